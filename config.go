@@ -1,0 +1,154 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Defaults applied by NewNode to zero Config fields.
+const (
+	DefaultLeaseTTL      = 10 * time.Second
+	DefaultRenewInterval = 3 * time.Second
+	// MinLeaseTTL is the shortest LeaseTTL accepted.
+	MinLeaseTTL = 500 * time.Millisecond
+)
+
+// Config configures a Node. ClusterID, NodeID and a way to reach NATS
+// (NATSURLs or Conn) are required; the rest have defaults.
+type Config struct {
+	// ClusterID names the cluster: the bucket is "cluster-<ClusterID>".
+	// Letters, digits, '-' and '_' only (see ValidateIdentifier).
+	ClusterID string
+	// NodeID names this node; unique within the cluster. Same rules as ClusterID.
+	NodeID string
+	// NATSURLs are the servers to connect to; all of them are used (the
+	// client picks one and fails over to the others). Ignored when Conn is set.
+	NATSURLs []string
+	// NATSCredentials is an optional path to a NATS credentials (.creds) file.
+	NATSCredentials string
+	// LeaseTTL is how long a lease lasts without renewal: after a leader
+	// crashes, a follower takes over LeaseTTL after it last saw the lease
+	// change. Default 10s, minimum 500ms.
+	LeaseTTL time.Duration
+	// RenewInterval is how often the leader renews. Default 3s; at most
+	// LeaseTTL/3, so that two renewals can fail before the lease is at risk.
+	RenewInterval time.Duration
+	// Logger receives structured logs. Default slog.Default().
+	Logger *slog.Logger
+
+	// Conn is an existing connection to use instead of dialling NATSURLs.
+	// The Node does not close it. It should reconnect forever
+	// (nats.MaxReconnects(-1)); a closed connection stops the Node.
+	Conn *nats.Conn
+	// NATSOptions are extra options (TLS, NKey, name, ...) for the
+	// connection the Node dials. Ignored when Conn is set.
+	NATSOptions []nats.Option
+	// BucketReplicas is the number of replicas of the bucket when the Node
+	// creates it: 3 (or 5) on a production JetStream cluster. Default 1. An
+	// existing bucket is used as it is.
+	BucketReplicas int
+	// SafetyMargin is how long before the lease could expire on any other
+	// node the leader gives up on its own: its tenure ends at
+	// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. It covers
+	// clock-rate drift and the time to stop work. Default LeaseTTL/10.
+	SafetyMargin time.Duration
+	// RequestTimeout bounds each KV request. Default RenewInterval.
+	RequestTimeout time.Duration
+	// DrainTimeout bounds how long StepDown and Stop wait for
+	// OnLoseLeadership before releasing the lease. The lease keeps being
+	// renewed meanwhile. Default LeaseTTL.
+	DrainTimeout time.Duration
+	// Cooldown is how long a node that stepped down stays out of elections.
+	// Default LeaseTTL.
+	Cooldown time.Duration
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = DefaultRenewInterval
+		if c.RenewInterval*3 > c.LeaseTTL {
+			c.RenewInterval = c.LeaseTTL / 4
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.BucketReplicas == 0 {
+		c.BucketReplicas = 1
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.LeaseTTL / 10
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = c.RenewInterval
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = c.LeaseTTL
+	}
+	if c.Cooldown == 0 {
+		c.Cooldown = c.LeaseTTL
+	}
+	return c
+}
+
+// Validate checks c as NewNode will use it: defaults are applied first, so a
+// zero duration is valid. The error wraps ErrInvalidConfig and names the field.
+func (c Config) Validate() error {
+	return c.withDefaults().validate()
+}
+
+func (c Config) validate() error {
+	if err := ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
+		return err
+	}
+	if err := ValidateIdentifier("NodeID", c.NodeID); err != nil {
+		return err
+	}
+	if c.Conn == nil {
+		if len(c.NATSURLs) == 0 {
+			return fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
+		}
+		for i, u := range c.NATSURLs {
+			if u == "" {
+				return fmt.Errorf("%w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
+			}
+		}
+	}
+	if c.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("%w: LeaseTTL %v is below the minimum %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
+	}
+	if c.RenewInterval <= 0 || c.RenewInterval*3 > c.LeaseTTL {
+		return fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3)
+	}
+	if c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 {
+		return fmt.Errorf("%w: SafetyMargin %v must be between 0 and LeaseTTL/2 (%v)", ErrInvalidConfig, c.SafetyMargin, c.LeaseTTL/2)
+	}
+	if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
+		return fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin)
+	}
+	if c.DrainTimeout < 0 {
+		return fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, c.DrainTimeout)
+	}
+	if c.Cooldown < 0 {
+		return fmt.Errorf("%w: Cooldown %v is negative", ErrInvalidConfig, c.Cooldown)
+	}
+	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
+		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)
+	}
+	return nil
+}
+
+// bucketName is the KV bucket of a cluster.
+func bucketName(clusterID string) string { return "cluster-" + clusterID }
+
+const leaseKey = "lease"
+
+// cooldownKey is the KV key a node writes when it steps down.
+func cooldownKey(nodeID string) string { return "cooldown-" + nodeID }

@@ -1,0 +1,44 @@
+package cluster
+
+import (
+	"errors"
+)
+
+// Sentinel errors. Every error the package returns wraps one of these (or a
+// context error), so callers test them with errors.Is.
+var (
+	// ErrLeaseExpired: this node's tenure ran out (no renewal succeeded in
+	// time) before the operation could prove leadership.
+	ErrLeaseExpired = errors.New("lease expired")
+	// ErrEpochMismatch: another node took the lease over; the epoch in the
+	// store is not this node's.
+	ErrEpochMismatch = errors.New("epoch mismatch - another node took over")
+	// ErrNotLeader: the operation needs the lease and this node does not hold it.
+	ErrNotLeader = errors.New("not the leader")
+	// ErrAlreadyLeader is kept from the specification; the Node API does not
+	// currently return it.
+	ErrAlreadyLeader = errors.New("already leader")
+	// ErrCASFailed: a compare-and-swap on the lease lost a race.
+	ErrCASFailed = errors.New("compare-and-swap failed")
+	// ErrNotStarted: the Node has not been started.
+	ErrNotStarted = errors.New("node not started")
+	// ErrAlreadyStarted: Start was called twice, or after Stop.
+	ErrAlreadyStarted = errors.New("node already started")
+	// ErrInCooldown: the node stepped down recently and does not campaign yet.
+	ErrInCooldown = errors.New("node in cooldown period")
+
+	// ErrInvalidConfig: a Config field is missing or out of range. The
+	// wrapping message names the field.
+	ErrInvalidConfig = errors.New("invalid config")
+	// ErrBucketDeleted: the coordination bucket disappeared while the node
+	// was running. Permanent: the node stops campaigning.
+	ErrBucketDeleted = errors.New("coordination bucket deleted")
+	// ErrPermissionDenied: the NATS server refused a subject this node
+	// needs. Permanent: the node stops campaigning.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrStopped: the Node has been stopped (by Stop, or by a permanent error).
+	ErrStopped = errors.New("node stopped")
+	// ErrObserver: the operation needs a campaigning node, and this Node was
+	// made with NewObserver.
+	ErrObserver = errors.New("observer node does not campaign")
+)

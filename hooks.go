@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Hooks is how a Node tells the application about leadership.
+//
+// A Node calls its hooks one at a time, in order, on a goroutine of its own:
+// never while holding a lock, never on the lease-renewal path, never on a NATS
+// callback goroutine. A slow hook delays later hooks but never costs the
+// lease. OnBecomeLeader and OnLoseLeadership strictly alternate, starting with
+// OnBecomeLeader. A returned error or a panic is logged and counted; it does
+// not change the node's state.
+type Hooks interface {
+	// OnBecomeLeader is called when this node acquires the lease. ctx is the
+	// tenure: it is cancelled the moment leadership ends (lease deadline,
+	// takeover, StepDown, Stop), before OnLoseLeadership is called. Work the
+	// leader starts should stop when ctx is done.
+	OnBecomeLeader(ctx context.Context) error
+
+	// OnLoseLeadership is called after the tenure ends. On StepDown and Stop
+	// the lease is released only after this returns (bounded by
+	// Config.DrainTimeout), so the application can drain before a successor
+	// starts. After a takeover or an expired lease it is called as soon as
+	// the node learns of it.
+	OnLoseLeadership(ctx context.Context) error
+
+	// OnLeaderChange is called whenever the known leader changes; nodeID is
+	// empty when nobody holds the lease (released, or expired on this node's
+	// clock). When this node becomes leader it is called after
+	// OnBecomeLeader; when it loses leadership, after OnLoseLeadership.
+	OnLeaderChange(ctx context.Context, nodeID string) error
+}
+
+// NoOpHooks implements Hooks and does nothing. Embed it to implement only
+// some of the methods.
+type NoOpHooks struct{}
+
+// OnBecomeLeader does nothing.
+func (NoOpHooks) OnBecomeLeader(context.Context) error { return nil }
+
+// OnLoseLeadership does nothing.
+func (NoOpHooks) OnLoseLeadership(context.Context) error { return nil }
+
+// OnLeaderChange does nothing.
+func (NoOpHooks) OnLeaderChange(context.Context, string) error { return nil }
+
+// HookFuncs adapts plain functions to Hooks. A nil field does nothing.
+type HookFuncs struct {
+	BecomeLeader   func(ctx context.Context) error
+	LoseLeadership func(ctx context.Context) error
+	LeaderChange   func(ctx context.Context, nodeID string) error
+}
+
+// OnBecomeLeader calls f.BecomeLeader if set.
+func (f HookFuncs) OnBecomeLeader(ctx context.Context) error {
+	if f.BecomeLeader == nil {
+		return nil
+	}
+	return f.BecomeLeader(ctx)
+}
+
+// OnLoseLeadership calls f.LoseLeadership if set.
+func (f HookFuncs) OnLoseLeadership(ctx context.Context) error {
+	if f.LoseLeadership == nil {
+		return nil
+	}
+	return f.LoseLeadership(ctx)
+}
+
+// OnLeaderChange calls f.LeaderChange if set.
+func (f HookFuncs) OnLeaderChange(ctx context.Context, nodeID string) error {
+	if f.LeaderChange == nil {
+		return nil
+	}
+	return f.LeaderChange(ctx, nodeID)
+}
+
+// ComposeHooks returns Hooks that call each of hooks in turn, so that an
+// application's hooks and add-ons (health, vip) share one Node.
+//
+// Order is that of a stack, as with defer:
+//   - OnBecomeLeader and OnLeaderChange call hooks first to last;
+//   - OnLoseLeadership calls them last to first.
+//
+// So ComposeHooks(app, vipHooks) starts the application before the VIP
+// arrives, and removes the VIP before the application stops. Every hook is
+// called even when an earlier one fails or panics; the errors (a panic
+// becomes an error) are joined. Nil entries are skipped.
+func ComposeHooks(hooks ...Hooks) Hooks {
+	list := make([]Hooks, 0, len(hooks))
+	for _, h := range hooks {
+		if h != nil {
+			list = append(list, h)
+		}
+	}
+	return composedHooks(list)
+}
+
+type composedHooks []Hooks
+
+func (c composedHooks) OnBecomeLeader(ctx context.Context) error {
+	var errs []error
+	for i, h := range c {
+		errs = append(errs, callHook(i, func() error { return h.OnBecomeLeader(ctx) }))
+	}
+	return errors.Join(errs...)
+}
+
+func (c composedHooks) OnLoseLeadership(ctx context.Context) error {
+	var errs []error
+	for i := len(c) - 1; i >= 0; i-- {
+		h := c[i]
+		errs = append(errs, callHook(i, func() error { return h.OnLoseLeadership(ctx) }))
+	}
+	return errors.Join(errs...)
+}
+
+func (c composedHooks) OnLeaderChange(ctx context.Context, nodeID string) error {
+	var errs []error
+	for i, h := range c {
+		errs = append(errs, callHook(i, func() error { return h.OnLeaderChange(ctx, nodeID) }))
+	}
+	return errors.Join(errs...)
+}
+
+// callHook runs fn and turns a panic into an error naming the hook's index.
+func callHook(index int, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("hook %d panicked: %v", index, r)
+		}
+	}()
+	if e := fn(); e != nil {
+		return fmt.Errorf("hook %d: %w", index, e)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Lease is the record stored under the key "lease" of the cluster's bucket.
+//
+// ExpiresAt and AcquiredAt are written from the writer's wall clock for
+// people and tools to read; the election never compares them with another
+// machine's clock. A Lease with an empty NodeID is released: nobody holds
+// it, and Epoch keeps the last holder's epoch so that epochs never go back.
+type Lease struct {
+	NodeID     string    `json:"node_id"`     // node holding the lease; empty when released
+	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition
+	ExpiresAt  time.Time `json:"expires_at"`  // writer's wall-clock estimate of expiry
+	AcquiredAt time.Time `json:"acquired_at"` // writer's wall-clock time of acquisition
+	Revision   uint64    `json:"-"`           // NATS KV revision (not serialized)
+}
+
+// IsExpired reports whether ExpiresAt has passed on this machine's wall
+// clock. Informational: it trusts the writer's clock.
+func (l *Lease) IsExpired() bool { return !time.Now().Before(l.ExpiresAt) }
+
+// IsValid reports whether the lease names a holder and has not expired
+// (by this machine's wall clock; informational).
+func (l *Lease) IsValid() bool { return l.NodeID != "" && !l.IsExpired() }
+
+// IsReleased reports whether nobody holds the lease.
+func (l *Lease) IsReleased() bool { return l.NodeID == "" }
+
+// TimeUntilExpiry is the time left until ExpiresAt, or 0 if it has passed.
+func (l *Lease) TimeUntilExpiry() time.Duration {
+	if d := time.Until(l.ExpiresAt); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// MaxLeaseSize is the largest lease value decoded; a larger one counts as garbage.
+const MaxLeaseSize = 4096
+
+// encodeLease renders l as the JSON stored in KV.
+func encodeLease(l Lease) ([]byte, error) {
+	return json.Marshal(l)
+}
+
+// decodeLease parses a stored lease value. Anything that is not a lease
+// record (wrong JSON, negative epoch, oversized) is an error: the caller
+// treats it as held by an unknown holder.
+func decodeLease(data []byte, revision uint64) (Lease, error) {
+	if len(data) > MaxLeaseSize {
+		return Lease{}, fmt.Errorf("lease value is %d bytes, at most %d", len(data), MaxLeaseSize)
+	}
+	var l Lease
+	if err := json.Unmarshal(data, &l); err != nil {
+		return Lease{}, fmt.Errorf("decode lease: %w", err)
+	}
+	if l.Epoch < 0 {
+		return Lease{}, fmt.Errorf("decode lease: negative epoch %d", l.Epoch)
+	}
+	if l.NodeID != "" {
+		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
+			return Lease{}, fmt.Errorf("decode lease: %w", err)
+		}
+		if l.Epoch == 0 {
+			return Lease{}, fmt.Errorf("decode lease: held lease with epoch 0")
+		}
+	}
+	l.Revision = revision
+	return l, nil
+}
