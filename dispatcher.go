@@ -1,0 +1,107 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// hookCall is one queued hook invocation.
+type hookCall struct {
+	name string
+	fn   func() error
+	done chan struct{} // closed after fn returns; may be nil
+}
+
+// dispatcher runs hooks one at a time, in the order they were queued, on a
+// goroutine of its own, so that no hook runs under a lock, on the renew
+// path, or on a NATS callback goroutine.
+type dispatcher struct {
+	log      *slog.Logger
+	failures atomic.Int64
+
+	mu     sync.Mutex
+	queue  []hookCall
+	closed bool
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+func newDispatcher(log *slog.Logger) *dispatcher {
+	d := &dispatcher{log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+// enqueue adds a call; calls after close are dropped (their done is closed).
+func (d *dispatcher) enqueue(c hookCall) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		if c.done != nil {
+			close(c.done)
+		}
+		return
+	}
+	d.queue = append(d.queue, c)
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close lets the dispatcher finish what is queued and exit.
+func (d *dispatcher) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (d *dispatcher) run() {
+	defer close(d.done)
+	for {
+		d.mu.Lock()
+		if len(d.queue) == 0 {
+			closed := d.closed
+			d.mu.Unlock()
+			if closed {
+				return
+			}
+			<-d.wake
+			continue
+		}
+		c := d.queue[0]
+		d.queue[0] = hookCall{}
+		d.queue = d.queue[1:]
+		d.mu.Unlock()
+		d.call(c)
+	}
+}
+
+func (d *dispatcher) call(c hookCall) {
+	if c.done != nil {
+		defer close(c.done)
+	}
+	start := time.Now()
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return c.fn()
+	}()
+	if err != nil {
+		d.failures.Add(1)
+		d.log.Error("hook failed", "hook", c.name, "error", err, "duration", time.Since(start))
+		return
+	}
+	d.log.Debug("hook done", "hook", c.name, "duration", time.Since(start))
+}

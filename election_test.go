@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+func TestSingleLeaderAmongThree(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	var nodes []*Node
+	for i := range 3 {
+		nodes = append(nodes, startNode(t, testConfig(id, fmt.Sprintf("n%d", i), srv.URL()), rec, nil))
+	}
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	if leader.Epoch() != 1 {
+		t.Errorf("first leader epoch = %d, want 1", leader.Epoch())
+	}
+	// Steady state for several TTLs: no transition.
+	deadline := time.Now().Add(3 * testTTL)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		if len(leaders(nodes)) != 1 || !leader.IsLeader() {
+			t.Fatalf("leadership moved in steady state")
+		}
+		return time.Now().After(deadline)
+	}, "steady state")
+	if got := rec.tenureCount(); got != 1 {
+		t.Errorf("tenures = %d, want 1", got)
+	}
+	rec.check(t)
+}
+
+func TestSingleLeaderAmongTwenty(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	var nodes []*Node
+	for i := range 20 {
+		nodes = append(nodes, startNode(t, testConfig(id, fmt.Sprintf("n%02d", i), srv.URL()), rec, nil))
+	}
+	waitOneLeader(t, nodes, 10*time.Second)
+	if got := rec.tenureCount(); got != 1 {
+		t.Errorf("tenures = %d, want 1 (a race was won twice)", got)
+	}
+	rec.check(t)
+}
+
+func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	// A long TTL: a handover inside it proves the release path, not expiry.
+	mk := func(name string) Config {
+		c := testConfig(id, name, srv.URL())
+		c.LeaseTTL, c.RenewInterval, c.Cooldown = 10*time.Second, 2*time.Second, 3*time.Second
+		return c
+	}
+	a := startNode(t, mk("a"), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, mk("b"), rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b never saw a lead")
+
+	start := time.Now()
+	if err := a.StepDown(ctx(t)); err != nil {
+		t.Fatalf("StepDown: %v", err)
+	}
+	leader := waitOneLeader(t, []*Node{a, b}, 5*time.Second)
+	took := time.Since(start)
+	if leader != b {
+		t.Fatalf("leader after StepDown = %s, want b", leader.NodeID())
+	}
+	if took >= 10*time.Second {
+		t.Errorf("handover took %v: that is expiry, not release", took)
+	}
+	if b.Epoch() != 2 {
+		t.Errorf("epoch after handover = %d, want 2", b.Epoch())
+	}
+	if err := a.StepDown(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("StepDown on follower = %v, want ErrNotLeader", err)
+	}
+	// b steps down too while a is in cooldown: a must wait it out.
+	if err := b.StepDown(ctx(t)); err != nil {
+		t.Fatalf("StepDown b: %v", err)
+	}
+	released := time.Now()
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.IsLeader() || b.IsLeader() }, "nobody re-acquired after cooldowns")
+	if a.IsLeader() && time.Since(released) < 2*time.Second {
+		// a's cooldown began about 3s before; b's just now. a may lead once
+		// its own cooldown (3s from its StepDown) is over, not earlier.
+		if time.Since(start) < 3*time.Second {
+			t.Errorf("a led again %v after its StepDown, inside its 3s cooldown", time.Since(start))
+		}
+	}
+	if got := a.Epoch(); got != 3 && b.Epoch() != 3 {
+		t.Errorf("epochs after second handover a=%d b=%d, want 3", a.Epoch(), b.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	mk := func(name string) Config {
+		c := testConfig(id, name, srv.URL())
+		c.LeaseTTL, c.RenewInterval = 10*time.Second, 2*time.Second
+		return c
+	}
+	var b *Node
+	var successorLedDuringDrain atomic.Bool
+	drain := HookFuncs{LoseLeadership: func(context.Context) error {
+		// The application drains here; nobody may lead yet.
+		if b != nil && b.IsLeader() {
+			successorLedDuringDrain.Store(true)
+		}
+		return nil
+	}}
+	a, err := NewNode(mk("a"), rec.hooks("a", func() int64 { return 1 }, drain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b = startNode(t, mk("b"), rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b never saw a lead")
+
+	start := time.Now()
+	if err := a.Stop(ctx(t)); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if a.IsLeader() {
+		t.Fatal("a still leader after Stop")
+	}
+	if rec.count("a", "lose") != 1 {
+		t.Fatalf("OnLoseLeadership ran %d times before Stop returned, want 1", rec.count("a", "lose"))
+	}
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over after Stop")
+	if took := time.Since(start); took >= 10*time.Second {
+		t.Errorf("handover after Stop took %v: expiry, not release", took)
+	}
+	if successorLedDuringDrain.Load() {
+		t.Error("b led while a was still in OnLoseLeadership")
+	}
+	if b.Epoch() != 2 {
+		t.Errorf("epoch = %d, want 2", b.Epoch())
+	}
+	if err := a.Stop(ctx(t)); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+	if err := a.Start(ctx(t)); !errors.Is(err, ErrAlreadyStarted) {
+		t.Errorf("Start after Stop = %v, want ErrAlreadyStarted", err)
+	}
+	rec.check(t)
+}
+
+func TestSlowHookDoesNotCostTheLease(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	release := make(chan struct{})
+	slow := HookFuncs{BecomeLeader: func(ctx context.Context) error {
+		select { // blocks for many TTLs
+		case <-release:
+		case <-time.After(20 * time.Second):
+		}
+		return nil
+	}}
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, slow)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	hold := time.Now().Add(5 * testTTL)
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		if !a.IsLeader() || b.IsLeader() {
+			t.Fatalf("a lost the lease while its hook was blocked (a=%v b=%v)", a.IsLeader(), b.IsLeader())
+		}
+		return time.Now().After(hold)
+	}, "hold")
+	if a.Epoch() != 1 {
+		t.Errorf("epoch moved to %d while the hook blocked", a.Epoch())
+	}
+	close(release)
+	rec.check(t)
+}
+
+func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := []*Node{
+		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
+	}
+	first := waitOneLeader(t, nodes, 5*time.Second)
+	// Move the epoch up a few times so that "back to 1" would show.
+	for range 3 {
+		l := waitOneLeader(t, nodes, 5*time.Second)
+		if err := l.StepDown(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		natstest.WaitFor(t, 5*time.Second, func() bool { return len(leaders(nodes)) == 1 && !l.IsLeader() }, "handover")
+	}
+	_ = first
+	before := waitOneLeader(t, nodes, 5*time.Second)
+	beforeEpoch := before.Epoch()
+
+	kv := openKV(t, srv.URL(), id)
+	if _, err := kv.Put(ctx(t), "lease", []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 2*time.Second, func() bool { return !before.IsLeader() }, "leader kept leading after its lease was overwritten")
+	// Nobody may take over before a full TTL of the garbage staying put.
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	if leader.Epoch() <= beforeEpoch {
+		t.Errorf("epoch after garbage = %d, want > %d", leader.Epoch(), beforeEpoch)
+	}
+	rec.check(t)
+}
+
+func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	kv := openKV(t, srv.URL(), id)
+	forged := fmt.Sprintf(`{"node_id":"intruder","epoch":41,"expires_at":%q,"acquired_at":%q}`,
+		time.Now().Add(time.Hour).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
+	if _, err := kv.Put(ctx(t), "lease", []byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 2*time.Second, func() bool { return !a.IsLeader() && a.Leader() == "intruder" }, "leader did not see the forged lease")
+	// "intruder" never renews: a takes over after a TTL, whatever expires_at says.
+	natstest.WaitFor(t, 5*time.Second, a.IsLeader, "a did not take over the abandoned lease")
+	if a.Epoch() != 42 {
+		t.Errorf("epoch = %d, want 42", a.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestClockIndependence(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	kv := openKV(t, srv.URL(), id)
+	// A held lease whose writer's clock is an hour behind: expires_at is long
+	// past on ours. Followers must still wait a full TTL of seeing it unchanged.
+	old := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	if _, err := kv.Create(ctx(t), "lease", []byte(fmt.Sprintf(`{"node_id":"skewed","epoch":7,"expires_at":%q,"acquired_at":%q}`, old, old))); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 5*time.Second, a.IsLeader, "a never took over")
+	if waited := time.Since(started); waited < testTTL {
+		t.Errorf("took over after %v, before a full LeaseTTL (%v) on its own clock", waited, testTTL)
+	}
+	if a.Epoch() != 8 {
+		t.Errorf("epoch = %d, want 8", a.Epoch())
+	}
+	rec.check(t)
+}

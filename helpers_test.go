@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// Short leases keep the tests fast; TTL/RenewInterval keeps the default ratio.
+const (
+	testTTL   = 600 * time.Millisecond
+	testRenew = 150 * time.Millisecond
+)
+
+var clusterSeq atomic.Int64
+
+// uniqueClusterID gives each test its own bucket.
+func uniqueClusterID(t testing.TB) string {
+	return "c" + time.Now().Format("150405") + "-" + itoa(clusterSeq.Add(1))
+}
+
+func itoa(i int64) string {
+	const digits = "0123456789"
+	if i == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; i > 0; i /= 10 {
+		b = append([]byte{digits[i%10]}, b...)
+	}
+	return string(b)
+}
+
+// testLogger discards logs unless GOCLUSTER_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("GOCLUSTER_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func testConfig(clusterID, nodeID string, urls ...string) Config {
+	return Config{
+		ClusterID:     clusterID,
+		NodeID:        nodeID,
+		NATSURLs:      urls,
+		LeaseTTL:      testTTL,
+		RenewInterval: testRenew,
+		Logger:        testLogger(),
+	}
+}
+
+// startNode starts a campaigning node recorded by rec, stopped at cleanup.
+func startNode(t testing.TB, cfg Config, rec *recorder, extra Hooks) *Node {
+	t.Helper()
+	var n *Node
+	var err error
+	n, err = NewNode(cfg, rec.hooks(cfg.NodeID, func() int64 { return n.Epoch() }, extra))
+	if err != nil {
+		t.Fatalf("NewNode(%s): %v", cfg.NodeID, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Start(ctx); err != nil {
+		t.Fatalf("Start(%s): %v", cfg.NodeID, err)
+	}
+	t.Cleanup(func() { stopNode(t, n) })
+	return n
+}
+
+func stopNode(t testing.TB, n *Node) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.Stop(ctx); err != nil {
+		t.Errorf("Stop(%s): %v", n.NodeID(), err)
+	}
+}
+
+// leaders returns the nodes that believe they lead.
+func leaders(nodes []*Node) []*Node {
+	var out []*Node
+	for _, n := range nodes {
+		if n.IsLeader() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// waitOneLeader waits until exactly one node leads and every running node
+// agrees on who it is.
+func waitOneLeader(t testing.TB, nodes []*Node, timeout time.Duration) *Node {
+	t.Helper()
+	var leader *Node
+	natstest.WaitFor(t, timeout, func() bool {
+		ls := leaders(nodes)
+		if len(ls) != 1 {
+			return false
+		}
+		for _, n := range nodes {
+			if n.Leader() != ls[0].NodeID() {
+				return false
+			}
+		}
+		leader = ls[0]
+		return true
+	}, "no single agreed leader among %d nodes", len(nodes))
+	return leader
+}
+
+func without(nodes []*Node, drop *Node) []*Node {
+	var out []*Node
+	for _, n := range nodes {
+		if n != drop {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,36 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// openKV binds (creating if needed) the cluster's bucket from a separate
+// connection, as an operator or another tool would.
+func openKV(t testing.TB, url, clusterID string) jetstream.KeyValue {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(clusterID), History: 1, LimitMarkerTTL: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}

@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tenureRecord is one tenure as the application saw it: from
+// OnBecomeLeader until its ctx was cancelled.
+type tenureRecord struct {
+	node       string
+	epoch      int64
+	start, end time.Time // end zero while live
+}
+
+// recorder collects every node's hooks in one process, so tenures share a
+// clock and can be checked against the invariants of DESIGN.md §6.
+type recorder struct {
+	mu      sync.Mutex
+	tenures []*tenureRecord
+	events  map[string][]string // per node: "become", "lose", "leader:<id>"
+}
+
+func newRecorder() *recorder { return &recorder{events: map[string][]string{}} }
+
+// hooks returns Hooks for one node. epoch reads the node's epoch; extra, if
+// set, is called too (after recording).
+func (r *recorder) hooks(nodeID string, epoch func() int64, extra Hooks) Hooks {
+	if extra == nil {
+		extra = NoOpHooks{}
+	}
+	return HookFuncs{
+		BecomeLeader: func(ctx context.Context) error {
+			rec := &tenureRecord{node: nodeID, epoch: epoch(), start: time.Now()}
+			r.mu.Lock()
+			r.tenures = append(r.tenures, rec)
+			r.events[nodeID] = append(r.events[nodeID], "become")
+			r.mu.Unlock()
+			context.AfterFunc(ctx, func() {
+				r.mu.Lock()
+				rec.end = time.Now()
+				r.mu.Unlock()
+			})
+			return extra.OnBecomeLeader(ctx)
+		},
+		LoseLeadership: func(ctx context.Context) error {
+			r.mu.Lock()
+			r.events[nodeID] = append(r.events[nodeID], "lose")
+			r.mu.Unlock()
+			return extra.OnLoseLeadership(ctx)
+		},
+		LeaderChange: func(ctx context.Context, leader string) error {
+			r.mu.Lock()
+			r.events[nodeID] = append(r.events[nodeID], "leader:"+leader)
+			r.mu.Unlock()
+			return extra.OnLeaderChange(ctx, leader)
+		},
+	}
+}
+
+func (r *recorder) count(nodeID, event string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events[nodeID] {
+		if e == event {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) tenureCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.tenures)
+}
+
+// check asserts: tenures never overlap, epochs strictly increase, and each
+// node's Become/Lose alternate starting with Become.
+func (r *recorder) check(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ts := append([]*tenureRecord(nil), r.tenures...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].start.Before(ts[j].start) })
+	for i := 1; i < len(ts); i++ {
+		prev, cur := ts[i-1], ts[i]
+		if prev.end.IsZero() || cur.start.Before(prev.end) {
+			t.Errorf("tenures overlap: %s (epoch %d) %s and %s (epoch %d) starting %v before it ended",
+				prev.node, prev.epoch, describe(prev), cur.node, cur.epoch, prev.end.Sub(cur.start))
+		}
+		if cur.epoch <= prev.epoch {
+			t.Errorf("epoch did not increase: %s had %d, then %s had %d", prev.node, prev.epoch, cur.node, cur.epoch)
+		}
+	}
+	for node, evs := range r.events {
+		want := "become"
+		for _, e := range evs {
+			if e != "become" && e != "lose" {
+				continue
+			}
+			if e != want {
+				t.Errorf("node %s: hooks out of order: %v", node, evs)
+				break
+			}
+			if want == "become" {
+				want = "lose"
+			} else {
+				want = "become"
+			}
+		}
+	}
+}
+
+func describe(tr *tenureRecord) string {
+	if tr.end.IsZero() {
+		return "(still live)"
+	}
+	return fmt.Sprintf("(%v long)", tr.end.Sub(tr.start).Round(time.Millisecond))
+}
+
+// lastTenure returns the latest tenure, or nil.
+func (r *recorder) lastTenure() *tenureRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tenures) == 0 {
+		return nil
+	}
+	cp := *r.tenures[len(r.tenures)-1]
+	return &cp
+}

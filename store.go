@@ -1,0 +1,159 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// store is the one real backend of the election: the cluster's KV bucket.
+// Every write to the lease is a compare-and-swap on the KV revision.
+type store struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	bucket string
+}
+
+// openStore binds to the bucket, creating it when absent. An existing
+// bucket is used as it is.
+func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int) (*store, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	s := &store{nc: nc, js: js, bucket: bucket}
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: "go-cluster leader election",
+			History:     1,
+			Replicas:    replicas,
+			// Lets the cooldown key carry a per-key TTL.
+			LimitMarkerTTL: time.Second,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another node created it first with other settings: use it.
+			kv, err = js.KeyValue(ctx, bucket)
+		}
+	}
+	if err != nil {
+		return nil, s.explain(fmt.Errorf("open bucket %q: %w", bucket, err))
+	}
+	s.kv = kv
+	return s, nil
+}
+
+// errClass says what the election does after an error.
+type errClass int
+
+const (
+	classTransient errClass = iota // retry with backoff; outcome of a write unknown
+	classConflict                  // lost a compare-and-swap
+	classPermanent                 // stop campaigning and surface it
+)
+
+// classify sorts a KV error. A lost CAS comes back as API error 10071 on a
+// single server and 10164 on a replicated stream, sometimes wrapped as
+// ErrKeyExists or ErrKeyRevisionMismatch and sometimes not, so the codes
+// are checked too.
+func classify(err error) errClass {
+	if err == nil {
+		return classTransient
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+			return classConflict
+		case jetstream.JSErrCodeStreamNotFound:
+			return classPermanent
+		}
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return classConflict
+	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied),
+		errors.Is(err, jetstream.ErrBucketNotFound), errors.Is(err, jetstream.ErrStreamNotFound),
+		errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrBadSubscription):
+		return classPermanent
+	}
+	return classTransient
+}
+
+// explain turns errors that hide a permanent cause into ErrBucketDeleted or
+// ErrPermissionDenied. The server reports a publish permission violation
+// asynchronously, so a request merely times out; the connection's last error
+// tells why. A publish nobody answers may mean the bucket is gone: a stream
+// lookup tells for sure.
+func (s *store) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), s.bucket) {
+		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
+	}
+	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("%w: %w", ErrBucketDeleted, err)
+	}
+	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, lookErr := s.js.KeyValue(ctx, s.bucket); errors.Is(lookErr, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("%w: %w", ErrBucketDeleted, err)
+		}
+	}
+	return err
+}
+
+// create writes value under key only if the key does not exist.
+func (s *store) create(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := s.kv.Create(ctx, key, value)
+	return rev, s.explain(err)
+}
+
+// update writes value under key only if its latest revision is rev.
+func (s *store) update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	rev, err := s.kv.Update(ctx, key, value, rev)
+	return rev, s.explain(err)
+}
+
+// get reads key. The read may come from a replica and be stale: it is a
+// hint, never proof of leadership.
+func (s *store) get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, err
+	}
+	return e, s.explain(err)
+}
+
+// putCooldown records that nodeID stepped down, with a per-key TTL where
+// the bucket allows one. It is informational: the cooldown itself is kept
+// in the node's memory.
+func (s *store) putCooldown(ctx context.Context, nodeID string, d time.Duration) error {
+	key := cooldownKey(nodeID)
+	value := []byte(fmt.Sprintf(`{"node_id":%q,"until":%q}`, nodeID, time.Now().Add(d).UTC().Format(time.RFC3339Nano)))
+	ttl := d
+	if ttl < time.Second {
+		ttl = time.Second // the server's smallest per-message TTL
+	}
+	_ = s.kv.Purge(ctx, key)
+	if _, err := s.kv.Create(ctx, key, value, jetstream.KeyTTL(ttl)); err == nil {
+		return nil
+	}
+	_, err := s.kv.Put(ctx, key, value)
+	return err
+}
+
+// watch follows the lease key: the current value first, then every change.
+func (s *store) watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	w, err := s.kv.Watch(ctx, leaseKey)
+	return w, s.explain(err)
+}

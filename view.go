@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// view is what the public query methods read: a snapshot the election loop
+// publishes, plus the live tenure whose deadline the renewals extend.
+type view struct {
+	mu      sync.RWMutex
+	leader  string
+	epoch   int64
+	lease   Lease
+	hasRec  bool
+	changed chan struct{} // closed and replaced whenever leader changes
+
+	// The current tenure, nil when not leading. deadline is on this
+	// process's monotonic clock; the tenure ends when it passes even if the
+	// timer that cancels ctx has not run yet.
+	tenureCtx    context.Context
+	tenureCancel context.CancelFunc
+	tenureEpoch  int64
+	deadline     time.Time
+}
+
+func newView() *view { return &view{changed: make(chan struct{})} }
+
+// leading reports whether a tenure is live right now.
+func (v *view) leading(now time.Time) bool {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.leadingLocked(now)
+}
+
+func (v *view) leadingLocked(now time.Time) bool {
+	return v.tenureCtx != nil && v.tenureCtx.Err() == nil && now.Before(v.deadline)
+}
+
+// waitLeader blocks until a leader is known or ctx ends.
+func (v *view) waitLeader(ctx context.Context, stopped <-chan struct{}) (string, error) {
+	for {
+		v.mu.RLock()
+		leader, changed := v.leader, v.changed
+		v.mu.RUnlock()
+		if leader != "" {
+			return leader, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-stopped:
+			return "", ErrStopped
+		}
+	}
+}
