@@ -97,7 +97,7 @@ func (n *Node) Start(ctx context.Context) error {
 		close(n.done)
 		return err
 	}
-	st, err := openStore(ctx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas)
+	st, err := openStore(ctx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}

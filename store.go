@@ -18,16 +18,18 @@ type store struct {
 	js     jetstream.JetStream
 	kv     jetstream.KeyValue
 	bucket string
+	// lookupTimeout bounds the bucket lookup that confirms a deletion.
+	lookupTimeout time.Duration
 }
 
 // openStore binds to the bucket, creating it when absent. An existing
 // bucket is used as it is.
-func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int) (*store, error) {
+func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, lookupTimeout time.Duration) (*store, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, bucket: bucket}
+	s := &store{nc: nc, js: js, bucket: bucket, lookupTimeout: lookupTimeout}
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -62,7 +64,8 @@ const (
 // classify sorts a KV error. A lost CAS comes back as API error 10071 on a
 // single server and 10164 on a replicated stream, sometimes wrapped as
 // ErrKeyExists or ErrKeyRevisionMismatch and sometimes not, so the codes
-// are checked too.
+// are checked too. Only causes that explain has confirmed are permanent: a
+// "stream not found" alone can be a server still recovering.
 func classify(err error) errClass {
 	if err == nil {
 		return classTransient
@@ -72,17 +75,14 @@ func classify(err error) errClass {
 		switch apiErr.ErrorCode {
 		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 			return classConflict
-		case jetstream.JSErrCodeStreamNotFound:
-			return classPermanent
 		}
 	}
 	switch {
+	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied),
+		errors.Is(err, nats.ErrConnectionClosed):
+		return classPermanent
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return classConflict
-	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied),
-		errors.Is(err, jetstream.ErrBucketNotFound), errors.Is(err, jetstream.ErrStreamNotFound),
-		errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrBadSubscription):
-		return classPermanent
 	}
 	return classTransient
 }
@@ -90,8 +90,9 @@ func classify(err error) errClass {
 // explain turns errors that hide a permanent cause into ErrBucketDeleted or
 // ErrPermissionDenied. The server reports a publish permission violation
 // asynchronously, so a request merely times out; the connection's last error
-// tells why. A publish nobody answers may mean the bucket is gone: a stream
-// lookup tells for sure.
+// tells why. A deleted bucket shows as "stream not found", no responders, or
+// (jetstream publish retries on no responders) a timeout on a live
+// connection: a bucket lookup tells for sure.
 func (s *store) explain(err error) error {
 	if err == nil {
 		return nil
@@ -99,17 +100,22 @@ func (s *store) explain(err error) error {
 	if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), s.bucket) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
-	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+	suspect := errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrNoResponders) ||
+		(errors.Is(err, context.DeadlineExceeded) && s.nc.IsConnected())
+	if suspect && s.bucketGone() {
 		return fmt.Errorf("%w: %w", ErrBucketDeleted, err)
 	}
-	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, lookErr := s.js.KeyValue(ctx, s.bucket); errors.Is(lookErr, jetstream.ErrBucketNotFound) {
-			return fmt.Errorf("%w: %w", ErrBucketDeleted, err)
-		}
-	}
 	return err
+}
+
+// bucketGone asks the server whether the bucket still exists.
+func (s *store) bucketGone() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), s.lookupTimeout)
+	defer cancel()
+	_, err := s.js.KeyValue(ctx, s.bucket)
+	return errors.Is(err, jetstream.ErrBucketNotFound)
 }
 
 // create writes value under key only if the key does not exist.

@@ -1,0 +1,227 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), rec.hooks("watcher", func() int64 { return 0 }, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obs.Start(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopNode(t, obs) })
+
+	// Alone, it never leads, even with the lease free for many TTLs.
+	hold := time.Now().Add(3 * testTTL)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		if obs.IsLeader() || obs.Leader() != "" {
+			t.Fatalf("observer led or saw a leader: %q", obs.Leader())
+		}
+		return time.Now().After(hold)
+	}, "hold")
+
+	wait := make(chan string, 1)
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, _ := obs.WaitForLeader(c)
+		wait <- l
+	}()
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	if got := <-wait; got != "a" {
+		t.Fatalf("WaitForLeader = %q, want a", got)
+	}
+	natstest.WaitFor(t, 2*time.Second, func() bool { return rec.count("watcher", "leader:a") == 1 }, "observer's OnLeaderChange(a) not called")
+	if err := obs.StepDown(ctx(t)); !errors.Is(err, ErrObserver) {
+		t.Errorf("observer StepDown = %v, want ErrObserver", err)
+	}
+	if _, err := obs.ValidateLeadership(ctx(t)); !errors.Is(err, ErrObserver) {
+		t.Errorf("observer ValidateLeadership = %v, want ErrObserver", err)
+	}
+	// The leader crashes (its connection closes without release): the
+	// observer reports the expiry.
+	_ = a
+	if rec.count("watcher", "become") != 0 {
+		t.Error("observer got OnBecomeLeader")
+	}
+	rec.check(t)
+}
+
+func TestValidateLeadershipFencing(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	epoch, err := a.ValidateLeadership(ctx(t))
+	if err != nil || epoch != 1 {
+		t.Fatalf("leader ValidateLeadership = %d, %v; want 1, nil", epoch, err)
+	}
+	if _, err := b.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("follower ValidateLeadership = %v, want ErrNotLeader", err)
+	}
+	if err := a.StepDown(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over")
+	if _, err := a.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("old leader ValidateLeadership = %v, want ErrNotLeader", err)
+	}
+	if e, err := b.ValidateLeadership(ctx(t)); err != nil || e != 2 {
+		t.Fatalf("new leader ValidateLeadership = %d, %v; want 2, nil", e, err)
+	}
+	rec.check(t)
+}
+
+func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	// a's connection is the test's to close: a crash without release.
+	nc := srv.Connect(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.Conn = nc
+	a := startNode(t, cfg, rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
+
+	crashed := time.Now()
+	nc.Close()
+	select {
+	case <-a.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a did not stop after its connection closed")
+	}
+	if a.IsLeader() {
+		t.Fatal("a still leader after crash")
+	}
+	if !errors.Is(a.Err(), nats.ErrConnectionClosed) {
+		t.Errorf("a.Err() = %v, want connection closed", a.Err())
+	}
+	l := waitOneLeader(t, []*Node{b, c}, 5*time.Second)
+	if waited := time.Since(crashed); waited < testTTL {
+		t.Errorf("successor after %v, before a LeaseTTL: the lease was not left to expire", waited)
+	}
+	if l.Epoch() != 2 {
+		t.Errorf("epoch = %d, want 2", l.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestBucketDeletedFailsFast(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := []*Node{
+		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
+	}
+	waitOneLeader(t, nodes, 5*time.Second)
+	nc := srv.Connect(t)
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		select {
+		case <-n.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s still running 10s after its bucket was deleted", n.NodeID())
+		}
+		if !errors.Is(n.Err(), ErrBucketDeleted) {
+			t.Errorf("%s: Err() = %v, want ErrBucketDeleted", n.NodeID(), n.Err())
+		}
+		if n.IsLeader() {
+			t.Errorf("%s still leader", n.NodeID())
+		}
+	}
+	if _, err := nodes[0].ValidateLeadership(ctx(t)); !errors.Is(err, ErrStopped) {
+		t.Errorf("ValidateLeadership after failure = %v, want ErrStopped", err)
+	}
+	rec.check(t)
+}
+
+func TestServerRestartKeepsOneLeader(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := []*Node{
+		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
+		startNode(t, testConfig(id, "c", srv.URL()), rec, nil),
+	}
+	before := waitOneLeader(t, nodes, 5*time.Second)
+	srv.Restart(t)
+	after := waitOneLeader(t, nodes, 15*time.Second)
+	if after.Epoch() < before.Epoch() {
+		t.Errorf("epoch went back across a restart: %d -> %d", before.Epoch(), after.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestStartContextBoundsStartupOnly(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	startCtx, cancel := context.WithCancel(context.Background())
+	n, err := NewNode(testConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(startCtx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopNode(t, n) })
+	cancel() // must not end later KV calls
+	natstest.WaitFor(t, 5*time.Second, n.IsLeader, "never led")
+	hold := time.Now().Add(3 * testTTL)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		if !n.IsLeader() {
+			t.Fatal("lost leadership after Start's ctx was cancelled")
+		}
+		return time.Now().After(hold)
+	}, "hold")
+}
+
+func TestStartFailsClearly(t *testing.T) {
+	natstest.CheckLeaks(t)
+	n, err := NewNode(Config{ClusterID: "x", NodeID: "a", NATSURLs: []string{"nats://127.0.0.1:1"}, Logger: testLogger()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := n.Start(c); err == nil {
+		t.Fatal("Start against a closed port succeeded")
+	}
+	if err := n.Stop(ctx(t)); err != nil {
+		t.Errorf("Stop after failed Start: %v", err)
+	}
+	if err := (&Node{}).Stop(ctx(t)); !errors.Is(err, ErrNotStarted) {
+		t.Errorf("Stop before Start = %v, want ErrNotStarted", err)
+	}
+}
