@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// proxiedNode starts a node whose connection goes through a fault proxy.
+func proxiedNode(t *testing.T, srv *natstest.Server, cfg Config, rec *recorder) (*Node, *faultproxy.Proxy) {
+	t.Helper()
+	p := faultproxy.New(t, srv.Addr())
+	cfg.NATSURLs = []string{p.URL()}
+	return startNode(t, cfg, rec, nil), p
+}
+
+// holdFor waits d while cond stays true, failing as soon as it does not.
+func holdFor(t *testing.T, d time.Duration, cond func() bool, what string) {
+	t.Helper()
+	until := time.Now().Add(d)
+	natstest.WaitFor(t, d+5*time.Second, func() bool {
+		if !cond() {
+			t.Fatalf("%s stopped holding", what)
+		}
+		return time.Now().After(until)
+	}, "%s", what)
+}
+
+func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
+
+	proxy.Blackhole()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() }, "partitioned leader never demoted itself")
+	successor := waitOneLeader(t, []*Node{b, c}, 5*time.Second)
+	// The check that matters: a's tenure ended before the successor's began.
+	rec.check(t)
+
+	proxy.Restore()
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as a follower")
+	holdFor(t, 3*testTTL, func() bool { return !a.IsLeader() && successor.IsLeader() }, "successor keeps leading after the partition heals")
+	if successor.Epoch() != 2 {
+		t.Errorf("successor epoch = %d, want 2", successor.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
+	a, proxy := proxiedNode(t, srv, cfg, rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.LeaseTTL, bcfg.RenewInterval = 4*time.Second, time.Second
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	// The network stops for ~1.5 renewals and comes back: the held renewal
+	// lands late (its outcome was unknown to a), which a must accept.
+	proxy.Stall()
+	holdFor(t, 1500*time.Millisecond, a.IsLeader, "a leads while stalled")
+	proxy.Restore()
+	holdFor(t, 3*time.Second, func() bool { return a.IsLeader() && b.Leader() == "a" }, "a keeps leading after the stall")
+	if got := rec.count("a", "lose"); got != 0 {
+		t.Errorf("a lost leadership %d times during a stall shorter than its deadline", got)
+	}
+	if a.Epoch() != 1 {
+		t.Errorf("epoch = %d, want 1", a.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	proxy.Stall()
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over from a stalled leader")
+	if a.IsLeader() {
+		t.Fatal("a still believes it leads while b does")
+	}
+	proxy.Restore() // a's held renewals arrive now: every one is a CAS on a stale revision
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Leader() == "b" }, "a did not learn of b")
+	holdFor(t, 3*testTTL, func() bool { return b.IsLeader() && !a.IsLeader() }, "b keeps leading")
+	rec.check(t)
+}
+
+func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
+	a, proxy := proxiedNode(t, srv, cfg, rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := cfg
+	bcfg.NodeID, bcfg.NATSURLs = "b", []string{srv.URL()}
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	proxy.Cut()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.Conn().IsConnected() }, "a never noticed the cut")
+	proxy.Restore()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return a.Conn().IsConnected() }, "a never reconnected")
+	holdFor(t, 2*time.Second, func() bool { return a.IsLeader() && b.Leader() == "a" }, "a keeps leading after reconnect")
+	if got := rec.count("a", "lose") + rec.count("b", "become"); got != 0 {
+		t.Errorf("a reconnect fired Lose/Become hooks %d times", got)
+	}
+	if got := len(rec.events["b"]); got != 1 {
+		t.Errorf("follower saw leader changes %v, want only leader:a", rec.events["b"])
+	}
+	if a.Epoch() != 1 {
+		t.Errorf("epoch = %d, want 1", a.Epoch())
+	}
+}
+
+func TestDisconnectedFollowerDoesNotReportExpiry(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b, proxy := proxiedNode(t, srv, testConfig(id, "b", srv.URL()), rec)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	proxy.Cut()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !b.Conn().IsConnected() }, "b never noticed the cut")
+	holdFor(t, 3*testTTL, func() bool { return a.IsLeader() && !b.IsLeader() }, "b stays a follower while cut off")
+	proxy.Restore()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Conn().IsConnected() }, "b never reconnected")
+	holdFor(t, 3*testTTL, func() bool { return b.Leader() == "a" && !b.IsLeader() }, "b follows a after reconnect")
+	rec.mu.Lock()
+	evs := append([]string(nil), rec.events["b"]...)
+	rec.mu.Unlock()
+	if len(evs) != 1 || evs[0] != "leader:a" {
+		t.Errorf("cut-off follower reported %v, want only [leader:a]", evs)
+	}
+	rec.check(t)
+}
