@@ -1,0 +1,46 @@
+// Package vip moves a virtual IP address between hosts: the leader of a
+// go-cluster Node holds it.
+//
+// A Manager adds the address to a network interface with netlink
+// (github.com/vishvananda/netlink) and announces it so that neighbours and
+// switches send its traffic here at once: a gratuitous ARP request and
+// reply for IPv4 (github.com/mdlayher/arp), an unsolicited neighbour
+// advertisement for IPv6. No `ip` or `arping` process is run.
+//
+//	m, err := vip.NewManager(vip.Config{Address: "10.0.0.100", Netmask: 24, Interface: "eth0"})
+//	...
+//	err = m.Acquire(ctx) // add + announce; held until Release
+//	...
+//	err = m.Release(ctx) // remove
+//
+// While it holds the address, the Manager watches netlink events: an
+// address removed by someone else is put back and re-announced, and so is
+// one lost with its interface when the interface comes back (interfaces
+// are looked up by name on every operation). IPv6 addresses are added
+// without duplicate address detection, which would otherwise hold up a
+// failover. Acquire and Release are idempotent.
+//
+// NewHooks returns cluster.Hooks that acquire the address when the node
+// becomes leader and release it when leadership ends; see Hooks for what
+// happens when acquisition fails.
+//
+// # Privileges
+//
+// Adding and removing addresses needs CAP_NET_ADMIN; sending the
+// announcements needs CAP_NET_RAW. A missing capability gives an error
+// wrapping ErrNeedNetAdmin or ErrNeedNetRaw (both wrap ErrPermission).
+// See README.md in this directory for systemd and container set-ups.
+//
+// # Platforms
+//
+// Linux only. Elsewhere the package compiles and NewManager returns
+// ErrUnsupported.
+//
+// # Network namespaces
+//
+// Config.NetNS names a network namespace to work in (a path such as
+// /var/run/netns/blue); the Manager then enters it on a dedicated OS thread
+// for every operation, so one process can manage addresses in several
+// namespaces. The package's tests use it to run two "hosts" in one
+// process.
+package vip

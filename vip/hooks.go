@@ -1,0 +1,233 @@
+package vip
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// Defaults of the Hooks options.
+const (
+	DefaultRetryMin       = 250 * time.Millisecond
+	DefaultRetryMax       = 5 * time.Second
+	DefaultReleaseTimeout = 5 * time.Second
+)
+
+// Hooks makes a Manager follow a cluster.Node: the node's leader holds the
+// virtual IP. It implements cluster.Hooks; combine it with the
+// application's hooks:
+//
+//	node, err := cluster.NewNode(cfg, cluster.ComposeHooks(app, vip.NewHooks(m)))
+//
+// With that order the application becomes ready before the address
+// arrives, and the address is gone before the application stops.
+//
+// Becoming leader: OnBecomeLeader calls Manager.Acquire once and returns
+// its error, so the Node logs and counts a failure. A failed acquisition
+// is then retried in the background, with capped exponential backoff
+// (WithRetry), for as long as the tenure lasts; optionally the node steps
+// down if the address still is not held after a while (WithStepDown), so
+// that a node that can hold it takes over. An address that was added but
+// could not be announced counts as acquired: the Manager keeps
+// re-announcing it.
+//
+// Losing leadership: the address is released the moment the tenure's
+// context is cancelled, which the Node does before it calls
+// OnLoseLeadership and, when the lease runs out, before any other node can
+// take the lease over. OnLoseLeadership waits for that release and returns
+// its error. On StepDown and Stop the Node releases the lease only after
+// OnLoseLeadership returns, so the address is gone before a successor
+// adds it.
+//
+// Stale addresses: when OnLeaderChange reports a leader while this node is
+// not leading, the address is removed from this host if it is there (left
+// by a crash, say, or a previous run of this process).
+type Hooks struct {
+	m              *Manager
+	log            *slog.Logger
+	retryMin       time.Duration
+	retryMax       time.Duration
+	releaseTimeout time.Duration
+	stepDownAfter  time.Duration
+	stepDown       func(context.Context) error
+
+	mu     sync.Mutex
+	tenure *tenure // the current tenure, nil when not leading
+}
+
+var _ cluster.Hooks = (*Hooks)(nil)
+
+// HooksOption configures NewHooks.
+type HooksOption func(*Hooks)
+
+// WithRetry sets the backoff between attempts to acquire the address after
+// a failure: first delay min, doubling up to max. Defaults DefaultRetryMin
+// and DefaultRetryMax.
+func WithRetry(min, max time.Duration) HooksOption {
+	return func(h *Hooks) { h.retryMin, h.retryMax = min, max }
+}
+
+// WithReleaseTimeout bounds the release at the end of a tenure. Default
+// DefaultReleaseTimeout.
+func WithReleaseTimeout(d time.Duration) HooksOption {
+	return func(h *Hooks) { h.releaseTimeout = d }
+}
+
+// WithStepDown makes the node give up leadership when the address is still
+// not acquired after d of a tenure: stepDown is called once, on its own
+// goroutine, typically with node.StepDown. Use it when another node may be
+// able to hold the address when this one cannot (a missing interface, a
+// missing capability). Off by default: if every node fails the same way,
+// leadership would move around the cluster to no avail.
+func WithStepDown(d time.Duration, stepDown func(context.Context) error) HooksOption {
+	return func(h *Hooks) { h.stepDownAfter, h.stepDown = d, stepDown }
+}
+
+// NewHooks returns Hooks that make m follow a Node's leadership.
+func NewHooks(m *Manager, opts ...HooksOption) *Hooks {
+	h := &Hooks{
+		m:              m,
+		log:            m.logger(),
+		retryMin:       DefaultRetryMin,
+		retryMax:       DefaultRetryMax,
+		releaseTimeout: DefaultReleaseTimeout,
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	if h.retryMin <= 0 {
+		h.retryMin = DefaultRetryMin
+	}
+	if h.retryMax < h.retryMin {
+		h.retryMax = h.retryMin
+	}
+	if h.releaseTimeout <= 0 {
+		h.releaseTimeout = DefaultReleaseTimeout
+	}
+	return h
+}
+
+// OnBecomeLeader acquires the address. On failure it returns the error and
+// keeps retrying in the background while ctx, the tenure, lasts.
+func (h *Hooks) OnBecomeLeader(ctx context.Context) error {
+	h.mu.Lock()
+	prev := h.tenure
+	t := newTenure(ctx)
+	h.tenure = t
+	h.mu.Unlock()
+	if prev != nil { // Become twice without Lose: end the previous one first
+		prev.end()
+	}
+
+	err := h.m.Acquire(t.ctx)
+	go h.hold(t, err)
+	if err != nil {
+		return fmt.Errorf("vip: acquiring on becoming leader (retrying while leader): %w", err)
+	}
+	return nil
+}
+
+// OnLoseLeadership waits until the address is released and returns the
+// release error. Without a tenure it releases the address itself.
+func (h *Hooks) OnLoseLeadership(ctx context.Context) error {
+	h.mu.Lock()
+	t := h.tenure
+	h.tenure = nil
+	h.mu.Unlock()
+	if t == nil {
+		return h.release()
+	}
+	t.cancel()
+	select {
+	case <-t.done:
+		return t.releaseErr
+	case <-ctx.Done():
+		return fmt.Errorf("vip: waiting for release: %w", ctx.Err())
+	}
+}
+
+// OnLeaderChange removes a stale address when another node leads.
+func (h *Hooks) OnLeaderChange(ctx context.Context, nodeID string) error {
+	h.mu.Lock()
+	leading := h.tenure != nil
+	h.mu.Unlock()
+	if leading || nodeID == "" {
+		return nil
+	}
+	held, err := h.m.IsAcquired(ctx)
+	if err != nil || !held {
+		return nil // no interface or no address: nothing stale here
+	}
+	h.log.Warn("removing stale VIP: another node leads", "leader", nodeID)
+	return h.release()
+}
+
+func (h *Hooks) release() error {
+	ctx, cancel := context.WithTimeout(context.Background(), h.releaseTimeout)
+	defer cancel()
+	return h.m.Release(ctx)
+}
+
+// hold runs for one tenure: it retries a failed acquisition, then releases
+// the address as soon as the tenure ends.
+func (h *Hooks) hold(t *tenure, err error) {
+	defer close(t.done)
+	start := time.Now()
+	delay := h.retryMin
+	steppedDown := false
+	for err != nil && t.ctx.Err() == nil {
+		if h.stepDown != nil && !steppedDown && time.Since(start) >= h.stepDownAfter {
+			steppedDown = true
+			h.log.Error("VIP still not acquired; stepping down", "after", h.stepDownAfter, "err", err)
+			// Not waited for: StepDown waits for OnLoseLeadership, which
+			// waits for this goroutine.
+			go h.callStepDown()
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-t.ctx.Done():
+			timer.Stop()
+			continue
+		case <-timer.C:
+		}
+		delay = min(2*delay, h.retryMax)
+		if err = h.m.Acquire(t.ctx); err != nil {
+			h.log.Warn("VIP acquisition failed; retrying", "in", delay, "err", err)
+		} else {
+			h.log.Info("VIP acquired after retrying", "after", time.Since(start).Round(time.Millisecond))
+		}
+	}
+	<-t.ctx.Done()
+	t.releaseErr = h.release()
+}
+
+func (h *Hooks) callStepDown() {
+	ctx, cancel := context.WithTimeout(context.Background(), h.releaseTimeout+time.Minute)
+	defer cancel()
+	if err := h.stepDown(ctx); err != nil {
+		h.log.Error("step down failed", "err", err)
+	}
+}
+
+// tenure is one period of leadership as seen by Hooks.
+type tenure struct {
+	ctx        context.Context
+	cancel     context.CancelFunc
+	done       chan struct{} // closed when hold has released the address
+	releaseErr error         // set before done is closed
+}
+
+func newTenure(parent context.Context) *tenure {
+	ctx, cancel := context.WithCancel(parent)
+	return &tenure{ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// end cancels the tenure and waits for its release.
+func (t *tenure) end() {
+	t.cancel()
+	<-t.done
+}

@@ -1,0 +1,145 @@
+package vip
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+)
+
+// Manager adds a virtual IP address to a network interface, announces it
+// to the neighbours, keeps it there while held, and removes it.
+//
+// All methods are safe for concurrent use. Acquire and Release are
+// idempotent.
+type Manager struct {
+	s   settings
+	log *slog.Logger
+	run runner // enters Config.NetNS for every kernel operation
+
+	// mu serialises Acquire, Release and the keeper's repairs and
+	// announcements, so that nothing is added or announced after Release.
+	mu     sync.Mutex
+	keeper *keeper // non-nil while the address is held
+}
+
+// NewManager validates cfg, applies defaults and returns a Manager. It
+// does not touch the network: the interface need not exist yet.
+func NewManager(cfg Config) (*Manager, error) {
+	s, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	return &Manager{
+		s:   s,
+		log: s.Logger.With("vip", s.prefix.String(), "interface", s.Interface),
+		run: newRunner(s.NetNS),
+	}, nil
+}
+
+// Config returns the configuration in use, defaults applied.
+func (m *Manager) Config() Config { return m.s.Config }
+
+func (m *Manager) logger() *slog.Logger { return m.log }
+
+// Acquire adds the address to the interface and announces it: one
+// announcement round before it returns, the rest of the burst
+// (Config.AnnounceCount rounds, Config.AnnounceInterval apart) in the
+// background.
+//
+// From a successful add until Release the Manager holds the address: a
+// background goroutine puts it back and re-announces it when it is
+// removed (netlink address events) or when the interface comes back up or
+// is re-created, and refreshes the announcement every
+// Config.RefreshInterval if that is set. The goroutine is not bound to
+// ctx, which only bounds this call; Release stops it.
+//
+// Acquiring an address that is already held or already on the interface
+// succeeds and announces it again.
+//
+// Errors wrap ErrInterfaceNotFound, ErrNeedNetAdmin (the address could not
+// be added: nothing is held), or ErrAnnounce, possibly with ErrNeedNetRaw
+// (the address is on the interface and held, but the announcement failed;
+// it is retried in the background).
+func (m *Manager) Acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+
+	var added bool
+	err := m.run(func() (err error) {
+		added, err = m.s.addAddress()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("acquire %s on %s: %w", m.s.prefix, m.s.Interface, err)
+	}
+	if m.keeper == nil {
+		m.keeper = m.startKeeper()
+	}
+	err = m.run(m.s.announce)
+	m.keeper.startBurstLocked(err == nil)
+	if err != nil {
+		m.log.Warn("VIP added but not announced; retrying in the background", "added", added, "err", err)
+		return fmt.Errorf("acquire %s on %s: address added, not announced: %w", m.s.prefix, m.s.Interface, err)
+	}
+	m.log.Info("VIP acquired", "added", added)
+	return nil
+}
+
+// Release stops holding the address and removes it from the interface.
+// Releasing an address that is not there, or whose interface no longer
+// exists, succeeds. Once Release returns, the Manager sends no more
+// announcements and its background goroutine has exited.
+//
+// Release does its work even when ctx is already done: removing the
+// address takes a couple of netlink requests, and leaving a virtual IP
+// behind on a node that is no longer the leader is worse than a late
+// return. Errors wrap ErrNeedNetAdmin or a netlink error.
+func (m *Manager) Release(ctx context.Context) error {
+	_ = ctx // see above: never skipped
+	m.mu.Lock()
+	k := m.keeper
+	m.keeper = nil
+	if k != nil {
+		k.stopLocked()
+	}
+	var removed bool
+	err := m.run(func() (err error) {
+		removed, err = m.s.deleteAddress()
+		return err
+	})
+	m.mu.Unlock()
+	if k != nil {
+		<-k.done
+	}
+	if err != nil {
+		return fmt.Errorf("release %s from %s: %w", m.s.prefix, m.s.Interface, err)
+	}
+	if k != nil || removed {
+		m.log.Info("VIP released", "removed", removed)
+	}
+	return nil
+}
+
+// IsAcquired reports whether the interface carries exactly the address
+// with exactly the configured prefix length (10.0.0.1/24 is neither
+// 110.0.0.1/24 nor 10.0.0.1/16). It asks the kernel, so it also sees an
+// address added by someone else. A missing interface is an error wrapping
+// ErrInterfaceNotFound.
+func (m *Manager) IsAcquired(ctx context.Context) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var has bool
+	err := m.run(func() (err error) {
+		has, err = m.s.hasAddress()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("check %s on %s: %w", m.s.prefix, m.s.Interface, err)
+	}
+	return has, nil
+}
