@@ -1,0 +1,67 @@
+package health
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/nats-io/nats.go"
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// Config configures a Checker. ClusterID, NodeID and a way to reach NATS
+// (Conn, or NATSURLs) are required.
+type Config struct {
+	// ClusterID names the cluster. Letters, digits, '-' and '_' only, as in
+	// the core (cluster.ValidateIdentifier).
+	ClusterID string
+	// NodeID names this node within the cluster; same rules as ClusterID.
+	// Use the NodeID of the cluster.Node the Checker reports on.
+	NodeID string
+	// NATSURLs are the servers to connect to when Conn is nil. All of them
+	// are used: the client connects to one and fails over to the others.
+	NATSURLs []string
+	// NATSCredentials is an optional path to a NATS credentials (.creds)
+	// file for the connection the Checker dials. Ignored when Conn is set.
+	NATSCredentials string
+	// Logger receives structured logs. Default slog.Default().
+	Logger *slog.Logger
+
+	// Conn is an existing connection to use instead of dialling NATSURLs,
+	// typically the one given to cluster.Config.Conn. The Checker does not
+	// close it; Stop only removes the Checker's subscriptions.
+	Conn *nats.Conn
+	// NATSOptions are extra options (TLS, NKey, name, ...) for the
+	// connection the Checker dials. Ignored when Conn is set.
+	NATSOptions []nats.Option
+}
+
+// Validate checks c as NewChecker does. The error wraps ErrInvalidConfig
+// and names the field.
+func (c Config) Validate() error {
+	if err := cluster.ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	if err := cluster.ValidateIdentifier("NodeID", c.NodeID); err != nil {
+		return fmt.Errorf("health: %w", err)
+	}
+	if c.Conn != nil {
+		return nil
+	}
+	if len(c.NATSURLs) == 0 {
+		return fmt.Errorf("health: %w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
+	}
+	for i, u := range c.NATSURLs {
+		if u == "" {
+			return fmt.Errorf("health: %w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
+		}
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

@@ -1,0 +1,49 @@
+// Package health lets the nodes of a go-cluster cluster answer health
+// queries over NATS request/reply, and lets anyone ask them.
+//
+// # Answering
+//
+// A Checker answers for one node. Once started it replies on
+//
+//	cluster.<ClusterID>.health.<NodeID>   (this node)
+//	cluster.<ClusterID>.health            (every node of the cluster)
+//
+// with a JSON Response:
+//
+//	{"nodeId":"node-1","role":"PRIMARY","leader":"node-1","uptimeMs":5231,
+//	 "timestamp":1767225600000,"custom":{"version":"1.4.2"},"epoch":7}
+//
+// nodeId, role, leader, uptimeMs, timestamp and custom are the fields of the
+// specification (custom is omitted when empty); epoch, the lease epoch the
+// node knows, is an addition, omitted when unknown.
+//
+// A request's payload must be empty or one JSON object of at most
+// MaxRequestSize bytes (its fields are reserved and ignored), so any NATS
+// client can ask, for example the NATS CLI:
+//
+//	nats req cluster.orders.health.node-1 ''
+//
+// Anything else gets an error reply, {"nodeId":…,"timestamp":…,"error":"…"};
+// so does a request when a value given to SetCustom cannot be encoded as
+// JSON. A request without a reply subject is ignored.
+//
+// # Following a Node
+//
+// An Adapter is a cluster.Hooks that sets the Checker's role and leader from
+// the node's hooks; compose it with the application's hooks
+// (cluster.ComposeHooks(app, adapter)) and bind it to the node for the epoch.
+// See Adapter.
+//
+// # Asking
+//
+// Client (or a started Checker) asks one node with QueryNode, or the whole
+// cluster at once with QueryCluster / QueryClusterN: one request on the
+// cluster subject, every node's reply gathered on one inbox until the
+// timeout (or until n replies arrived). No node IDs need to be known in
+// advance. A node, or a cluster, that nobody answers for is reported at once
+// with ErrNoResponders, not after the timeout.
+//
+// Errors wrap the sentinel errors of this package (ErrInvalidConfig is
+// cluster.ErrInvalidConfig), or the caller's context error; test them with
+// errors.Is.
+package health
