@@ -1,0 +1,12 @@
+// Package natstest is the test harness shared by every test in go-cluster.
+//
+// It runs real, embedded nats-server instances in-process (no mocks): a
+// single JetStream-enabled server ([RunServer]) or a JetStream cluster joined
+// by routes ([RunCluster]). Servers can be shut down and restarted on the same
+// port and store directory, so JetStream state survives a restart.
+//
+// It also provides [WaitFor], to poll for a condition instead of sleeping, and
+// [CheckLeaks], a goroutine-leak check to call first in a test.
+//
+// Everything is bound to 127.0.0.1 and cleaned up through t.Cleanup.
+package natstest
