@@ -246,7 +246,7 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 	}
 	var expiry time.Time
 	if e.cur.present && !e.cur.released() && !e.cur.expired {
-		expiry = e.cur.firstSeen.Add(e.cfg.LeaseTTL)
+		expiry = e.cur.firstSeen.Add(max(e.cfg.LeaseTTL, e.cur.lease.ttl()))
 		if !now.Before(expiry) {
 			if !e.store.nc.IsConnected() {
 				// Not seeing renewals is not the lease expiring.
@@ -304,9 +304,10 @@ func (e *election) nextEpoch() int64 {
 }
 
 func (e *election) record(nodeID string, epoch int64, acquired, now time.Time) []byte {
-	l := Lease{NodeID: nodeID, Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC()}
+	l := Lease{NodeID: nodeID, Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC(),
+		TTLMillis: e.cfg.LeaseTTL.Milliseconds()}
 	if nodeID == "" {
-		l.ExpiresAt = now.UTC()
+		l.ExpiresAt, l.TTLMillis = now.UTC(), 0
 	}
 	data, err := encodeLease(l)
 	if err != nil {

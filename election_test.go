@@ -18,15 +18,15 @@ func TestSingleLeaderAmongThree(t *testing.T) {
 	id := uniqueClusterID(t)
 	var nodes []*Node
 	for i := range 3 {
-		nodes = append(nodes, startNode(t, testConfig(id, fmt.Sprintf("n%d", i), srv.URL()), rec, nil))
+		nodes = append(nodes, startNode(t, stableConfig(id, fmt.Sprintf("n%d", i), srv.URL()), rec, nil))
 	}
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	if leader.Epoch() != 1 {
 		t.Errorf("first leader epoch = %d, want 1", leader.Epoch())
 	}
 	// Steady state for several TTLs: no transition.
-	deadline := time.Now().Add(3 * testTTL)
-	natstest.WaitFor(t, 5*time.Second, func() bool {
+	deadline := time.Now().Add(6 * time.Second)
+	natstest.WaitFor(t, 10*time.Second, func() bool {
 		if len(leaders(nodes)) != 1 || !leader.IsLeader() {
 			t.Fatalf("leadership moved in steady state")
 		}
@@ -179,10 +179,11 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 		}
 		return nil
 	}}
-	a := startNode(t, testConfig(id, "a", srv.URL()), rec, slow)
+	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, slow)
+	t.Cleanup(func() { close(release) }) // runs before a's Stop
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
-	hold := time.Now().Add(5 * testTTL)
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	hold := time.Now().Add(2 * 3 * time.Second) // two TTLs with the hook blocked
 	natstest.WaitFor(t, 10*time.Second, func() bool {
 		if !a.IsLeader() || b.IsLeader() {
 			t.Fatalf("a lost the lease while its hook was blocked (a=%v b=%v)", a.IsLeader(), b.IsLeader())
@@ -192,7 +193,6 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 	if a.Epoch() != 1 {
 		t.Errorf("epoch moved to %d while the hook blocked", a.Epoch())
 	}
-	close(release)
 	rec.check(t)
 }
 
@@ -276,6 +276,30 @@ func TestClockIndependence(t *testing.T) {
 	}
 	if a.Epoch() != 8 {
 		t.Errorf("epoch = %d, want 8", a.Epoch())
+	}
+	rec.check(t)
+}
+
+// A follower configured with a shorter LeaseTTL than the leader's must
+// still wait out the leader's: the record carries it.
+func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	acfg := testConfig(id, "a", srv.URL())
+	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
+	nc := srv.Connect(t)
+	acfg.Conn = nc
+	a := startNode(t, acfg, rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	crashed := time.Now()
+	nc.Close()
+	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b never took over")
+	if waited := time.Since(crashed); waited < 3*time.Second-750*time.Millisecond {
+		t.Errorf("b took over %v after the crash: it used its own 1s TTL, not the leader's 3s", waited)
 	}
 	rec.check(t)
 }

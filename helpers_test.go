@@ -12,11 +12,20 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// Short leases keep the tests fast; TTL/RenewInterval keeps the default ratio.
+// Short leases keep the tests fast; TTL/RenewInterval keeps the default
+// ratio. Tests that assert leadership stays put over time use stableConfig:
+// CI machines are shared, and under -race a 1s lease can starve.
 const (
-	testTTL   = 600 * time.Millisecond
-	testRenew = 150 * time.Millisecond
+	testTTL   = time.Second
+	testRenew = 250 * time.Millisecond
 )
+
+// stableConfig is testConfig with a lease long enough to ride out a loaded machine.
+func stableConfig(clusterID, nodeID string, urls ...string) Config {
+	c := testConfig(clusterID, nodeID, urls...)
+	c.LeaseTTL, c.RenewInterval = 3*time.Second, 750*time.Millisecond
+	return c
+}
 
 var clusterSeq atomic.Int64
 

@@ -33,12 +33,13 @@ func TestJSClusterElectsAndHandsOver(t *testing.T) {
 	id := uniqueClusterID(t)
 	nodes := startClusterNodes(t, c, id, rec, 3)
 	first := waitOneLeader(t, nodes, 10*time.Second)
+	firstEpoch := first.Epoch()
 	if err := first.StepDown(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 	second := waitOneLeader(t, without(nodes, first), 10*time.Second)
-	if second.Epoch() != first.Epoch()+1 {
-		t.Errorf("epoch %d after %d", second.Epoch(), first.Epoch())
+	if second.Epoch() != firstEpoch+1 {
+		t.Errorf("epoch %d after %d", second.Epoch(), firstEpoch)
 	}
 	if err := second.Stop(ctx(t)); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,15 @@ type Lease struct {
 	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition
 	ExpiresAt  time.Time `json:"expires_at"`  // writer's wall-clock estimate of expiry
 	AcquiredAt time.Time `json:"acquired_at"` // writer's wall-clock time of acquisition
-	Revision   uint64    `json:"-"`           // NATS KV revision (not serialized)
+	// TTLMillis is the holder's LeaseTTL in milliseconds. Followers wait the
+	// longer of it and their own LeaseTTL before taking over, so nodes with
+	// different settings (say, during a rolling change) stay safe.
+	TTLMillis int64  `json:"ttl_ms,omitempty"`
+	Revision  uint64 `json:"-"` // NATS KV revision (not serialized)
 }
+
+// ttl is the holder's LeaseTTL, or 0 when the record does not say.
+func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
 
 // IsExpired reports whether ExpiresAt has passed on this machine's wall
 // clock. Informational: it trusts the writer's clock.
@@ -57,6 +64,9 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	var l Lease
 	if err := json.Unmarshal(data, &l); err != nil {
 		return Lease{}, fmt.Errorf("decode lease: %w", err)
+	}
+	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
+		return Lease{}, fmt.Errorf("decode lease: ttl_ms %d out of range", l.TTLMillis)
 	}
 	if l.Epoch < 0 {
 		return Lease{}, fmt.Errorf("decode lease: negative epoch %d", l.Epoch)

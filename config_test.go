@@ -1,0 +1,99 @@
+package cluster
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}}.withDefaults()
+	if c.LeaseTTL != 10*time.Second || c.RenewInterval != 3*time.Second {
+		t.Errorf("defaults LeaseTTL=%v RenewInterval=%v, want 10s 3s", c.LeaseTTL, c.RenewInterval)
+	}
+	if c.Logger == nil || c.BucketReplicas != 1 || c.SafetyMargin != time.Second || c.RequestTimeout != 3*time.Second ||
+		c.DrainTimeout != 10*time.Second || c.Cooldown != 10*time.Second {
+		t.Errorf("defaults: %+v", c)
+	}
+	if err := c.validate(); err != nil {
+		t.Errorf("defaults invalid: %v", err)
+	}
+	// A short TTL alone gets a RenewInterval that fits it.
+	short := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}, LeaseTTL: MinLeaseTTL}
+	if err := short.Validate(); err != nil {
+		t.Errorf("LeaseTTL %v with default RenewInterval: %v", MinLeaseTTL, err)
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	good := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}}
+	cases := []struct {
+		name  string
+		mod   func(*Config)
+		field string // the error must name it; "" means valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"conn instead of urls", func(c *Config) { c.NATSURLs = nil; c.Conn = &nats.Conn{} }, ""},
+		{"min ttl", func(c *Config) { c.LeaseTTL, c.RenewInterval = 500*time.Millisecond, 150*time.Millisecond }, ""},
+		{"empty cluster", func(c *Config) { c.ClusterID = "" }, "ClusterID"},
+		{"empty node", func(c *Config) { c.NodeID = "" }, "NodeID"},
+		{"wildcard star", func(c *Config) { c.ClusterID = "a*" }, "ClusterID"},
+		{"wildcard gt", func(c *Config) { c.NodeID = ">" }, "NodeID"},
+		{"dot", func(c *Config) { c.ClusterID = "a.b" }, "ClusterID"},
+		{"space", func(c *Config) { c.NodeID = "node 1" }, "NodeID"},
+		{"tab", func(c *Config) { c.NodeID = "node\t1" }, "NodeID"},
+		{"slash", func(c *Config) { c.NodeID = "a/b" }, "NodeID"},
+		{"non-utf8", func(c *Config) { c.NodeID = "a\xff" }, "NodeID"},
+		{"unicode", func(c *Config) { c.NodeID = "nöde" }, "NodeID"},
+		{"too long", func(c *Config) { c.NodeID = strings.Repeat("a", MaxIdentifierLen+1) }, "NodeID"},
+		{"no urls", func(c *Config) { c.NATSURLs = nil }, "NATSURLs"},
+		{"empty url", func(c *Config) { c.NATSURLs = []string{"nats://x", ""} }, "NATSURLs[1]"},
+		{"ttl too short", func(c *Config) { c.LeaseTTL = 100 * time.Millisecond }, "LeaseTTL"},
+		{"renew too slow", func(c *Config) { c.LeaseTTL, c.RenewInterval = 3*time.Second, 2*time.Second }, "RenewInterval"},
+		{"renew negative", func(c *Config) { c.RenewInterval = -time.Second }, "RenewInterval"},
+		{"margin too big", func(c *Config) { c.SafetyMargin = 6 * time.Second }, "SafetyMargin"},
+		{"request timeout too big", func(c *Config) { c.RequestTimeout = 20 * time.Second }, "RequestTimeout"},
+		{"negative drain", func(c *Config) { c.DrainTimeout = -1 }, "DrainTimeout"},
+		{"negative cooldown", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
+		{"replicas", func(c *Config) { c.BucketReplicas = 7 }, "BucketReplicas"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.mod(&c)
+			err := c.Validate()
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
+			}
+			if !strings.Contains(err.Error(), tc.field) {
+				t.Errorf("error %q does not name %s", err, tc.field)
+			}
+			if _, nerr := NewNode(c, nil); !errors.Is(nerr, ErrInvalidConfig) {
+				t.Errorf("NewNode accepted it: %v", nerr)
+			}
+		})
+	}
+}
+
+func TestValidateIdentifier(t *testing.T) {
+	for _, ok := range []string{"a", "node-1", "Node_2", strings.Repeat("x", MaxIdentifierLen)} {
+		if err := ValidateIdentifier("NodeID", ok); err != nil {
+			t.Errorf("%q rejected: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "*", ">", "a.b", "a b", "a\nb", "ä", "\x00"} {
+		err := ValidateIdentifier("NodeID", bad)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "NodeID") {
+			t.Errorf("%q: error %v", bad, err)
+		}
+	}
+}

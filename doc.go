@@ -1,0 +1,58 @@
+// Package cluster makes N copies of a service agree on one leader through
+// NATS JetStream KV, fences a stale leader with a monotonic epoch, and tells
+// the application through Hooks.
+//
+// # Use
+//
+// Make a Node with NewNode (it campaigns) or NewObserver (it only follows),
+// Start it, and react in Hooks: start the primary's work in OnBecomeLeader
+// (its ctx is the tenure: it is cancelled the moment leadership ends), stop it
+// in OnLoseLeadership. Before a critical operation, ValidateLeadership proves
+// tenure with a compare-and-swap and returns the epoch to hand to a fenced
+// resource, which refuses writes carrying an epoch lower than the highest it
+// has seen. StepDown and Stop hand over gracefully: a follower takes over in
+// milliseconds, not after a lease expiry. Done and Err report a permanent
+// failure (bucket deleted, permission denied).
+//
+// The add-on packages plug into the hooks: health answers NATS health
+// requests, vip moves a virtual IP address. ComposeHooks combines them with
+// the application's hooks in a documented order.
+//
+// # Protocol
+//
+// Each cluster has a KV bucket "cluster-<ClusterID>" (History 1) with the key
+// "lease" holding the JSON Lease. Acquisition writes epoch+1 with a
+// compare-and-swap on the KV revision; the leader renews with a CAS every
+// RenewInterval; followers watch the key and send no requests in steady
+// state. StepDown and Stop write a released record (empty node_id, same
+// epoch), so the key is never deleted and the epoch never goes back.
+//
+// # Clock model
+//
+// No decision compares the clocks of two machines; expires_at in the record
+// is for people. Every node measures time on its own monotonic clock:
+//
+//   - A follower takes over a held lease only after it has seen the same KV
+//     revision unchanged for LeaseTTL.
+//   - The leader's tenure ends, on its own, at
+//     lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin.
+//
+// A follower first sees a revision after the leader sent it, so the old
+// leader has stopped before a successor can start, even when it is cut off
+// from NATS and hears nothing. SafetyMargin (default LeaseTTL/10) covers
+// clock-rate drift between machines and the time to cancel work. Clocks may
+// be set to any time of day; only their rates matter.
+//
+// # Timing
+//
+// With the defaults (LeaseTTL 10s, RenewInterval 3s) a crashed leader is
+// replaced between LeaseTTL and LeaseTTL+RenewInterval after its last
+// renewal; a node that has just started waits a full LeaseTTL before taking
+// over a lease it did not see released. A graceful StepDown or Stop hands
+// over within a few KV round trips.
+//
+// # Errors
+//
+// Errors wrap the package's sentinel values (ErrNotLeader, ErrInvalidConfig,
+// ErrBucketDeleted, ...) and are tested with errors.Is.
+package cluster
