@@ -46,8 +46,8 @@ type election struct {
 	waitAbove uint64    // the revision we lost at
 	resyncAt  time.Time // read the key if the watch shows nothing newer by then
 	watchAt   time.Time // retry a failed watch at this time
-	retryAt  time.Time // backoff after a transient error while campaigning
-	failures int       // consecutive transient failures while campaigning
+	retryAt   time.Time // backoff after a transient error while campaigning
+	failures  int       // consecutive transient failures while campaigning
 
 	t             *tenure
 	lastEpoch     int64 // epoch of this node's last tenure

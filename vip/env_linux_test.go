@@ -281,3 +281,6 @@ func (p *pair) manager(tb testing.TB, cfg Config) *Manager {
 	releaseAtCleanup(tb, m)
 	return m
 }
+
+// discardLogger drops everything (benchmarks).
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
