@@ -463,8 +463,9 @@ func (e *election) lose(cause error) {
 	}
 }
 
-// renew proves tenure with a CAS on the revision we last wrote.
-func (e *election) renew() {
+// renew proves tenure with a CAS on the revision we last wrote, and
+// reports whether that CAS succeeded.
+func (e *election) renew() bool {
 	t := e.t
 	sent := time.Now()
 	var deadline time.Time
@@ -480,6 +481,7 @@ func (e *election) renew() {
 	case err == nil:
 		t.rev = rev
 		e.extend(sent)
+		return true
 	case classify(err) == classConflict:
 		e.resolveConflict()
 	case classify(err) == classPermanent:
@@ -489,6 +491,7 @@ func (e *election) renew() {
 		t.renewDue = time.Now().Add(backoff(t.failures, 20*time.Millisecond, e.cfg.RenewInterval/2))
 		e.log.Warn("renewal failed; retrying until the lease deadline", "error", err, "failures", t.failures)
 	}
+	return false
 }
 
 // resolveConflict handles a renewal whose revision no longer matches. Our
@@ -679,10 +682,13 @@ func (e *election) handle(c command) {
 			c.reply <- ErrNotLeader
 			return
 		}
-		e.renew()
-		if e.t != nil && !e.t.ended && e.t.failures == 0 && e.view.leading(time.Now()) {
-			c.epoch <- e.t.epoch
-			return
+		// A second attempt covers a conflict resolved by adopting our own
+		// late write's revision: only a CAS that succeeds proves tenure.
+		for attempt := 0; attempt < 2 && e.t != nil && !e.t.ended; attempt++ {
+			if e.renew() && e.view.leading(time.Now()) {
+				c.epoch <- e.t.epoch
+				return
+			}
 		}
 		if e.t != nil && !e.t.ended {
 			c.reply <- fmt.Errorf("%w: renewal did not succeed", ErrLeaseExpired)
