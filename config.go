@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -64,6 +65,26 @@ type Config struct {
 	// Cooldown is how long a node that stepped down stays out of elections.
 	// Default LeaseTTL.
 	Cooldown time.Duration
+
+	// Priority makes a node the preferred leader: a follower whose Priority
+	// is higher than the leader's, and which has been connected, healthy
+	// and following for a full LeaseTTL, asks the leader to hand over to
+	// it. The leader does so through the normal release (tenure cancelled,
+	// OnLoseLeadership, release), at most once per LeaseTTL of its tenure.
+	// Equal priorities never hand over. Default 0: off.
+	Priority int
+	// HealthCheck, if set, is called every HealthInterval with a ctx that
+	// ends after HealthInterval. A leader whose check fails HealthThreshold
+	// times in a row steps down; a node whose last HealthThreshold checks
+	// failed, or whose first check has not passed yet, does not campaign.
+	HealthCheck func(ctx context.Context) error
+	// HealthInterval is how often HealthCheck runs. Default RenewInterval.
+	HealthInterval time.Duration
+	// HealthThreshold is how many failed checks in a row make a node
+	// unhealthy. Default 3.
+	HealthThreshold int
+	// Observer receives events for metrics. Optional.
+	Observer Observer
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -94,6 +115,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Cooldown == 0 {
 		c.Cooldown = c.LeaseTTL
+	}
+	if c.HealthInterval == 0 {
+		c.HealthInterval = c.RenewInterval
+	}
+	if c.HealthThreshold == 0 {
+		c.HealthThreshold = 3
+	}
+	if c.Observer == nil {
+		c.Observer = noObserver{}
 	}
 	return c
 }
@@ -138,6 +168,15 @@ func (c Config) validate() error {
 	}
 	if c.Cooldown < 0 {
 		return fmt.Errorf("%w: Cooldown %v is negative", ErrInvalidConfig, c.Cooldown)
+	}
+	if c.Priority < 0 {
+		return fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority)
+	}
+	if c.HealthInterval < 0 {
+		return fmt.Errorf("%w: HealthInterval %v is negative", ErrInvalidConfig, c.HealthInterval)
+	}
+	if c.HealthThreshold < 0 {
+		return fmt.Errorf("%w: HealthThreshold %d is negative", ErrInvalidConfig, c.HealthThreshold)
 	}
 	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)

@@ -20,6 +20,7 @@ type hookCall struct {
 // path, or on a NATS callback goroutine.
 type dispatcher struct {
 	log      *slog.Logger
+	obs      Observer
 	failures atomic.Int64
 
 	mu     sync.Mutex
@@ -29,8 +30,8 @@ type dispatcher struct {
 	done   chan struct{}
 }
 
-func newDispatcher(log *slog.Logger) *dispatcher {
-	d := &dispatcher{log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newDispatcher(log *slog.Logger, obs Observer) *dispatcher {
+	d := &dispatcher{log: log, obs: obs, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go d.run()
 	return d
 }
@@ -98,6 +99,7 @@ func (d *dispatcher) call(c hookCall) {
 		}()
 		return c.fn()
 	}()
+	d.obs.ObserveHook(c.name, time.Since(start), err)
 	if err != nil {
 		d.failures.Add(1)
 		d.log.Error("hook failed", "hook", c.name, "error", err, "duration", time.Since(start))

@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -31,8 +33,10 @@ type election struct {
 	disp     *dispatcher
 	view     *view
 	cmds     chan command
-	expired  chan struct{} // the tenure deadline passed (buffered, 1)
-	exited   chan struct{} // closed when run returns
+	control  chan controlRequest // step-down requests from NATS
+	health   chan error          // HealthCheck results
+	expired  chan struct{}       // the tenure deadline passed (buffered, 1)
+	exited   chan struct{}       // closed when run returns
 	base     context.Context
 	hookCtx  context.Context
 
@@ -57,6 +61,12 @@ type election struct {
 	known         string // leader last reported through OnLeaderChange
 	err           error  // permanent failure
 	finished      bool
+
+	healthFails int       // consecutive failed health checks
+	healthKnown bool      // a health check has completed
+	stableSince time.Time // connected, synced and healthy since
+	askedAt     time.Time // last time this node asked the leader to yield (priority)
+	freeSince   time.Time // when the lease became free on this node's clock
 }
 
 // observed is a lease entry as this node saw it.
@@ -92,7 +102,8 @@ type drain struct {
 	hookDone chan struct{}
 	deadline time.Time
 	stepDown bool
-	reply    chan error
+	next     string      // successor named in the released record
+	done     func(error) // told when the lease is released (or lost); may be nil
 }
 
 type commandKind int
@@ -107,6 +118,7 @@ type command struct {
 	kind  commandKind
 	reply chan error
 	epoch chan int64 // cmdValidate: the proven epoch
+	to    string     // cmdStepDown: preferred successor
 }
 
 func (e *election) run() {
@@ -143,6 +155,10 @@ func (e *election) run() {
 			e.drain.hookDone = nil
 		case c := <-e.cmds:
 			e.handle(c)
+		case r := <-e.control:
+			e.handleControl(r)
+		case err := <-e.health:
+			e.onHealth(err)
 		}
 	}
 }
@@ -243,6 +259,10 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		e.reconnects = r
 		e.cur.firstSeen = now
 		e.cur.expired = false
+		e.stableSince = now
+	}
+	if e.stableSince.IsZero() {
+		e.stableSince = now
 	}
 	var expiry time.Time
 	if e.cur.present && !e.cur.released() && !e.cur.expired {
@@ -253,15 +273,22 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 				return now.Add(e.cfg.RenewInterval), false
 			}
 			e.cur.expired = true
+			e.freeSince = now
 			e.log.Info("lease expired on this node's clock", "holder", e.cur.lease.NodeID, "revision", e.cur.rev)
 			return time.Time{}, true
 		}
 	}
-	if !e.campaign || e.err != nil {
+	if !e.campaign || e.err != nil || !e.healthy() {
 		return expiry, false
 	}
 	if now.Before(e.cooldownUntil) {
 		return earliest(expiry, e.cooldownUntil), false
+	}
+	if e.cur.released() && e.cur.lease.Next != "" && e.cur.lease.Next != e.cfg.NodeID {
+		// Handed over to another node: give it the first chance.
+		if until := e.cur.firstSeen.Add(e.handoverWindow()); now.Before(until) {
+			return until, false
+		}
 	}
 	if e.waiting && e.cur.rev <= e.waitAbove {
 		// We lost a race at this revision; the winner's record is on its way.
@@ -284,9 +311,71 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		// renewal landed after the deadline): give it back at once.
 		e.releaseStale()
 	default:
-		return expiry, false
+		return earliest(expiry, e.askToLead(now)), false
 	}
 	return time.Time{}, true
+}
+
+// handoverWindow is how long, after a release naming a successor, other
+// nodes leave the lease to it.
+func (e *election) handoverWindow() time.Duration { return e.cfg.RenewInterval }
+
+// healthy reports whether this node may campaign as far as its
+// HealthCheck is concerned.
+func (e *election) healthy() bool {
+	return e.cfg.HealthCheck == nil || (e.healthKnown && e.healthFails < e.cfg.HealthThreshold)
+}
+
+// askToLead asks a leader of lower priority to hand over, when this node
+// has been connected, healthy and following for a full LeaseTTL, at most
+// once per LeaseTTL. It returns when to look again (zero: never).
+func (e *election) askToLead(now time.Time) time.Time {
+	holder := e.cur.lease
+	if e.cfg.Priority == 0 || !e.cur.valid || holder.NodeID == "" || holder.NodeID == e.cfg.NodeID || e.cfg.Priority <= holder.Priority {
+		return time.Time{}
+	}
+	ready := earliest(e.stableSince.Add(e.cfg.LeaseTTL))
+	if !e.askedAt.IsZero() {
+		ready = laterOf(ready, e.askedAt.Add(e.cfg.LeaseTTL))
+	}
+	if now.Before(ready) {
+		return ready
+	}
+	e.askedAt = now
+	data, _ := json.Marshal(StepDownRequest{To: e.cfg.NodeID, Reason: reasonPriority, Priority: e.cfg.Priority})
+	if err := e.store.nc.Publish(NodeControlSubject(e.cfg.ClusterID, holder.NodeID), data); err != nil {
+		e.log.Debug("could not ask the leader to yield", "error", err)
+	}
+	e.log.Info("asked the leader to hand over: this node has a higher priority", "leader", holder.NodeID, "leader_priority", holder.Priority, "priority", e.cfg.Priority)
+	return now.Add(e.cfg.LeaseTTL)
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// onHealth records one HealthCheck result; a leader that has failed
+// HealthThreshold checks in a row steps down.
+func (e *election) onHealth(err error) {
+	was := e.healthy()
+	e.healthKnown = true
+	if err == nil {
+		e.healthFails = 0
+		if !was {
+			e.stableSince = time.Now()
+			e.log.Info("health check passes; the node campaigns again")
+		}
+		return
+	}
+	e.healthFails++
+	e.log.Warn("health check failed", "error", err, "failures", e.healthFails, "threshold", e.cfg.HealthThreshold)
+	if e.healthFails == e.cfg.HealthThreshold && e.t != nil && !e.t.ended {
+		e.log.Warn("health check failed too often: stepping down")
+		e.beginDrain(true, "", nil)
+	}
 }
 
 // nextEpoch is the epoch of a new tenure. The KV revision of a record is at
@@ -303,12 +392,20 @@ func (e *election) nextEpoch() int64 {
 	return next
 }
 
-func (e *election) record(nodeID string, epoch int64, acquired, now time.Time) []byte {
-	l := Lease{NodeID: nodeID, Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC(),
-		TTLMillis: e.cfg.LeaseTTL.Milliseconds()}
-	if nodeID == "" {
-		l.ExpiresAt, l.TTLMillis = now.UTC(), 0
-	}
+// heldRecord is the record of this node holding the lease, written at now.
+func (e *election) heldRecord(epoch int64, acquired, now time.Time) []byte {
+	return mustEncode(Lease{NodeID: e.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
+		ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC(), TTLMillis: e.cfg.LeaseTTL.Milliseconds(), Priority: e.cfg.Priority})
+}
+
+// releasedRecord is the record StepDown and Stop write: nobody holds the
+// lease, the epoch stays, and next may name the preferred successor.
+func (e *election) releasedRecord(epoch int64, acquired time.Time, next string) []byte {
+	now := time.Now()
+	return mustEncode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}
+
+func mustEncode(l Lease) []byte {
 	data, err := encodeLease(l)
 	if err != nil {
 		panic(fmt.Sprintf("encode lease: %v", err)) // a Lease always encodes
@@ -328,7 +425,7 @@ func (e *election) requestCtx(deadline time.Time) (context.Context, context.Canc
 func (e *election) acquire(rev uint64) {
 	epoch := e.nextEpoch()
 	sent := time.Now()
-	data := e.record(e.cfg.NodeID, epoch, sent, sent)
+	data := e.heldRecord(epoch, sent, sent)
 	ctx, cancel := e.requestCtx(time.Time{})
 	var newRev uint64
 	var err error
@@ -341,6 +438,11 @@ func (e *election) acquire(rev uint64) {
 	switch {
 	case err == nil:
 		e.failures, e.retryAt = 0, time.Time{}
+		var wait time.Duration
+		if rev != 0 && !e.freeSince.IsZero() {
+			wait = sent.Sub(e.freeSince)
+		}
+		e.cfg.Observer.ObserveElection(wait)
 		e.become(epoch, newRev, sent)
 	case classify(err) == classConflict:
 		e.log.Debug("lost the race for the lease", "revision", rev)
@@ -378,6 +480,7 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	t.timer = time.AfterFunc(time.Hour, func() { e.deadlineFired(t) })
 	t.timer.Reset(time.Until(e.deadline(sent)))
 	e.log.Info("became leader", "epoch", epoch, "revision", rev)
+	e.cfg.Observer.ObserveLeadership(true, epoch)
 	e.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return e.hooks.OnBecomeLeader(ctx) }})
 }
 
@@ -442,6 +545,7 @@ func (e *election) endTenure(done chan struct{}) {
 	e.view.tenureCtx, e.view.tenureCancel = nil, nil
 	e.view.mu.Unlock()
 	e.lastEpoch = t.epoch
+	e.cfg.Observer.ObserveLeadership(false, t.epoch)
 	timeout := e.cfg.DrainTimeout
 	e.disp.enqueue(hookCall{name: "OnLoseLeadership", done: done, fn: func() error {
 		ctx, cancel := context.WithTimeout(e.hookCtx, timeout)
@@ -475,8 +579,9 @@ func (e *election) renew() bool {
 		e.view.mu.RUnlock()
 	}
 	ctx, cancel := e.requestCtx(deadline)
-	rev, err := e.store.update(ctx, leaseKey, e.record(e.cfg.NodeID, t.epoch, t.acquiredAt, sent), t.rev)
+	rev, err := e.store.update(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
 	cancel()
+	e.cfg.Observer.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 	switch {
 	case err == nil:
 		t.rev = rev
@@ -492,6 +597,18 @@ func (e *election) renew() bool {
 		e.log.Warn("renewal failed; retrying until the lease deadline", "error", err, "failures", t.failures)
 	}
 	return false
+}
+
+func renewalOutcome(err error) RenewalOutcome {
+	switch {
+	case err == nil:
+		return RenewalOK
+	case classify(err) == classConflict:
+		return RenewalConflict
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return RenewalTimeout
+	}
+	return RenewalError
 }
 
 // resolveConflict handles a renewal whose revision no longer matches. Our
@@ -527,8 +644,11 @@ func (e *election) resolveConflict() {
 // release writes the released record, keeping the epoch, after a drain.
 func (e *election) release() {
 	t := e.t
-	now := time.Now()
-	data := e.record("", t.epoch, t.acquiredAt, now)
+	var next string
+	if e.drain != nil {
+		next = e.drain.next
+	}
+	data := e.releasedRecord(t.epoch, t.acquiredAt, next)
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
 		ctx, cancel := e.requestCtx(time.Time{})
@@ -553,7 +673,7 @@ func (e *election) release() {
 // releaseStale releases a lease this node holds on paper only.
 func (e *election) releaseStale() {
 	ctx, cancel := e.requestCtx(time.Time{})
-	_, err := e.store.update(ctx, leaseKey, e.record("", e.cur.lease.Epoch, e.cur.lease.AcquiredAt, time.Now()), e.cur.rev)
+	_, err := e.store.update(ctx, leaseKey, e.releasedRecord(e.cur.lease.Epoch, e.cur.lease.AcquiredAt, ""), e.cur.rev)
 	cancel()
 	if err != nil {
 		if classify(err) == classPermanent {
@@ -580,8 +700,8 @@ func (e *election) finishDrain(err error) {
 		}
 		cancel()
 	}
-	if d.reply != nil {
-		d.reply <- err
+	if d.done != nil {
+		d.done(err)
 	}
 }
 
@@ -627,6 +747,9 @@ func (e *election) observe(ent jetstream.KeyValueEntry) {
 			e.log.Warn("lease key was deleted; treating it as held by an unknown node", "revision", rev, "operation", ent.Operation().String())
 		}
 		e.cur = o
+		if o.released() {
+			e.freeSince = o.firstSeen
+		}
 		if e.waiting && rev > e.waitAbove {
 			e.waiting = false
 		}
@@ -671,11 +794,12 @@ func (e *election) handle(c command) {
 			c.reply <- ErrNotLeader
 			return
 		}
-		e.beginDrain(true, c.reply)
+		reply := c.reply
+		e.beginDrain(true, c.to, func(err error) { reply <- err })
 	case cmdStop:
 		e.stopReq = &c
 		if e.t != nil && !e.t.ended {
-			e.beginDrain(false, nil)
+			e.beginDrain(false, "", nil)
 		}
 	case cmdValidate:
 		if e.t == nil || e.t.ended {
@@ -698,11 +822,46 @@ func (e *election) handle(c command) {
 	}
 }
 
-func (e *election) beginDrain(stepDown bool, reply chan error) {
-	done := make(chan struct{})
-	e.drain = &drain{hookDone: done, deadline: time.Now().Add(e.cfg.DrainTimeout), stepDown: stepDown, reply: reply}
-	e.log.Info("stepping down", "epoch", e.t.epoch, "step_down", stepDown)
-	e.endTenure(done)
+func (e *election) beginDrain(stepDown bool, next string, done func(error)) {
+	hookDone := make(chan struct{})
+	e.drain = &drain{hookDone: hookDone, deadline: time.Now().Add(e.cfg.DrainTimeout), stepDown: stepDown, next: next, done: done}
+	e.log.Info("stepping down", "epoch", e.t.epoch, "step_down", stepDown, "next", next)
+	e.endTenure(hookDone)
+}
+
+// handleControl answers a step-down request that arrived over NATS.
+func (e *election) handleControl(r controlRequest) {
+	leading := e.t != nil && !e.t.ended
+	if r.generic && !leading {
+		return // only the leader answers on the cluster's subject
+	}
+	reply := StepDownReply{Node: e.cfg.NodeID}
+	req, err := decodeStepDown(r.msg.Data)
+	switch {
+	case err != nil:
+		reply.Error = err.Error()
+	case !leading:
+		reply.Error, reply.Leader = ErrNotLeader.Error(), e.knownLeader()
+	case req.To == e.cfg.NodeID:
+		reply.Error = fmt.Sprintf("%s is already the leader", req.To)
+	case req.Reason == reasonPriority && req.Priority <= e.cfg.Priority:
+		reply.Error = fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, e.cfg.Priority)
+	case req.Reason == reasonPriority && time.Since(e.t.acquiredAt) < e.minTenureForPriority():
+		reply.Error = "the leader has led for less than LeaseTTL; ask again later"
+	}
+	if reply.Error != "" {
+		respond(r.msg, reply)
+		return
+	}
+	epoch, msg := e.t.epoch, r.msg
+	e.log.Info("step-down requested over NATS", "to", req.To, "reason", req.Reason)
+	e.beginDrain(true, req.To, func(err error) {
+		out := StepDownReply{OK: err == nil, Node: e.cfg.NodeID, Epoch: epoch, To: req.To}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		respond(msg, out)
+	})
 }
 
 // fail stops the election for good after a permanent error.
@@ -750,6 +909,7 @@ func (e *election) publish() {
 	e.view.mu.Unlock()
 	if leader != e.known {
 		e.known = leader
+		e.cfg.Observer.ObserveLeader(leader)
 		e.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return e.hooks.OnLeaderChange(e.hookCtx, leader) }})
 	}
 }

@@ -20,8 +20,13 @@ type Lease struct {
 	// TTLMillis is the holder's LeaseTTL in milliseconds. Followers wait the
 	// longer of it and their own LeaseTTL before taking over, so nodes with
 	// different settings (say, during a rolling change) stay safe.
-	TTLMillis int64  `json:"ttl_ms,omitempty"`
-	Revision  uint64 `json:"-"` // NATS KV revision (not serialized)
+	TTLMillis int64 `json:"ttl_ms,omitempty"`
+	// Priority is the holder's Config.Priority.
+	Priority int `json:"priority,omitempty"`
+	// Next, on a released lease, names the node the last holder handed over
+	// to: for a short while only that node campaigns.
+	Next     string `json:"next,omitempty"`
+	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 
 // ttl is the holder's LeaseTTL, or 0 when the record does not say.
@@ -67,6 +72,14 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	}
 	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
 		return Lease{}, fmt.Errorf("decode lease: ttl_ms %d out of range", l.TTLMillis)
+	}
+	if l.Next != "" {
+		if err := ValidateIdentifier("next", l.Next); err != nil {
+			return Lease{}, fmt.Errorf("decode lease: %w", err)
+		}
+	}
+	if l.Priority < 0 {
+		return Lease{}, fmt.Errorf("decode lease: negative priority %d", l.Priority)
 	}
 	if l.Epoch < 0 {
 		return Lease{}, fmt.Errorf("decode lease: negative epoch %d", l.Epoch)

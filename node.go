@@ -29,6 +29,8 @@ type Node struct {
 	ownsConn bool
 	el       *election
 	cancel   context.CancelFunc // aborts in-flight KV requests
+	subs     []*nats.Subscription
+	checks   chan struct{}      // closed when the health-check goroutine ends
 	hookStop context.CancelFunc // cancels the ctx given to OnLeaderChange/OnLoseLeadership
 	done     chan struct{}
 	err      error
@@ -106,6 +108,14 @@ func (n *Node) Start(ctx context.Context) error {
 		return fail(fmt.Errorf("start: watch lease: %w", err))
 	}
 
+	control := make(chan controlRequest, 16)
+	var subs []*nats.Subscription
+	if n.campaign {
+		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
+			_ = watcher.Stop()
+			return fail(fmt.Errorf("start: %w", err))
+		}
+	}
 	base, cancel := context.WithCancel(context.Background())
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	el := &election{
@@ -114,9 +124,11 @@ func (n *Node) Start(ctx context.Context) error {
 		store:      st,
 		campaign:   n.campaign,
 		hooks:      n.hooks,
-		disp:       newDispatcher(n.log),
+		disp:       newDispatcher(n.log, n.cfg.Observer),
 		view:       n.view,
 		cmds:       make(chan command),
+		control:    control,
+		health:     make(chan error),
 		expired:    make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		base:       base,
@@ -124,7 +136,16 @@ func (n *Node) Start(ctx context.Context) error {
 		watcher:    watcher,
 		reconnects: nc.Stats().Reconnects,
 	}
-	n.nc, n.ownsConn, n.el, n.cancel, n.hookStop = nc, owns, el, cancel, hookStop
+	n.nc, n.ownsConn, n.el, n.cancel, n.hookStop, n.subs = nc, owns, el, cancel, hookStop, subs
+	n.checks = make(chan struct{})
+	if n.cfg.HealthCheck != nil {
+		go func() {
+			defer close(n.checks)
+			runHealthChecks(base, n.cfg, el.health)
+		}()
+	} else {
+		close(n.checks)
+	}
 	go el.run()
 	go n.supervise(el)
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
@@ -241,8 +262,12 @@ func (n *Node) teardown(ctx context.Context) error {
 	n.mu.Unlock()
 	defer close(n.done)
 
+	for _, s := range n.subs {
+		_ = s.Unsubscribe()
+	}
 	n.cancel()
 	<-el.exited // quick once base is cancelled: in-flight requests abort
+	<-n.checks  // a HealthCheck that ignores its ctx holds Stop up here
 	el.disp.close()
 	var err error
 	select {
@@ -263,9 +288,11 @@ func (n *Node) teardown(ctx context.Context) error {
 // over. This node does not campaign again for Config.Cooldown. It returns
 // when the lease is released (or could not be, in which case followers take
 // over when it expires), ErrNotLeader if this node is not the leader.
-func (n *Node) StepDown(ctx context.Context) error {
+func (n *Node) StepDown(ctx context.Context) error { return n.stepDown(ctx, "") }
+
+func (n *Node) stepDown(ctx context.Context, to string) error {
 	reply := make(chan error, 1)
-	if err := n.send(ctx, command{kind: cmdStepDown, reply: reply}); err != nil {
+	if err := n.send(ctx, command{kind: cmdStepDown, reply: reply, to: to}); err != nil {
 		return err
 	}
 	select {
@@ -279,12 +306,32 @@ func (n *Node) StepDown(ctx context.Context) error {
 	}
 }
 
+// StepDownTo steps down like StepDown and names the successor: the
+// released record carries nodeID, and for one RenewInterval only that node
+// campaigns; if it does not take the lease by then, any node may. It is
+// the API behind remote handover (see ControlSubject).
+func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
+	if err := ValidateIdentifier("nodeID", nodeID); err != nil {
+		return fmt.Errorf("step down: %w", err)
+	}
+	if nodeID == n.cfg.NodeID {
+		return fmt.Errorf("step down: %w: cannot hand over to itself", ErrInvalidConfig)
+	}
+	return n.stepDown(ctx, nodeID)
+}
+
 // ValidateLeadership proves, right now, that this node holds the lease, by
 // renewing it with a compare-and-swap, and returns the epoch to pass to a
 // fenced resource. Call it before a critical operation. A read could be
 // answered by a stale replica; only a successful write proves tenure.
 // Errors wrap ErrNotLeader, ErrLeaseExpired or ErrEpochMismatch.
 func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
+	epoch, err := n.validateLeadership(ctx)
+	n.cfg.Observer.ObserveFencing(err)
+	return epoch, err
+}
+
+func (n *Node) validateLeadership(ctx context.Context) (int64, error) {
 	reply, epoch := make(chan error, 1), make(chan int64, 1)
 	if err := n.send(ctx, command{kind: cmdValidate, reply: reply, epoch: epoch}); err != nil {
 		return 0, err

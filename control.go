@@ -1,0 +1,137 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ControlSubject is where the current leader of a cluster answers
+// step-down requests: "cluster.<ClusterID>.control.stepdown". Only the
+// leader replies; with no leader the request times out. Who may publish
+// here is a matter of NATS permissions.
+func ControlSubject(clusterID string) string { return "cluster." + clusterID + ".control.stepdown" }
+
+// NodeControlSubject is where one node answers step-down requests:
+// "cluster.<ClusterID>.control.<NodeID>.stepdown". A node that does not
+// lead replies with an error naming the leader it knows.
+func NodeControlSubject(clusterID, nodeID string) string {
+	return "cluster." + clusterID + ".control." + nodeID + ".stepdown"
+}
+
+// MaxControlRequestSize is the largest step-down request accepted.
+const MaxControlRequestSize = 1024
+
+// StepDownRequest asks the leader to step down. An empty payload is a
+// request with no preferred successor.
+type StepDownRequest struct {
+	// To, if set, names the node to hand over to: for a short while after
+	// the release only that node campaigns.
+	To string `json:"to,omitempty"`
+	// Reason is "operator" (the default) or "priority" (a node of higher
+	// Priority asking for the lease; the leader checks Priority).
+	Reason string `json:"reason,omitempty"`
+	// Priority is the asking node's Config.Priority, with reason "priority".
+	Priority int `json:"priority,omitempty"`
+}
+
+// StepDownReply is the answer to a StepDownRequest.
+type StepDownReply struct {
+	OK     bool   `json:"ok"`
+	Node   string `json:"node"`             // the node that answered
+	Epoch  int64  `json:"epoch,omitempty"`  // the epoch it gave up
+	To     string `json:"to,omitempty"`     // the successor it named
+	Leader string `json:"leader,omitempty"` // with an error: the leader the node knows
+	Error  string `json:"error,omitempty"`
+}
+
+const (
+	reasonOperator = "operator"
+	reasonPriority = "priority"
+)
+
+// controlRequest is a step-down request on its way to the election loop.
+type controlRequest struct {
+	msg     *nats.Msg
+	generic bool // arrived on ControlSubject: only a leader answers
+}
+
+// decodeStepDown parses and checks a request payload.
+func decodeStepDown(data []byte) (StepDownRequest, error) {
+	var req StepDownRequest
+	if len(data) > MaxControlRequestSize {
+		return req, fmt.Errorf("request is %d bytes, at most %d", len(data), MaxControlRequestSize)
+	}
+	if len(trimSpace(data)) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			return req, fmt.Errorf("invalid request: %w", err)
+		}
+	}
+	if req.To != "" {
+		if err := ValidateIdentifier("to", req.To); err != nil {
+			return req, err
+		}
+	}
+	switch req.Reason {
+	case "":
+		req.Reason = reasonOperator
+	case reasonOperator, reasonPriority:
+	default:
+		return req, fmt.Errorf("invalid request: unknown reason %q", req.Reason)
+	}
+	return req, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// respond sends a reply if the request asked for one.
+func respond(m *nats.Msg, r StepDownReply) {
+	if m == nil || m.Reply == "" {
+		return
+	}
+	data, _ := json.Marshal(r) // a StepDownReply always encodes
+	_ = m.Respond(data)
+}
+
+// subscribeControl forwards step-down requests to the loop. The callback
+// only queues: the loop decides, never a NATS goroutine.
+func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*nats.Subscription, error) {
+	forward := func(generic bool) nats.MsgHandler {
+		return func(m *nats.Msg) {
+			select {
+			case out <- controlRequest{msg: m, generic: generic}:
+			default:
+				respond(m, StepDownReply{Node: cfg.NodeID, Error: "busy: too many control requests"})
+			}
+		}
+	}
+	var subs []*nats.Subscription
+	for _, s := range []struct {
+		subject string
+		generic bool
+	}{{ControlSubject(cfg.ClusterID), true}, {NodeControlSubject(cfg.ClusterID, cfg.NodeID), false}} {
+		sub, err := nc.Subscribe(s.subject, forward(s.generic))
+		if err != nil {
+			for _, done := range subs {
+				_ = done.Unsubscribe()
+			}
+			return nil, fmt.Errorf("subscribe %s: %w", s.subject, err)
+		}
+		subs = append(subs, sub)
+	}
+	return subs, nil
+}
+
+// minTenureForPriority is how long a leader leads before it yields to a
+// node of higher priority: no flapping when a preferred node comes and goes.
+func (e *election) minTenureForPriority() time.Duration { return e.cfg.LeaseTTL }

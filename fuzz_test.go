@@ -1,0 +1,260 @@
+package cluster
+
+// Fuzz targets for everything the core decodes or validates from outside:
+// the lease record read from KV, identifiers, and Config. Each asserts
+// properties (no panic, round trip, documented errors), not just a call.
+//
+//	go test -run='^$' -fuzz='^FuzzDecodeLease$' -fuzztime=10s .
+//	go test -run='^$' -fuzz='^FuzzValidateIdentifier$' -fuzztime=10s .
+//	go test -run='^$' -fuzz='^FuzzConfigValidate$' -fuzztime=10s .
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// FuzzDecodeLease feeds arbitrary bytes to decodeLease, as any client with
+// write access to the bucket can. Properties:
+//   - it never panics, and a value over MaxLeaseSize is always rejected;
+//   - a rejected value yields the zero Lease;
+//   - an accepted value satisfies the record's rules (valid node_id or
+//     released, epoch >= 0, held => epoch > 0, ttl_ms in range), carries the
+//     revision, and round-trips: its encoding decodes to a record whose
+//     encoding is byte-identical;
+//   - the election can write a record derived from it: a released record
+//     keeping its acquired_at (releaseStale does this, in UTC) encodes.
+func FuzzDecodeLease(f *testing.F) {
+	for _, s := range []string{
+		`{"node_id":"node-1","epoch":5,"expires_at":"2024-01-15T10:30:00Z","acquired_at":"2024-01-15T10:29:50Z"}`,
+		`{"node_id":"node-1","epoch":5,"expires_at":"2024-01-15T10:30:00Z","acquired_at":"2024-01-15T10:29:50Z","ttl_ms":10000}`,
+		`{"node_id":"","epoch":3,"expires_at":"2024-01-15T10:30:00+02:00","acquired_at":"0001-01-01T00:00:00Z"}`,
+		`{"node_id":"a","epoch":9223372036854775807}`,
+		`{"node_id":"a","epoch":1,"ttl_ms":86400000}`,
+		`{"node_id":"a","epoch":1,"ttl_ms":86400001}`,
+		`{"node_id":"a","epoch":-1}`,
+		`{"node_id":"a","epoch":0}`,
+		`{"node_id":"a.b","epoch":1}`,
+		`{"node_id":"a","epoch":1e3}`,
+		`{"node_id":"a","epoch":"5"}`,
+		`{"node_id":"a","node_id":"b","epoch":2}`,
+		`{"NODE_ID":"a","Epoch":2}`,
+		`{"node_id":"a","epoch":1,"acquired_at":"2024-01-15T10:29:50.123456789-23:59"}`,
+		`{"node_id":"\u00e9","epoch":1}`,
+		"{\"node_id\":\"a\xff\",\"epoch\":1}",
+		`null`, `[]`, `{}`, `"x"`, `{not json`, ``, ` `,
+		`{"node_id":"a","epoch":1}` + strings.Repeat(" ", MaxLeaseSize),
+	} {
+		f.Add([]byte(s), uint64(7))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, rev uint64) {
+		l, err := decodeLease(data, rev)
+		if err != nil {
+			if l != (Lease{}) {
+				t.Fatalf("rejected %q (%v) but returned %+v", data, err, l)
+			}
+			return
+		}
+		if len(data) > MaxLeaseSize {
+			t.Fatalf("accepted a %d-byte value, over MaxLeaseSize", len(data))
+		}
+		checkLeaseRules(t, l, rev)
+		enc, err := encodeLease(l)
+		if err != nil {
+			t.Fatalf("decoded %q to %+v, which does not encode: %v", data, l, err)
+		}
+		l2, err := decodeLease(enc, rev)
+		if err != nil {
+			t.Fatalf("re-encoded lease %s does not decode: %v", enc, err)
+		}
+		enc2, err := encodeLease(l2)
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Fatalf("round trip changed the record:\n %s\n %s (%v)", enc, enc2, err)
+		}
+		if l2.NodeID != l.NodeID || l2.Epoch != l.Epoch || l2.TTLMillis != l.TTLMillis ||
+			!l2.AcquiredAt.Equal(l.AcquiredAt) || !l2.ExpiresAt.Equal(l.ExpiresAt) {
+			t.Fatalf("round trip changed fields: %+v -> %+v", l, l2)
+		}
+		// What releaseStale writes back for a record naming this node.
+		released := Lease{Epoch: l.Epoch, AcquiredAt: l.AcquiredAt.UTC(), ExpiresAt: time.Now().UTC()}
+		if _, err := encodeLease(released); err != nil {
+			t.Fatalf("accepted lease %q has acquired_at %v, which cannot be written back in UTC: %v", data, l.AcquiredAt, err)
+		}
+	})
+}
+
+// checkLeaseRules asserts the rules an accepted lease record obeys.
+func checkLeaseRules(t *testing.T, l Lease, rev uint64) {
+	t.Helper()
+	if l.Revision != rev {
+		t.Fatalf("revision %d, want %d", l.Revision, rev)
+	}
+	if l.Epoch < 0 {
+		t.Fatalf("accepted negative epoch %d", l.Epoch)
+	}
+	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
+		t.Fatalf("accepted ttl_ms %d", l.TTLMillis)
+	}
+	if l.NodeID != "" {
+		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
+			t.Fatalf("accepted node_id %q: %v", l.NodeID, err)
+		}
+		if l.Epoch == 0 {
+			t.Fatalf("accepted held lease with epoch 0")
+		}
+	}
+}
+
+// identifierOracle is the documented rule, written independently of
+// ValidateIdentifier.
+var identifierOracle = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// FuzzValidateIdentifier checks ValidateIdentifier against the documented
+// rule, and that an accepted identifier is safe where it is used: one NATS
+// subject token, a KV bucket name and a KV key.
+func FuzzValidateIdentifier(f *testing.F) {
+	for _, s := range []string{
+		"node-1", "a", "A_b-9", strings.Repeat("x", 64), strings.Repeat("x", 65),
+		"", "*", ">", "a.b", ".", "a b", " a", "a\t", "a\n", "a/b", "a\\b", "$SYS", "a\x00",
+		"\xff", "nöde", "ⅰ", "a*b", "a>", "%", "a:b", "\u200b",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := ValidateIdentifier("NodeID", s)
+		want := identifierOracle.MatchString(s)
+		if (err == nil) != want {
+			t.Fatalf("ValidateIdentifier(%q) = %v, documented rule says valid=%v", s, err, want)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
+			}
+			if !strings.Contains(err.Error(), "NodeID") {
+				t.Fatalf("error %q does not name the field", err)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error message is not valid UTF-8: %q", err)
+			}
+			return
+		}
+		// Accepted: a single subject token, a valid bucket name and key.
+		subject := "cluster." + s + ".health"
+		if n := len(strings.Split(subject, ".")); n != 3 || strings.ContainsAny(s, "*> \t\r\n") {
+			t.Fatalf("identifier %q does not make one subject token", s)
+		}
+		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(bucketName(s)) {
+			t.Fatalf("bucket name %q is not valid", bucketName(s))
+		}
+		if !regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`).MatchString(cooldownKey(s)) {
+			t.Fatalf("key %q is not a valid KV key", cooldownKey(s))
+		}
+	})
+}
+
+// FuzzConfigValidate checks Config.Validate against the documented rules
+// (defaults first, then ranges), written independently; that it agrees with
+// NewNode; that every error wraps ErrInvalidConfig and names a field; and
+// that an accepted Config, with its defaults, keeps the timing invariants
+// the protocol relies on.
+func FuzzConfigValidate(f *testing.F) {
+	s, ms := int64(time.Second), int64(time.Millisecond)
+	f.Add("c", "n", "nats://127.0.0.1:4222", int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), 0)
+	f.Add("c", "n", "nats://x", 10*s, 3*s, s, 3*s, 10*s, 10*s, 3)
+	f.Add("c", "n", "nats://x", 500*ms, 150*ms, 0*s, 0*s, 0*s, 0*s, 1)
+	f.Add("c", "n", "", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("a.b", "n", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", ">", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", "n", "nats://x", -s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", "n", "nats://x", 10*s, 4*s, 0*s, 0*s, 0*s, 0*s, 6)
+	f.Add("c", "n", "nats://x", 10*s, -s, 6*s, 20*s, int64(-1), int64(-1), -1)
+	f.Add("c", "n", "nats://x", int64(math.MaxInt64), int64(math.MaxInt64/3), 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", "n", "nats://x", 10*s, int64(math.MaxInt64/3)+1, 0*s, s, 0*s, 0*s, 0)
+	f.Fuzz(func(t *testing.T, clusterID, nodeID, url string, ttl, renew, margin, reqTimeout, drain, cooldown int64, replicas int) {
+		cfg := Config{
+			ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{url},
+			LeaseTTL: time.Duration(ttl), RenewInterval: time.Duration(renew), SafetyMargin: time.Duration(margin),
+			RequestTimeout: time.Duration(reqTimeout), DrainTimeout: time.Duration(drain), Cooldown: time.Duration(cooldown),
+			BucketReplicas: replicas, Logger: testLogger(),
+		}
+		err := cfg.Validate()
+		field, want := configOracle(cfg)
+		if (err == nil) != want {
+			t.Fatalf("Validate(%+v) = %v; documented rules say valid=%v (field %s)", cfg, err, want, field)
+		}
+		n, nerr := NewNode(cfg, nil)
+		if (nerr == nil) != (err == nil) {
+			t.Fatalf("Validate says %v but NewNode says %v", err, nerr)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
+			}
+			if !strings.Contains(err.Error(), field) {
+				t.Fatalf("error %q does not name %s", err, field)
+			}
+			return
+		}
+		c := n.Config()
+		if c.LeaseTTL < MinLeaseTTL || c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 ||
+			c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin ||
+			c.BucketReplicas < 1 || c.BucketReplicas > 5 || c.Logger == nil {
+			t.Fatalf("accepted config breaks the timing invariants: %+v", c)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("the config NewNode uses does not validate: %v", err)
+		}
+	})
+}
+
+// configOracle applies the documented defaults and rules of Config and
+// returns whether cfg is valid, or the field that is not.
+func configOracle(c Config) (field string, valid bool) {
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.RenewInterval == 0 {
+		c.RenewInterval = DefaultRenewInterval
+		if c.LeaseTTL < 3*DefaultRenewInterval {
+			c.RenewInterval = c.LeaseTTL / 4
+		}
+	}
+	if c.SafetyMargin == 0 {
+		c.SafetyMargin = c.LeaseTTL / 10
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = c.RenewInterval
+	}
+	if c.BucketReplicas == 0 {
+		c.BucketReplicas = 1
+	}
+	switch {
+	case !identifierOracle.MatchString(c.ClusterID):
+		return "ClusterID", false
+	case !identifierOracle.MatchString(c.NodeID):
+		return "NodeID", false
+	case c.Conn == nil && (len(c.NATSURLs) == 0 || c.NATSURLs[0] == ""):
+		return "NATSURLs", false
+	case c.LeaseTTL < MinLeaseTTL:
+		return "LeaseTTL", false
+	// At most LeaseTTL/3, in exact arithmetic (no overflow).
+	case c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3:
+		return "RenewInterval", false
+	case c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2:
+		return "SafetyMargin", false
+	case c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin:
+		return "RequestTimeout", false
+	case c.DrainTimeout < 0:
+		return "DrainTimeout", false
+	case c.Cooldown < 0:
+		return "Cooldown", false
+	case c.BucketReplicas < 1 || c.BucketReplicas > 5:
+		return "BucketReplicas", false
+	}
+	return "", true
+}

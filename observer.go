@@ -1,0 +1,47 @@
+package cluster
+
+import "time"
+
+// RenewalOutcome classifies one lease renewal, for metrics.
+type RenewalOutcome string
+
+// Renewal outcomes.
+const (
+	RenewalOK       RenewalOutcome = "ok"       // the CAS succeeded
+	RenewalConflict RenewalOutcome = "conflict" // the revision had moved on
+	RenewalTimeout  RenewalOutcome = "timeout"  // no answer in RequestTimeout: outcome unknown
+	RenewalError    RenewalOutcome = "error"    // any other failure
+)
+
+// Observer receives the events a metrics system needs (see package
+// metrics for a Prometheus collector). Its methods are called on the
+// node's own goroutines, some on the election loop itself, so they must
+// return quickly, must not block, and must not call the Node. The core
+// stays free of any metrics library.
+type Observer interface {
+	// ObserveRenewal reports a renewal by the leader and how long it took.
+	ObserveRenewal(outcome RenewalOutcome, latency time.Duration)
+	// ObserveLeadership reports that this node became (true) or stopped
+	// being (false) the leader, with the tenure's epoch.
+	ObserveLeadership(leader bool, epoch int64)
+	// ObserveElection reports that this node won the lease, and how long
+	// the lease had been free on this node's clock (since it saw the release
+	// or judged the lease expired); 0 when the key did not exist.
+	ObserveElection(wait time.Duration)
+	// ObserveLeader reports the leader as this node now sees it ("" when nobody leads).
+	ObserveLeader(nodeID string)
+	// ObserveHook reports one hook call, its duration and its error (a panic is an error).
+	ObserveHook(hook string, duration time.Duration, err error)
+	// ObserveFencing reports a ValidateLeadership call; err is nil when tenure was proven.
+	ObserveFencing(err error)
+}
+
+// noObserver is the Observer used when Config.Observer is nil.
+type noObserver struct{}
+
+func (noObserver) ObserveRenewal(RenewalOutcome, time.Duration) {}
+func (noObserver) ObserveLeadership(bool, int64)                {}
+func (noObserver) ObserveElection(time.Duration)                {}
+func (noObserver) ObserveLeader(string)                         {}
+func (noObserver) ObserveHook(string, time.Duration, error)     {}
+func (noObserver) ObserveFencing(error)                         {}

@@ -1,0 +1,273 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+func TestPriorityHandoverWithoutFlapping(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.Priority = 10
+	b := startNode(t, bcfg, rec, nil)
+	// b is preferred: once it has followed for a LeaseTTL it asks, and a
+	// hands over through the normal release.
+	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "preferred node never became leader")
+	if rec.count("a", "lose") != 1 {
+		t.Errorf("a lost leadership %d times, want 1", rec.count("a", "lose"))
+	}
+	ccfg := testConfig(id, "c", srv.URL())
+	ccfg.Priority = 10 // a tie: never hands over
+	c := startNode(t, ccfg, rec, nil)
+	holdFor(t, 4*testTTL, func() bool { return b.IsLeader() && !c.IsLeader() && !a.IsLeader() }, "b keeps leading against an equal priority")
+	if n := rec.tenureCount(); n != 2 {
+		t.Errorf("tenures = %d, want 2 (a, then b)", n)
+	}
+	rec.check(t)
+}
+
+func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.Priority = 10
+	b, proxy := proxiedNode(t, srv, bcfg, rec)
+	// b's connection drops more often than every LeaseTTL: it never counts as
+	// stable, so it never asks a to yield.
+	until := time.Now().Add(4 * testTTL)
+	for time.Now().Before(until) {
+		natstest.WaitFor(t, 5*time.Second, func() bool { return b.Conn().IsConnected() }, "b did not reconnect")
+		reconnects := b.Conn().Stats().Reconnects
+		proxy.Cut()
+		proxy.Restore()
+		natstest.WaitFor(t, 5*time.Second, func() bool { return b.Conn().Stats().Reconnects > reconnects }, "b did not reconnect")
+		natstest.WaitFor(t, testTTL, func() bool { return a.IsLeader() && !b.IsLeader() }, "a leads")
+	}
+	if rec.count("a", "lose") != 0 {
+		t.Errorf("a handed over to an unstable preferred node")
+	}
+	rec.check(t)
+}
+
+func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	var sick atomic.Bool
+	acfg := testConfig(id, "a", srv.URL())
+	acfg.HealthInterval, acfg.HealthThreshold = 50*time.Millisecond, 3
+	var checks atomic.Int64
+	acfg.HealthCheck = func(ctx context.Context) error {
+		checks.Add(1)
+		if sick.Load() {
+			return errors.New("disk full")
+		}
+		return nil
+	}
+	a := startNode(t, acfg, rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.Cooldown = time.Minute // once b steps down, only a can take the lease
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	sick.Store(true)
+	start := checks.Load()
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over from an unhealthy leader")
+	if n := checks.Load() - start; n < 3 {
+		t.Errorf("a stepped down after %d failed checks, want 3", n)
+	}
+	// b gives up the lease; a is unhealthy and must not campaign.
+	if err := b.StepDown(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	holdFor(t, 2*testTTL, func() bool { return !a.IsLeader() }, "unhealthy a stays out")
+	sick.Store(false)
+	natstest.WaitFor(t, 5*time.Second, a.IsLeader, "a did not campaign again once healthy")
+	rec.check(t)
+}
+
+func TestRemoteStepDownToNamedNode(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := []*Node{
+		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, stableConfig(id, "b", srv.URL()), rec, nil),
+		startNode(t, stableConfig(id, "c", srv.URL()), rec, nil),
+	}
+	nc := srv.Connect(t)
+	ask := func(subject string, req any) StepDownReply {
+		t.Helper()
+		var data []byte
+		switch r := req.(type) {
+		case []byte:
+			data = r
+		default:
+			data, _ = json.Marshal(r)
+		}
+		msg, err := nc.Request(subject, data, 5*time.Second)
+		if err != nil {
+			t.Fatalf("request %s: %v", subject, err)
+		}
+		var reply StepDownReply
+		if err := json.Unmarshal(msg.Data, &reply); err != nil {
+			t.Fatalf("reply %q: %v", msg.Data, err)
+		}
+		return reply
+	}
+	for round, want := range []string{"c", "b", "a", "c"} {
+		leader := waitOneLeader(t, nodes, 10*time.Second)
+		if leader.NodeID() == want {
+			continue
+		}
+		epoch := leader.Epoch()
+		reply := ask(ControlSubject(id), StepDownRequest{To: want})
+		if !reply.OK || reply.Node != leader.NodeID() || reply.To != want || reply.Epoch != epoch {
+			t.Fatalf("round %d: reply %+v", round, reply)
+		}
+		natstest.WaitFor(t, 5*time.Second, func() bool {
+			ls := leaders(nodes)
+			return len(ls) == 1 && ls[0].NodeID() == want
+		}, "round %d: %s did not become leader", round, want)
+	}
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	var follower *Node
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	if r := ask(NodeControlSubject(id, follower.NodeID()), nil); r.OK || r.Leader != leader.NodeID() {
+		t.Errorf("follower's reply %+v, want an error naming %s", r, leader.NodeID())
+	}
+	if r := ask(NodeControlSubject(id, leader.NodeID()), []byte("{garbage")); r.OK || r.Error == "" {
+		t.Errorf("malformed request reply %+v, want an error", r)
+	}
+	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: "no.such"}); r.OK {
+		t.Errorf("invalid successor accepted: %+v", r)
+	}
+	if !leader.IsLeader() {
+		t.Error("a refused request moved leadership")
+	}
+	if err := leader.StepDownTo(ctx(t), leader.NodeID()); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("StepDownTo(self) = %v", err)
+	}
+	rec.check(t)
+}
+
+// eventObserver records Observer calls.
+type eventObserver struct {
+	mu       sync.Mutex
+	renewals map[RenewalOutcome]int
+	leading  []bool
+	leaders  []string
+	hooks    map[string]int
+	fencing  []error
+	wins     []time.Duration
+}
+
+func (o *eventObserver) ObserveRenewal(out RenewalOutcome, _ time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.renewals[out]++
+}
+func (o *eventObserver) ObserveLeadership(l bool, _ int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.leading = append(o.leading, l)
+}
+func (o *eventObserver) ObserveElection(w time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.wins = append(o.wins, w)
+}
+func (o *eventObserver) ObserveLeader(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.leaders = append(o.leaders, id)
+}
+func (o *eventObserver) ObserveHook(name string, _ time.Duration, _ error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.hooks[name]++
+}
+func (o *eventObserver) ObserveFencing(err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.fencing = append(o.fencing, err)
+}
+
+func TestObserverSeesWhatMetricsNeed(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	obs := &eventObserver{renewals: map[RenewalOutcome]int{}, hooks: map[string]int{}}
+	acfg := testConfig(id, "a", srv.URL())
+	acfg.Observer = obs
+	a := startNode(t, acfg, rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return obs.renewals[RenewalOK] >= 2
+	}, "no successful renewals observed")
+	if _, err := a.ValidateLeadership(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.StepDown(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over")
+	if _, err := a.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 2*time.Second, func() bool {
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		return len(obs.leaders) >= 3 && obs.hooks["OnLoseLeadership"] == 1
+	}, "observer missed leader changes or hooks")
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.leading) != 2 || !obs.leading[0] || obs.leading[1] {
+		t.Errorf("leadership events %v, want [true false]", obs.leading)
+	}
+	if len(obs.wins) != 1 || obs.wins[0] != 0 {
+		t.Errorf("election waits %v, want one 0 (created the key)", obs.wins)
+	}
+	if len(obs.fencing) != 2 || obs.fencing[0] != nil || !errors.Is(obs.fencing[1], ErrNotLeader) {
+		t.Errorf("fencing events %v", obs.fencing)
+	}
+	if obs.hooks["OnBecomeLeader"] != 1 || obs.hooks["OnLeaderChange"] < 2 {
+		t.Errorf("hook events %v", obs.hooks)
+	}
+	want := []string{"a", "", "b"}
+	for i, w := range want {
+		if i >= len(obs.leaders) || obs.leaders[i] != w {
+			t.Errorf("leaders seen %q, want prefix %q", obs.leaders, want)
+			break
+		}
+	}
+	_ = nats.ErrTimeout
+}
