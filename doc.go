@@ -45,11 +45,24 @@
 //
 // # Timing
 //
-// With the defaults (LeaseTTL 10s, RenewInterval 3s) a crashed leader is
-// replaced between LeaseTTL and LeaseTTL+RenewInterval after its last
-// renewal; a node that has just started waits a full LeaseTTL before taking
-// over a lease it did not see released. A graceful StepDown or Stop hands
-// over within a few KV round trips.
+// With the defaults (LeaseTTL 10s, RenewInterval 3s) followers replace a
+// crashed leader LeaseTTL after they last saw it renew: between
+// LeaseTTL-RenewInterval and LeaseTTL after the crash. A node that has just
+// started waits a full LeaseTTL before taking over a lease it did not see
+// released. A graceful StepDown or Stop hands over within a few KV round
+// trips.
+//
+// # Operations
+//
+// Config.Priority makes a node the preferred leader: once it has followed
+// for a LeaseTTL it asks a leader of lower priority to hand over, which the
+// leader does through the normal release. Config.HealthCheck couples
+// leadership to the application's health: a leader that fails it
+// HealthThreshold times in a row steps down, and an unhealthy node does not
+// campaign. Operators can ask the leader to step down, optionally in favour
+// of a named node, with a request on ControlSubject (see StepDownRequest);
+// StepDownTo does the same from code. Config.Observer receives the events a
+// metrics system needs (package metrics has a Prometheus collector).
 //
 // # Errors
 //

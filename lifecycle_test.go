@@ -227,3 +227,17 @@ func TestStartFailsClearly(t *testing.T) {
 		t.Errorf("Stop before Start = %v, want ErrNotStarted", err)
 	}
 }
+
+func TestEveryURLIsUsed(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	rec := newRecorder()
+	// The first URL refuses connections; the node must use the second.
+	cfg := testConfig(uniqueClusterID(t), "a", "nats://127.0.0.1:1", srv.URL())
+	cfg.NATSOptions = []nats.Option{nats.DontRandomize()}
+	a := startNode(t, cfg, rec, nil)
+	natstest.WaitFor(t, 5*time.Second, a.IsLeader, "node with a dead first URL never led")
+	if got := a.Conn().ConnectedUrl(); got != srv.URL() {
+		t.Errorf("connected to %q, want %q", got, srv.URL())
+	}
+}
