@@ -12,10 +12,7 @@ import (
 )
 
 func TestSingleLeaderAmongThree(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	var nodes []*Node
 	for i := range 3 {
 		nodes = append(nodes, startNode(t, stableConfig(id, fmt.Sprintf("n%d", i), srv.URL()), rec, nil))
@@ -39,10 +36,7 @@ func TestSingleLeaderAmongThree(t *testing.T) {
 }
 
 func TestSingleLeaderAmongTwenty(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	var nodes []*Node
 	for i := range 20 {
 		nodes = append(nodes, startNode(t, testConfig(id, fmt.Sprintf("n%02d", i), srv.URL()), rec, nil))
@@ -55,10 +49,7 @@ func TestSingleLeaderAmongTwenty(t *testing.T) {
 }
 
 func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	// A long TTL: a handover inside it proves the release path, not expiry.
 	mk := func(name string) Config {
 		c := testConfig(id, name, srv.URL())
@@ -108,10 +99,7 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 }
 
 func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	mk := func(name string) Config {
 		c := testConfig(id, name, srv.URL())
 		c.LeaseTTL, c.RenewInterval = 10*time.Second, 2*time.Second
@@ -167,10 +155,7 @@ func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
 }
 
 func TestSlowHookDoesNotCostTheLease(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	release := make(chan struct{})
 	slow := HookFuncs{BecomeLeader: func(ctx context.Context) error {
 		select { // blocks for many TTLs
@@ -197,14 +182,8 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 }
 
 func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
-	nodes := []*Node{
-		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
-		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
-	}
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b")
 	waitOneLeader(t, nodes, 5*time.Second)
 	// Move the epoch up a few times so that "back to 1" would show.
 	for range 3 {
@@ -235,10 +214,7 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 }
 
 func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	kv := openKV(t, srv.URL(), id)
@@ -257,10 +233,7 @@ func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
 }
 
 func TestClockIndependence(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	// A held lease whose writer's clock is an hour behind: expires_at is long
 	// past on ours. Followers must still wait a full TTL of seeing it unchanged.
@@ -283,10 +256,7 @@ func TestClockIndependence(t *testing.T) {
 // A follower configured with a shorter LeaseTTL than the leader's must
 // still wait out the leader's: the record carries it.
 func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
 	nc := srv.Connect(t)

@@ -65,6 +65,24 @@ func testConfig(clusterID, nodeID string, urls ...string) Config {
 	}
 }
 
+// setup starts the leak check (first, so it runs last), a server, a
+// recorder and a fresh cluster ID: what almost every test needs.
+func setup(t *testing.T) (*natstest.Server, *recorder, string) {
+	t.Helper()
+	natstest.CheckLeaks(t)
+	return natstest.RunServer(t), newRecorder(), uniqueClusterID(t)
+}
+
+// startNodes starts one testConfig node per name.
+func startNodes(t *testing.T, srv *natstest.Server, rec *recorder, id string, names ...string) []*Node {
+	t.Helper()
+	var nodes []*Node
+	for _, name := range names {
+		nodes = append(nodes, startNode(t, testConfig(id, name, srv.URL()), rec, nil))
+	}
+	return nodes
+}
+
 // startNode starts a campaigning node recorded by rec, stopped at cleanup.
 func startNode(t testing.TB, cfg Config, rec *recorder, extra Hooks) *Node {
 	t.Helper()

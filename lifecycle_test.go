@@ -12,10 +12,7 @@ import (
 )
 
 func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), rec.hooks("watcher", func() int64 { return 0 }, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +59,7 @@ func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
 }
 
 func TestValidateLeadershipFencing(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
@@ -92,10 +86,7 @@ func TestValidateLeadershipFencing(t *testing.T) {
 }
 
 func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	// a's connection is the test's to close: a crash without release.
 	nc := srv.Connect(t)
 	cfg := testConfig(id, "a", srv.URL())
@@ -132,14 +123,8 @@ func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
 }
 
 func TestBucketDeletedFailsFast(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
-	nodes := []*Node{
-		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
-		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
-	}
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b")
 	waitOneLeader(t, nodes, 5*time.Second)
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
@@ -166,15 +151,8 @@ func TestBucketDeletedFailsFast(t *testing.T) {
 }
 
 func TestServerRestartKeepsOneLeader(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
-	nodes := []*Node{
-		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
-		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
-		startNode(t, testConfig(id, "c", srv.URL()), rec, nil),
-	}
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b", "c")
 	before := waitOneLeader(t, nodes, 5*time.Second)
 	srv.Restart(t)
 	after := waitOneLeader(t, nodes, 15*time.Second)
@@ -185,10 +163,7 @@ func TestServerRestartKeepsOneLeader(t *testing.T) {
 }
 
 func TestStartContextBoundsStartupOnly(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	startCtx, cancel := context.WithCancel(context.Background())
 	n, err := NewNode(stableConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {

@@ -14,10 +14,7 @@ import (
 )
 
 func TestPriorityHandoverWithoutFlapping(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
@@ -40,10 +37,7 @@ func TestPriorityHandoverWithoutFlapping(t *testing.T) {
 }
 
 func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
@@ -67,10 +61,7 @@ func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
 }
 
 func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	var sick atomic.Bool
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.HealthInterval, acfg.HealthThreshold = 50*time.Millisecond, 3
@@ -106,10 +97,7 @@ func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
 }
 
 func TestRemoteStepDownToNamedNode(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	nodes := []*Node{
 		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
 		startNode(t, stableConfig(id, "b", srv.URL()), rec, nil),
@@ -218,10 +206,7 @@ func (o *eventObserver) ObserveFencing(err error) {
 }
 
 func TestObserverSeesWhatMetricsNeed(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	obs := &eventObserver{renewals: map[RenewalOutcome]int{}, hooks: map[string]int{}}
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Observer = obs

@@ -29,10 +29,7 @@ func holdFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 }
 
 func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
@@ -55,10 +52,7 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 }
 
 func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
 	a, proxy := proxiedNode(t, srv, cfg, rec)
@@ -84,10 +78,7 @@ func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 }
 
 func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
@@ -105,10 +96,7 @@ func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
 }
 
 func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
 	a, proxy := proxiedNode(t, srv, cfg, rec)
@@ -135,10 +123,7 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 }
 
 func TestDisconnectedFollowerDoesNotReportExpiry(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	rec := newRecorder()
-	id := uniqueClusterID(t)
+	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	b, proxy := proxiedNode(t, srv, testConfig(id, "b", srv.URL()), rec)
