@@ -135,3 +135,38 @@ func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*
 // minTenureForPriority is how long a leader leads before it yields to a
 // node of higher priority: no flapping when a preferred node comes and goes.
 func (e *election) minTenureForPriority() time.Duration { return e.cfg.LeaseTTL }
+
+// handleControl answers a step-down request that arrived over NATS.
+func (e *election) handleControl(r controlRequest) {
+	leading := e.t != nil && !e.t.ended
+	if r.generic && !leading {
+		return // only the leader answers on the cluster's subject
+	}
+	reply := StepDownReply{Node: e.cfg.NodeID}
+	req, err := decodeStepDown(r.msg.Data)
+	switch {
+	case err != nil:
+		reply.Error = err.Error()
+	case !leading:
+		reply.Error, reply.Leader = ErrNotLeader.Error(), e.knownLeader()
+	case req.To == e.cfg.NodeID:
+		reply.Error = fmt.Sprintf("%s is already the leader", req.To)
+	case req.Reason == reasonPriority && req.Priority <= e.cfg.Priority:
+		reply.Error = fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, e.cfg.Priority)
+	case req.Reason == reasonPriority && time.Since(e.t.acquiredAt) < e.minTenureForPriority():
+		reply.Error = "the leader has led for less than LeaseTTL; ask again later"
+	}
+	if reply.Error != "" {
+		respond(r.msg, reply)
+		return
+	}
+	epoch, msg := e.t.epoch, r.msg
+	e.log.Info("step-down requested over NATS", "to", req.To, "reason", req.Reason)
+	e.beginDrain(true, req.To, func(err error) {
+		out := StepDownReply{OK: err == nil, Node: e.cfg.NodeID, Epoch: epoch, To: req.To}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		respond(msg, out)
+	})
+}

@@ -40,3 +40,30 @@ func runHealthChecks(ctx context.Context, cfg Config, out chan<- error) {
 type panicError struct{ v any }
 
 func (p panicError) Error() string { return "health check panicked" }
+
+// healthy reports whether this node may campaign as far as its
+// HealthCheck is concerned.
+func (e *election) healthy() bool {
+	return e.cfg.HealthCheck == nil || (e.healthKnown && e.healthFails < e.cfg.HealthThreshold)
+}
+
+// onHealth records one HealthCheck result; a leader that has failed
+// HealthThreshold checks in a row steps down.
+func (e *election) onHealth(err error) {
+	was := e.healthy()
+	e.healthKnown = true
+	if err == nil {
+		e.healthFails = 0
+		if !was {
+			e.stableSince = time.Now()
+			e.log.Info("health check passes; the node campaigns again")
+		}
+		return
+	}
+	e.healthFails++
+	e.log.Warn("health check failed", "error", err, "failures", e.healthFails, "threshold", e.cfg.HealthThreshold)
+	if e.healthFails == e.cfg.HealthThreshold && e.t != nil && !e.t.ended {
+		e.log.Warn("health check failed too often: stepping down")
+		e.beginDrain(true, "", nil)
+	}
+}
