@@ -73,6 +73,12 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
 		return Lease{}, fmt.Errorf("decode lease: ttl_ms %d out of range", l.TTLMillis)
 	}
+	// A release writes acquired_at back; JSON can only hold years 0-9999.
+	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
+		if y := at.UTC().Year(); y < 0 || y > 9999 {
+			return Lease{}, fmt.Errorf("decode lease: time %v out of range", at)
+		}
+	}
 	if l.Next != "" {
 		if err := ValidateIdentifier("next", l.Next); err != nil {
 			return Lease{}, fmt.Errorf("decode lease: %w", err)
