@@ -2,6 +2,7 @@ package vip
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"time"
 )
@@ -13,10 +14,16 @@ const writeTimeout = time.Second
 // announce sends one announcement round for the address: a gratuitous ARP
 // request and reply for IPv4, an unsolicited neighbour advertisement for
 // IPv6. It runs in the namespace of the calling thread.
-func (s *settings) announce() error {
+//
+// It returns the socket it used, still open, for the caller to close later
+// (even when err is set; nil when there is none). Closing an AF_PACKET
+// socket waits for an RCU grace period in the kernel (synchronize_net),
+// 10-15 ms, long after the frames have left: callers close it off the
+// critical path, outside Manager.mu.
+func (s *settings) announce() (io.Closer, error) {
 	ifi, err := s.ethernetInterface()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if s.addr.Is4() {
 		return s.sendGratuitousARP(ifi)

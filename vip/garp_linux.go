@@ -2,6 +2,7 @@ package vip
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -19,13 +20,16 @@ import (
 // requires before it treats a reply as gratuitous (arp_is_garp).
 //
 // The address must already be on the interface: arp.Dial wants an IPv4
-// address there.
-func (s *settings) sendGratuitousARP(ifi *net.Interface) error {
+// address there. The returned client is open: see announce.
+func (s *settings) sendGratuitousARP(ifi *net.Interface) (io.Closer, error) {
 	c, err := arp.Dial(ifi)
 	if err != nil {
-		return netRawError("open ARP socket on "+ifi.Name, err)
+		return nil, netRawError("open ARP socket on "+ifi.Name, err)
 	}
-	defer c.Close()
+	return c, s.writeGratuitousARP(c, ifi)
+}
+
+func (s *settings) writeGratuitousARP(c *arp.Client, ifi *net.Interface) error {
 	if err := c.SetWriteDeadline(time.Now().Add(writeTimeout)); err != nil {
 		return netRawError("set deadline", err)
 	}

@@ -1,7 +1,9 @@
 package vip
 
 import (
+	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -26,6 +28,9 @@ type keeper struct {
 	done chan struct{} // closed when the goroutine has exited
 	kick chan struct{} // a burst was (re)started: arm the burst timer
 
+	closeq  chan io.Closer // announcement sockets to close, off m.mu
+	closing atomic.Int32   // sockets handed over and not yet closed
+
 	// Guarded by m.mu.
 	burstLeft int  // announcement rounds still to send in this burst
 	announced bool // a round succeeded since the address was last (re)added
@@ -46,6 +51,7 @@ func (m *Manager) startKeeper() *keeper {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		kick:    make(chan struct{}, 1),
+		closeq:  make(chan io.Closer, 16),
 		burst:   stoppedTimer(),
 		retry:   stoppedTimer(),
 		resub:   stoppedTimer(),
@@ -90,12 +96,44 @@ func (k *keeper) startBurstLocked(ok bool) {
 	}
 }
 
+// closeLater has the goroutine close c (nil is ignored), or closes it now
+// if too many are pending.
+func (k *keeper) closeLater(c io.Closer) {
+	if c == nil {
+		return
+	}
+	k.closing.Add(1)
+	select {
+	case k.closeq <- c:
+	default:
+		k.close(c)
+	}
+}
+
+func (k *keeper) close(c io.Closer) {
+	c.Close()
+	k.closing.Add(-1)
+}
+
+// closePending closes the sockets still queued; the goroutine is exiting.
+func (k *keeper) closePending() {
+	for {
+		select {
+		case c := <-k.closeq:
+			k.close(c)
+		default:
+			return
+		}
+	}
+}
+
 func (k *keeper) subscriptionError(err error) {
 	k.m.log.Warn("netlink subscription error", "err", err)
 }
 
 func (k *keeper) loop(ev *events) {
 	defer close(k.done)
+	defer k.closePending()
 	defer func() { ev.close() }()
 	defer k.burst.Stop()
 	defer k.retry.Stop()
@@ -118,6 +156,8 @@ func (k *keeper) loop(ev *events) {
 			return
 		case <-k.kick:
 			k.burst.Reset(k.m.s.AnnounceInterval)
+		case c := <-k.closeq:
+			k.close(c)
 		case <-k.burst.C:
 			k.burstRound()
 		case u, ok := <-addrs:
@@ -202,7 +242,7 @@ func (k *keeper) ensure(reason string, announce bool) {
 		k.backoff = minRetry
 		return
 	}
-	err = m.run(m.s.announce)
+	err = m.announceLocked()
 	if added {
 		k.startBurstLocked(err == nil)
 	} else if err == nil {
@@ -227,7 +267,7 @@ func (k *keeper) burstRound() {
 		return
 	}
 	k.burstLeft--
-	if err := m.run(m.s.announce); err != nil {
+	if err := m.announceLocked(); err != nil {
 		m.log.Warn("VIP announcement failed", "err", err)
 	} else {
 		k.announced = true

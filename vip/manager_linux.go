@@ -3,6 +3,7 @@ package vip
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 )
@@ -42,6 +43,19 @@ func (m *Manager) Config() Config { return m.s.Config }
 
 func (m *Manager) logger() *slog.Logger { return m.log }
 
+// announceLocked sends one announcement round; m.mu is held and m.keeper
+// is set. The socket used is handed to the keeper to close: closing it can
+// take longer than sending (see settings.announce).
+func (m *Manager) announceLocked() error {
+	var c io.Closer
+	err := m.run(func() (err error) {
+		c, err = m.s.announce()
+		return err
+	})
+	m.keeper.closeLater(c)
+	return err
+}
+
 // Acquire adds the address to the interface and announces it: one
 // announcement round before it returns, the rest of the burst
 // (Config.AnnounceCount rounds, Config.AnnounceInterval apart) in the
@@ -79,7 +93,7 @@ func (m *Manager) Acquire(ctx context.Context) error {
 	if m.keeper == nil {
 		m.keeper = m.startKeeper()
 	}
-	err = m.run(m.s.announce)
+	err = m.announceLocked()
 	m.keeper.startBurstLocked(err == nil)
 	if err != nil {
 		m.log.Warn("VIP added but not announced; retrying in the background", "added", added, "err", err)

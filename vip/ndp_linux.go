@@ -1,6 +1,7 @@
 package vip
 
 import (
+	"io"
 	"net"
 	"net/netip"
 	"time"
@@ -44,13 +45,17 @@ func neighborAdvertisementBody(target netip.Addr, mac net.HardwareAddr) []byte {
 // The packet goes through a raw ICMPv6 socket (golang.org/x/net); the
 // kernel builds the IPv6 header and fills in the ICMPv6 checksum, which it
 // always does for raw ICMPv6 sockets.
-func (s *settings) sendNeighborAdvertisement(ifi *net.Interface) error {
+//
+// The returned socket is open: see announce.
+func (s *settings) sendNeighborAdvertisement(ifi *net.Interface) (io.Closer, error) {
 	conn, err := icmp.ListenPacket("ip6:ipv6-icmp", "::")
 	if err != nil {
-		return netRawError("open ICMPv6 socket", err)
+		return nil, netRawError("open ICMPv6 socket", err)
 	}
-	defer conn.Close()
-	p := conn.IPv6PacketConn()
+	return conn, s.writeNeighborAdvertisement(conn.IPv6PacketConn(), ifi)
+}
+
+func (s *settings) writeNeighborAdvertisement(p *ipv6.PacketConn, ifi *net.Interface) error {
 
 	var filter ipv6.ICMPFilter // this socket only sends: let nothing queue up on it
 	filter.SetAll(true)
