@@ -154,7 +154,7 @@ func (c Config) validate() error {
 	if c.LeaseTTL < MinLeaseTTL {
 		return fmt.Errorf("%w: LeaseTTL %v is below the minimum %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
 	}
-	if c.RenewInterval <= 0 || c.RenewInterval*3 > c.LeaseTTL {
+	if c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 { // not RenewInterval*3: it can overflow
 		return fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3)
 	}
 	if c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 {

@@ -36,11 +36,12 @@ type election struct {
 	base     context.Context
 	hookCtx  context.Context
 
-	watcher    jetstream.KeyWatcher
-	synced     bool     // the watch delivered the initial value
-	cur        observed // the latest lease entry seen
-	maxEpoch   int64    // highest epoch seen in any record
-	reconnects uint64   // connection reconnect count when last checked
+	watcher      jetstream.KeyWatcher
+	synced       bool     // the watch delivered the initial value
+	cur          observed // the latest lease entry seen
+	maxEpoch     int64    // highest epoch seen in any record
+	observations int      // lease revisions seen since Start
+	reconnects   uint64   // connection reconnect count when last checked
 
 	waiting   bool      // our CAS lost: wait for a revision above waitAbove
 	waitAbove uint64    // the revision we lost at

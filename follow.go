@@ -129,15 +129,19 @@ func laterOf(a, b time.Time) time.Time {
 	return b
 }
 
-// nextEpoch is the epoch of a new tenure. The KV revision of a record is at
-// least the epoch of every record before it (each acquisition is a write),
-// so after garbage or a deleted key the revision is a safe floor even for a
-// node that has seen no earlier epoch.
+// nextEpoch is the epoch of a new tenure: one more than the highest this
+// node has seen. The KV revision of a record is at least the epoch of every
+// record written before it (each acquisition is a write), so it is a floor
+// where this node's memory is no help: after garbage or a deleted key, and
+// when the record is the first one this node has ever seen (a restored or
+// forged record with a low epoch must not turn the epoch back). Between
+// running nodes the epoch grows by exactly one.
 func (e *election) nextEpoch() int64 {
 	next := e.maxEpoch + 1
 	if e.cur.valid {
 		next = max(next, e.cur.lease.Epoch+1)
-	} else if e.cur.present {
+	}
+	if e.cur.present && (!e.cur.valid || e.observations <= 1) {
 		next = max(next, int64(e.cur.rev))
 	}
 	return next
@@ -227,6 +231,7 @@ func (e *election) observe(ent jetstream.KeyValueEntry) {
 	}
 	if rev != e.cur.rev || !e.cur.present {
 		o := observed{present: true, rev: rev, firstSeen: time.Now()}
+		e.observations++
 		if ent.Operation() == jetstream.KeyValuePut {
 			if l, err := decodeLease(ent.Value(), rev); err == nil {
 				o.lease, o.valid = l, true

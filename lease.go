@@ -66,6 +66,9 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if len(data) > MaxLeaseSize {
 		return Lease{}, fmt.Errorf("lease value is %d bytes, at most %d", len(data), MaxLeaseSize)
 	}
+	if t := trimSpace(data); len(t) == 0 || t[0] != '{' {
+		return Lease{}, fmt.Errorf("decode lease: not a JSON object")
+	}
 	var l Lease
 	if err := json.Unmarshal(data, &l); err != nil {
 		return Lease{}, fmt.Errorf("decode lease: %w", err)
@@ -90,12 +93,14 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if l.Epoch < 0 {
 		return Lease{}, fmt.Errorf("decode lease: negative epoch %d", l.Epoch)
 	}
+	if l.Epoch == 0 {
+		// Every record this library writes, released ones too, carries the
+		// epoch of a tenure: {} or null is not a release.
+		return Lease{}, fmt.Errorf("decode lease: epoch 0")
+	}
 	if l.NodeID != "" {
 		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
 			return Lease{}, fmt.Errorf("decode lease: %w", err)
-		}
-		if l.Epoch == 0 {
-			return Lease{}, fmt.Errorf("decode lease: held lease with epoch 0")
 		}
 	}
 	l.Revision = revision
