@@ -36,6 +36,10 @@ var (
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.
 	ErrPermissionDenied = errors.New("permission denied")
+	// ErrBucketConfig: the coordination bucket exists with settings the
+	// election cannot use (a TTL that would age the lease out and restart
+	// the epoch, or values too small for a lease record). Permanent.
+	ErrBucketConfig = errors.New("coordination bucket settings unusable")
 	// ErrStopped: the Node has been stopped (by Stop, or by a permanent error).
 	ErrStopped = errors.New("node stopped")
 	// ErrObserver: the operation needs a campaigning node, and this Node was

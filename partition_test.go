@@ -32,8 +32,8 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
-	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	c := startNode(t, stableConfig(id, "c", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
 
 	proxy.Blackhole()
@@ -81,7 +81,7 @@ func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
 	proxy.Stall()
@@ -124,9 +124,9 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 
 func TestDisconnectedFollowerDoesNotReportExpiry(t *testing.T) {
 	srv, rec, id := setup(t)
-	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	b, proxy := proxiedNode(t, srv, testConfig(id, "b", srv.URL()), rec)
+	b, proxy := proxiedNode(t, srv, stableConfig(id, "b", srv.URL()), rec)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
 	proxy.Cut()

@@ -48,8 +48,36 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 	if err != nil {
 		return nil, s.explain(fmt.Errorf("open bucket %q: %w", bucket, err))
 	}
+	status, err := kv.Status(ctx)
+	if err != nil {
+		return nil, s.explain(fmt.Errorf("bucket %q status: %w", bucket, err))
+	}
+	if err := checkBucket(status); err != nil {
+		return nil, err
+	}
 	s.kv = kv
 	return s, nil
+}
+
+// minValueSize is the smallest MaxValueSize a bucket may have: a lease
+// record is about 150 bytes, MaxLeaseSize at most.
+const minValueSize = MaxLeaseSize
+
+// checkBucket refuses an existing bucket whose settings would break the
+// election; the error wraps ErrBucketConfig and ErrInvalidConfig. Other
+// settings (History above 1, replicas, storage) only cost.
+func checkBucket(status jetstream.KeyValueStatus) error {
+	if ttl := status.TTL(); ttl > 0 {
+		return fmt.Errorf("%w: %w: bucket %q has a TTL of %v: the lease would age out of the store and its epoch restart at 1; use a bucket without TTL",
+			ErrBucketConfig, ErrInvalidConfig, status.Bucket(), ttl)
+	}
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		if max := bs.StreamInfo().Config.MaxMsgSize; max > 0 && max < minValueSize {
+			return fmt.Errorf("%w: %w: bucket %q allows values of %d bytes, at least %d needed",
+				ErrBucketConfig, ErrInvalidConfig, status.Bucket(), max, minValueSize)
+		}
+	}
+	return nil
 }
 
 // errClass says what the election does after an error.
@@ -75,10 +103,12 @@ func classify(err error) errClass {
 		switch apiErr.ErrorCode {
 		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 			return classConflict
+		case jetstream.JSErrCodeStreamMessageExceedsMaximum:
+			return classPermanent // the bucket's MaxValueSize changed under us
 		}
 	}
 	switch {
-	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied),
+	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrBucketConfig),
 		errors.Is(err, nats.ErrConnectionClosed):
 		return classPermanent
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
