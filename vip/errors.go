@@ -5,9 +5,9 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error this package returns wraps one of them (or a
-// context error), with the address, interface and operation in the message;
-// test for them with errors.Is.
+// Sentinel errors, for errors.Is. An error with a cause the caller can act
+// on wraps one of them, with the address, interface and operation in its
+// message; other kernel failures wrap the errno (a syscall.Errno) instead.
 var (
 	// ErrInvalidConfig: a Config field other than Address and Netmask is
 	// out of range (interface name, announcement count or intervals).

@@ -2,6 +2,7 @@ package vip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,8 +13,13 @@ import (
 
 // Defaults of the Hooks options.
 const (
-	DefaultRetryMin       = 250 * time.Millisecond
-	DefaultRetryMax       = 5 * time.Second
+	// DefaultRetryMin is the first delay before acquiring again after a
+	// failure (WithRetry).
+	DefaultRetryMin = 250 * time.Millisecond
+	// DefaultRetryMax caps the delay between acquisition attempts.
+	DefaultRetryMax = 5 * time.Second
+	// DefaultReleaseTimeout bounds the release at the end of a tenure
+	// (WithReleaseTimeout).
 	DefaultReleaseTimeout = 5 * time.Second
 )
 
@@ -87,7 +93,7 @@ func WithStepDown(d time.Duration, stepDown func(context.Context) error) HooksOp
 	return func(h *Hooks) { h.stepDownAfter, h.stepDown = d, stepDown }
 }
 
-// NewHooks returns Hooks that make m follow a Node's leadership.
+// NewHooks returns Hooks that make m (not nil) follow a Node's leadership.
 func NewHooks(m *Manager, opts ...HooksOption) *Hooks {
 	h := &Hooks{
 		m:              m,
@@ -179,7 +185,9 @@ func (h *Hooks) hold(t *tenure, err error) {
 	start := time.Now()
 	delay := h.retryMin
 	steppedDown := false
-	for err != nil && t.ctx.Err() == nil {
+	// ErrAnnounce: the address is on the interface and the Manager keeps
+	// announcing it; that is held.
+	for err != nil && !errors.Is(err, ErrAnnounce) && t.ctx.Err() == nil {
 		if h.stepDown != nil && !steppedDown && time.Since(start) >= h.stepDownAfter {
 			steppedDown = true
 			h.log.Error("VIP still not acquired; stepping down", "after", h.stepDownAfter, "err", err)

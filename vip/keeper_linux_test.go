@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
 )
 
 // An address removed by someone else while held comes back at once (from
@@ -60,9 +62,24 @@ func TestInterfaceRecreated(t *testing.T) {
 	if err := p.host.nl.LinkDel(p.host.link(t, hostIf)); err != nil {
 		t.Fatal(err)
 	}
-	p.host.vethTo(t, hostIf, p.peer, peerIf)
+	// Re-create it: a new veth pair, made under another name so that the
+	// peer's capture is in place before the manager can see it, then
+	// renamed to vip0 and brought up.
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "tmp0"}, PeerName: peerIf, PeerNamespace: netlink.NsFd(int(p.peer.h))}
+	if err := p.host.nl.LinkAdd(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.peer.nl.LinkSetUp(p.peer.link(t, peerIf)); err != nil {
+		t.Fatal(err)
+	}
 	p.peer.addAddr(t, peerIf, peerBase)
 	frames := p.peer.captureARP(t, peerIf, vip)
+	if err := p.host.nl.LinkSetName(p.host.link(t, "tmp0"), hostIf); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.host.nl.LinkSetUp(p.host.link(t, hostIf)); err != nil {
+		t.Fatal(err)
+	}
 	newMAC := p.host.mac(t, hostIf)
 	if idx := p.host.link(t, hostIf).Attrs().Index; idx == oldIndex {
 		t.Fatalf("re-created interface kept index %d", idx)

@@ -19,9 +19,6 @@ const (
 	naOptionEthernetSz = 8 // type, length (in units of 8 octets), 6-byte MAC
 )
 
-// allNodes is ff02::1, where unsolicited advertisements go.
-var allNodes = net.IPv6linklocalallnodes
-
 // neighborAdvertisementBody returns the ICMPv6 message body (after type,
 // code and checksum) of an unsolicited neighbour advertisement for target:
 // flags Router=0, Solicited=0, Override=1, then the target address and a
@@ -83,7 +80,7 @@ func (s *settings) writeNeighborAdvertisement(p *ipv6.PacketConn, ifi *net.Inter
 		return netRawError("build neighbour advertisement", err)
 	}
 	cm := &ipv6.ControlMessage{HopLimit: 255, Src: net.IP(s.addr.AsSlice()), IfIndex: ifi.Index}
-	if _, err := p.WriteTo(b, cm, &net.IPAddr{IP: allNodes}); err != nil {
+	if _, err := p.WriteTo(b, cm, &net.IPAddr{IP: net.IPv6linklocalallnodes}); err != nil {
 		return netRawError("send neighbour advertisement on "+ifi.Name, err)
 	}
 	return nil
