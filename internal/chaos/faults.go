@@ -1,0 +1,219 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+)
+
+// FaultKind is one kind of fault the schedule injects.
+type FaultKind string
+
+// The faults a run can inject.
+const (
+	FaultCut        FaultKind = "cut"         // close a node's connections, refuse new ones, then restore
+	FaultBlackhole  FaultKind = "blackhole"   // drop a node's traffic silently both ways, then restore
+	FaultStall      FaultKind = "stall"       // hold a node's traffic back, then deliver it late
+	FaultHookStall  FaultKind = "hook-stall"  // block a node's hooks for a while
+	FaultStepDown   FaultKind = "stepdown"    // the leader calls StepDown
+	FaultRestart    FaultKind = "restart"     // Stop a node gracefully, start a new Node with its ID later
+	FaultCrash      FaultKind = "crash"       // close a node's connection with no release, start a new Node later
+	FaultServer     FaultKind = "server"      // shut a NATS server down (maybe the stream leader), restart it later
+	FaultGarbage    FaultKind = "garbage"     // write garbage (or a delete or purge marker) into the lease key
+	FaultQuorumLoss FaultKind = "quorum-loss" // shut two of three servers down at once (off unless asked for)
+)
+
+// DefaultKinds are the faults a run injects unless Options.Kinds says
+// otherwise; FaultQuorumLoss is left out.
+var DefaultKinds = []FaultKind{
+	FaultCut, FaultBlackhole, FaultStall, FaultHookStall, FaultStepDown,
+	FaultRestart, FaultCrash, FaultServer, FaultGarbage,
+}
+
+// heal is an action due at a time: the end of a fault.
+type heal struct {
+	at   time.Time
+	what string
+	fn   func()
+}
+
+// inject applies one fault of kind k and returns a description, or "" if it
+// did not apply now (no eligible target).
+func (r *run) inject(k FaultKind) string {
+	switch k {
+	case FaultCut, FaultBlackhole, FaultStall:
+		return r.injectLink(k)
+	case FaultHookStall:
+		m := r.pickMember(true)
+		if m == nil {
+			return ""
+		}
+		d := r.span(0.5, 3)
+		m.stall.close()
+		r.busy[m]++
+		r.later(d, "hooks of "+m.id+" resume", func() { m.stall.open(); r.busy[m]-- })
+		return fmt.Sprintf("stall hooks of %s for %v", m.id, d)
+	case FaultStepDown:
+		for _, m := range r.members {
+			if n := m.current(); n != nil && n.IsLeader() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := n.StepDown(ctx)
+				cancel()
+				return fmt.Sprintf("StepDown %s: %v", m.id, errString(err))
+			}
+		}
+		return ""
+	case FaultRestart, FaultCrash:
+		return r.injectStop(k)
+	case FaultServer:
+		return r.injectServer()
+	case FaultQuorumLoss:
+		return r.injectQuorumLoss()
+	case FaultGarbage:
+		return r.injectGarbage()
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// injectLink cuts, blackholes or stalls one node's connections.
+func (r *run) injectLink(k FaultKind) string {
+	m := r.pickMember(true)
+	if m == nil {
+		return ""
+	}
+	d := r.span(0.2, 2.5)
+	for _, p := range m.proxies {
+		switch k {
+		case FaultCut:
+			p.Cut()
+		case FaultBlackhole:
+			p.Blackhole()
+		case FaultStall:
+			p.Stall()
+		}
+	}
+	r.busy[m]++
+	r.later(d, "restore "+m.id, func() { m.restore(); r.busy[m]-- })
+	return fmt.Sprintf("%s %s%s for %v", k, m.id, r.leaderMark(m), d)
+}
+
+// injectStop restarts a node gracefully or crashes it, and starts a new
+// Node under its ID later.
+func (r *run) injectStop(k FaultKind) string {
+	down := 0
+	for _, m := range r.members {
+		if m.current() == nil {
+			down++
+		}
+	}
+	if len(r.members)-down <= 2 { // keep at least two nodes running
+		return ""
+	}
+	m := r.pickMember(true)
+	if m == nil {
+		return ""
+	}
+	mark := r.leaderMark(m)
+	var err error
+	if k == FaultCrash {
+		err = m.crash()
+	} else {
+		err = m.stop()
+	}
+	if err != nil {
+		r.t.Errorf("chaos: %s %s: %v", k, m.id, err)
+	}
+	d := r.span(0, 2)
+	r.busy[m]++
+	r.later(d, "start "+m.id, func() {
+		if m.current() != nil {
+			r.busy[m]--
+			return
+		}
+		if err := m.start(r.t); err != nil {
+			r.t.Errorf("chaos: restart %s: %v", m.id, err)
+		}
+		r.busy[m]--
+	})
+	return fmt.Sprintf("%s %s%s, back in %v", k, m.id, mark, d)
+}
+
+// injectServer shuts down one NATS server, the stream leader half of the
+// time, while all are up, and restarts it later.
+func (r *run) injectServer() string {
+	if len(r.cluster.URLs()) < len(r.cluster.Servers()) {
+		return "" // one is down already: never two at once
+	}
+	stream := "KV_cluster-" + r.opts.ClusterID
+	i, what := r.rngIntN(len(r.cluster.Servers())), "server"
+	if r.chance(0.5) {
+		if l := r.cluster.StreamLeader("$G", stream); l >= 0 {
+			i, what = l, "stream leader"
+		}
+	}
+	r.cluster.Shutdown(i)
+	d := r.span(0.5, 3)
+	r.later(d, fmt.Sprintf("restart n%d", i), func() { r.cluster.Restart(r.t, i) })
+	return fmt.Sprintf("shut down n%d (%s) for %v", i, what, d)
+}
+
+// injectQuorumLoss shuts down two servers at once: JetStream stops, no
+// lease can be renewed or won, and the leader must stop at its deadline.
+func (r *run) injectQuorumLoss() string {
+	if len(r.cluster.URLs()) < len(r.cluster.Servers()) {
+		return ""
+	}
+	a := r.rngIntN(3)
+	b := (a + 1 + r.rngIntN(2)) % 3
+	r.cluster.Shutdown(a)
+	r.cluster.Shutdown(b)
+	d := r.span(1, 3)
+	r.later(d, fmt.Sprintf("restart n%d and n%d", a, b), func() {
+		r.cluster.Restart(r.t, a)
+		r.cluster.Restart(r.t, b)
+	})
+	return fmt.Sprintf("shut down n%d and n%d (quorum lost) for %v", a, b, d)
+}
+
+// garbageValues are what FaultGarbage writes into the lease key.
+var garbageValues = []struct {
+	name string
+	data []byte
+	op   string
+}{
+	{name: "not JSON", data: []byte("{not json")},
+	{name: "empty", data: []byte{}},
+	{name: "binary", data: []byte{0, 0xff, 0xfe, 1, 2, 3}},
+	{name: "negative epoch", data: []byte(`{"node_id":"x","epoch":-1}`)},
+	{name: "wrong types", data: []byte(`{"node_id":5,"epoch":"high"}`)},
+	{name: "oversized", data: bytes.Repeat([]byte("x"), 8<<10)},
+	{name: "delete marker", op: "delete"},
+	{name: "purge marker", op: "purge"},
+}
+
+// injectGarbage writes one garbage value into the lease key.
+func (r *run) injectGarbage() string {
+	g := garbageValues[r.rngIntN(len(garbageValues))]
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	kv, err := r.js.KeyValue(ctx, "cluster-"+r.opts.ClusterID)
+	if err == nil {
+		switch g.op {
+		case "delete":
+			err = kv.Delete(ctx, "lease")
+		case "purge":
+			err = kv.Purge(ctx, "lease")
+		default:
+			_, err = kv.Put(ctx, "lease", g.data)
+		}
+	}
+	return fmt.Sprintf("garbage (%s) into lease: %s", g.name, errString(err))
+}

@@ -1,0 +1,362 @@
+package chaos
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// Options configure a run. Zero fields take the defaults noted.
+type Options struct {
+	Seed          uint64        // seed of the schedule; 0 picks one from the clock (the Report says which)
+	Duration      time.Duration // how long faults are injected; default 20s
+	Nodes         int           // default 5
+	LeaseTTL      time.Duration // default 1s
+	RenewInterval time.Duration // default LeaseTTL/4
+	// MeanPause is the mean of the random pause between two faults; the
+	// pause is exponentially distributed, capped at 4 x MeanPause. Default
+	// LeaseTTL.
+	MeanPause time.Duration
+	Kinds     []FaultKind  // faults to inject, chosen uniformly; default DefaultKinds
+	ClusterID string       // default "chaos"
+	Logger    *slog.Logger // the nodes' logger; default discards
+	// Log, if set, receives one line per fault and heal as they happen.
+	Log func(format string, args ...any)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Seed == 0 {
+		o.Seed = uint64(time.Now().UnixNano())
+	}
+	if o.Duration == 0 {
+		o.Duration = 20 * time.Second
+	}
+	if o.Nodes == 0 {
+		o.Nodes = 5
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = time.Second
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = o.LeaseTTL / 4
+	}
+	if o.MeanPause == 0 {
+		o.MeanPause = o.LeaseTTL
+	}
+	if len(o.Kinds) == 0 {
+		o.Kinds = DefaultKinds
+	}
+	if o.ClusterID == "" {
+		o.ClusterID = "chaos"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	return o
+}
+
+// run is the state of one chaos run. The schedule runs on the test's
+// goroutine; writers and the sampler run on their own.
+type run struct {
+	t       testing.TB
+	opts    Options
+	cluster *natstest.Cluster
+	js      jetstream.JetStream
+	members []*member
+	checker *Checker
+	fence   *Fence
+	samples sampler
+	writers sync.WaitGroup
+
+	rng   *rand.Rand // the schedule's, used on the test goroutine only
+	rngMu sync.Mutex // guards wrng
+	wrng  *rand.Rand // writers' jitter
+
+	start   time.Time
+	heals   []heal
+	busy    map[*member]int // per member: faults (and restarts) not healed yet
+	faults  map[FaultKind]int
+	skipped map[FaultKind]int
+	log     []LogLine
+
+	statsMu      sync.Mutex
+	validateErrs map[string]int
+	nodeFailures []string
+}
+
+// Run runs the nodes under the schedule for opts.Duration, heals every
+// fault, checks that a leader is elected again, stops the nodes, checks the
+// invariants and returns the Report. It fails t on setup errors; it does not
+// fail t on violations: the caller decides (see Report.Violations).
+func Run(t testing.TB, opts Options) *Report {
+	t.Helper()
+	opts = opts.withDefaults()
+	r := &run{
+		t:            t,
+		opts:         opts,
+		checker:      NewChecker(),
+		fence:        NewFence(),
+		rng:          rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		wrng:         rand.New(rand.NewPCG(opts.Seed+1, 0)),
+		busy:         map[*member]int{},
+		faults:       map[FaultKind]int{},
+		skipped:      map[FaultKind]int{},
+		validateErrs: map[string]int{},
+	}
+	opts.Log("chaos: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v, duration %v, faults %v",
+		opts.Seed, opts.Nodes, opts.LeaseTTL, opts.RenewInterval, opts.Duration, opts.Kinds)
+
+	r.cluster = natstest.RunCluster(t, 3)
+	nc := r.cluster.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("chaos: jetstream: %v", err)
+	}
+	r.js = js
+	for i := range opts.Nodes {
+		m := &member{id: fmt.Sprintf("node%d", i+1), r: r}
+		for _, s := range r.cluster.Servers() {
+			m.proxies = append(m.proxies, faultproxy.New(t, s.Addr()))
+		}
+		r.members = append(r.members, m)
+	}
+	defer r.shutdown()
+	for _, m := range r.members {
+		if err := m.start(t); err != nil {
+			t.Fatalf("chaos: %v", err)
+		}
+	}
+	natstest.WaitFor(t, 30*time.Second, func() bool { return r.leader() != nil }, "chaos: no first leader")
+	opts.Log("chaos: servers n0..n%d, nodes node1..node%d; first leader %s", len(r.cluster.Servers())-1, opts.Nodes, r.leader().id)
+
+	stopSampler := make(chan struct{})
+	samplerDone := make(chan struct{})
+	go func() { defer close(samplerDone); r.runSampler(stopSampler) }()
+
+	r.start = time.Now()
+	r.schedule(r.start.Add(opts.Duration))
+	faultsEnd := time.Now()
+	r.healAll()
+	healed := time.Now()
+	natstest.WaitFor(t, 60*time.Second, func() bool { return r.leader() != nil }, "chaos: no leader elected within 60s after every fault healed")
+	recovery := time.Since(healed)
+	// A little steady state: the leader keeps writing.
+	steady := time.Now().Add(2 * opts.LeaseTTL)
+	natstest.WaitFor(t, 10*opts.LeaseTTL+10*time.Second, func() bool { return time.Now().After(steady) }, "steady state")
+
+	close(stopSampler)
+	<-samplerDone
+	end := time.Now()
+	r.stopAll()
+	r.writers.Wait()
+	return r.report(faultsEnd, end, recovery)
+}
+
+// schedule injects faults until deadline, and heals them when due.
+func (r *run) schedule(deadline time.Time) {
+	nextFault := time.Now().Add(r.pause())
+	for {
+		r.checkFailures()
+		now := time.Now()
+		if !now.Before(deadline) {
+			return
+		}
+		due := earliestHeal(r.heals)
+		wake := minTime(nextFault, deadline)
+		if !due.IsZero() && due.Before(wake) {
+			wake = due
+		}
+		if d := time.Until(wake); d > 0 {
+			timer := time.NewTimer(min(d, 50*time.Millisecond)) // also polls for failed nodes
+			<-timer.C
+			continue
+		}
+		if r.runDueHeals(time.Now()) {
+			continue
+		}
+		if !time.Now().Before(nextFault) {
+			k := r.opts.Kinds[r.rngIntN(len(r.opts.Kinds))]
+			if what := r.inject(k); what != "" {
+				r.faults[k]++
+				r.logf("%s", what)
+			} else {
+				r.skipped[k]++
+			}
+			nextFault = time.Now().Add(r.pause())
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func earliestHeal(hs []heal) time.Time {
+	var out time.Time
+	for _, h := range hs {
+		if out.IsZero() || h.at.Before(out) {
+			out = h.at
+		}
+	}
+	return out
+}
+
+// runDueHeals runs the heals due at now, in time order.
+func (r *run) runDueHeals(now time.Time) bool {
+	sort.SliceStable(r.heals, func(i, j int) bool { return r.heals[i].at.Before(r.heals[j].at) })
+	ran := false
+	for len(r.heals) > 0 && !r.heals[0].at.After(now) {
+		h := r.heals[0]
+		r.heals = r.heals[1:]
+		h.fn()
+		r.logf("heal: %s", h.what)
+		ran = true
+	}
+	return ran
+}
+
+// healAll runs every pending heal now, and restarts what is down.
+func (r *run) healAll() {
+	r.logf("faults end; healing everything")
+	for len(r.heals) > 0 {
+		r.runDueHeals(time.Now().Add(time.Hour))
+	}
+	for _, m := range r.members {
+		m.stall.open()
+		m.restore()
+	}
+	for i, s := range r.cluster.Servers() {
+		if s.NATS() == nil {
+			r.cluster.Restart(r.t, i)
+		}
+	}
+	r.checkFailures()
+	for _, m := range r.members {
+		if m.current() == nil {
+			if err := m.start(r.t); err != nil {
+				r.t.Errorf("chaos: restart %s: %v", m.id, err)
+			}
+		}
+	}
+}
+
+// checkFailures notices Nodes that stopped on their own, records why, and
+// schedules a new Node in their place. A Node stopping on its own under
+// transient faults is a failure of the library.
+func (r *run) checkFailures() {
+	for _, m := range r.members {
+		if err, failed := m.failed(); failed {
+			msg := fmt.Sprintf("%s stopped on its own: %v", m.instance(), err)
+			r.statsMu.Lock()
+			r.nodeFailures = append(r.nodeFailures, msg)
+			r.statsMu.Unlock()
+			r.logf("%s", msg)
+			r.busy[m]++
+			r.later(r.opts.LeaseTTL, "start "+m.id, func() {
+				if m.current() == nil {
+					if err := m.start(r.t); err != nil {
+						r.t.Errorf("chaos: restart %s: %v", m.id, err)
+					}
+				}
+				r.busy[m]--
+			})
+		}
+	}
+}
+
+// stopAll stops every node gracefully.
+func (r *run) stopAll() {
+	for _, m := range r.members {
+		if err := m.stop(); err != nil {
+			r.t.Errorf("chaos: stop %s: %v", m.id, err)
+		}
+	}
+}
+
+// shutdown is the last resort on a failed run: stop what still runs.
+func (r *run) shutdown() {
+	for _, m := range r.members {
+		m.stall.open()
+		_ = m.stop()
+	}
+	r.writers.Wait()
+}
+
+// later schedules a heal d from now.
+func (r *run) later(d time.Duration, what string, fn func()) {
+	r.heals = append(r.heals, heal{at: time.Now().Add(d), what: what, fn: fn})
+}
+
+// leader returns the member whose Node leads now, or nil.
+func (r *run) leader() *member {
+	for _, m := range r.members {
+		if n := m.current(); n != nil && n.IsLeader() {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *run) leaderMark(m *member) string {
+	if n := m.current(); n != nil && n.IsLeader() {
+		return " (leader)"
+	}
+	return ""
+}
+
+// pickMember picks a running member not under another fault: the leader
+// half of the time when preferLeader is set.
+func (r *run) pickMember(preferLeader bool) *member {
+	if preferLeader && r.chance(0.5) {
+		if l := r.leader(); l != nil && r.busy[l] == 0 {
+			return l
+		}
+	}
+	var free []*member
+	for _, m := range r.members {
+		if r.busy[m] == 0 && m.current() != nil {
+			free = append(free, m)
+		}
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	return free[r.rngIntN(len(free))]
+}
+
+// span is a random duration between lo and hi LeaseTTLs.
+func (r *run) span(lo, hi float64) time.Duration {
+	f := lo + r.rng.Float64()*(hi-lo)
+	return (time.Duration(f * float64(r.opts.LeaseTTL))).Round(time.Millisecond)
+}
+
+// pause is the random pause before the next fault.
+func (r *run) pause() time.Duration {
+	f := math.Min(r.rng.ExpFloat64(), 4)
+	return time.Duration(f * float64(r.opts.MeanPause))
+}
+
+func (r *run) chance(p float64) bool { return r.rng.Float64() < p }
+
+func (r *run) rngIntN(n int) int { return r.rng.IntN(n) }
+
+func (r *run) logf(format string, args ...any) {
+	line := LogLine{At: time.Since(r.start), Text: fmt.Sprintf(format, args...)}
+	r.log = append(r.log, line)
+	r.opts.Log("%s", line)
+}

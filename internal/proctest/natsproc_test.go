@@ -1,0 +1,129 @@
+package proctest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// natsProc is a standalone nats-server process with JetStream, on
+// 127.0.0.1, restartable on the same port and store directory.
+type natsProc struct {
+	bin    string
+	dir    string
+	conf   string
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startNATS writes a config (JetStream with sync_interval: always, as the
+// README recommends) and starts the server.
+func startNATS(t *testing.T, bin string) *natsProc {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := filepath.Join(dir, "nats.conf")
+	text := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nserver_name: proctest\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n",
+		port, filepath.Join(dir, "js"))
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &natsProc{bin: bin, dir: dir, conf: conf, port: port}
+	p.start(t)
+	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
+	return p
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// URL is the client URL.
+func (p *natsProc) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", p.port) }
+
+// start runs the server and waits until JetStream answers.
+func (p *natsProc) start(t *testing.T) {
+	t.Helper()
+	log, err := os.OpenFile(filepath.Join(p.dir, "nats.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	p.cmd = exec.Command(p.bin, "-c", p.conf)
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start nats-server: %v", err)
+	}
+	p.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.cmd, p.exited)
+	if err := p.waitReady(20 * time.Second); err != nil {
+		t.Fatalf("nats-server not ready: %v", err)
+	}
+}
+
+// waitReady waits until a client can use JetStream.
+func (p *natsProc) waitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		last = func() error {
+			nc, err := nats.Connect(p.URL(), nats.Timeout(time.Second), nats.NoReconnect())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			js, err := jetstream.New(nc)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, err = js.AccountInfo(ctx)
+			return err
+		}()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("nats-server exited; see %s", filepath.Join(p.dir, "nats.log"))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return last
+}
+
+// stop sends sig and waits for the process to exit.
+func (p *natsProc) stop(sig syscall.Signal) {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exited:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
