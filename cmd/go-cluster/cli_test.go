@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// The CLI, built and run as a real process, against a running cluster of
+// three nodes on an embedded server.
+func TestCLI(t *testing.T) {
+	natstest.CheckLeaks(t)
+	bin := buildCLI(t)
+	srv := natstest.RunServer(t)
+	const id = "ops"
+	ms := []*member{startMember(t, srv, id, "a"), startMember(t, srv, id, "b"), startMember(t, srv, id, "c")}
+	leader := waitLeader(t, ms)
+	var cooling *member // stepped down last: it sits out the next elections
+	server := []string{"-s", srv.URL(), "--cluster", id}
+	cli := func(args ...string) result {
+		t.Helper()
+		return runCLI(t, bin, nil, append(append([]string{}, server...), args...)...)
+	}
+
+	t.Run("status", func(t *testing.T) {
+		r := cli("status", "--timeout", "1s")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		lines := strings.Split(r.stdout, "\n")
+		if want := "leader   " + leader.node.NodeID(); !strings.HasPrefix(lines[1], want) {
+			t.Errorf("second line %q, want %q\n%s", lines[1], want, r.stdout)
+		}
+		for _, m := range ms {
+			role := "PASSIVE"
+			if m == leader {
+				role = "PRIMARY"
+			}
+			if !containsRow(r.stdout, m.node.NodeID(), role, "ok", leader.node.NodeID()) {
+				t.Errorf("no row for %s as %s:\n%s", m.node.NodeID(), role, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stdout, "wall-clock estimate") {
+			t.Errorf("the leading time is not marked as an estimate:\n%s", r.stdout)
+		}
+
+		// The server from NATS_URL, flags after the command, JSON.
+		r = runCLI(t, bin, []string{envNATSURL + "=" + srv.URL()}, "status", "--cluster", id, "--json", "--timeout", "1s")
+		if r.code != 0 {
+			t.Fatalf("json: exit %d: %s", r.code, r.stderr)
+		}
+		var st statusReport
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			t.Fatalf("json: %v\n%s", err, r.stdout)
+		}
+		if st.Leader != leader.node.NodeID() || st.Lease != stateHeld || st.Epoch != leader.node.Epoch() || st.Revision == 0 {
+			t.Errorf("json status %+v, want leader %s epoch %d", st, leader.node.NodeID(), leader.node.Epoch())
+		}
+		if st.LeadingForMs == nil || st.AcquiredAt == nil || len(st.Members) != 3 {
+			t.Errorf("json status lacks the tenure or members: %s", r.stdout)
+		}
+		for _, m := range st.Members {
+			if m.Health != healthOK || m.HoldsLease != (m.Node == st.Leader) || len(m.Notes) != 0 {
+				t.Errorf("member %+v", m)
+			}
+		}
+	})
+
+	t.Run("health", func(t *testing.T) {
+		r := cli("health", "--timeout", "1s")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		for _, m := range ms {
+			if !containsRow(r.stdout, m.node.NodeID()) {
+				t.Errorf("%s missing:\n%s", m.node.NodeID(), r.stdout)
+			}
+		}
+		// One node, with the flag after the argument.
+		r = cli("health", leader.node.NodeID(), "--json")
+		if r.code != 0 {
+			t.Fatalf("one node: exit %d: %s", r.code, r.stderr)
+		}
+		var resp health.Response
+		if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		if resp.NodeID != leader.node.NodeID() || !resp.IsLeader() {
+			t.Errorf("health of the leader: %+v", resp)
+		}
+		r = cli("health", "--json", "--timeout", "1s")
+		var all []health.Response
+		if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all) != 3 {
+			t.Errorf("health of all, JSON: %v, %d replies\n%s", err, len(all), r.stdout)
+		}
+		r = cli("health", "zz")
+		if r.code != 1 || !strings.Contains(r.stderr, `node "zz"`) {
+			t.Errorf("unknown node: exit %d, stderr %q", r.code, r.stderr)
+		}
+	})
+
+	t.Run("stepdown to a named node", func(t *testing.T) {
+		to := other(ms, leader)
+		old := leader.node.Epoch()
+		r := cli("stepdown", "--to", to.node.NodeID(), "--timeout", "5s")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
+		}
+		want := leader.node.NodeID() + " stepped down from epoch " + itoa(old) + ", handing over to " + to.node.NodeID()
+		if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, to.node.NodeID()+" leads now, epoch "+itoa(old+1)) {
+			t.Errorf("output %q, want %q and the new leader", r.stdout, want)
+		}
+		if got := waitLeader(t, ms); got != to {
+			t.Fatalf("%s leads, want %s", got.node.NodeID(), to.node.NodeID())
+		}
+		r = cli("status", "--json", "--timeout", "500ms")
+		var st statusReport
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Leader != to.node.NodeID() {
+			t.Errorf("status after the handover: %v %s", err, r.stdout)
+		}
+		// Asking for the leader it already has sends nothing.
+		r = cli("stepdown", "--to", to.node.NodeID())
+		if r.code != 0 || !strings.Contains(r.stdout, "already leads") || !to.node.IsLeader() {
+			t.Errorf("stepdown to the leader: exit %d, %q %q", r.code, r.stdout, r.stderr)
+		}
+		// A node nobody runs: refused before anything is sent.
+		r = cli("stepdown", "--to", "nobody")
+		if r.code != 1 || !strings.Contains(r.stderr, "nothing was sent") || !to.node.IsLeader() {
+			t.Errorf("stepdown to a stranger: exit %d, %q", r.code, r.stderr)
+		}
+		cooling, leader = leader, to
+	})
+
+	t.Run("watch", func(t *testing.T) {
+		to := other(ms, leader, cooling)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, append(append([]string{}, server...), "watch", "--json", "--count", "3")...)
+		cmd.Env = cliEnv(nil)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		events := make(chan watchEvent, 10)
+		go func() {
+			defer close(events)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var ev watchEvent
+				if err := json.Unmarshal(sc.Bytes(), &ev); err == nil {
+					events <- ev
+				}
+			}
+		}()
+		next := func() watchEvent {
+			t.Helper()
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatalf("watch ended early: %s", stderr.String())
+				}
+				return ev
+			case <-time.After(20 * time.Second):
+				t.Fatal("no watch event in 20s")
+			}
+			return watchEvent{}
+		}
+		if ev := next(); ev.Event != eventLeader || ev.Leader != leader.node.NodeID() {
+			t.Fatalf("first event %+v, want %s leading", ev, leader.node.NodeID())
+		}
+		r := cli("stepdown", "--to", to.node.NodeID(), "--timeout", "5s")
+		if r.code != 0 {
+			t.Fatalf("stepdown: exit %d: %s", r.code, r.stderr)
+		}
+		if ev := next(); ev.Event != stateReleased || ev.Next != to.node.NodeID() || ev.Previous != leader.node.NodeID() {
+			t.Errorf("second event %+v, want a release to %s", ev, to.node.NodeID())
+		}
+		if ev := next(); ev.Event != eventLeader || ev.Leader != to.node.NodeID() || ev.Previous != "" {
+			t.Errorf("third event %+v, want %s leading", ev, to.node.NodeID())
+		}
+		for range events { // --count 3: it ends by itself
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("watch: %v: %s", err, stderr.String())
+		}
+	})
+}
+
+// Clear errors and exit codes when the cluster does not exist, nobody
+// answers, or the command line is wrong.
+func TestCLIErrors(t *testing.T) {
+	natstest.CheckLeaks(t)
+	bin := buildCLI(t)
+	srv := natstest.RunServer(t)
+	// A cluster that ran once: its bucket exists, nobody runs it any more.
+	ghost := startMember(t, srv, "ghost", "g1")
+	natstest.WaitFor(t, 10*time.Second, ghost.node.IsLeader, "g1 did not lead")
+	ghost.stop(t)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"status of an unknown cluster", []string{"status", "--cluster", "nope"}, 1, `cluster not found: "nope" has no KV bucket "cluster-nope"`},
+		{"health of an unknown cluster", []string{"health", "--cluster", "nope"}, 1, "cluster not found"},
+		{"stepdown in an unknown cluster", []string{"stepdown", "--cluster", "nope"}, 1, "cluster not found"},
+		{"watch of an unknown cluster", []string{"watch", "--cluster", "nope"}, 1, "cluster not found"},
+		{"stepdown with nobody leading", []string{"stepdown", "--cluster", "ghost"}, 1, "no answer on " + cluster.ControlSubject("ghost")},
+		{"health with nobody running", []string{"health", "--cluster", "ghost"}, 1, "no node of cluster ghost answers"},
+		{"no cluster", []string{"status"}, 2, "--cluster is required"},
+		{"bad cluster", []string{"status", "--cluster", "a.b"}, 2, `"a.b" has character '.'`},
+		{"bad --to", []string{"stepdown", "--cluster", "x", "--to", "a b"}, 2, "--to"},
+		{"unknown flag", []string{"status", "--cluster", "x", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown command", []string{"--cluster", "x", "promote"}, 2, `unknown command "promote"`},
+		{"too many arguments", []string{"health", "--cluster", "x", "a", "b"}, 2, `unexpected argument "b"`},
+		{"bad timeout", []string{"status", "--cluster", "x", "--timeout", "0s"}, 2, "--timeout must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, bin, nil, append([]string{"-s", srv.URL(), "--timeout", "1s"}, tc.args...)...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", r.code, r.stderr, tc.code, tc.want)
+			}
+		})
+	}
+
+	// status still reports the lease when no member answers health queries.
+	r := runCLI(t, bin, nil, "-s", srv.URL(), "--cluster", "ghost", "status", "--timeout", "500ms")
+	if r.code != 0 || !strings.Contains(r.stdout, "none: released at epoch 1") || !strings.Contains(r.stderr, "no member answers health queries") {
+		t.Errorf("status of a stopped cluster: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+	// No server.
+	r = runCLI(t, bin, nil, "-s", "nats://127.0.0.1:1", "--cluster", "x", "status")
+	if r.code != 1 || !strings.Contains(r.stderr, "cannot connect to NATS at nats://127.0.0.1:1") {
+		t.Errorf("no server: exit %d, %q", r.code, r.stderr)
+	}
+	// Help.
+	r = runCLI(t, bin, nil, "help")
+	if r.code != 0 || !strings.Contains(r.stdout, "stepdown [--to NODE]") {
+		t.Errorf("help: exit %d, %q", r.code, r.stdout)
+	}
+}
+
+// containsRow reports whether a line of out has the given fields, in order,
+// as its first whitespace-separated fields.
+func containsRow(out string, fields ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < len(fields) {
+			continue
+		}
+		match := true
+		for i, want := range fields {
+			match = match && f[i] == want
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(i int64) string { return strconv.FormatInt(i, 10) }

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// commandImpl is one subcommand: its own flags, and what it does.
+type commandImpl interface {
+	// define adds the command's own flags to fs.
+	define(fs *flag.FlagSet)
+	// run carries the command out; args are its positional arguments.
+	run(ctx context.Context, e *env, args []string) error
+}
+
+// command describes a subcommand.
+type command struct {
+	name     string
+	synopsis string // positional arguments and own flags, for usage
+	summary  string
+	maxArgs  int
+	impl     commandImpl
+}
+
+// commands returns the subcommands, each with a fresh implementation.
+func commands() []command {
+	return []command{
+		{"status", "", "show the leader, its epoch and lease, and every member with role and health", 0, &statusCmd{}},
+		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
+		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
+		{"health", "[NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
+	}
+}
+
+// lookup finds a subcommand by name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
+
+// usage prints the help text.
+func usage(w io.Writer, getenv func(string) string) {
+	fmt.Fprint(w, "go-cluster: operate a go-cluster cluster over NATS\n\nUsage:\n  go-cluster [flags] COMMAND [command flags] [arguments]\n\nCommands:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(c.name+" "+c.synopsis), c.summary)
+	}
+	fmt.Fprint(w, "\nFlags (before or after the command):\n")
+	o := defaultOptions(getenv)
+	fs := newFlagSet("go-cluster")
+	o.register(fs)
+	printFlags(w, fs)
+	for _, c := range commands() {
+		cfs := newFlagSet(c.name)
+		c.impl.define(cfs)
+		has := false
+		cfs.VisitAll(func(*flag.Flag) { has = true })
+		if has {
+			fmt.Fprintf(w, "\nFlags of %s:\n", c.name)
+			printFlags(w, cfs)
+		}
+	}
+	fmt.Fprint(w, "\nExit status: 0 on success; 1 when the cluster does not exist, nobody answers,\nor a request is refused; 2 on bad flags or arguments.\n")
+}
+
+// shortFlags are the one-letter aliases, printed with their long flag.
+func shortFlags() map[string]string { return map[string]string{"server": "s"} }
+
+// printFlags lists fs's flags the way the nats CLI does: --name, with the
+// one-letter alias in front.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	short := shortFlags()
+	aliases := map[string]bool{}
+	for _, s := range short {
+		aliases[s] = true
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if aliases[f.Name] {
+			return
+		}
+		kind, help := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if s, ok := short[f.Name]; ok {
+			name = "-" + s + ", " + name
+		} else {
+			name = "    " + name
+		}
+		if kind != "" && kind != "value" {
+			name += " " + strings.ToUpper(kind)
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(help, "(default") {
+			def = " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "  %-24s %s%s\n", name, help, def)
+	})
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// connect dials the servers of --server with --creds. The caller closes
+// the connection.
+func (e *env) connect() (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("go-cluster CLI"),
+		nats.Timeout(e.opts.timeout),
+	}
+	if e.opts.creds != "" {
+		opts = append(opts, nats.UserCredentials(e.opts.creds))
+	}
+	nc, err := nats.Connect(e.opts.server, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %s: %v", errConnect, e.opts.server, err)
+	}
+	return nc, nil
+}
+
+// bucketName is the cluster's KV bucket, as the core names it.
+func bucketName(clusterID string) string { return "cluster-" + clusterID }
+
+// leaseKey is the key of the lease in the bucket.
+const leaseKey = "lease"
+
+// openBucket binds to the cluster's bucket without creating it. A missing
+// bucket wraps errNoCluster.
+func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoJetStream, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	bucket := bucketName(e.opts.cluster)
+	kv, err := js.KeyValue(ctx, bucket)
+	switch {
+	case err == nil:
+		return kv, nil
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		return nil, fmt.Errorf("%w: %q has no KV bucket %q on %s (check --cluster and --server; the bucket appears when a node of the cluster first starts)",
+			errNoCluster, e.opts.cluster, bucket, nc.ConnectedUrlRedacted())
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return nil, fmt.Errorf("%w on %s: %v", errNoJetStream, nc.ConnectedUrlRedacted(), err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders):
+		return nil, fmt.Errorf("%w: JetStream did not answer within %v looking up bucket %q: %v", errNoAnswer, e.opts.timeout, bucket, err)
+	default:
+		return nil, fmt.Errorf("look up bucket %q: %w", bucket, err)
+	}
+}

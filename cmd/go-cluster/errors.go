@@ -1,0 +1,46 @@
+package main
+
+import "errors"
+
+// Errors the commands return. run maps them to exit codes: errUsage to 2,
+// the others to 1.
+var (
+	// errUsage: bad flags or arguments.
+	errUsage = errors.New("usage")
+	// errConnect: no NATS server could be reached.
+	errConnect = errors.New("cannot connect to NATS")
+	// errNoCluster: the cluster's KV bucket does not exist.
+	errNoCluster = errors.New("cluster not found")
+	// errNoJetStream: the server or account has no JetStream.
+	errNoJetStream = errors.New("JetStream not available")
+	// errNoAnswer: nobody answered a request, or not in time.
+	errNoAnswer = errors.New("no answer")
+	// errRefused: a node answered a request with an error.
+	errRefused = errors.New("request refused")
+	// errBadReply: an answer could not be decoded.
+	errBadReply = errors.New("invalid reply")
+	// errUnhealthy: a node answered a health query with an error.
+	errUnhealthy = errors.New("node reported an error")
+	// errHandover: the leader stepped down but leadership did not end up
+	// where it was asked to go, or no successor appeared in time.
+	errHandover = errors.New("handover incomplete")
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitCode maps an error to the process's exit status.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errUsage):
+		return exitUsage
+	default:
+		return exitFailure
+	}
+}

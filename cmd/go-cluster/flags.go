@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// Defaults of the common flags.
+const (
+	defaultServer  = "nats://127.0.0.1:4222"
+	defaultTimeout = 2 * time.Second
+	envNATSURL     = "NATS_URL"
+)
+
+// options are the flags every command takes.
+type options struct {
+	server  string        // comma-separated NATS URLs
+	creds   string        // path to a .creds file
+	cluster string        // the cluster's ID
+	timeout time.Duration // per request, and for gathering replies
+	json    bool          // JSON output
+}
+
+// defaultOptions are the options before any flag: the server comes from
+// NATS_URL when it is set, as with the nats CLI.
+func defaultOptions(getenv func(string) string) options {
+	o := options{server: defaultServer, timeout: defaultTimeout}
+	if url := strings.TrimSpace(getenv(envNATSURL)); url != "" {
+		o.server = url
+	}
+	return o
+}
+
+// register adds the common flags to fs, with o's current values as
+// defaults, so that a flag given before the command keeps its value when
+// the command's own flags are parsed.
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.server, "server", o.server, "NATS server `URLS`, comma-separated (default $NATS_URL, else "+defaultServer+")")
+	fs.StringVar(&o.server, "s", o.server, "short for --server")
+	fs.StringVar(&o.creds, "creds", o.creds, "NATS credentials `FILE` (.creds)")
+	fs.StringVar(&o.cluster, "cluster", o.cluster, "the cluster's `ID` (required)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies")
+	fs.BoolVar(&o.json, "json", o.json, "print JSON")
+}
+
+// check validates the options a command needs.
+func (o *options) check() error {
+	if o.cluster == "" {
+		return fmt.Errorf("%w: --cluster is required", errUsage)
+	}
+	if err := cluster.ValidateIdentifier("--cluster", o.cluster); err != nil {
+		return badIdentifier(err)
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("%w: --timeout must be positive, not %v", errUsage, o.timeout)
+	}
+	if strings.TrimSpace(o.server) == "" {
+		return fmt.Errorf("%w: --server is empty", errUsage)
+	}
+	return nil
+}
+
+// invocation is a parsed command line.
+type invocation struct {
+	opts options
+	cmd  command
+	args []string // the command's positional arguments
+	help bool     // -h or help: print usage and exit 0
+}
+
+// parse reads a command line: [flags] COMMAND [flags and arguments, in any
+// order]. Errors wrap errUsage.
+func parse(args []string, getenv func(string) string) (invocation, error) {
+	inv := invocation{opts: defaultOptions(getenv)}
+	global := newFlagSet("go-cluster")
+	inv.opts.register(global)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			inv.help = true
+			return inv, nil
+		}
+		return inv, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		return inv, fmt.Errorf("%w: no command given", errUsage)
+	}
+	if rest[0] == "help" {
+		inv.help = true
+		return inv, nil
+	}
+	cmd, ok := lookup(rest[0])
+	if !ok {
+		return inv, fmt.Errorf("%w: unknown command %q", errUsage, rest[0])
+	}
+	inv.cmd = cmd
+	fs := newFlagSet("go-cluster " + cmd.name)
+	inv.opts.register(fs)
+	cmd.impl.define(fs)
+	pos, err := parseInterspersed(fs, rest[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			inv.help = true
+			return inv, nil
+		}
+		return inv, fmt.Errorf("%w: %s: %v", errUsage, cmd.name, err)
+	}
+	if len(pos) > cmd.maxArgs {
+		return inv, fmt.Errorf("%w: %s: unexpected argument %q (usage: go-cluster %s %s)", errUsage, cmd.name, pos[cmd.maxArgs], cmd.name, cmd.synopsis)
+	}
+	inv.args = pos
+	if err := inv.opts.check(); err != nil {
+		return inv, err
+	}
+	return inv, nil
+}
+
+// parseInterspersed parses flags anywhere among the arguments, as the nats
+// CLI does ("health node-1 --json"); "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag stops at the first non-flag, or after "--".
+		if len(args)-len(rest) > 0 && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set that reports errors to its caller and
+// prints nothing itself.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// badIdentifier turns an error of cluster.ValidateIdentifier into a usage
+// error, without the library's "invalid config" prefix.
+func badIdentifier(err error) error {
+	return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
+}

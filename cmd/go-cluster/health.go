@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+)
+
+// healthCmd queries one node's health, or every node's.
+type healthCmd struct{}
+
+func (*healthCmd) define(*flag.FlagSet) {}
+
+func (*healthCmd) run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 1 {
+		if err := cluster.ValidateIdentifier("NODE", args[0]); err != nil {
+			return badIdentifier(err)
+		}
+	}
+	nc, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	client, err := health.NewClient(nc, e.opts.cluster)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	var resps []health.Response
+	var out any
+	if len(args) == 1 {
+		r, err := client.QueryNode(ctx, args[0], e.opts.timeout)
+		if err != nil && !errors.Is(err, health.ErrRemote) {
+			return e.explainHealthError(ctx, nc, args[0], err)
+		}
+		resps, out = []health.Response{r}, r
+	} else {
+		rs, err := client.QueryCluster(ctx, e.opts.timeout)
+		if err != nil {
+			return e.explainHealthError(ctx, nc, "", err)
+		}
+		resps, out = rs, rs
+	}
+	if e.opts.json {
+		err = writeJSON(e.stdout, out)
+	} else {
+		err = renderHealth(e.stdout, resps)
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range resps {
+		if r.Error != "" {
+			return fmt.Errorf("%w: %s: %s", errUnhealthy, r.NodeID, r.Error)
+		}
+	}
+	return nil
+}
+
+// explainHealthError turns a failed query of node ("" for every node)
+// into a clear error: when nobody answers, it says whether the cluster
+// exists at all.
+func (e *env) explainHealthError(ctx context.Context, nc *nats.Conn, node string, err error) error {
+	subject, who := health.ClusterSubject(e.opts.cluster), "no node of cluster "+e.opts.cluster
+	if node != "" {
+		subject, who = health.NodeSubject(e.opts.cluster, node), fmt.Sprintf("node %q of cluster %s", node, e.opts.cluster)
+	}
+	switch {
+	case errors.Is(err, health.ErrNoResponders):
+		if _, berr := e.openBucket(ctx, nc); errors.Is(berr, errNoCluster) {
+			return berr
+		}
+		if node == "" {
+			return fmt.Errorf("%w: %s answers health queries on %s", errNoAnswer, who, subject)
+		}
+		return fmt.Errorf("%w: %s does not answer on %s (not running, or no such node)", errNoAnswer, who, subject)
+	case errors.Is(err, health.ErrTimeout):
+		if node == "" {
+			who = "the nodes of cluster " + e.opts.cluster
+		}
+		return fmt.Errorf("%w: %s did not answer on %s within %v", errNoAnswer, who, subject, e.opts.timeout)
+	case errors.Is(err, health.ErrInvalidConfig):
+		return fmt.Errorf("%w: %v", errUsage, err)
+	default:
+		return fmt.Errorf("health query on %s: %w", subject, err)
+	}
+}

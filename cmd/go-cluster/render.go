@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/health"
+)
+
+// renderStatus prints a status report as text.
+func renderStatus(w io.Writer, r statusReport) error {
+	t := newTable(w)
+	fmt.Fprintf(t, "cluster\t%s (bucket %s)\n", r.Cluster, r.Bucket)
+	switch r.Lease {
+	case stateHeld:
+		fmt.Fprintf(t, "leader\t%s\n", r.Leader)
+		fmt.Fprintf(t, "epoch\t%d\n", r.Epoch)
+		if r.LeadingForMs != nil {
+			since := fmt.Sprintf("~%s, since %s", fmtMillis(*r.LeadingForMs), fmtTime(*r.AcquiredAt))
+			if r.ClockSkew {
+				since = "unknown: acquired_at " + fmtTime(*r.AcquiredAt) + " is ahead of this machine's clock"
+			}
+			fmt.Fprintf(t, "leading\t%s (wall-clock estimate from acquired_at)\n", since)
+		}
+	case stateReleased:
+		fmt.Fprintf(t, "leader\tnone: released at epoch %d%s\n", r.Epoch, nextNote(r.Next))
+		fmt.Fprintf(t, "epoch\t%d\n", r.Epoch)
+	case stateAbsent:
+		fmt.Fprintf(t, "leader\tnone: no node has won the lease yet\n")
+	case stateDeleted:
+		fmt.Fprintf(t, "leader\tunknown: the lease key was deleted\n")
+	case stateInvalid:
+		fmt.Fprintf(t, "leader\tunknown: the lease is not a valid record (%s)\n", r.Problem)
+	}
+	if r.Revision != 0 {
+		lease := fmt.Sprintf("revision %d", r.Revision)
+		if r.WrittenAt != nil {
+			lease += ", last written " + fmtTime(*r.WrittenAt)
+		}
+		if r.TTLMs != 0 {
+			lease += ", ttl " + fmtMillis(r.TTLMs)
+		}
+		if r.Priority != 0 {
+			lease += fmt.Sprintf(", leader's priority %d", r.Priority)
+		}
+		fmt.Fprintf(t, "lease\t%s\n", lease)
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if len(r.Members) == 0 {
+		_, err := fmt.Fprintln(w, "\nno member answered health queries")
+		return err
+	}
+	fmt.Fprintln(w)
+	notes := make([]string, len(r.Members))
+	anyNotes := false
+	for i, m := range r.Members {
+		notes[i] = strings.Join(m.Notes, "; ")
+		if m.Error != "" {
+			notes[i] = m.Error
+		}
+		anyNotes = anyNotes || notes[i] != ""
+	}
+	t = newTable(w)
+	header := "NODE\tROLE\tHEALTH\tLEADER\tEPOCH\tUPTIME"
+	if anyNotes {
+		header += "\tNOTES"
+	}
+	fmt.Fprintln(t, header)
+	for i, m := range r.Members {
+		uptime := "-"
+		if m.Health == healthOK {
+			uptime = fmtMillis(m.UptimeMs)
+		}
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, orDash(m.Role), m.Health,
+			orDash(m.Leader), epochCell(m.Epoch), uptime)
+		if anyNotes {
+			row += "\t" + notes[i]
+		}
+		fmt.Fprintln(t, row)
+	}
+	return t.Flush()
+}
+
+func nextNote(next string) string {
+	if next == "" {
+		return ""
+	}
+	return ", handed over to " + next
+}
+
+// renderWatchEvent prints one watch event as a line of text.
+func renderWatchEvent(w io.Writer, ev watchEvent) error {
+	var what string
+	switch ev.Event {
+	case eventLeader:
+		what = fmt.Sprintf("%s leads, epoch %d", ev.Leader, ev.Epoch)
+		if ev.Previous != "" {
+			what += " (was " + ev.Previous + ")"
+		}
+	case eventRenewed:
+		what = fmt.Sprintf("%s renewed, epoch %d", ev.Leader, ev.Epoch)
+	case stateReleased:
+		what = fmt.Sprintf("no leader: released at epoch %d", ev.Epoch)
+		if ev.Previous != "" {
+			what += " by " + ev.Previous
+		}
+		what += nextNote(ev.Next)
+	case stateAbsent:
+		what = "no leader: no node has won the lease yet"
+	case stateDeleted:
+		what = "the lease key was deleted"
+	case stateInvalid:
+		what = "the lease is not a valid record: " + ev.Problem
+	}
+	rev := ""
+	if ev.Revision != 0 {
+		rev = fmt.Sprintf("  [revision %d]", ev.Revision)
+	}
+	_, err := fmt.Fprintf(w, "%s  %-8s  %s%s\n", fmtTime(ev.Time), ev.Event, what, rev)
+	return err
+}
+
+// renderStepdown prints the outcome of stepdown as text.
+func renderStepdown(w io.Writer, r stepdownReport) error {
+	if r.AlreadyLeader {
+		_, err := fmt.Fprintf(w, "%s already leads (epoch %d): nothing to do\n", r.NewLeader, r.NewEpoch)
+		return err
+	}
+	rep := r.Reply
+	if !rep.OK {
+		known := ""
+		if rep.Leader != "" {
+			known = " (it knows " + rep.Leader + " as the leader)"
+		}
+		_, err := fmt.Fprintf(w, "%s refused: %s%s\n", orDash(rep.Node), rep.Error, known)
+		return err
+	}
+	line := fmt.Sprintf("%s stepped down from epoch %d", rep.Node, rep.Epoch)
+	if rep.To != "" {
+		line += ", handing over to " + rep.To
+	}
+	if _, err := fmt.Fprintln(w, line); err != nil {
+		return err
+	}
+	if r.NewLeader != "" {
+		_, err := fmt.Fprintf(w, "%s leads now, epoch %d\n", r.NewLeader, r.NewEpoch)
+		return err
+	}
+	return nil
+}
+
+// renderHealth prints health replies as a table.
+func renderHealth(w io.Writer, rs []health.Response) error {
+	t := newTable(w)
+	fmt.Fprintln(t, "NODE\tROLE\tLEADER\tEPOCH\tUPTIME\tCUSTOM")
+	for _, r := range rs {
+		if r.Error != "" {
+			fmt.Fprintf(t, "%s\t-\t-\t-\t-\terror: %s\n", r.NodeID, r.Error)
+			continue
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", r.NodeID, orDash(r.Role), orDash(r.Leader),
+			epochCell(r.Epoch), fmtDuration(time.Duration(r.UptimeMs)*time.Millisecond), fmtCustom(r.Custom))
+	}
+	return t.Flush()
+}

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"sort"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+)
+
+// statusCmd shows who leads, since when, and every member.
+type statusCmd struct{}
+
+func (*statusCmd) define(*flag.FlagSet) {}
+
+func (*statusCmd) run(ctx context.Context, e *env, _ []string) error {
+	nc, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	kv, err := e.openBucket(ctx, nc)
+	if err != nil {
+		return err
+	}
+	lease, err := e.readLease(ctx, kv)
+	if err != nil {
+		return err
+	}
+	client, err := health.NewClient(nc, e.opts.cluster)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// Every member answers one request; the replies are gathered for the
+	// whole timeout, since nobody knows how many members there are.
+	resps, herr := client.QueryCluster(ctx, e.opts.timeout)
+	switch {
+	case herr == nil:
+	case errors.Is(herr, health.ErrNoResponders):
+		herr = fmt.Errorf("no member answers health queries on %s", health.ClusterSubject(e.opts.cluster))
+	case ctx.Err() != nil:
+		return ctx.Err()
+	default:
+		herr = fmt.Errorf("health query: %v", herr)
+	}
+	r := buildStatus(e.opts.cluster, lease, resps, herr, e.now())
+	if e.opts.json {
+		return writeJSON(e.stdout, r)
+	}
+	if r.HealthError != "" {
+		fmt.Fprintf(e.stderr, "warning: %s (members without a health checker are not listed)\n", r.HealthError)
+	}
+	return renderStatus(e.stdout, r)
+}
+
+// statusReport is the output of status.
+type statusReport struct {
+	Cluster string `json:"cluster"`
+	Bucket  string `json:"bucket"`
+	// Lease is the state of the lease key: held, released, absent,
+	// deleted or invalid.
+	Lease    string `json:"lease"`
+	Leader   string `json:"leader"` // "" when nobody leads
+	Epoch    int64  `json:"epoch"`
+	Revision uint64 `json:"revision"`
+	// AcquiredAt is when the leader won the lease, by its own wall clock.
+	AcquiredAt *time.Time `json:"acquired_at,omitempty"`
+	// LeadingForMs is now minus AcquiredAt: an estimate, since it compares
+	// this machine's wall clock with the leader's.
+	LeadingForMs *int64 `json:"leading_for_ms,omitempty"`
+	// ExpiresAt is the writer's estimate of the lease's expiry.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// WrittenAt is the NATS server's time of the last write (a renewal).
+	WrittenAt *time.Time `json:"written_at,omitempty"`
+	TTLMs     int64      `json:"ttl_ms,omitempty"`
+	Priority  int        `json:"priority,omitempty"`
+	// Next, on a released lease, is the successor the last leader named.
+	Next    string `json:"next,omitempty"`
+	Problem string `json:"problem,omitempty"`
+	// ClockSkew is set when AcquiredAt is ahead of this machine's clock.
+	ClockSkew   bool           `json:"clock_skew,omitempty"`
+	Members     []memberReport `json:"members"`
+	HealthError string         `json:"health_error,omitempty"`
+}
+
+// memberReport is one member: its health reply merged with the lease.
+type memberReport struct {
+	Node string `json:"node"`
+	Role string `json:"role,omitempty"` // as the node reports it: PRIMARY or PASSIVE
+	// Health is "ok", "error" (the node answered with an error) or
+	// "no answer" (it holds the lease but did not answer).
+	Health     string         `json:"health"`
+	Error      string         `json:"error,omitempty"`
+	Leader     string         `json:"leader,omitempty"` // the leader the node knows
+	Epoch      int64          `json:"epoch,omitempty"`  // the epoch the node knows
+	UptimeMs   int64          `json:"uptime_ms,omitempty"`
+	HoldsLease bool           `json:"holds_lease,omitempty"`
+	Notes      []string       `json:"notes,omitempty"` // where the node disagrees with the lease
+	Custom     map[string]any `json:"custom,omitempty"`
+}
+
+// Health values of a member.
+const (
+	healthOK       = "ok"
+	healthError    = "error"
+	healthNoAnswer = "no answer"
+)
+
+// buildStatus merges the lease with the members' health replies.
+func buildStatus(clusterID string, lease leaseState, resps []health.Response, herr error, now time.Time) statusReport {
+	r := statusReport{
+		Cluster: clusterID, Bucket: bucketName(clusterID),
+		Lease: lease.State, Leader: lease.leader(), Revision: lease.Revision,
+		Problem: lease.Problem, Members: []memberReport{},
+	}
+	if herr != nil {
+		r.HealthError = herr.Error()
+	}
+	if !lease.Written.IsZero() {
+		r.WrittenAt = ptr(lease.Written.UTC())
+	}
+	switch lease.State {
+	case stateHeld, stateReleased:
+		l := lease.Lease
+		r.Epoch, r.TTLMs, r.Priority, r.Next = l.Epoch, l.TTLMillis, l.Priority, l.Next
+		if lease.State == stateHeld {
+			if !l.AcquiredAt.IsZero() {
+				r.AcquiredAt = ptr(l.AcquiredAt.UTC())
+				d := now.Sub(l.AcquiredAt)
+				if d < 0 {
+					d, r.ClockSkew = 0, true
+				}
+				r.LeadingForMs = ptr(d.Milliseconds())
+			}
+			if !l.ExpiresAt.IsZero() {
+				r.ExpiresAt = ptr(l.ExpiresAt.UTC())
+			}
+		}
+	}
+	holderSeen := false
+	for _, h := range resps {
+		m := memberReport{
+			Node: h.NodeID, Role: h.Role, Health: healthOK, Leader: h.Leader, Epoch: h.Epoch,
+			UptimeMs: h.UptimeMs, Custom: h.Custom, HoldsLease: h.NodeID == r.Leader && r.Leader != "",
+		}
+		if h.Error != "" {
+			m.Health, m.Error = healthError, h.Error
+		} else {
+			m.Notes = disagreements(m, r)
+		}
+		holderSeen = holderSeen || m.HoldsLease
+		r.Members = append(r.Members, m)
+	}
+	if r.Leader != "" && !holderSeen {
+		r.Members = append(r.Members, memberReport{Node: r.Leader, Health: healthNoAnswer, HoldsLease: true})
+	}
+	sort.Slice(r.Members, func(i, j int) bool { return r.Members[i].Node < r.Members[j].Node })
+	return r
+}
+
+// disagreements lists where a member's view differs from the lease. Right
+// after a handover a few are normal: each node learns from its own watch.
+func disagreements(m memberReport, r statusReport) []string {
+	var notes []string
+	primary := m.Role == cluster.RolePrimary.String()
+	switch {
+	case m.HoldsLease && !primary:
+		notes = append(notes, "holds the lease but reports "+m.Role)
+	case !m.HoldsLease && primary:
+		notes = append(notes, "reports PRIMARY but does not hold the lease")
+	}
+	if m.Leader != r.Leader {
+		if m.Leader == "" {
+			notes = append(notes, "knows no leader")
+		} else {
+			notes = append(notes, "sees leader "+m.Leader)
+		}
+	}
+	if m.Epoch != 0 && m.Epoch < r.Epoch {
+		notes = append(notes, fmt.Sprintf("epoch %d behind", r.Epoch-m.Epoch))
+	}
+	return notes
+}
+
+func ptr[T any](v T) *T { return &v }

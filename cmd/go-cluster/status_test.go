@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+)
+
+func heldLease(node string, epoch int64, acquired time.Time) leaseState {
+	return leaseState{
+		State: stateHeld, Revision: 42, Written: acquired.Add(time.Minute),
+		Lease: cluster.Lease{NodeID: node, Epoch: epoch, AcquiredAt: acquired, ExpiresAt: acquired.Add(time.Minute + 10*time.Second), TTLMillis: 10000},
+	}
+}
+
+func TestBuildStatusMergesLeaseAndHealth(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	lease := heldLease("n2", 5, now.Add(-90*time.Second))
+	resps := []health.Response{
+		{NodeID: "n3", Role: "PASSIVE", Leader: "n1", Epoch: 4, UptimeMs: 1000},
+		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 4, UptimeMs: 1000},
+		{NodeID: "n4", Error: "custom value cannot be encoded"},
+	}
+	r := buildStatus("orders", lease, resps, nil, now)
+	if r.Leader != "n2" || r.Epoch != 5 || r.Revision != 42 || r.Bucket != "cluster-orders" || r.TTLMs != 10000 {
+		t.Errorf("report %+v", r)
+	}
+	if r.LeadingForMs == nil || *r.LeadingForMs != 90000 || r.ClockSkew {
+		t.Errorf("leading for %v, want 90s", r.LeadingForMs)
+	}
+	var nodes []string
+	for _, m := range r.Members {
+		nodes = append(nodes, m.Node)
+	}
+	if strings.Join(nodes, ",") != "n1,n2,n3,n4" {
+		t.Fatalf("members %v, want sorted n1..n4 (n2 from the lease)", nodes)
+	}
+	n1, n2, n3, n4 := r.Members[0], r.Members[1], r.Members[2], r.Members[3]
+	if n2.Health != healthNoAnswer || !n2.HoldsLease {
+		t.Errorf("the silent holder %+v", n2)
+	}
+	if strings.Join(n1.Notes, "; ") != "reports PRIMARY but does not hold the lease; sees leader n1; epoch 1 behind" {
+		t.Errorf("n1 notes %q", n1.Notes)
+	}
+	if len(n3.Notes) != 2 || n3.HoldsLease {
+		t.Errorf("n3 %+v", n3)
+	}
+	if n4.Health != healthError || n4.Error == "" || len(n4.Notes) != 0 {
+		t.Errorf("n4 %+v", n4)
+	}
+}
+
+func TestBuildStatusStates(t *testing.T) {
+	now := time.Now()
+	future := heldLease("n1", 1, now.Add(time.Hour))
+	if r := buildStatus("o", future, nil, nil, now); !r.ClockSkew || *r.LeadingForMs != 0 {
+		t.Errorf("acquired_at ahead of us: %+v", r)
+	}
+	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Next: "n2"}}
+	r := buildStatus("o", released, []health.Response{{NodeID: "n2", Role: "PASSIVE"}}, errors.New("partial"), now)
+	if r.Leader != "" || r.Epoch != 3 || r.Next != "n2" || r.LeadingForMs != nil || r.HealthError != "partial" {
+		t.Errorf("released: %+v", r)
+	}
+	if len(r.Members) != 1 || r.Members[0].HoldsLease {
+		t.Errorf("released members %+v", r.Members)
+	}
+	if r := buildStatus("o", leaseState{State: stateAbsent}, nil, nil, now); r.Leader != "" || r.Members == nil {
+		t.Errorf("absent: %+v (members must encode as [])", r)
+	}
+}
+
+func TestRenderStatus(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	r := buildStatus("orders", heldLease("n1", 5, now.Add(-90*time.Second)), []health.Response{
+		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 5, UptimeMs: 125000},
+		{NodeID: "n2", Role: "PASSIVE", Leader: "n1", Epoch: 5, UptimeMs: 2500},
+	}, nil, now)
+	var b strings.Builder
+	if err := renderStatus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `cluster  orders (bucket cluster-orders)
+leader   n1
+epoch    5
+leading  ~1m30s, since 2026-05-01T11:58:30.000Z (wall-clock estimate from acquired_at)
+lease    revision 42, last written 2026-05-01T11:59:30.000Z, ttl 10s
+
+NODE  ROLE     HEALTH  LEADER  EPOCH  UPTIME
+n1    PRIMARY  ok      n1      5      2m5s
+n2    PASSIVE  ok      n1      5      2.5s
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+
+	b.Reset()
+	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Next: "n2"}}
+	if err := renderStatus(&b, buildStatus("o", released, nil, nil, now)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "leader   none: released at epoch 3, handed over to n2") || !strings.Contains(b.String(), "no member answered") {
+		t.Errorf("released:\n%s", b.String())
+	}
+}

@@ -1,0 +1,71 @@
+// Package metrics exports the state and events of go-cluster nodes to
+// Prometheus.
+//
+// A Collector is both a cluster.Observer, passed as cluster.Config.Observer
+// so that the node reports its events to it, and a prometheus.Collector,
+// registered on any registry. Bound to its node with Bind, it also reads
+// the node's role, epoch and NATS connection when it is scraped:
+//
+//	m, err := metrics.New("orders", "node-1")
+//	node, err := cluster.NewNode(cluster.Config{ClusterID: "orders", NodeID: "node-1", Observer: m, ...}, hooks)
+//	err = m.Bind(node)
+//	prometheus.MustRegister(m)
+//	http.Handle("/metrics", promhttp.Handler())
+//
+// The core package stays free of Prometheus: it only knows the small
+// cluster.Observer interface.
+//
+// # Series
+//
+// Every series has the constant labels cluster and node (plus any given
+// with WithConstLabels), so several nodes, of one cluster or of several,
+// can share a registry. Names start with the namespace, "gocluster" unless
+// WithNamespace says otherwise.
+//
+//	gocluster_is_leader                          gauge     1 while this node holds a live tenure
+//	gocluster_epoch                              gauge     lease epoch: this node's while it leads, else the last seen
+//	gocluster_leader_known                       gauge     1 while this node knows of a leader (any node)
+//	gocluster_leadership_transitions_total       counter   {transition="acquired"|"lost"} this node's own
+//	gocluster_leader_changes_total               counter   changes of the leader this node knows, to a node or to none
+//	gocluster_renewals_total                     counter   {outcome="ok"|"conflict"|"timeout"|"error"}
+//	gocluster_renewal_duration_seconds           histogram time a renewal (KV compare-and-swap) took
+//	gocluster_election_wait_seconds              histogram from seeing the lease free to sending the write that won it
+//	gocluster_hook_duration_seconds              histogram {hook="OnBecomeLeader"|"OnLoseLeadership"|"OnLeaderChange"}
+//	gocluster_hook_errors_total                  counter   {hook=...} calls that returned an error or panicked
+//	gocluster_fencing_checks_total               counter   {result="ok"|"not_leader"|"lease_expired"|"epoch_mismatch"|"canceled"|"error"}
+//	gocluster_nats_connected                     gauge     1 while the node's connection is up (bound node only)
+//	gocluster_nats_connection_state              gauge     {state=...} 1 for the current state (bound node only)
+//	gocluster_nats_reconnects_total              counter   reconnections of the node's connection (bound node only)
+//
+// is_leader, epoch and leader_known are read from the bound node at scrape
+// time; without Bind they follow the events (and the epoch of a follower
+// stays at the last one it held). The series of every known label value
+// exist from the start, at 0, so rate() and alerts see the first event.
+//
+// election_wait_seconds is what cluster.Observer.ObserveElection reports:
+// on the winner's clock, the time from seeing the lease free (the release
+// record arrived, or the lease expired on its clock) to sending the write
+// that won it. A follower that campaigns at once takes microseconds; a
+// longer wait means it sat out a handover window, a cooldown or a failed
+// health check first. The LeaseTTL a crashed leader costs comes before the
+// lease counts as free, so it is not included. A first election, of a key
+// that did not exist yet, is not recorded.
+//
+// # Alerts
+//
+// Over the nodes of one cluster (sum by (cluster)):
+//
+//   - No leader: sum by (cluster) (gocluster_is_leader) == 0 for longer
+//     than LeaseTTL (a handover takes milliseconds; a crash costs LeaseTTL).
+//   - Flapping: sum by (cluster) (increase(gocluster_leadership_transitions_total{transition="acquired"}[1m])) > N.
+//   - Renewals failing: sum by (cluster, node) (rate(gocluster_renewals_total{outcome!="ok"}[5m])) > 0.
+//   - Fencing refused: rate(gocluster_fencing_checks_total{result!="ok"}[5m]) > 0 on a node that expects to lead.
+//   - Hooks failing: rate(gocluster_hook_errors_total[5m]) > 0.
+//
+// # Cost
+//
+// The Observer methods run on the node's goroutines, some on the election
+// loop: each updates an in-memory series (an atomic add after a read-locked
+// lookup of its label values), does no I/O and never calls the node.
+// Scrapes read the bound node's lock-light accessors.
+package metrics
