@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -144,7 +145,7 @@ func TestCLI(t *testing.T) {
 		to := other(ms, leader, cooling)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, append(append([]string{}, server...), "watch", "--json", "--count", "3")...)
+		cmd := exec.CommandContext(ctx, bin, append(append([]string{}, server...), "watch", "--json")...)
 		cmd.Env = cliEnv(nil)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -182,17 +183,31 @@ func TestCLI(t *testing.T) {
 		if ev := next(); ev.Event != eventLeader || ev.Leader != leader.node.NodeID() {
 			t.Fatalf("first event %+v, want %s leading", ev, leader.node.NodeID())
 		}
+		epoch := leader.node.Epoch()
 		r := cli("stepdown", "--to", to.node.NodeID(), "--timeout", "5s")
 		if r.code != 0 {
 			t.Fatalf("stepdown: exit %d: %s", r.code, r.stderr)
 		}
-		if ev := next(); ev.Event != stateReleased || ev.Next != to.node.NodeID() || ev.Previous != leader.node.NodeID() {
-			t.Errorf("second event %+v, want a release to %s", ev, to.node.NodeID())
+		// The release, then the new leader. With History 1, a record
+		// overwritten before the watch receives it is skipped: the release
+		// may not show, and then the new leader's event names the old one.
+		ev := next()
+		if ev.Event == stateReleased {
+			if ev.Next != to.node.NodeID() || ev.Previous != leader.node.NodeID() || ev.Epoch != epoch {
+				t.Errorf("release %+v, want by %s to %s", ev, leader.node.NodeID(), to.node.NodeID())
+			}
+			ev = next()
+		} else if ev.Previous != leader.node.NodeID() {
+			t.Errorf("takeover %+v without the release names no previous leader", ev)
 		}
-		if ev := next(); ev.Event != eventLeader || ev.Leader != to.node.NodeID() || ev.Previous != "" {
-			t.Errorf("third event %+v, want %s leading", ev, to.node.NodeID())
+		if ev.Event != eventLeader || ev.Leader != to.node.NodeID() {
+			t.Errorf("event %+v, want %s leading", ev, to.node.NodeID())
 		}
-		for range events { // --count 3: it ends by itself
+		// Interrupted, it ends cleanly.
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		for range events {
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("watch: %v: %s", err, stderr.String())

@@ -24,7 +24,11 @@
 //	--json              print JSON instead of text
 //
 // status and health without NODE gather the replies of every member, so they
-// take the whole --timeout. The exit status is 0 on success, 1 when the
+// take the whole --timeout. watch prints a line when the leader, the epoch
+// or the state of the lease changes (with --all, every renewal too); the
+// bucket keeps one record, so a record overwritten before the watch
+// receives it is not shown: a release followed at once by a takeover can
+// appear as the takeover alone ("node-3 leads, epoch 2 (was node-1)"). The exit status is 0 on success, 1 when the
 // cluster does not exist, nobody answers or a request is refused, and 2 on
 // bad flags or arguments.
 //
