@@ -1,0 +1,287 @@
+package cluster
+
+// Micro-benchmarks of the hot paths, with allocations:
+//
+//	go test -run '^$' -bench . -benchmem .
+//
+// Lease encode/decode and watch handling run without NATS; renewals run
+// against an embedded server (internal/natstest), side by side with a bare
+// KV compare-and-swap. The program in internal/bench measures the figures
+// of BENCHMARKS.md end to end.
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// benchEntry is a lease entry as the watch delivers it.
+type benchEntry struct {
+	value []byte
+	rev   uint64
+}
+
+func (e benchEntry) Bucket() string                  { return "cluster-bench" }
+func (e benchEntry) Key() string                     { return leaseKey }
+func (e benchEntry) Value() []byte                   { return e.value }
+func (e benchEntry) Revision() uint64                { return e.rev }
+func (e benchEntry) Created() time.Time              { return time.Time{} }
+func (e benchEntry) Delta() uint64                   { return 0 }
+func (e benchEntry) Operation() jetstream.KeyValueOp { return jetstream.KeyValuePut }
+
+// benchLease is a held lease record as a leader writes it.
+func benchLease(nodeID string) Lease {
+	now := time.Now()
+	return Lease{NodeID: nodeID, Epoch: 42, AcquiredAt: now.Add(-time.Hour).UTC(), ExpiresAt: now.Add(DefaultLeaseTTL).UTC(),
+		TTLMillis: DefaultLeaseTTL.Milliseconds()}
+}
+
+func BenchmarkLeaseEncode(b *testing.B) {
+	l := benchLease("node-1")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := encodeLease(l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLeaseDecode(b *testing.B) {
+	data, err := encodeLease(benchLease("node-1"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeLease(data, 7); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchFollower is the election loop state of a follower, without NATS:
+// enough to run observe and publish, which handle every watch event.
+func benchFollower(b *testing.B, hooks Hooks) *election {
+	cfg := Config{ClusterID: "bench", NodeID: "node-2", NATSURLs: []string{"nats://127.0.0.1:1"},
+		Logger: slog.New(slog.DiscardHandler)}.withDefaults()
+	d := newDispatcher(cfg.Logger, cfg.Observer)
+	b.Cleanup(func() { d.close(); <-d.done })
+	return &election{cfg: cfg, log: cfg.Logger, view: newView(), disp: d, hooks: hooks, hookCtx: context.Background()}
+}
+
+// BenchmarkWatchRenewal is what a follower does for each renewal it sees
+// on the watch: decode the record, note when it first saw the revision, and
+// publish its view. The leader does not change, so no hook is queued.
+func BenchmarkWatchRenewal(b *testing.B) {
+	e := benchFollower(b, NoOpHooks{})
+	data, err := encodeLease(benchLease("node-1"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rev := uint64(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		rev++
+		e.observe(benchEntry{value: data, rev: rev})
+		e.publish()
+	}
+	if e.view.leader != "node-1" {
+		b.Fatalf("leader %q, want node-1", e.view.leader)
+	}
+}
+
+// BenchmarkWatchLeaderChange is a watch event that changes the leader:
+// observe, publish, and queue OnLeaderChange to the dispatcher, which runs
+// it on its own goroutine.
+func BenchmarkWatchLeaderChange(b *testing.B) {
+	e := benchFollower(b, NoOpHooks{})
+	var data [2][]byte
+	for i, id := range []string{"node-1", "node-3"} {
+		var err error
+		if data[i], err = encodeLease(benchLease(id)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rev := uint64(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		rev++
+		e.observe(benchEntry{value: data[rev%2], rev: rev})
+		e.publish()
+	}
+}
+
+// BenchmarkHookDispatch is one hook handed to the dispatcher goroutine and
+// waited for: the latency a hook adds to a handover.
+func BenchmarkHookDispatch(b *testing.B) {
+	d := newDispatcher(slog.New(slog.DiscardHandler), noObserver{})
+	defer func() { d.close(); <-d.done }()
+	fn := func() error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		done := make(chan struct{})
+		d.enqueue(hookCall{name: "OnBecomeLeader", fn: fn, done: done})
+		<-done
+	}
+}
+
+// BenchmarkHookDispatchQueued is the dispatcher's throughput: hooks queued
+// back to back, as a burst of watch events would queue them.
+func BenchmarkHookDispatchQueued(b *testing.B) {
+	d := newDispatcher(slog.New(slog.DiscardHandler), noObserver{})
+	defer func() { d.close(); <-d.done }()
+	fn := func() error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		d.enqueue(hookCall{name: "OnLeaderChange", fn: fn})
+	}
+	done := make(chan struct{})
+	d.enqueue(hookCall{name: "last", fn: fn, done: done})
+	<-done
+}
+
+// benchNodes starts n nodes of one cluster on srv, each with its own
+// connection, and returns them with the leader first.
+func benchNodes(b *testing.B, srv *natstest.Server, n int) []*Node {
+	b.Helper()
+	var nodes []*Node
+	for i := range n {
+		cfg := Config{ClusterID: "bench", NodeID: "node-" + string(rune('1'+i)), Conn: srv.Connect(b),
+			Logger: slog.New(slog.DiscardHandler)}
+		node, err := NewNode(cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Start's ctx is never cancelled: see BENCHMARKS.md on the watch.
+		if err := node.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = node.Stop(context.Background()) })
+		nodes = append(nodes, node)
+		if i == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := node.WaitForLeader(ctx)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if !nodes[0].IsLeader() {
+		b.Fatal("the first node does not lead")
+	}
+	return nodes
+}
+
+// BenchmarkRenew is one renewal: ValidateLeadership hands a command to the
+// election loop, which CASes the lease and returns the proven epoch. The
+// "kv-update" sub-benchmark is a bare KV compare-and-swap of the same
+// record on the same server, for the ratio.
+func BenchmarkRenew(b *testing.B) {
+	srv := natstest.RunServer(b)
+	leader := benchNodes(b, srv, 1)[0]
+	ctx := context.Background()
+	b.Run("validate-leadership", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := leader.ValidateLeadership(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kv-update", func(b *testing.B) {
+		kv := benchKV(b, srv.Connect(b))
+		data, err := encodeLease(benchLease("node-1"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rev, err := kv.Put(ctx, "bench", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if rev, err = kv.Update(ctx, "bench", data, rev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRenewSeenByFollower is a renewal until a follower's view shows
+// it: the leader's CAS, the watch delivery and the follower's loop. The
+// "kv-watch" sub-benchmark is the same through bare KV calls: an Update,
+// and a watcher of the key receiving it.
+func BenchmarkRenewSeenByFollower(b *testing.B) {
+	srv := natstest.RunServer(b)
+	nodes := benchNodes(b, srv, 2)
+	leader, follower := nodes[0], nodes[1]
+	ctx := context.Background()
+	b.Run("node", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			before, _ := follower.Lease()
+			if _, err := leader.ValidateLeadership(ctx); err != nil {
+				b.Fatal(err)
+			}
+			// Poll with short sleeps: a spinning goroutine would hold one
+			// of the machine's few Ps and slow the follower down.
+			for {
+				if l, _ := follower.Lease(); l.Revision > before.Revision {
+					break
+				}
+				time.Sleep(5 * time.Microsecond)
+			}
+		}
+	})
+	b.Run("kv-watch", func(b *testing.B) {
+		kv := benchKV(b, srv.Connect(b))
+		w, err := benchKV(b, srv.Connect(b)).Watch(ctx, "bench-watch")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		data, err := encodeLease(benchLease("node-1"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rev, err := kv.Put(ctx, "bench-watch", data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for e := range w.Updates() { // the current value, then the end marker
+			if e == nil {
+				break
+			}
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if rev, err = kv.Update(ctx, "bench-watch", data, rev); err != nil {
+				b.Fatal(err)
+			}
+			for e := range w.Updates() {
+				if e != nil && e.Revision() == rev {
+					break
+				}
+			}
+		}
+	})
+}
+
+func benchKV(b *testing.B, nc *nats.Conn) jetstream.KeyValue {
+	b.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), bucketName("bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return kv
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// figScale runs many 3-node clusters on one server (figure 5), one count
+// of clusters after another, until one of them fails: what gave is
+// reported.
+func (bn *bench) figScale(ctx context.Context) []row {
+	var rows []row
+	for _, clusters := range bn.o.scale {
+		rs, err := bn.scale(ctx, clusters)
+		rows = append(rows, rs...)
+		if err != nil {
+			rows = append(rows, failed("5", fmt.Sprintf("%d clusters x 3 nodes", clusters), err))
+			break
+		}
+	}
+	return rows
+}
+
+// scaleRun is one count of clusters being measured.
+type scaleRun struct {
+	b        *backend
+	clusters int
+	counts   []*clusterCounts
+	conns    []*nats.Conn
+	nodes    []*cluster.Node
+}
+
+func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
+	const size = 3
+	fig := "5"
+	var b *backend
+	var err error
+	if len(bn.o.natsURLs) > 0 {
+		b = externalBackend(bn.o.natsURLs, bn.o.monitorURL, bn.o.replicas)
+	} else if b, err = childBackend(ctx); err != nil {
+		return nil, err
+	}
+	defer b.shutdown()
+	ttl := bn.o.scaleTTL
+	if ttl == 0 {
+		ttl = cluster.DefaultLeaseTTL
+	}
+	cfg := cluster.Config{Logger: bn.libLog, LeaseTTL: ttl, BucketReplicas: b.replicas}
+	// The library's default RenewInterval for this TTL.
+	cfg.RenewInterval = cluster.DefaultRenewInterval
+	if cfg.RenewInterval*3 > ttl {
+		cfg.RenewInterval = ttl / 4
+	}
+	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode())
+	sr := &scaleRun{b: b, clusters: clusters}
+	defer sr.teardown(ctx)
+	bn.log.Info("scale", "clusters", clusters, "nodes", clusters*size)
+
+	m0, g0 := memNow()
+	ids := make([]string, clusters)
+	for i := range ids {
+		ids[i] = bn.clusterID(fmt.Sprintf("s%d", i))
+	}
+	sr.conns = make([]*nats.Conn, clusters*size)
+	if err := parallel(len(sr.conns), 32, func(i int) error {
+		nc, err := dial(b.urls, connName(ids[i/size], fmt.Sprintf("n%d", i%size+1)), cfg.RenewInterval)
+		sr.conns[i] = nc
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("connect %d clients: %w", len(sr.conns), err)
+	}
+	m1, g1 := memNow()
+
+	led := make(chan struct{}, clusters)
+	sr.counts = make([]*clusterCounts, clusters)
+	for i := range sr.counts {
+		sr.counts[i] = &clusterCounts{led: led}
+	}
+	sr.nodes = make([]*cluster.Node, clusters*size)
+	for i := range sr.nodes {
+		c := cfg
+		c.ClusterID, c.NodeID, c.Conn = ids[i/size], fmt.Sprintf("n%d", i%size+1), sr.conns[i]
+		if sr.nodes[i], err = cluster.NewNode(c, counting{sr.counts[i/size]}); err != nil {
+			return nil, err
+		}
+	}
+	cpuStart := bn.serverCPU(b)
+	starts := make([]time.Duration, len(sr.nodes))
+	t0 := time.Now()
+	err = parallel(len(sr.nodes), 32, func(i int) error {
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if !bn.o.keepStart {
+			sctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+		}
+		defer cancel()
+		s := time.Now()
+		err := sr.nodes[i].Start(sctx)
+		starts[i] = time.Since(s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start %d nodes: %w", len(sr.nodes), err)
+	}
+	started := time.Since(t0)
+	deadline := time.After(5 * time.Minute)
+	for n := 0; n < clusters; n++ {
+		select {
+		case <-led:
+		case <-deadline:
+			return nil, fmt.Errorf("only %d of %d clusters had a leader after 5 minutes", n, clusters)
+		}
+	}
+	allLed := time.Since(t0)
+	cpuStartup := bn.serverCPU(b) - cpuStart
+	var firstLed []time.Duration
+	for _, c := range sr.counts {
+		firstLed = append(firstLed, time.Unix(0, c.firstLed.Load()).Sub(t0))
+	}
+	time.Sleep(2 * cfg.RenewInterval)
+	m2, g2 := memNow()
+
+	bn.log.Info("scale: steady", "clusters", clusters, "window", bn.o.scaleSteady)
+	b0, l0, ch0 := totals(sr.counts)
+	cpu0, self0, w0 := bn.serverCPU(b), selfCPU(), time.Now()
+	time.Sleep(bn.o.scaleSteady)
+	cpu1, self1, w1 := bn.serverCPU(b), selfCPU(), time.Now()
+	b1, l1, ch1 := totals(sr.counts)
+	leaderless := 0
+	for _, c := range sr.counts {
+		if c.become.Load()-c.lose.Load() != 1 {
+			leaderless++
+		}
+	}
+	wall := w1.Sub(w0)
+
+	nodes := float64(len(sr.nodes))
+	rows := []row{}
+	r := latencyRow(fig, fmt.Sprintf("%d clusters: start -> every cluster has a leader", clusters), params, firstLed)
+	r.note = fmt.Sprintf("all led after %s (all Start calls returned after %s, 32 at a time); Start per node median %s, p99 %s; server CPU during start-up %.1f s",
+		ms(allLed), ms(started), ms(summarize(starts).median), ms(summarize(starts).p99), cpuStartup.Seconds())
+	rows = append(rows, r)
+	spurious := (b1 - b0) + (l1 - l0)
+	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: spurious transitions in a steady window", clusters), params: params + fmt.Sprintf(", %v window", bn.o.scaleSteady),
+		median: fmt.Sprint(spurious), p99: "-",
+		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d", b1-b0, l1-l0, ch1-ch0, leaderless)}.
+		withGoal("none", spurious == 0 && leaderless == 0))
+	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: memory and goroutines per Node", clusters), params: params,
+		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", float64(m2.HeapAlloc-m1.HeapAlloc)/nodes/1024, float64(m2.StackInuse-m1.StackInuse)/nodes/1024, float64(g2-g1)/nodes),
+		p99:    "-",
+		note: fmt.Sprintf("its own connection adds %.1f KiB heap + %.1f KiB stack, %.1f goroutines; process heap %d MiB for %d nodes",
+			float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
+	srv := row{fig: fig, name: fmt.Sprintf("%d clusters: server CPU in the steady window", clusters), params: params, p99: "-"}
+	if b.srv != nil {
+		rss, _ := b.srv.rss()
+		srv.median = fmt.Sprintf("%.1f%% of a core", 100*float64(cpu1-cpu0)/float64(wall))
+		srv.note = fmt.Sprintf("server RSS %d MiB; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
+			rss>>20, 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
+	} else if b.mon != nil {
+		v, err := b.mon.varz(ctx)
+		if err == nil {
+			srv.median = fmt.Sprintf("%.1f%% (varz)", v.CPU)
+			srv.note = fmt.Sprintf("server memory %d MiB", v.Mem>>20)
+		}
+	} else {
+		srv.median, srv.note = "-", "no server statistics: pass -monitor"
+	}
+	rows = append(rows, srv)
+	return rows, nil
+}
+
+// teardown closes the connections first (every node then stops on a
+// permanent error at once, with no releases to hand over), then stops the
+// nodes.
+func (sr *scaleRun) teardown(ctx context.Context) {
+	for _, nc := range sr.conns {
+		if nc != nil {
+			nc.Close()
+		}
+	}
+	_ = parallel(len(sr.nodes), 64, func(i int) error {
+		if n := sr.nodes[i]; n != nil {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			_ = n.Stop(sctx)
+		}
+		return nil
+	})
+}
+
+// memNow returns the memory statistics and goroutine count after a GC.
+func memNow() (runtime.MemStats, int) {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m, runtime.NumGoroutine()
+}
+
+// serverCPU is the CPU time used so far by the server process, or 0 when
+// it is not a child of this program.
+func (bn *bench) serverCPU(b *backend) time.Duration {
+	if b.srv == nil {
+		return 0
+	}
+	d, err := b.srv.cpu()
+	if err != nil {
+		bn.log.Warn("server CPU", "error", err)
+	}
+	return d
+}
+
+// selfCPU is the CPU time this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

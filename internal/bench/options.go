@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// options are the command-line flags.
+type options struct {
+	natsURLs   []string
+	monitorURL string
+	replicas   int
+	only       map[int]bool
+	markdown   bool
+	keepStart  bool // Node.Start gets a ctx that is never cancelled
+	verbose    bool
+
+	nHandover   int           // figures 1 and 8
+	nCrash      int           // figures 2 and 8, per kind of crash
+	crashTTL    time.Duration // figures 2 and 8
+	steady      time.Duration // figure 3
+	herd        []int         // figure 4: group sizes
+	nHerd       int           // figure 4: elections per size
+	scale       []int         // figure 5: numbers of clusters
+	scaleSteady time.Duration // figure 5
+	scaleTTL    time.Duration // figure 5
+	nHealth     int           // figure 6
+	nLeaderLoss int           // figure 8, per kind of loss
+	vipTime     string        // figure 7: -benchtime
+}
+
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	nats := fs.String("nats", "", "comma-separated NATS URLs of an external deployment (default: embedded servers)")
+	fs.StringVar(&o.monitorURL, "monitor", "", "HTTP monitoring URL of the external server, for figures 3 and 5 (e.g. http://host:8222)")
+	fs.IntVar(&o.replicas, "replicas", 1, "bucket replicas on the external deployment (figures 1-6)")
+	only := fs.String("only", "", "comma-separated figure numbers to run (default all)")
+	fs.BoolVar(&o.markdown, "md", false, "print the table as Markdown")
+	fs.BoolVar(&o.verbose, "v", false, "print the library's logs")
+	startMode := fs.String("start-ctx", "cancel", `ctx given to Node.Start: "cancel" (a deadline, cancelled once Start returns, as examples/basic does) or "keep" (never cancelled)`)
+	fs.IntVar(&o.nHandover, "n", 200, "handovers per kind (figures 1 and 8)")
+	fs.IntVar(&o.nCrash, "n-crash", 30, "crashes per kind (figures 2 and 8)")
+	fs.DurationVar(&o.crashTTL, "crash-ttl", time.Second, "LeaseTTL of the crash figures; RenewInterval is a quarter")
+	fs.DurationVar(&o.steady, "steady", time.Minute, "steady-state window (figure 3)")
+	herd := fs.String("herd", "3,100", "candidates per herd (figure 4)")
+	fs.IntVar(&o.nHerd, "n-herd", 20, "elections per herd size (figure 4)")
+	scale := fs.String("scale", "100,1000", "numbers of 3-node clusters (figure 5)")
+	fs.DurationVar(&o.scaleSteady, "scale-steady", time.Minute, "steady window per scale (figure 5)")
+	fs.DurationVar(&o.scaleTTL, "scale-ttl", 0, "LeaseTTL of figure 5 (default: the library's)")
+	fs.IntVar(&o.nHealth, "n-health", 1000, "queries per kind (figure 6)")
+	fs.IntVar(&o.nLeaderLoss, "n-loss", 5, "stream-leader losses per kind (figure 8)")
+	fs.StringVar(&o.vipTime, "vip-benchtime", "20x", "go test -benchtime for the vip benchmark (figure 7)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if *nats != "" {
+		o.natsURLs = strings.Split(*nats, ",")
+	}
+	switch *startMode {
+	case "cancel":
+	case "keep":
+		o.keepStart = true
+	default:
+		return o, fmt.Errorf("-start-ctx: %q is neither cancel nor keep", *startMode)
+	}
+	var err error
+	if o.only, err = intSet(*only); err != nil {
+		return o, fmt.Errorf("-only: %w", err)
+	}
+	if o.herd, err = ints(*herd); err != nil {
+		return o, fmt.Errorf("-herd: %w", err)
+	}
+	if o.scale, err = ints(*scale); err != nil {
+		return o, fmt.Errorf("-scale: %w", err)
+	}
+	return o, nil
+}
+
+// want reports whether figure n is to run.
+func (o options) want(n int) bool { return len(o.only) == 0 || o.only[n] }
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func intSet(s string) (map[int]bool, error) {
+	vs, err := ints(s)
+	if err != nil {
+		return nil, err
+	}
+	m := map[int]bool{}
+	for _, v := range vs {
+		m[v] = true
+	}
+	return m, nil
+}
