@@ -184,10 +184,15 @@ func (c Config) validate() error {
 	return nil
 }
 
-// bucketName is the KV bucket of a cluster.
-func bucketName(clusterID string) string { return "cluster-" + clusterID }
+// BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".
+func BucketName(clusterID string) string { return "cluster-" + clusterID }
 
-const leaseKey = "lease"
+// LeaseKey is the key of the lease record in the bucket.
+const LeaseKey = "lease"
+
+func bucketName(clusterID string) string { return BucketName(clusterID) }
+
+const leaseKey = LeaseKey
 
 // cooldownKey is the KV key a node writes when it steps down.
 func cooldownKey(nodeID string) string { return "cooldown-" + nodeID }

@@ -35,6 +35,9 @@ type StepDownRequest struct {
 	Reason string `json:"reason,omitempty"`
 	// Priority is the asking node's Config.Priority, with reason "priority".
 	Priority int `json:"priority,omitempty"`
+	// Epoch, if set, makes the request conditional: only a leader of this
+	// epoch steps down, so a request never reaches the next leader by mistake.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // StepDownReply is the answer to a StepDownRequest.
@@ -54,8 +57,9 @@ const (
 
 // controlRequest is a step-down request on its way to the election loop.
 type controlRequest struct {
-	msg     *nats.Msg
-	generic bool // arrived on ControlSubject: only a leader answers
+	msg      *nats.Msg
+	generic  bool      // arrived on ControlSubject: only a leader answers
+	received time.Time // a request older than the current tenure was meant for its predecessor
 }
 
 // decodeStepDown parses and checks a request payload.
@@ -73,6 +77,9 @@ func decodeStepDown(data []byte) (StepDownRequest, error) {
 		if err := ValidateIdentifier("to", req.To); err != nil {
 			return req, err
 		}
+	}
+	if req.Epoch < 0 {
+		return req, fmt.Errorf("invalid request: negative epoch %d", req.Epoch)
 	}
 	switch req.Reason {
 	case "":
@@ -109,7 +116,7 @@ func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*
 	forward := func(generic bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
 			select {
-			case out <- controlRequest{msg: m, generic: generic}:
+			case out <- controlRequest{msg: m, generic: generic, received: time.Now()}:
 			default:
 				respond(m, StepDownReply{Node: cfg.NodeID, Error: "busy: too many control requests"})
 			}
@@ -139,16 +146,19 @@ func (e *election) minTenureForPriority() time.Duration { return e.cfg.LeaseTTL 
 // handleControl answers a step-down request that arrived over NATS.
 func (e *election) handleControl(r controlRequest) {
 	leading := e.t != nil && !e.t.ended
-	if r.generic && !leading {
-		return // only the leader answers on the cluster's subject
+	stale := leading && r.received.Before(e.t.acquiredAt)
+	if r.generic && (!leading || stale) {
+		return // only the leader answers on the cluster's subject, and only requests meant for it
 	}
 	reply := StepDownReply{Node: e.cfg.NodeID}
 	req, err := decodeStepDown(r.msg.Data)
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
-	case !leading:
+	case !leading || stale:
 		reply.Error, reply.Leader = ErrNotLeader.Error(), e.knownLeader()
+	case req.Epoch != 0 && req.Epoch != e.t.epoch:
+		reply.Error = fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, e.t.epoch, req.Epoch)
 	case req.To == e.cfg.NodeID:
 		reply.Error = fmt.Sprintf("%s is already the leader", req.To)
 	case req.Reason == reasonPriority && req.Priority <= e.cfg.Priority:

@@ -63,7 +63,6 @@ type election struct {
 	healthKnown bool      // a health check has completed
 	stableSince time.Time // connected, synced and healthy since
 	askedAt     time.Time // last time this node asked the leader to yield (priority)
-	freeSince   time.Time // when the lease became free on this node's clock
 }
 
 type commandKind int

@@ -51,7 +51,6 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 				return now.Add(e.cfg.RenewInterval), false
 			}
 			e.cur.expired = true
-			e.freeSince = now
 			e.log.Info("lease expired on this node's clock", "holder", e.cur.lease.NodeID, "revision", e.cur.rev)
 			return time.Time{}, true
 		}
@@ -59,7 +58,9 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 	if !e.campaign || e.err != nil || !e.healthy() {
 		return expiry, false
 	}
-	if now.Before(e.cooldownUntil) {
+	namedNext := e.cur.released() && e.cur.lease.Next == e.cfg.NodeID
+	if now.Before(e.cooldownUntil) && !namedNext {
+		// An explicit handover to this node overrides its cooldown.
 		return earliest(expiry, e.cooldownUntil), false
 	}
 	if e.cur.released() && e.cur.lease.Next != "" && e.cur.lease.Next != e.cfg.NodeID {
@@ -172,11 +173,14 @@ func (e *election) acquire(rev uint64) {
 	switch {
 	case err == nil:
 		e.failures, e.retryAt = 0, time.Time{}
-		var wait time.Duration
-		if rev != 0 && !e.freeSince.IsZero() {
-			wait = sent.Sub(e.freeSince)
+		cause, wait := ElectionCreated, time.Duration(0)
+		switch {
+		case rev != 0 && e.cur.released():
+			cause, wait = ElectionReleased, sent.Sub(e.cur.firstSeen)
+		case rev != 0:
+			cause, wait = ElectionExpired, sent.Sub(e.cur.firstSeen)
 		}
-		e.cfg.Observer.ObserveElection(wait)
+		e.cfg.Observer.ObserveElection(cause, wait)
 		e.become(epoch, newRev, sent)
 	case classify(err) == classConflict:
 		e.log.Debug("lost the race for the lease", "revision", rev)
@@ -243,9 +247,6 @@ func (e *election) observe(ent jetstream.KeyValueEntry) {
 			e.log.Warn("lease key was deleted; treating it as held by an unknown node", "revision", rev, "operation", ent.Operation().String())
 		}
 		e.cur = o
-		if o.released() {
-			e.freeSince = o.firstSeen
-		}
 		if e.waiting && rev > e.waitAbove {
 			e.waiting = false
 		}

@@ -59,6 +59,11 @@ func encodeLease(l Lease) ([]byte, error) {
 	return json.Marshal(l)
 }
 
+// DecodeLease parses a value stored under LeaseKey, with the rules the
+// election uses: a value it refuses is garbage, which nodes treat as held
+// by an unknown node. revision is the KV revision, kept in Lease.Revision.
+func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLease(data, revision) }
+
 // decodeLease parses a stored lease value. Anything that is not a lease
 // record (wrong JSON, negative epoch, oversized) is an error: the caller
 // treats it as held by an unknown holder.

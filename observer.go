@@ -13,6 +13,16 @@ const (
 	RenewalError    RenewalOutcome = "error"    // any other failure
 )
 
+// ElectionCause says why the lease was free when a node won it.
+type ElectionCause string
+
+// Election causes.
+const (
+	ElectionCreated  ElectionCause = "created"  // the key did not exist
+	ElectionReleased ElectionCause = "released" // StepDown or Stop released it
+	ElectionExpired  ElectionCause = "expired"  // the holder stopped renewing (or the value was garbage)
+)
+
 // Observer receives the events a metrics system needs (see package
 // metrics for a Prometheus collector). Its methods are called on the
 // node's own goroutines, some on the election loop itself, so they must
@@ -24,10 +34,13 @@ type Observer interface {
 	// ObserveLeadership reports that this node became (true) or stopped
 	// being (false) the leader, with the tenure's epoch.
 	ObserveLeadership(leader bool, epoch int64)
-	// ObserveElection reports that this node won the lease, and how long
-	// the lease had been free on this node's clock (since it saw the release
-	// or judged the lease expired); 0 when the key did not exist.
-	ObserveElection(wait time.Duration)
+	// ObserveElection reports that this node won the lease: why it was
+	// free, and how long the cluster went without a live tenure as this
+	// node saw it. For ElectionReleased, the time since it saw the release;
+	// for ElectionExpired, the time since the holder's last renewal reached
+	// it (LeaseTTL plus the time to win: the failover time after a crash);
+	// for ElectionCreated, 0.
+	ObserveElection(cause ElectionCause, wait time.Duration)
 	// ObserveLeader reports the leader as this node now sees it ("" when nobody leads).
 	ObserveLeader(nodeID string)
 	// ObserveHook reports one hook call, its duration and its error (a panic is an error).
@@ -41,7 +54,7 @@ type noObserver struct{}
 
 func (noObserver) ObserveRenewal(RenewalOutcome, time.Duration) {}
 func (noObserver) ObserveLeadership(bool, int64)                {}
-func (noObserver) ObserveElection(time.Duration)                {}
+func (noObserver) ObserveElection(ElectionCause, time.Duration) {}
 func (noObserver) ObserveLeader(string)                         {}
 func (noObserver) ObserveHook(string, time.Duration, error)     {}
 func (noObserver) ObserveFencing(error)                         {}

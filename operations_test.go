@@ -184,7 +184,7 @@ func (o *eventObserver) ObserveLeadership(l bool, _ int64) {
 	defer o.mu.Unlock()
 	o.leading = append(o.leading, l)
 }
-func (o *eventObserver) ObserveElection(w time.Duration) {
+func (o *eventObserver) ObserveElection(_ ElectionCause, w time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.wins = append(o.wins, w)
@@ -255,4 +255,61 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 		}
 	}
 	_ = nats.ErrTimeout
+}
+
+func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
+	srv, rec, id := setup(t)
+	mk := func(name string) Config {
+		c := stableConfig(id, name, srv.URL())
+		c.Cooldown = time.Minute
+		return c
+	}
+	a := startNode(t, mk("a"), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, mk("b"), rec, nil)
+	c := startNode(t, mk("c"), rec, nil)
+	nodes := []*Node{a, b, c}
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
+	if err := a.StepDownTo(ctx(t), "b"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over")
+	// a is in a one-minute cooldown, but an explicit handover names it.
+	if err := b.StepDownTo(ctx(t), "a"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && len(leaders(nodes)) == 1 }, "a, named and cooling down, did not take over")
+	if a.Epoch() != 3 {
+		t.Errorf("epoch = %d, want 3", a.Epoch())
+	}
+	rec.check(t)
+}
+
+func TestStepDownRequestWithWrongEpochIsRefused(t *testing.T) {
+	srv, rec, id := setup(t)
+	nodes := []*Node{
+		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, stableConfig(id, "b", srv.URL()), rec, nil),
+	}
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	nc := srv.Connect(t)
+	data, _ := json.Marshal(StepDownRequest{Epoch: leader.Epoch() + 1})
+	msg, err := nc.Request(ControlSubject(id), data, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply StepDownReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil || reply.OK || reply.Error == "" {
+		t.Fatalf("reply %s (%v), want a refusal", msg.Data, err)
+	}
+	holdFor(t, time.Second, leader.IsLeader, "the leader keeps leading after a refused request")
+	data, _ = json.Marshal(StepDownRequest{Epoch: leader.Epoch()})
+	if msg, err = nc.Request(ControlSubject(id), data, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(msg.Data, &reply); err != nil || !reply.OK {
+		t.Fatalf("reply %s (%v), want ok", msg.Data, err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !leader.IsLeader() && len(leaders(nodes)) == 1 }, "no handover")
+	rec.check(t)
 }

@@ -46,11 +46,12 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		}
 	}
 	if err != nil {
-		return nil, s.explain(fmt.Errorf("open bucket %q: %w", bucket, err))
+		// Not explain: at start a missing bucket was never there to be deleted.
+		return nil, s.explainPermission(fmt.Errorf("open bucket %q: %w", bucket, err))
 	}
 	status, err := kv.Status(ctx)
 	if err != nil {
-		return nil, s.explain(fmt.Errorf("bucket %q status: %w", bucket, err))
+		return nil, s.explainPermission(fmt.Errorf("bucket %q status: %w", bucket, err))
 	}
 	if err := checkBucket(status); err != nil {
 		return nil, err
@@ -127,8 +128,8 @@ func (s *store) explain(err error) error {
 	if err == nil {
 		return nil
 	}
-	if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), s.bucket) {
-		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
+	if perm := s.explainPermission(err); perm != err {
+		return perm
 	}
 	suspect := errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
@@ -136,6 +137,18 @@ func (s *store) explain(err error) error {
 		(errors.Is(err, context.DeadlineExceeded) && s.nc.IsConnected())
 	if suspect && s.bucketGone() {
 		return fmt.Errorf("%w: %w", ErrBucketDeleted, err)
+	}
+	return err
+}
+
+// explainPermission wraps err with ErrPermissionDenied when the server has
+// refused this connection a subject of the bucket.
+func (s *store) explainPermission(err error) error {
+	if err == nil {
+		return nil
+	}
+	if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), s.bucket) {
+		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
 }

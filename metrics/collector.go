@@ -34,7 +34,7 @@ type Collector struct {
 	leaderChanges  prometheus.Counter
 	renewals       *prometheus.CounterVec
 	renewalLatency prometheus.Histogram
-	electionWait   prometheus.Histogram
+	electionWait   *prometheus.HistogramVec
 	hookDuration   *prometheus.HistogramVec
 	hookErrors     *prometheus.CounterVec
 	fencing        *prometheus.CounterVec
@@ -100,10 +100,13 @@ func (c *Collector) initEvents(ns string, labels prometheus.Labels) {
 		Namespace: ns, Name: NameRenewalDuration, ConstLabels: labels, Buckets: renewalBuckets(),
 		Help: "Time a lease renewal (a KV compare-and-swap) took, whatever its outcome.",
 	})
-	c.electionWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+	c.electionWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: ns, Name: NameElectionWait, ConstLabels: labels, Buckets: electionBuckets(),
-		Help: "Time from this node seeing the lease free (released, or expired on its clock) to sending the write that won it.",
-	})
+		Help: "Time without a live tenure, on the winner's clock, before this node won the lease: since it saw the release (cause released), or since the crashed holder's last renewal reached it (cause expired).",
+	}, []string{LabelCause})
+	for _, cause := range electionCauses() {
+		c.electionWait.WithLabelValues(cause)
+	}
 	c.hookDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: ns, Name: NameHookDuration, ConstLabels: labels, Buckets: hookBuckets(),
 		Help: "Time a hook call took, by hook.",

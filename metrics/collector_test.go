@@ -24,8 +24,8 @@ func TestEventsWithoutNode(t *testing.T) {
 	}
 	m.ObserveLeader("node-1")
 	m.ObserveLeadership(true, 7)
-	m.ObserveElection(0) // a new key: not recorded
-	m.ObserveElection(1500 * time.Millisecond)
+	m.ObserveElection(cluster.ElectionCreated, 0) // a new key: not recorded
+	m.ObserveElection(cluster.ElectionExpired, 1500*time.Millisecond)
 	m.ObserveRenewal(cluster.RenewalOK, 2*time.Millisecond)
 	m.ObserveRenewal(cluster.RenewalTimeout, 3*time.Second)
 	m.ObserveHook("OnBecomeLeader", time.Millisecond, nil)
@@ -72,8 +72,8 @@ app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="ok"}
 		"app_hook_errors_total", "app_fencing_checks_total"); err != nil {
 		t.Error(err)
 	}
-	if n := testutil.CollectAndCount(m, "app_election_wait_seconds"); n != 1 {
-		t.Errorf("election wait series = %d, want 1", n)
+	if n := testutil.CollectAndCount(m, "app_election_wait_seconds"); n != 2 { // released, expired
+		t.Errorf("election wait series = %d, want 2", n)
 	}
 	if n := testutil.CollectAndCount(m, "app_nats_connected", "app_nats_connection_state"); n != 0 {
 		t.Errorf("connection series without a node = %d, want 0", n)

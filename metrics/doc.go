@@ -42,14 +42,14 @@
 // stays at the last one it held). The series of every known label value
 // exist from the start, at 0, so rate() and alerts see the first event.
 //
-// election_wait_seconds is what cluster.Observer.ObserveElection reports:
-// on the winner's clock, the time from seeing the lease free (the release
-// record arrived, or the lease expired on its clock) to sending the write
-// that won it. A follower that campaigns at once takes microseconds; a
-// longer wait means it sat out a handover window, a cooldown or a failed
-// health check first. The LeaseTTL a crashed leader costs comes before the
-// lease counts as free, so it is not included. A first election, of a key
-// that did not exist yet, is not recorded.
+// election_wait_seconds is what cluster.Observer.ObserveElection reports,
+// on the winner's clock, by cause. cause="released": the time from seeing
+// the release record to sending the write that won it (microseconds when a
+// follower campaigns at once; longer when it sat out a handover window, a
+// cooldown or a failed health check). cause="expired": the time from the
+// crashed holder's last renewal reaching the winner to the winning write,
+// that is LeaseTTL plus the time to win: the failover time after a crash.
+// A first election, of a key that did not exist yet, is not recorded.
 //
 // # Alerts
 //

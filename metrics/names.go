@@ -1,5 +1,7 @@
 package metrics
 
+import cluster "github.com/ozanturksever/go-cluster"
+
 // DefaultNamespace is the prefix of every metric name unless WithNamespace
 // says otherwise: "gocluster_is_leader", "gocluster_epoch", ...
 const DefaultNamespace = "gocluster"
@@ -31,6 +33,7 @@ const (
 	LabelTransition = "transition" // "acquired" or "lost"
 	LabelOutcome    = "outcome"    // a cluster.RenewalOutcome: "ok", "conflict", "timeout", "error"
 	LabelHook       = "hook"       // "OnBecomeLeader", "OnLoseLeadership", "OnLeaderChange"
+	LabelCause      = "cause"      // a cluster.ElectionCause: "released" or "expired"
 	LabelResult     = "result"     // a fencing result: see the Fencing constants
 	LabelState      = "state"      // a NATS connection state: see ConnectionStates
 )
@@ -58,6 +61,11 @@ const (
 
 // hookNames are the hooks the core reports.
 func hookNames() []string { return []string{"OnBecomeLeader", "OnLoseLeadership", "OnLeaderChange"} }
+
+// electionCauses are the causes recorded in election_wait_seconds.
+func electionCauses() []string {
+	return []string{string(cluster.ElectionReleased), string(cluster.ElectionExpired)}
+}
 
 // renewalOutcomes are the outcomes the core reports.
 func renewalOutcomes() []string { return []string{"ok", "conflict", "timeout", "error"} }

@@ -31,13 +31,14 @@ func (c *Collector) ObserveLeadership(leader bool, epoch int64) {
 	}
 }
 
-// ObserveElection records how long the lease was free before this node won
-// it. A win with wait 0 (the key did not exist yet, or this node never saw
-// it free) measures nothing and is not recorded.
-func (c *Collector) ObserveElection(wait time.Duration) {
-	if wait > 0 {
-		c.electionWait.Observe(wait.Seconds())
+// ObserveElection records how long the cluster had no live tenure, as the
+// winner saw it, by cause. The first election of a new key
+// (cluster.ElectionCreated) measures nothing and is not recorded.
+func (c *Collector) ObserveElection(cause cluster.ElectionCause, wait time.Duration) {
+	if cause == cluster.ElectionCreated {
+		return
 	}
+	c.electionWait.WithLabelValues(string(cause)).Observe(wait.Seconds())
 }
 
 // ObserveLeader counts a change of the leader this node knows.

@@ -126,7 +126,7 @@ func TestScrapeFollowsLeadership(t *testing.T) {
 		series("gocluster_nats_connection_state", eq, 1, "node", "b", "state", "connected"),
 		series("gocluster_nats_connection_state", eq, 0, "node", "b", "state", "reconnecting"),
 		series("gocluster_nats_reconnects_total", eq, 0, "node", "a"),
-		series("gocluster_election_wait_seconds", eq, 0, "node", "a"), // a created the key: nothing to measure
+		series("gocluster_election_wait_seconds", eq, 0, "node", "a", "cause", "released"), // a created the key: nothing to measure
 	)
 
 	// The handover: a steps down, b takes over.
@@ -142,14 +142,14 @@ func TestScrapeFollowsLeadership(t *testing.T) {
 		series("gocluster_leadership_transitions_total", eq, 1, "node", "a", "transition", "lost"),
 		series("gocluster_leadership_transitions_total", eq, 1, "node", "b", "transition", "acquired"),
 		series("gocluster_hook_duration_seconds", eq, 1, "node", "a", "hook", "OnLoseLeadership"),
-		series("gocluster_election_wait_seconds", eq, 1, "node", "b"),
+		series("gocluster_election_wait_seconds", eq, 1, "node", "b", "cause", "released"),
 		series("gocluster_renewals_total", atLeast, 1, "node", "b", "outcome", "ok"),
 		// a: a, then b (and, as a rule, none in between).
 		series("gocluster_leader_changes_total", atLeast, 2, "node", "a"),
 		series("gocluster_leader_known", eq, 1, "node", "a"),
 	)
 	// A graceful handover is quick: b waited well under a LeaseTTL.
-	if wait := fams.sum("gocluster_election_wait_seconds", "node", "b"); wait <= 0 || wait >= 3 {
+	if wait := fams.sum("gocluster_election_wait_seconds", "node", "b", "cause", "released"); wait <= 0 || wait >= 3 {
 		t.Errorf("b's election wait = %gs, want in (0, LeaseTTL)", wait)
 	}
 	problems, err := testutil.GatherAndLint(reg)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	cluster "github.com/ozanturksever/go-cluster"
 )
 
 // connect dials the servers of --server with --creds. The caller closes
@@ -26,12 +27,6 @@ func (e *env) connect() (*nats.Conn, error) {
 	return nc, nil
 }
 
-// bucketName is the cluster's KV bucket, as the core names it.
-func bucketName(clusterID string) string { return "cluster-" + clusterID }
-
-// leaseKey is the key of the lease in the bucket.
-const leaseKey = "lease"
-
 // openBucket binds to the cluster's bucket without creating it. A missing
 // bucket wraps errNoCluster.
 func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, error) {
@@ -41,7 +36,7 @@ func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	bucket := bucketName(e.opts.cluster)
+	bucket := cluster.BucketName(e.opts.cluster)
 	kv, err := js.KeyValue(ctx, bucket)
 	switch {
 	case err == nil:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -45,16 +44,12 @@ func fromEntry(en jetstream.KeyValueEntry) leaseState {
 		s.State = stateDeleted
 		return s
 	}
-	data := en.Value()
-	if len(data) > cluster.MaxLeaseSize {
-		s.State, s.Problem = stateInvalid, fmt.Sprintf("%d bytes, more than %d", len(data), cluster.MaxLeaseSize)
-		return s
-	}
-	if err := json.Unmarshal(data, &s.Lease); err != nil {
+	l, err := cluster.DecodeLease(en.Value(), en.Revision())
+	if err != nil { // the nodes treat it as held by an unknown node
 		s.State, s.Problem = stateInvalid, err.Error()
 		return s
 	}
-	s.Lease.Revision = en.Revision()
+	s.Lease = l
 	if s.Lease.IsReleased() {
 		s.State = stateReleased
 	} else {
@@ -67,7 +62,7 @@ func fromEntry(en jetstream.KeyValueEntry) leaseState {
 func (e *env) readLease(ctx context.Context, kv jetstream.KeyValue) (leaseState, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	en, err := kv.Get(ctx, leaseKey)
+	en, err := kv.Get(ctx, cluster.LeaseKey)
 	switch {
 	case err == nil:
 		return fromEntry(en), nil

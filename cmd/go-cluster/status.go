@@ -113,7 +113,7 @@ const (
 // buildStatus merges the lease with the members' health replies.
 func buildStatus(clusterID string, lease leaseState, resps []health.Response, herr error, now time.Time) statusReport {
 	r := statusReport{
-		Cluster: clusterID, Bucket: bucketName(clusterID),
+		Cluster: clusterID, Bucket: cluster.BucketName(clusterID),
 		Lease: lease.State, Leader: lease.leader(), Revision: lease.Revision,
 		Problem: lease.Problem, Members: []memberReport{},
 	}

@@ -72,7 +72,13 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 		}
 		defer func() { _ = w.Stop() }()
 	}
-	reply, err := e.requestStepDown(ctx, nc, cluster.StepDownRequest{To: c.to})
+	req := cluster.StepDownRequest{To: c.to}
+	if lease.leader() != "" {
+		// Only the leader we read steps down: a request that reaches its
+		// successor instead is refused, not obeyed.
+		req.Epoch = lease.Lease.Epoch
+	}
+	reply, err := e.requestStepDown(ctx, nc, req)
 	if err != nil {
 		return err
 	}
@@ -116,7 +122,7 @@ func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error
 // startWatch watches the lease and returns once the watch is established
 // (the initial value has been delivered).
 func startWatch(ctx context.Context, kv jetstream.KeyValue) (jetstream.KeyWatcher, error) {
-	w, err := kv.Watch(ctx, leaseKey)
+	w, err := kv.Watch(ctx, cluster.LeaseKey)
 	if err != nil {
 		return nil, fmt.Errorf("watch the lease: %w", err)
 	}

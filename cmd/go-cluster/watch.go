@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	cluster "github.com/ozanturksever/go-cluster"
 )
 
 // watchCmd streams leadership changes from a KV watch on the lease.
@@ -34,9 +35,9 @@ func (c *watchCmd) run(ctx context.Context, e *env, _ []string) error {
 		return err
 	}
 	// The watch sends the current value (if any), then nil, then every write.
-	w, err := kv.Watch(ctx, leaseKey)
+	w, err := kv.Watch(ctx, cluster.LeaseKey)
 	if err != nil {
-		return fmt.Errorf("watch %s/%s: %w", bucketName(e.opts.cluster), leaseKey, err)
+		return fmt.Errorf("watch %s/%s: %w", cluster.BucketName(e.opts.cluster), cluster.LeaseKey, err)
 	}
 	defer func() { _ = w.Stop() }()
 	var prev *leaseState
