@@ -135,8 +135,9 @@ func (bn *bench) crashOnce(ctx context.Context, g *group, lw *leaseWatch, kind c
 	}
 	r := crashResult{fromCrash: e.at.Sub(t0), fromExpiry: e.at.Sub(last.seenAt.Add(ttl))}
 	if kind == crashBlackhole {
+		// The hook can come long after the tenure ended: wait for it.
 		end, ok1 := g.events.wait(mark, 2*ttl, func(x event) bool { return x.kind == evTenureEnd && x.node == leader.id })
-		lose, ok2 := g.events.wait(mark, 2*ttl, func(x event) bool { return x.kind == evLose && x.node == leader.id })
+		lose, ok2 := g.events.wait(mark, 30*ttl, func(x event) bool { return x.kind == evLose && x.node == leader.id })
 		if ok1 && ok2 {
 			r.ctxFirst, r.hookFirst, r.hasOld = e.at.Sub(end.at), e.at.Sub(lose.at), true
 		}
