@@ -98,10 +98,10 @@ func TestCLI(t *testing.T) {
 		if resp.NodeID != leader.node.NodeID() || !resp.IsLeader() {
 			t.Errorf("health of the leader: %+v", resp)
 		}
-		r = cli("health", "--json", "--timeout", "1s")
+		r = cli("health", "--json", "--timeout", "3s") // generous: the gather waits it out, and CI is loaded
 		var all []health.Response
 		if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all) != 3 {
-			t.Errorf("health of all, JSON: %v, %d replies\n%s", err, len(all), r.stdout)
+			t.Errorf("health of all, JSON: %v, %d replies, exit %d\n%s\nstderr: %s", err, len(all), r.code, r.stdout, r.stderr)
 		}
 		r = cli("health", "zz")
 		if r.code != 1 || !strings.Contains(r.stderr, `node "zz"`) {
