@@ -1,0 +1,78 @@
+package securetest
+
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Permissions are a NATS user's allow lists: subjects it may publish to and
+// subscribe to, and whether it may publish replies to requests it receives
+// (allow_responses).
+type Permissions struct {
+	Publish        []string
+	Subscribe      []string
+	AllowResponses bool
+}
+
+// Server returns p as nats-server user permissions (config mode).
+func (p Permissions) Server() *server.Permissions {
+	sp := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: append([]string(nil), p.Publish...)},
+		Subscribe: &server.SubjectPermission{Allow: append([]string(nil), p.Subscribe...)},
+	}
+	if p.AllowResponses {
+		sp.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: time.Minute}
+	}
+	return sp
+}
+
+// Without returns p with the publish or subscribe entry subject removed.
+func (p Permissions) Without(subject string) Permissions {
+	drop := func(in []string) []string {
+		var out []string
+		for _, s := range in {
+			if s != subject {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return Permissions{Publish: drop(p.Publish), Subscribe: drop(p.Subscribe), AllowResponses: p.AllowResponses}
+}
+
+// NodePermissions are the minimal permissions of a go-cluster node of
+// cluster clusterID named nodeID, answering health and step-down requests,
+// with its replies on inbox (the connection's inbox prefix, "_INBOX" by
+// default). With create, the node may also create the bucket; without, the
+// bucket must exist. The root package's secure tests prove the list enough,
+// and every entry necessary.
+func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
+	bucket := "cluster-" + clusterID
+	stream := "KV_" + bucket
+	p := Permissions{
+		Publish: []string{
+			"$JS.API.STREAM.INFO." + stream,            // bind the bucket; confirm a deletion
+			"$JS.API.CONSUMER.CREATE." + stream + ".>", // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.DELETE." + stream + ".>", // stop watching
+			"$JS.API.DIRECT.GET." + stream + ".>",      // read the lease after a lost race
+			"$KV." + bucket + ".lease",                 // acquire, renew, release
+			"$KV." + bucket + ".cooldown-" + nodeID,    // StepDown's cooldown record
+		},
+		Subscribe: []string{
+			inbox + ".>",
+			"cluster." + clusterID + ".health",
+			"cluster." + clusterID + ".health." + nodeID,
+			"cluster." + clusterID + ".control.stepdown",
+			"cluster." + clusterID + ".control." + nodeID + ".stepdown",
+		},
+		AllowResponses: true,
+	}
+	if create {
+		p.Publish = append(p.Publish,
+			"$JS.API.INFO",                  // account limits, read before creating a bucket
+			"$JS.API.STREAM.CREATE."+stream, // create the bucket
+		)
+	}
+	return p
+}
