@@ -134,14 +134,10 @@ func (r *run) injectStop(k FaultKind) string {
 	d := r.span(0, 2)
 	r.busy[m]++
 	r.later(d, "start "+m.id, func() {
-		if m.current() != nil {
-			r.busy[m]--
-			return
-		}
-		if err := m.start(r.t); err != nil {
-			r.t.Errorf("chaos: restart %s: %v", m.id, err)
-		}
 		r.busy[m]--
+		if m.current() == nil {
+			r.startAsync(m)
+		}
 	})
 	return fmt.Sprintf("%s %s%s, back in %v", k, m.id, mark, d)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"testing"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
@@ -50,8 +49,9 @@ func (m *member) instance() string {
 	return fmt.Sprintf("%s#%d", m.id, m.gen)
 }
 
-// start makes and starts a new Node under the member's ID.
-func (m *member) start(t testing.TB) error {
+// start makes and starts a new Node under the member's ID. It may run on
+// any goroutine.
+func (m *member) start() error {
 	m.mu.Lock()
 	m.gen++
 	inst := fmt.Sprintf("%s#%d", m.id, m.gen)

@@ -30,7 +30,7 @@ type Report struct {
 	Gaps         []Gap         // leaderless stretches, longest first
 	Recovery     time.Duration // from healing every fault to a leader
 
-	NodeFailures []string  // Nodes that stopped on their own (a library failure under transient faults)
+	NodeFailures []string  // Nodes that stopped on their own or could not start (library failures under transient faults)
 	Violations   []string  // broken invariants: must be empty
 	Log          []LogLine // one line per fault and heal
 
@@ -121,7 +121,7 @@ func (r *Report) String() string {
 		fmt.Fprintf(&b, "  leaderless gaps: %s\n", gapHistogram(r.Gaps, r.LeaseTTL, r.RenewInterval))
 	}
 	fmt.Fprintf(&b, "  recovery after healing: %v\n", r.Recovery.Round(time.Millisecond))
-	fmt.Fprintf(&b, "  nodes that stopped on their own: %d\n", len(r.NodeFailures))
+	fmt.Fprintf(&b, "  node failures (stopped on their own, or could not start): %d\n", len(r.NodeFailures))
 	for _, f := range r.NodeFailures {
 		fmt.Fprintf(&b, "    %s\n", f)
 	}

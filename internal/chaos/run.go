@@ -91,9 +91,18 @@ type run struct {
 	skipped map[FaultKind]int
 	log     []LogLine
 
+	started  chan startResult // Nodes started off the schedule's goroutine
+	starting int              // starts not reported yet
+
 	statsMu      sync.Mutex
 	validateErrs map[string]int
 	nodeFailures []string
+}
+
+// startResult reports a Node start made by startAsync.
+type startResult struct {
+	m   *member
+	err error
 }
 
 // Run runs the nodes under the schedule for opts.Duration, heals every
@@ -114,6 +123,7 @@ func Run(t testing.TB, opts Options) *Report {
 		faults:       map[FaultKind]int{},
 		skipped:      map[FaultKind]int{},
 		validateErrs: map[string]int{},
+		started:      make(chan startResult, 64),
 	}
 	opts.Log("chaos: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v, duration %v, faults %v",
 		opts.Seed, opts.Nodes, opts.LeaseTTL, opts.RenewInterval, opts.Duration, opts.Kinds)
@@ -134,7 +144,7 @@ func Run(t testing.TB, opts Options) *Report {
 	}
 	defer r.shutdown()
 	for _, m := range r.members {
-		if err := m.start(t); err != nil {
+		if err := m.start(); err != nil {
 			t.Fatalf("chaos: %v", err)
 		}
 	}
@@ -168,6 +178,7 @@ func Run(t testing.TB, opts Options) *Report {
 func (r *run) schedule(deadline time.Time) {
 	nextFault := time.Now().Add(r.pause())
 	for {
+		r.collectStarts()
 		r.checkFailures()
 		now := time.Now()
 		if !now.Before(deadline) {
@@ -233,8 +244,14 @@ func (r *run) runDueHeals(now time.Time) bool {
 // healAll runs every pending heal now, and restarts what is down.
 func (r *run) healAll() {
 	r.logf("faults end; healing everything")
-	for len(r.heals) > 0 {
+	giveUp := time.Now().Add(2 * time.Minute)
+	for (len(r.heals) > 0 || r.starting > 0) && time.Now().Before(giveUp) {
 		r.runDueHeals(time.Now().Add(time.Hour))
+		if r.starting > 0 {
+			res := <-r.started
+			r.starting--
+			r.startDone(res)
+		}
 	}
 	for _, m := range r.members {
 		m.stall.open()
@@ -247,12 +264,58 @@ func (r *run) healAll() {
 	}
 	r.checkFailures()
 	for _, m := range r.members {
-		if m.current() == nil {
-			if err := m.start(r.t); err != nil {
-				r.t.Errorf("chaos: restart %s: %v", m.id, err)
+		for attempt := 1; m.current() == nil && attempt <= 3; attempt++ {
+			if err := m.start(); err != nil {
+				r.nodeFailure(fmt.Sprintf("%s could not start after healing (attempt %d): %v", m.id, attempt, err))
 			}
 		}
 	}
+}
+
+// startAsync starts a new Node for m off the schedule's goroutine, so that
+// a slow Start does not hold up the schedule; m is busy meanwhile.
+func (r *run) startAsync(m *member) {
+	r.busy[m]++
+	r.starting++
+	go func() { r.started <- startResult{m, m.start()} }()
+}
+
+// collectStarts handles the starts that have finished.
+func (r *run) collectStarts() {
+	for {
+		select {
+		case res := <-r.started:
+			r.starting--
+			r.startDone(res)
+		default:
+			return
+		}
+	}
+}
+
+// startDone records a finished start. A Node that cannot start while the
+// cluster is reachable is a library failure; it is retried a TTL later.
+func (r *run) startDone(res startResult) {
+	r.busy[res.m]--
+	if res.err == nil {
+		return
+	}
+	r.nodeFailure(fmt.Sprintf("%s could not start: %v", res.m.id, res.err))
+	r.busy[res.m]++
+	r.later(r.opts.LeaseTTL, "start "+res.m.id+" again", func() {
+		r.busy[res.m]--
+		if res.m.current() == nil {
+			r.startAsync(res.m)
+		}
+	})
+}
+
+// nodeFailure records a library failure seen by the harness.
+func (r *run) nodeFailure(msg string) {
+	r.statsMu.Lock()
+	r.nodeFailures = append(r.nodeFailures, msg)
+	r.statsMu.Unlock()
+	r.logf("%s", msg)
 }
 
 // checkFailures notices Nodes that stopped on their own, records why, and
@@ -261,19 +324,13 @@ func (r *run) healAll() {
 func (r *run) checkFailures() {
 	for _, m := range r.members {
 		if err, failed := m.failed(); failed {
-			msg := fmt.Sprintf("%s stopped on its own: %v", m.instance(), err)
-			r.statsMu.Lock()
-			r.nodeFailures = append(r.nodeFailures, msg)
-			r.statsMu.Unlock()
-			r.logf("%s", msg)
+			r.nodeFailure(fmt.Sprintf("%s stopped on its own: %v", m.instance(), err))
 			r.busy[m]++
 			r.later(r.opts.LeaseTTL, "start "+m.id, func() {
-				if m.current() == nil {
-					if err := m.start(r.t); err != nil {
-						r.t.Errorf("chaos: restart %s: %v", m.id, err)
-					}
-				}
 				r.busy[m]--
+				if m.current() == nil {
+					r.startAsync(m)
+				}
 			})
 		}
 	}
@@ -290,6 +347,9 @@ func (r *run) stopAll() {
 
 // shutdown is the last resort on a failed run: stop what still runs.
 func (r *run) shutdown() {
+	for ; r.starting > 0; r.starting-- {
+		<-r.started
+	}
 	for _, m := range r.members {
 		m.stall.open()
 		_ = m.stop()
