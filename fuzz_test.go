@@ -45,6 +45,8 @@ func FuzzDecodeLease(f *testing.F) {
 		`{"node_id":"a","node_id":"b","epoch":2}`,
 		`{"NODE_ID":"a","Epoch":2}`,
 		`{"node_id":"a","epoch":1,"acquired_at":"2024-01-15T10:29:50.123456789-23:59"}`,
+		`{"node_id":"a","epoch":1,"acquired_at":"9999-12-31T20:00:00-01:00"}`,
+		`{"node_id":"a","epoch":1,"expires_at":"0000-01-01T02:00:00+01:00"}`,
 		`{"node_id":"\u00e9","epoch":1}`,
 		"{\"node_id\":\"a\xff\",\"epoch\":1}",
 		`null`, `[]`, `{}`, `"x"`, `{not json`, ``, ` `,
