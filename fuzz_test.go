@@ -7,9 +7,11 @@ package cluster
 //	go test -run='^$' -fuzz='^FuzzDecodeLease$' -fuzztime=10s .
 //	go test -run='^$' -fuzz='^FuzzValidateIdentifier$' -fuzztime=10s .
 //	go test -run='^$' -fuzz='^FuzzConfigValidate$' -fuzztime=10s .
+//	go test -run='^$' -fuzz='^FuzzDecodeStepDown$' -fuzztime=10s .
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"regexp"
@@ -259,4 +261,46 @@ func configOracle(c Config) (field string, valid bool) {
 		return "BucketReplicas", false
 	}
 	return "", true
+}
+
+// FuzzDecodeStepDown feeds arbitrary payloads to the decoder of remote
+// step-down requests (anyone allowed to publish on the control subjects can
+// send one). Properties: no panic; over MaxControlRequestSize is refused;
+// an accepted request names a valid successor or none, has a known reason,
+// and round-trips.
+//
+//	go test -run='^$' -fuzz='^FuzzDecodeStepDown$' -fuzztime=10s .
+func FuzzDecodeStepDown(f *testing.F) {
+	for _, s := range []string{
+		``, ` `, `{}`, `{"to":"n2"}`, `{"reason":"priority","priority":3}`, `{"reason":"operator","to":"n-1_x"}`,
+		`{"to":"a.b"}`, `{"to":">"}`, `{"reason":"coup"}`, `{"priority":-1,"reason":"priority"}`, `null`, `[]`, `"x"`,
+		`{"to":""}`, "{\"to\":\"\xff\"}", `{"to":1}`, `{` + strings.Repeat(" ", MaxControlRequestSize) + `}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := decodeStepDown(data)
+		if err != nil {
+			return
+		}
+		if len(data) > MaxControlRequestSize {
+			t.Fatalf("accepted a %d-byte request", len(data))
+		}
+		if req.To != "" {
+			if err := ValidateIdentifier("to", req.To); err != nil {
+				t.Fatalf("accepted successor %q: %v", req.To, err)
+			}
+		}
+		if req.Reason != reasonOperator && req.Reason != reasonPriority {
+			t.Fatalf("accepted reason %q", req.Reason)
+		}
+		enc, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := decodeStepDown(enc)
+		if err != nil || again != req {
+			t.Fatalf("round trip: %+v -> %s -> %+v (%v)", req, enc, again, err)
+		}
+	})
 }
