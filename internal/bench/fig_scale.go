@@ -93,7 +93,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	cpuStart := bn.serverCPU(b)
 	starts := make([]time.Duration, len(sr.nodes))
 	t0 := time.Now()
-	err = parallel(len(sr.nodes), 32, func(i int) error {
+	err = parallel(len(sr.nodes), bn.o.scaleStarts, func(i int) error {
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if !bn.o.keepStart {
 			sctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
@@ -142,8 +142,8 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	nodes := float64(len(sr.nodes))
 	rows := []row{}
 	r := latencyRow(fig, fmt.Sprintf("%d clusters: start -> every cluster has a leader", clusters), params, firstLed)
-	r.note = fmt.Sprintf("all led after %s (all Start calls returned after %s, 32 at a time); Start per node median %s, p99 %s; server CPU during start-up %.1f s",
-		ms(allLed), ms(started), ms(summarize(starts).median), ms(summarize(starts).p99), cpuStartup.Seconds())
+	r.note = fmt.Sprintf("all led after %s (all Start calls returned after %s, %d at a time); Start per node median %s, p99 %s; server CPU during start-up %.1f s",
+		ms(allLed), ms(started), bn.o.scaleStarts, ms(summarize(starts).median), ms(summarize(starts).p99), cpuStartup.Seconds())
 	rows = append(rows, r)
 	spurious := (b1 - b0) + (l1 - l0)
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: spurious transitions in a steady window", clusters), params: params + fmt.Sprintf(", %v window", bn.o.scaleSteady),

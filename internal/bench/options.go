@@ -27,6 +27,7 @@ type options struct {
 	scale       []int         // figure 5: numbers of clusters
 	scaleSteady time.Duration // figure 5
 	scaleTTL    time.Duration // figure 5
+	scaleStarts int           // figure 5: Node.Start calls at a time
 	nHealth     int           // figure 6
 	nLeaderLoss int           // figure 8, per kind of loss
 	vipTime     string        // figure 7: -benchtime
@@ -51,6 +52,7 @@ func parseOptions(args []string) (options, error) {
 	scale := fs.String("scale", "100,1000", "numbers of 3-node clusters (figure 5)")
 	fs.DurationVar(&o.scaleSteady, "scale-steady", time.Minute, "steady window per scale (figure 5)")
 	fs.DurationVar(&o.scaleTTL, "scale-ttl", 0, "LeaseTTL of figure 5 (default: the library's)")
+	fs.IntVar(&o.scaleStarts, "scale-starts", 32, "Node.Start calls at a time (figure 5)")
 	fs.IntVar(&o.nHealth, "n-health", 1000, "queries per kind (figure 6)")
 	fs.IntVar(&o.nLeaderLoss, "n-loss", 5, "stream-leader losses per kind (figure 8)")
 	fs.StringVar(&o.vipTime, "vip-benchtime", "20x", "go test -benchtime for the vip benchmark (figure 7)")
