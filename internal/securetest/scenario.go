@@ -104,8 +104,13 @@ func (s Scenario) Run(t testing.TB) (err error) {
 	if err := waitUntil(5*time.Second, a.node.IsLeader); err != nil {
 		return fmt.Errorf("%s never led: %w (Err: %v)", a.node.NodeID(), err, a.node.Err())
 	}
-	if r, err := client.QueryNode(ctx, a.node.NodeID(), time.Second); err != nil || !r.IsLeader() {
-		return fmt.Errorf("health query of the leader %s: %+v, %w", a.node.NodeID(), r, err)
+	// The checker learns the role from the hooks, a moment after IsLeader.
+	var r health.Response
+	if err := waitUntil(5*time.Second, func() bool {
+		r, err = client.QueryNode(ctx, a.node.NodeID(), time.Second)
+		return err == nil && r.IsLeader()
+	}); err != nil {
+		return fmt.Errorf("health query of the leader %s: %+v, %v", a.node.NodeID(), r, err)
 	}
 	b, err := s.start(s.Members[1], asyncErrs)
 	if err != nil {
@@ -210,7 +215,7 @@ func (s Scenario) checkCooldown(ctx context.Context, admin *nats.Conn, nodeID st
 	if err != nil {
 		return fmt.Errorf("admin bind: %w", err)
 	}
-	if err := waitUntil(5*time.Second, func() bool {
+	if err := waitUntil(3*time.Second, func() bool {
 		_, err := kv.Get(ctx, "cooldown-"+nodeID)
 		return err == nil
 	}); err != nil {
