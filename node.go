@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -99,11 +101,19 @@ func (n *Node) Start(ctx context.Context) error {
 		close(n.done)
 		return err
 	}
-	st, err := openStore(ctx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
+	var st *store
+	err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
+		st, err = openStore(actx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
+		return err
+	})
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}
-	watcher, err := st.watch(ctx)
+	var watcher jetstream.KeyWatcher
+	err = retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
+		watcher, err = st.watch(actx)
+		return err
+	})
 	if err != nil {
 		return fail(fmt.Errorf("start: watch lease: %w", err))
 	}
@@ -150,6 +160,25 @@ func (n *Node) Start(ctx context.Context) error {
 	go n.supervise(el)
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
 	return nil
+}
+
+// retryStartup runs a start-up step until it succeeds, fails permanently,
+// or ctx ends. Each attempt gets RequestTimeout: a request lost with a
+// connection that comes back at once is asked again, not waited for.
+func retryStartup(ctx context.Context, timeout time.Duration, step func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err := step(actx)
+		cancel()
+		if err == nil || classify(err) == classPermanent || errors.Is(err, ErrInvalidConfig) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(backoff(attempt, 20*time.Millisecond, timeout)):
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // supervise tears the Node down when the election ends on its own

@@ -142,12 +142,17 @@ func (s *store) explain(err error) error {
 }
 
 // explainPermission wraps err with ErrPermissionDenied when the server has
-// refused this connection a subject of the bucket.
+// refused this connection a subject the node needs: one of the bucket's, or
+// the JetStream API's.
 func (s *store) explainPermission(err error) error {
 	if err == nil {
 		return nil
 	}
-	if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), s.bucket) {
+	last := s.nc.LastError()
+	if last == nil || !errors.Is(last, nats.ErrPermissionViolation) {
+		return err
+	}
+	if msg := last.Error(); strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
