@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func TestEpochWhileLeading(t *testing.T) {
 	const rounds = 40
 	for i := range rounds {
 		n, err := cluster.NewNode(cluster.Config{ClusterID: fmt.Sprintf("epoch%d", i), NodeID: "a", NATSURLs: []string{srv.URL()},
-			LeaseTTL: time.Second}, nil)
+			LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestStartSurvivesALostRequest(t *testing.T) {
 	}
 	defer nc.Close()
 	n, err := cluster.NewNode(cluster.Config{ClusterID: "lost", NodeID: "a", Conn: nc,
-		LeaseTTL: time.Second, RenewInterval: 250 * time.Millisecond}, nil)
+		LeaseTTL: time.Second, RenewInterval: 250 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
