@@ -9,21 +9,21 @@ import (
 
 // Report is the outcome of a run.
 type Report struct {
-	Seed          uint64
-	Nodes         int
-	LeaseTTL      time.Duration
-	RenewInterval time.Duration
+	Seed          uint64        // the schedule's seed: the same seed draws the same faults
+	Nodes         int           // nodes in the run
+	LeaseTTL      time.Duration // the nodes' LeaseTTL
+	RenewInterval time.Duration // the nodes' RenewInterval
 	Duration      time.Duration // time faults were injected
 	Observed      time.Duration // time the sampler watched (faults, healing, steady state)
 
 	Faults  map[FaultKind]int // injected, by kind
 	Skipped map[FaultKind]int // drawn but not applicable at the time (no target)
 
-	Tenures     int // OnBecomeLeader calls: leadership transitions
-	Stillborn   int // tenures already over when OnBecomeLeader ran (stalled hooks)
-	Unproven    int // tenures that ended before ValidateLeadership could prove an epoch
-	FinalEpoch  int64
-	Fence       FenceStats
+	Tenures     int            // OnBecomeLeader calls: leadership transitions
+	Stillborn   int            // tenures already over when OnBecomeLeader ran (stalled hooks)
+	Unproven    int            // tenures that ended before ValidateLeadership could prove an epoch
+	FinalEpoch  int64          // highest epoch proven by ValidateLeadership
+	Fence       FenceStats     // what the fenced resource accepted and refused
 	ValidateErr map[string]int // ValidateLeadership failures during live tenures, by cause
 
 	Availability float64       // share of sampled time in which some node led
@@ -39,10 +39,11 @@ type Report struct {
 
 // LogLine is one fault or heal, At after the faults began.
 type LogLine struct {
-	At   time.Duration
-	Text string
+	At   time.Duration // since the faults began
+	Text string        // what happened
 }
 
+// String renders the line with its time.
 func (l LogLine) String() string { return fmt.Sprintf("%9.3fs  %s", l.At.Seconds(), l.Text) }
 
 // around returns the log lines from before-start to end of a gap.

@@ -13,8 +13,8 @@ const sampleEvery = 5 * time.Millisecond
 // that saw a leader to the next one, with at least one sample in between
 // where IsLeader was false on every node.
 type Gap struct {
-	Start    time.Time
-	Duration time.Duration
+	Start    time.Time     // the last sample that saw a leader
+	Duration time.Duration // until the next sample that saw one
 }
 
 // sampler measures availability: every sampleEvery it asks each running

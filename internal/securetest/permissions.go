@@ -10,9 +10,9 @@ import (
 // subscribe to, and whether it may publish replies to requests it receives
 // (allow_responses).
 type Permissions struct {
-	Publish        []string
-	Subscribe      []string
-	AllowResponses bool
+	Publish        []string // subjects the user may publish to
+	Subscribe      []string // subjects the user may subscribe to
+	AllowResponses bool     // may reply to the requests it receives
 }
 
 // Server returns p as nats-server user permissions (config mode).

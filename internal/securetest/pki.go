@@ -22,9 +22,9 @@ import (
 // PKI is a private certificate authority with one server certificate (for
 // 127.0.0.1 and localhost) and one client certificate, as PEM files.
 type PKI struct {
-	CAFile                string
-	ServerCert, ServerKey string
-	ClientCert, ClientKey string
+	CAFile                string // the CA certificate
+	ServerCert, ServerKey string // for 127.0.0.1 and localhost
+	ClientCert, ClientKey string // a client certificate for mutual TLS
 
 	pool *x509.CertPool
 }

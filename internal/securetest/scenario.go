@@ -19,7 +19,7 @@ import (
 
 // Member is how one node of a Scenario reaches NATS.
 type Member struct {
-	ID      string
+	ID      string        // NodeID
 	Creds   string        // .creds file, or ""
 	Options []nats.Option // TLS, NKey, user/password, inbox prefix...
 }
@@ -30,10 +30,10 @@ type Member struct {
 // cooldown record), hand over on a remote step-down request, release on
 // Stop. An Admin connection, allowed everything, asks the questions.
 type Scenario struct {
-	ClusterID string
-	URL       string
-	Admin     []nats.Option
-	Members   [2]Member // Members[0] starts first: it creates the bucket if there is none
+	ClusterID string        // the cluster the two nodes form
+	URL       string        // the server's client URL
+	Admin     []nats.Option // options of a client allowed everything
+	Members   [2]Member     // Members[0] starts first: it creates the bucket if there is none
 	// Dial makes each node and checker dial its own connection from its
 	// Config (NATSURLs, NATSCredentials, NATSOptions). Otherwise the scenario
 	// dials one connection per member, shared by its node and checker, and

@@ -41,7 +41,7 @@ type Event struct {
 	Epoch  int64  `json:"epoch,omitempty"`  // become (once proven), write, stale_write
 	OK     bool   `json:"ok,omitempty"`     // write, stale_write: accepted by the fence
 	Leader string `json:"leader,omitempty"` // leader: the new leader ("" = none)
-	Error  string `json:"error,omitempty"`
+	Error  string `json:"error,omitempty"`  // failures, and the signal received on stopping
 }
 
 // emitter writes events as JSON lines, one at a time.
