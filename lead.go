@@ -89,6 +89,7 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	e.maxEpoch = max(e.maxEpoch, epoch)
 	e.view.mu.Lock()
 	e.view.tenureCtx, e.view.tenureCancel, e.view.tenureEpoch = ctx, cancel, epoch
+	e.view.epoch = epoch // with the tenure: whoever sees IsLeader sees its epoch
 	e.view.mu.Unlock()
 	e.extend(sent)
 	t.timer = time.AfterFunc(time.Hour, func() { e.deadlineFired(t) })
