@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,14 +19,23 @@ func (bn *bench) figScale(ctx context.Context) []row {
 	var rows []row
 	for _, clusters := range bn.o.scale {
 		rs, err := bn.scale(ctx, clusters)
+		if err != nil {
+			rs = append(rs, failed("5", fmt.Sprintf("%d clusters x 3 nodes", clusters), err))
+		}
+		for _, r := range rs {
+			bn.log.Info("scale result", "measure", r.name, "median", r.median, "met", r.met, "note", r.note)
+		}
 		rows = append(rows, rs...)
 		if err != nil {
-			rows = append(rows, failed("5", fmt.Sprintf("%d clusters x 3 nodes", clusters), err))
 			break
 		}
 	}
 	return rows
 }
+
+// scaleGiveUp is how long figure 5 keeps starting nodes at one count of
+// clusters before it reports what gave.
+const scaleGiveUp = 4 * time.Minute
 
 // scaleRun is one count of clusters being measured.
 type scaleRun struct {
@@ -93,7 +103,12 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	cpuStart := bn.serverCPU(b)
 	starts := make([]time.Duration, len(sr.nodes))
 	t0 := time.Now()
+	giveUp := t0.Add(scaleGiveUp)
+	var startedOK atomic.Int64
 	err = parallel(len(sr.nodes), bn.o.scaleStarts, func(i int) error {
+		if time.Now().After(giveUp) {
+			return fmt.Errorf("gave up after %v: %d of %d nodes started", scaleGiveUp, startedOK.Load(), len(sr.nodes))
+		}
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if !bn.o.keepStart {
 			sctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
@@ -102,18 +117,21 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		s := time.Now()
 		err := sr.nodes[i].Start(sctx)
 		starts[i] = time.Since(s)
+		if err == nil {
+			startedOK.Add(1)
+		}
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start %d nodes: %w", len(sr.nodes), err)
 	}
 	started := time.Since(t0)
-	deadline := time.After(5 * time.Minute)
+	deadline := time.After(time.Until(giveUp.Add(time.Minute)))
 	for n := 0; n < clusters; n++ {
 		select {
 		case <-led:
 		case <-deadline:
-			return nil, fmt.Errorf("only %d of %d clusters had a leader after 5 minutes", n, clusters)
+			return nil, fmt.Errorf("only %d of %d clusters had a leader after %v", n, clusters, time.Since(t0).Round(time.Second))
 		}
 	}
 	allLed := time.Since(t0)
