@@ -142,8 +142,9 @@ func (s *store) explain(err error) error {
 }
 
 // explainPermission wraps err with ErrPermissionDenied when the server has
-// refused this connection a subject the node needs: one of the bucket's, or
-// the JetStream API's.
+// refused this connection a subject the node uses: one naming the bucket
+// (KV writes, the stream's API), or the account info request. Any other
+// violation may be the application's, on a shared connection: not ours.
 func (s *store) explainPermission(err error) error {
 	if err == nil {
 		return nil
@@ -152,7 +153,7 @@ func (s *store) explainPermission(err error) error {
 	if last == nil || !errors.Is(last, nats.ErrPermissionViolation) {
 		return err
 	}
-	if msg := last.Error(); strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.`) {
+	if msg := last.Error(); strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
