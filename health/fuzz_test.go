@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 // requestSeeds are request payloads: accepted ones, and every kind of
@@ -72,6 +73,7 @@ func FuzzCheckerRequest(f *testing.F) {
 	for _, s := range requestSeeds {
 		f.Add([]byte(s))
 	}
+	natstest.CheckLeaks(f)
 	srv := runServer(f)
 	nc := srv.Connect(f)
 	startChecker(f, nc, "fuzz", "n1")
