@@ -138,12 +138,14 @@ func parseAddress(s string) (netip.Addr, error) {
 }
 
 // validateInterfaceName applies the kernel's rules for link names
-// (dev_valid_name): 1-15 bytes, not "." or "..", no '/', ':' or white space.
+// (dev_valid_name): 1-15 bytes, not "." or "..", no '/', ':', NUL or white space
+// (the kernel counts byte 0xA0 as white space).
 func validateInterfaceName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: Interface is empty", ErrInvalidConfig)
 	}
-	if len(name) > 15 || name == "." || name == ".." || strings.ContainsAny(name, "/: \t\n\r\v\f") {
+	if len(name) > 15 || name == "." || name == ".." || strings.ContainsAny(name, "/: \t\n\r\v\f") ||
+		strings.IndexByte(name, 0) >= 0 || strings.IndexByte(name, 0xa0) >= 0 { // bytes, not runes: 0xA0 alone is not UTF-8
 		return fmt.Errorf("%w: Interface %q is not a valid interface name", ErrInvalidConfig, name)
 	}
 	return nil
