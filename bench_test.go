@@ -157,7 +157,7 @@ func benchNodes(b *testing.B, srv *natstest.Server, n int) []*Node {
 		if err != nil {
 			b.Fatal(err)
 		}
-		// Start's ctx is never cancelled: see BENCHMARKS.md on the watch.
+		// A ctx never cancelled: see BENCHMARKS.md, finding 1.
 		if err := node.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}

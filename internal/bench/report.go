@@ -48,7 +48,10 @@ func skipped(fig, name, why string) row {
 	return row{fig: fig, name: name, median: "-", p99: "-", note: "skipped: " + why}
 }
 
-var header = []string{"fig", "measure", "parameters", "n", "median", "p99", "goal", "met", "notes"}
+// header is the table's column names.
+func header() []string {
+	return []string{"fig", "measure", "parameters", "n", "median", "p99", "goal", "met", "notes"}
+}
 
 func (r row) cells() []string {
 	n := ""
@@ -61,7 +64,7 @@ func (r row) cells() []string {
 // printText writes rows as an aligned text table.
 func printText(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	fmt.Fprintln(tw, strings.Join(header(), "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r.cells(), "\t"))
 	}
@@ -70,8 +73,8 @@ func printText(w io.Writer, rows []row) {
 
 // printMarkdown writes rows as a Markdown table.
 func printMarkdown(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-	fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
+	fmt.Fprintln(w, "| "+strings.Join(header(), " | ")+" |")
+	fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header())))
 	for _, r := range rows {
 		cells := r.cells()
 		for i, c := range cells {
