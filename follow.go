@@ -268,9 +268,7 @@ func (e *election) restartWatch() {
 		e.watcher = nil
 		e.synced = false
 	}
-	ctx, cancel := e.requestCtx(time.Time{})
-	w, err := e.store.watch(ctx)
-	cancel()
+	w, err := e.store.watch(e.base, e.cfg.RequestTimeout)
 	if err == nil {
 		e.watcher, e.watchAt = w, time.Time{}
 		return

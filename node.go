@@ -109,12 +109,18 @@ func (n *Node) Start(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}
+	base, cancel := context.WithCancel(context.Background())
 	var watcher jetstream.KeyWatcher
 	err = retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-		watcher, err = st.watch(actx)
+		timeout := n.cfg.RequestTimeout
+		if d, ok := actx.Deadline(); ok {
+			timeout = time.Until(d)
+		}
+		watcher, err = st.watch(base, timeout)
 		return err
 	})
 	if err != nil {
+		cancel()
 		return fail(fmt.Errorf("start: watch lease: %w", err))
 	}
 
@@ -123,10 +129,10 @@ func (n *Node) Start(ctx context.Context) error {
 	if n.campaign {
 		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
 			_ = watcher.Stop()
+			cancel()
 			return fail(fmt.Errorf("start: %w", err))
 		}
 	}
-	base, cancel := context.WithCancel(context.Background())
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	el := &election{
 		cfg:        n.cfg,

@@ -208,7 +208,21 @@ func (s *store) putCooldown(ctx context.Context, nodeID string, d time.Duration)
 }
 
 // watch follows the lease key: the current value first, then every change.
-func (s *store) watch(ctx context.Context) (jetstream.KeyWatcher, error) {
+//
+// jetstream binds the watch's subscription to the ctx it is created with
+// (nats.go unsubscribes when that ctx is done), so the watch gets life, a
+// ctx that lasts as long as the election; only its creation is bounded,
+// by timeout.
+func (s *store) watch(life context.Context, timeout time.Duration) (jetstream.KeyWatcher, error) {
+	ctx, cancel := context.WithCancel(life)
+	timer := time.AfterFunc(timeout, cancel)
 	w, err := s.kv.Watch(ctx, leaseKey)
+	if !timer.Stop() && err == nil {
+		_ = w.Stop() // created, but the timeout had already cancelled it
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		cancel()
+	}
 	return w, s.explain(err)
 }
