@@ -36,7 +36,7 @@ type election struct {
 	base     context.Context
 	hookCtx  context.Context
 
-	watcher      jetstream.KeyWatcher
+	watcher      *leaseWatch
 	synced       bool     // the watch delivered the initial value
 	cur          observed // the latest lease entry seen
 	maxEpoch     int64    // highest epoch seen in any record
@@ -190,7 +190,7 @@ func (e *election) step(now time.Time) (next time.Time, again bool) {
 func (e *election) handle(c command) {
 	switch c.kind {
 	case cmdStepDown:
-		if e.t == nil || e.t.ended {
+		if e.t == nil || e.t.ended || !e.view.leading(time.Now()) {
 			c.reply <- ErrNotLeader
 			return
 		}
@@ -227,7 +227,7 @@ func (e *election) fail(err error) {
 	e.log.Error("permanent error; the node stops campaigning", "error", err)
 	e.err = err
 	if e.t != nil {
-		e.endTenure(nil)
+		e.endTenure()
 		e.t = nil
 	}
 	if e.drain != nil {
@@ -275,7 +275,7 @@ func (e *election) publish() {
 // shutdown releases what run holds when it exits.
 func (e *election) shutdown() {
 	if e.t != nil {
-		e.endTenure(nil)
+		e.endTenure()
 		e.t = nil
 	}
 	if e.watcher != nil {

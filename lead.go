@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -25,6 +26,11 @@ type tenure struct {
 	cancel     context.CancelFunc
 	timer      *time.Timer
 	ended      bool // ctx cancelled: lost, or draining before release
+
+	// OnLoseLeadership is queued once, by the loop or by the deadline
+	// timer, whichever is first; loseDone is closed when it returns.
+	loseOnce sync.Once
+	loseDone chan struct{}
 }
 
 // drain is a StepDown or Stop in progress on the leader: the tenure has
@@ -41,6 +47,12 @@ type drain struct {
 // stepHolding renews, and releases once a drain is done.
 func (e *election) stepHolding(now time.Time) (time.Time, bool) {
 	t := e.t
+	if !t.ended && !e.view.leading(now) {
+		// The deadline passed and the timer has not told the loop yet:
+		// the lease is no longer ours to renew.
+		e.lose(e.expiredCause(t))
+		return time.Time{}, true
+	}
 	if d := e.drain; d != nil && (d.hookDone == nil || !now.Before(d.deadline)) {
 		if d.hookDone != nil {
 			e.log.Warn("OnLoseLeadership still running after DrainTimeout; releasing the lease anyway", "drain_timeout", e.cfg.DrainTimeout)
@@ -83,7 +95,7 @@ func mustEncode(l Lease) []byte {
 // become starts a tenure won with a write sent at sent.
 func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	ctx, cancel := context.WithCancel(e.base)
-	t := &tenure{epoch: epoch, rev: rev, acquiredAt: sent, ctx: ctx, cancel: cancel}
+	t := &tenure{epoch: epoch, rev: rev, acquiredAt: sent, ctx: ctx, cancel: cancel, loseDone: make(chan struct{})}
 	e.t = t
 	e.waiting = false
 	e.maxEpoch = max(e.maxEpoch, epoch)
@@ -118,7 +130,9 @@ func (e *election) extend(sent time.Time) {
 }
 
 // deadlineFired runs on a timer goroutine. It ends the tenure if the
-// deadline has really passed, or re-arms itself for the extended one.
+// deadline has really passed, or re-arms itself for the extended one. It
+// queues OnLoseLeadership itself: the loop may be blocked in a request,
+// and the hook must not start later than the deadline because of that.
 func (e *election) deadlineFired(t *tenure) {
 	e.view.mu.Lock()
 	if e.view.tenureCtx != t.ctx {
@@ -132,6 +146,7 @@ func (e *election) deadlineFired(t *tenure) {
 	}
 	t.cancel()
 	e.view.mu.Unlock()
+	e.queueLose(t)
 	select {
 	case e.expired <- struct{}{}:
 	default:
@@ -143,12 +158,15 @@ func (e *election) onDeadline() {
 	if e.t == nil || e.t.ended || e.t.ctx.Err() == nil {
 		return
 	}
-	e.lose(fmt.Errorf("%w: no renewal succeeded since %v ago", ErrLeaseExpired, time.Since(e.t.lastSent).Round(time.Millisecond)))
+	e.lose(e.expiredCause(e.t))
 }
 
-// endTenure cancels the tenure ctx and queues OnLoseLeadership; done, if
-// not nil, is closed when the hook returns.
-func (e *election) endTenure(done chan struct{}) {
+func (e *election) expiredCause(t *tenure) error {
+	return fmt.Errorf("%w: no renewal succeeded since %v ago", ErrLeaseExpired, time.Since(t.lastSent).Round(time.Millisecond))
+}
+
+// endTenure cancels the tenure ctx and queues OnLoseLeadership.
+func (e *election) endTenure() {
 	t := e.t
 	if t.ended {
 		return
@@ -160,13 +178,22 @@ func (e *election) endTenure(done chan struct{}) {
 	e.view.tenureCtx, e.view.tenureCancel = nil, nil
 	e.view.mu.Unlock()
 	e.lastEpoch = t.epoch
-	e.cfg.Observer.ObserveLeadership(false, t.epoch)
-	timeout := e.cfg.DrainTimeout
-	e.disp.enqueue(hookCall{name: "OnLoseLeadership", done: done, fn: func() error {
-		ctx, cancel := context.WithTimeout(e.hookCtx, timeout)
-		defer cancel()
-		return e.hooks.OnLoseLeadership(ctx)
-	}})
+	e.queueLose(t)
+}
+
+// queueLose queues OnLoseLeadership for t, once. sync.Once makes a second
+// caller wait until the first has queued it, so no hook of a later tenure
+// can be queued ahead of it.
+func (e *election) queueLose(t *tenure) {
+	t.loseOnce.Do(func() {
+		e.cfg.Observer.ObserveLeadership(false, t.epoch)
+		timeout := e.cfg.DrainTimeout
+		e.disp.enqueue(hookCall{name: "OnLoseLeadership", done: t.loseDone, fn: func() error {
+			ctx, cancel := context.WithTimeout(e.hookCtx, timeout)
+			defer cancel()
+			return e.hooks.OnLoseLeadership(ctx)
+		}})
+	})
 }
 
 // lose ends the tenure involuntarily: the lease is no longer ours to renew.
@@ -175,7 +202,7 @@ func (e *election) lose(cause error) {
 		return
 	}
 	e.log.Warn("lost leadership", "epoch", e.t.epoch, "cause", cause)
-	e.endTenure(nil)
+	e.endTenure()
 	e.t = nil
 	if e.drain != nil {
 		e.finishDrain(nil)
@@ -194,7 +221,7 @@ func (e *election) renew() bool {
 		e.view.mu.RUnlock()
 	}
 	ctx, cancel := e.requestCtx(deadline)
-	rev, err := e.store.update(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
+	rev, err := e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
 	cancel()
 	e.cfg.Observer.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 	switch {
@@ -231,7 +258,13 @@ func renewalOutcome(err error) RenewalOutcome {
 // its revision. A stale read (older than our tenure) proves nothing: retry.
 func (e *election) resolveConflict() {
 	t := e.t
-	ctx, cancel := e.requestCtx(time.Time{})
+	var deadline time.Time
+	if !t.ended {
+		e.view.mu.RLock()
+		deadline = e.view.deadline
+		e.view.mu.RUnlock()
+	}
+	ctx, cancel := e.requestCtx(deadline)
 	ent, err := e.store.get(ctx, leaseKey)
 	cancel()
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -278,9 +311,7 @@ func (e *election) release() {
 	} else {
 		e.log.Info("released the lease", "epoch", t.epoch)
 	}
-	if !t.ended {
-		e.endTenure(nil)
-	}
+	e.endTenure()
 	e.t = nil
 	e.finishDrain(err)
 }
@@ -321,8 +352,7 @@ func (e *election) finishDrain(err error) {
 }
 
 func (e *election) beginDrain(stepDown bool, next string, done func(error)) {
-	hookDone := make(chan struct{})
-	e.drain = &drain{hookDone: hookDone, deadline: time.Now().Add(e.cfg.DrainTimeout), stepDown: stepDown, next: next, done: done}
+	e.drain = &drain{hookDone: e.t.loseDone, deadline: time.Now().Add(e.cfg.DrainTimeout), stepDown: stepDown, next: next, done: done}
 	e.log.Info("stepping down", "epoch", e.t.epoch, "step_down", stepDown, "next", next)
-	e.endTenure(hookDone)
+	e.endTenure()
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -110,7 +109,7 @@ func (n *Node) Start(ctx context.Context) error {
 		return fail(fmt.Errorf("start: %w", err))
 	}
 	base, cancel := context.WithCancel(context.Background())
-	var watcher jetstream.KeyWatcher
+	var watcher *leaseWatch
 	err = retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
 		timeout := n.cfg.RequestTimeout
 		if d, ok := actx.Deadline(); ok {

@@ -51,6 +51,29 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 	rec.check(t)
 }
 
+// A cut-off leader's OnLoseLeadership must start by its deadline, not when
+// its election loop gets out of a blocked request: an application that
+// releases a VIP there would otherwise hold it while the successor does.
+// RequestTimeout is long here, as it is with the defaults (RenewInterval),
+// so a renewal that times out at the deadline leaves the loop busy.
+func TestCutOffLeaderLosesBeforeSuccessorLeads(t *testing.T) {
+	srv, rec, id := setup(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval, cfg.RequestTimeout, cfg.SafetyMargin = 2*time.Second, 500*time.Millisecond, 1500*time.Millisecond, 200*time.Millisecond
+	a, proxy := proxiedNode(t, srv, cfg, rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := cfg
+	bcfg.NodeID, bcfg.NATSURLs = "b", []string{srv.URL()}
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	proxy.Blackhole()
+	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b did not take over from the cut-off leader")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count("a", "lose") == 1 }, "a never ran OnLoseLeadership")
+	rec.check(t)
+	proxy.Restore()
+}
+
 func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())

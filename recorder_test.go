@@ -15,6 +15,7 @@ type tenureRecord struct {
 	node       string
 	epoch      int64
 	start, end time.Time // end zero while live
+	lose       time.Time // OnLoseLeadership began; zero until then
 }
 
 // recorder collects every node's hooks in one process, so tenures share a
@@ -48,7 +49,16 @@ func (r *recorder) hooks(nodeID string, epoch func() int64, extra Hooks) Hooks {
 			return extra.OnBecomeLeader(ctx)
 		},
 		LoseLeadership: func(ctx context.Context) error {
+			now := time.Now()
 			r.mu.Lock()
+			for i := len(r.tenures) - 1; i >= 0; i-- {
+				if tr := r.tenures[i]; tr.node == nodeID {
+					if tr.lose.IsZero() {
+						tr.lose = now
+					}
+					break
+				}
+			}
 			r.events[nodeID] = append(r.events[nodeID], "lose")
 			r.mu.Unlock()
 			return extra.OnLoseLeadership(ctx)
@@ -80,8 +90,11 @@ func (r *recorder) tenureCount() int {
 	return len(r.tenures)
 }
 
-// check asserts: tenures never overlap, epochs strictly increase, and each
-// node's Become/Lose alternate starting with Become.
+// check asserts: tenures never overlap, OnLoseLeadership of a tenure
+// starts before the next tenure does (an application that stops work in
+// that hook, a VIP release say, must not overlap its successor), epochs
+// strictly increase, and each node's Become/Lose alternate starting with
+// Become.
 func (r *recorder) check(t testing.TB) {
 	t.Helper()
 	r.mu.Lock()
@@ -93,6 +106,10 @@ func (r *recorder) check(t testing.TB) {
 		if prev.end.IsZero() || cur.start.Before(prev.end) {
 			t.Errorf("tenures overlap: %s (epoch %d) %s and %s (epoch %d) starting %v before it ended",
 				prev.node, prev.epoch, describe(prev), cur.node, cur.epoch, prev.end.Sub(cur.start))
+		}
+		if prev.lose.IsZero() || cur.start.Before(prev.lose) {
+			t.Errorf("OnLoseLeadership of %s (epoch %d) began %v after %s (epoch %d) became leader",
+				prev.node, prev.epoch, lateness(prev.lose, cur.start), cur.node, cur.epoch)
 		}
 		if cur.epoch <= prev.epoch {
 			t.Errorf("epoch did not increase: %s had %d, then %s had %d", prev.node, prev.epoch, cur.node, cur.epoch)
@@ -115,6 +132,13 @@ func (r *recorder) check(t testing.TB) {
 			}
 		}
 	}
+}
+
+func lateness(lose, next time.Time) string {
+	if lose.IsZero() {
+		return "never"
+	}
+	return lose.Sub(next).Round(time.Millisecond).String()
 }
 
 func describe(tr *tenureRecord) string {

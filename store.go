@@ -179,6 +179,16 @@ func (s *store) update(ctx context.Context, key string, value []byte, rev uint64
 	return rev, s.explain(err)
 }
 
+// renew is update for the leader's renewals. A renewal runs against the
+// tenure deadline, so it never spends time on the bucket lookup that tells
+// a deleted bucket from a slow one: the leader retries until its deadline,
+// and a deleted bucket is confirmed after the tenure, by the requests the
+// node then makes as a follower.
+func (s *store) renew(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	rev, err := s.kv.Update(ctx, key, value, rev)
+	return rev, s.explainPermission(err)
+}
+
 // get reads key. The read may come from a replica and be stale: it is a
 // hint, never proof of leadership.
 func (s *store) get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
@@ -210,10 +220,10 @@ func (s *store) putCooldown(ctx context.Context, nodeID string, d time.Duration)
 // watch follows the lease key: the current value first, then every change.
 //
 // jetstream binds the watch's subscription to the ctx it is created with
-// (nats.go unsubscribes when that ctx is done), so the watch gets life, a
-// ctx that lasts as long as the election; only its creation is bounded,
-// by timeout.
-func (s *store) watch(life context.Context, timeout time.Duration) (jetstream.KeyWatcher, error) {
+// (nats.go unsubscribes, from a goroutine of its own, when that ctx is
+// done), so the watch gets a ctx of its own under life that lasts until
+// the watch is stopped; only its creation is bounded, by timeout.
+func (s *store) watch(life context.Context, timeout time.Duration) (*leaseWatch, error) {
 	ctx, cancel := context.WithCancel(life)
 	timer := time.AfterFunc(timeout, cancel)
 	w, err := s.kv.Watch(ctx, leaseKey)
@@ -223,6 +233,20 @@ func (s *store) watch(life context.Context, timeout time.Duration) (jetstream.Ke
 	}
 	if err != nil {
 		cancel()
+		return nil, s.explain(err)
 	}
-	return w, s.explain(err)
+	return &leaseWatch{KeyWatcher: w, cancel: cancel}, nil
+}
+
+// leaseWatch is a watch with the ctx it lives under.
+type leaseWatch struct {
+	jetstream.KeyWatcher
+	cancel context.CancelFunc
+}
+
+// Stop ends the watch and the goroutine nats.go keeps waiting on its ctx.
+func (w *leaseWatch) Stop() error {
+	err := w.KeyWatcher.Stop()
+	w.cancel()
+	return err
 }

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// inMsgs is what the server has received from the connection named name:
+// the server's own count, not the client's.
+func inMsgs(t *testing.T, srv *natstest.Server, name string) int64 {
+	t.Helper()
+	cz, err := srv.NATS().Connz(&server.ConnzOptions{Limit: 1024})
+	if err != nil {
+		t.Fatalf("connz: %v", err)
+	}
+	for _, c := range cz.Conns {
+		if c.Name == name {
+			return c.InMsgs
+		}
+	}
+	t.Fatalf("no connection named %q", name)
+	return 0
+}
+
+// A follower costs the server nothing while the leader renews: it sends no
+// request at all, and the leader sends one per RenewInterval. (A follower
+// once re-created its watch in a loop; only the server's counts showed it.)
+func TestSteadyStateFollowerSendsNothing(t *testing.T) {
+	srv, rec, id := setup(t)
+	names := map[string]string{}
+	var nodes []*Node
+	for _, n := range []string{"a", "b", "c"} {
+		cfg := stableConfig(id, n, srv.URL())
+		names[n] = id + "-" + n
+		cfg.NATSOptions = []nats.Option{nats.Name(names[n])}
+		nodes = append(nodes, startNode(t, cfg, rec, nil))
+	}
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		for _, n := range nodes {
+			if n.Leader() != leader.NodeID() {
+				return false
+			}
+		}
+		return true
+	}, "followers did not see the leader")
+
+	// Past start-up: wait for one renewal, then count over 4 renewals.
+	start := inMsgs(t, srv, names[leader.NodeID()])
+	natstest.WaitFor(t, 5*time.Second, func() bool { return inMsgs(t, srv, names[leader.NodeID()]) > start }, "the leader did not renew")
+	before := map[string]int64{}
+	for n, name := range names {
+		before[n] = inMsgs(t, srv, name)
+	}
+	window := 4 * stableConfig(id, "x").RenewInterval
+	holdFor(t, window, func() bool {
+		for _, f := range without(nodes, leader) {
+			if inMsgs(t, srv, names[f.NodeID()]) != before[f.NodeID()] {
+				return false
+			}
+		}
+		return true
+	}, "followers send no messages")
+	if got := inMsgs(t, srv, names[leader.NodeID()]) - before[leader.NodeID()]; got < 2 || got > 8 {
+		t.Errorf("leader sent %d messages over 4 renew intervals, want about 4", got)
+	}
+	if got := rec.tenureCount(); got != 1 {
+		t.Errorf("%d tenures in a steady cluster, want 1", got)
+	}
+	rec.check(t)
+}
