@@ -56,7 +56,9 @@ type Config struct {
 	// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. It covers
 	// clock-rate drift and the time to stop work. Default LeaseTTL/10.
 	SafetyMargin time.Duration
-	// RequestTimeout bounds each KV request. Default RenewInterval.
+	// RequestTimeout bounds each KV request. Default RenewInterval. A
+	// renewal attempt also gets at most half the time left before the
+	// tenure deadline, so that retries go on until it.
 	RequestTimeout time.Duration
 	// DrainTimeout bounds how long StepDown and Stop wait for
 	// OnLoseLeadership before releasing the lease. The lease keeps being

@@ -220,7 +220,7 @@ func (e *election) renew() bool {
 		deadline = e.view.deadline
 		e.view.mu.RUnlock()
 	}
-	ctx, cancel := e.requestCtx(deadline)
+	ctx, cancel := e.renewalCtx(deadline)
 	rev, err := e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
 	cancel()
 	e.cfg.Observer.ObserveRenewal(renewalOutcome(err), time.Since(sent))
@@ -240,6 +240,27 @@ func (e *election) renew() bool {
 	}
 	return false
 }
+
+// renewalCtx bounds one renewal attempt by RequestTimeout and by half the
+// time left before the tenure deadline (none while draining). A write sent
+// while the bucket's stream has no leader is dropped, not queued, so an
+// attempt that waits out the whole remainder could never be answered; with
+// halves, attempts go on until the deadline, and one sent after the stream
+// has a new leader can still renew.
+func (e *election) renewalCtx(deadline time.Time) (context.Context, context.CancelFunc) {
+	if deadline.IsZero() {
+		return e.requestCtx(deadline)
+	}
+	left := time.Until(deadline)
+	if left > 2*minAttempt {
+		deadline = time.Now().Add(left / 2)
+	}
+	return e.requestCtx(deadline)
+}
+
+// minAttempt is the shortest renewal attempt renewalCtx makes; below twice
+// that, the last attempt gets all the time that is left.
+const minAttempt = 5 * time.Millisecond
 
 func renewalOutcome(err error) RenewalOutcome {
 	switch {

@@ -16,6 +16,19 @@ func proxiedNode(t *testing.T, srv *natstest.Server, cfg Config, rec *recorder) 
 	return startNode(t, cfg, rec, nil), p
 }
 
+// proxiedLeaderAndFollower starts leader "a" with cfg behind a fault proxy,
+// then follower "b" with the same timings, connected directly.
+func proxiedLeaderAndFollower(t *testing.T, srv *natstest.Server, cfg Config, rec *recorder) (a, b *Node, proxy *faultproxy.Proxy) {
+	t.Helper()
+	cfg.NodeID = "a"
+	a, proxy = proxiedNode(t, srv, cfg, rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	cfg.NodeID, cfg.NATSURLs = "b", []string{srv.URL()}
+	b = startNode(t, cfg, rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	return a, b, proxy
+}
+
 // holdFor waits d while cond stays true, failing as soon as it does not.
 func holdFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 	t.Helper()
@@ -60,15 +73,13 @@ func TestCutOffLeaderLosesBeforeSuccessorLeads(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval, cfg.RequestTimeout, cfg.SafetyMargin = 2*time.Second, 500*time.Millisecond, 1500*time.Millisecond, 200*time.Millisecond
-	a, proxy := proxiedNode(t, srv, cfg, rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	bcfg := cfg
-	bcfg.NodeID, bcfg.NATSURLs = "b", []string{srv.URL()}
-	b := startNode(t, bcfg, rec, nil)
-	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	a, b, proxy := proxiedLeaderAndFollower(t, srv, cfg, rec)
 
 	proxy.Blackhole()
 	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b did not take over from the cut-off leader")
+	if a.IsLeader() {
+		t.Fatal("a still believes it leads while b does")
+	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count("a", "lose") == 1 }, "a never ran OnLoseLeadership")
 	rec.check(t)
 	proxy.Restore()
@@ -78,12 +89,7 @@ func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
-	a, proxy := proxiedNode(t, srv, cfg, rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	bcfg := testConfig(id, "b", srv.URL())
-	bcfg.LeaseTTL, bcfg.RenewInterval = 4*time.Second, time.Second
-	b := startNode(t, bcfg, rec, nil)
-	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	a, b, proxy := proxiedLeaderAndFollower(t, srv, cfg, rec)
 
 	// The network stops for ~1.5 renewals and comes back: the held renewal
 	// lands late (its outcome was unknown to a), which a must accept.
@@ -93,6 +99,31 @@ func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 	holdFor(t, 3*time.Second, func() bool { return a.IsLeader() && b.Leader() == "a" }, "a keeps leading after the stall")
 	if got := rec.count("a", "lose"); got != 0 {
 		t.Errorf("a lost leadership %d times during a stall shorter than its deadline", got)
+	}
+	if a.Epoch() != 1 {
+		t.Errorf("epoch = %d, want 1", a.Epoch())
+	}
+	rec.check(t)
+}
+
+// Writes dropped for a while (a blackhole; on a JetStream cluster, a stream
+// whose leader is being re-elected drops writes the same way) cost the
+// lease only if the outage outlasts the deadline: renewal attempts get at
+// most half the time left, so one is sent after the outage ends. With
+// RequestTimeout close to the deadline, one attempt waiting its whole
+// timeout would have run out the tenure.
+func TestDroppedRenewalsRetriedBeforeDeadline(t *testing.T) {
+	srv, rec, id := setup(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval, cfg.RequestTimeout, cfg.SafetyMargin = 4*time.Second, time.Second, 3*time.Second, 400*time.Millisecond
+	a, b, proxy := proxiedLeaderAndFollower(t, srv, cfg, rec)
+
+	proxy.Blackhole()
+	holdFor(t, 1500*time.Millisecond, a.IsLeader, "a leads while its writes are dropped")
+	proxy.Restore() // closes the connection: a reconnects at once
+	holdFor(t, 3*time.Second, func() bool { return a.IsLeader() && b.Leader() == "a" }, "a keeps leading after the outage")
+	if got := rec.count("a", "lose"); got != 0 {
+		t.Errorf("a lost leadership %d times in an outage shorter than its deadline", got)
 	}
 	if a.Epoch() != 1 {
 		t.Errorf("epoch = %d, want 1", a.Epoch())
@@ -122,12 +153,7 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
-	a, proxy := proxiedNode(t, srv, cfg, rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	bcfg := cfg
-	bcfg.NodeID, bcfg.NATSURLs = "b", []string{srv.URL()}
-	b := startNode(t, bcfg, rec, nil)
-	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	a, b, proxy := proxiedLeaderAndFollower(t, srv, cfg, rec)
 
 	proxy.Cut()
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.Conn().IsConnected() }, "a never noticed the cut")
