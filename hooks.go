@@ -24,8 +24,11 @@ type Hooks interface {
 	// OnLoseLeadership is called after the tenure ends. On StepDown and Stop
 	// the lease is released only after this returns (bounded by
 	// Config.DrainTimeout), so the application can drain before a successor
-	// starts. After a takeover or an expired lease it is called as soon as
-	// the node learns of it.
+	// starts. When the lease deadline passes without a renewal it is queued
+	// at that moment, even while the node is still waiting on NATS, so it
+	// starts before any other node can win the lease (unless an earlier
+	// hook is still running); after a takeover it is called as soon as the
+	// node learns of it.
 	OnLoseLeadership(ctx context.Context) error
 
 	// OnLeaderChange is called whenever the known leader changes; nodeID is

@@ -10,17 +10,18 @@ import (
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // A cluster.Node whose health responses follow its leadership through an
 // Adapter: the application never calls SetRole.
 func ExampleAdapter() {
-	url, stop, err := embeddedServer()
+	srv, err := embedded.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer stop()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
+	defer srv.Stop()
+	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -10,17 +10,18 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // Two nodes answer health requests; a client that knows only the cluster's
 // name asks one node, then every node at once.
 func Example() {
-	url, stop, err := embeddedServer()
+	srv, err := embedded.Start()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer stop()
-	nc, err := nats.Connect(url)
+	defer srv.Stop()
+	nc, err := nats.Connect(srv.ClientURL())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,6 +27,22 @@ func (e *env) connect() (*nats.Conn, error) {
 	return nc, nil
 }
 
+// dialBucket connects and binds to the cluster's bucket, as every command
+// that reads the lease starts. The caller closes the connection; on error
+// it is already closed.
+func (e *env) dialBucket(ctx context.Context) (*nats.Conn, jetstream.KeyValue, error) {
+	nc, err := e.connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	kv, err := e.openBucket(ctx, nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, kv, nil
+}
+
 // openBucket binds to the cluster's bucket without creating it. A missing
 // bucket wraps errNoCluster.
 func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue, error) {

@@ -18,15 +18,11 @@ type statusCmd struct{}
 func (*statusCmd) define(*flag.FlagSet) {}
 
 func (*statusCmd) run(ctx context.Context, e *env, _ []string) error {
-	nc, err := e.connect()
+	nc, kv, err := e.dialBucket(ctx)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	kv, err := e.openBucket(ctx, nc)
-	if err != nil {
-		return err
-	}
 	lease, err := e.readLease(ctx, kv)
 	if err != nil {
 		return err

@@ -43,15 +43,11 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 			return badIdentifier(err)
 		}
 	}
-	nc, err := e.connect()
+	nc, kv, err := e.dialBucket(ctx)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	kv, err := e.openBucket(ctx, nc)
-	if err != nil {
-		return err
-	}
 	lease, err := e.readLease(ctx, kv)
 	if err != nil {
 		return err

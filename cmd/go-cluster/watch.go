@@ -25,15 +25,11 @@ func (c *watchCmd) run(ctx context.Context, e *env, _ []string) error {
 	if c.count < 0 {
 		return fmt.Errorf("%w: --count must not be negative", errUsage)
 	}
-	nc, err := e.connect()
+	nc, kv, err := e.dialBucket(ctx)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	kv, err := e.openBucket(ctx, nc)
-	if err != nil {
-		return err
-	}
 	// The watch sends the current value (if any), then nil, then every write.
 	w, err := kv.Watch(ctx, cluster.LeaseKey)
 	if err != nil {

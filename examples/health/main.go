@@ -32,10 +32,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
@@ -63,13 +63,13 @@ func main() {
 
 func run(ctx context.Context, logger *slog.Logger, urls, clusterID, nodeID string, nodes int, duration time.Duration, query bool) error {
 	if urls == "" {
-		url, stop, err := embeddedServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}
-		defer stop()
-		urls = url
-		fmt.Println("embedded NATS server at", url)
+		defer srv.Stop()
+		urls = srv.ClientURL()
+		fmt.Println("embedded NATS server at", urls)
 	}
 	nc, err := nats.Connect(urls, nats.Name("health example client"), nats.MaxReconnects(-1))
 	if err != nil {
@@ -217,32 +217,4 @@ func printTable(elapsed time.Duration, rs []health.Response) {
 			(time.Duration(r.UptimeMs) * time.Millisecond).Round(time.Second))
 	}
 	w.Flush()
-}
-
-// embeddedServer starts a JetStream-enabled NATS server on a random
-// loopback port.
-func embeddedServer() (url string, stop func(), err error) {
-	dir, err := os.MkdirTemp("", "health-example-")
-	if err != nil {
-		return "", nil, err
-	}
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
-		JetStream: true, StoreDir: dir,
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", nil, err
-	}
-	ns.Start()
-	stop = func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		os.RemoveAll(dir)
-	}
-	if !ns.ReadyForConnections(10 * time.Second) {
-		stop()
-		return "", nil, errors.New("embedded NATS server not ready")
-	}
-	return ns.ClientURL(), stop, nil
 }

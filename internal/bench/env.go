@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/internal/freeport"
 )
 
 // backend is a NATS deployment the figures run on.
@@ -45,7 +46,7 @@ func embeddedBackend() (*backend, error) {
 
 // childBackend is one JetStream server in a child process.
 func childBackend(ctx context.Context) (*backend, error) {
-	ports, err := freePorts(2)
+	ports, err := freeport.Reserve(2)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func childBackend(ctx context.Context) (*backend, error) {
 // clusterBackend is a JetStream cluster of size servers, each in a child
 // process, joined by routes on 127.0.0.1.
 func clusterBackend(ctx context.Context, size int) (*backend, error) {
-	ports, err := freePorts(3 * size)
+	ports, err := freeport.Reserve(3 * size)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,10 @@ type lossKind string
 const (
 	lossTerm lossKind = "SIGTERM" // graceful shutdown: it hands its raft leaderships over first
 	lossKill lossKind = "SIGKILL" // a crash: the others elect a new leader after their election timeout
+	// lossKillOwn is SIGKILL of the server that both leads the stream and
+	// carries the leader's own connection (moved there first): the worst
+	// case, as the leader must also reconnect before it can renew.
+	lossKillOwn lossKind = "SIGKILL, leader's connection on it"
 )
 
 // lossResult is what one loss measured.
@@ -68,11 +72,11 @@ func (bn *bench) figLeaderLoss(ctx context.Context, b *backend) []row {
 		return []row{failed(fig, "stream leader lost", err)}
 	}
 	defer pr.stop()
-	kinds := []lossKind{lossTerm, lossKill}
+	kinds := []lossKind{lossTerm, lossKill, lossKillOwn}
 	res := map[lossKind][]lossResult{}
 	bn.log.Info("stream leader lost", "n per kind", bn.o.nLeaderLoss)
-	for i := range 2 * bn.o.nLeaderLoss {
-		kind := kinds[i%2]
+	for i := range len(kinds) * bn.o.nLeaderLoss {
+		kind := kinds[i%len(kinds)]
 		r, err := bn.loseStreamLeader(ctx, b, g, pr, kind, ttl, renew)
 		if err != nil {
 			return []row{failed(fig, "stream leader lost", fmt.Errorf("loss %d (%s): %w", i, kind, err))}
@@ -117,7 +121,14 @@ func (bn *bench) loseStreamLeader(ctx context.Context, b *backend, g *group, pr 
 	if err != nil {
 		return r, err
 	}
-	info, err := streamInfo(ctx, pr.js, "KV_cluster-"+g.cfg.ClusterID)
+	stream := "KV_cluster-" + g.cfg.ClusterID
+	if kind == lossKillOwn {
+		if err := moveStreamLeader(ctx, pr, stream, leader.nc.ConnectedServerName()); err != nil {
+			return r, err
+		}
+		time.Sleep(renew) // a renewal or two on the new stream leader
+	}
+	info, err := streamInfo(ctx, pr.js, stream)
 	if err != nil {
 		return r, err
 	}
@@ -135,7 +146,7 @@ func (bn *bench) loseStreamLeader(ctx context.Context, b *backend, g *group, pr 
 	switch kind {
 	case lossTerm:
 		go b.members[idx].stop()
-	case lossKill:
+	case lossKill, lossKillOwn:
 		b.members[idx].kill()
 	}
 	time.Sleep(2 * ttl)
@@ -165,6 +176,24 @@ func (bn *bench) loseStreamLeader(ctx context.Context, b *backend, g *group, pr 
 		return r, err
 	}
 	return r, waitStreamWhole(ctx, pr.js, "KV_cluster-"+g.cfg.ClusterID, len(b.members))
+}
+
+// moveStreamLeader makes server the leader of stream, by a leader step-down
+// with that server preferred, and waits until the stream reports it.
+func moveStreamLeader(ctx context.Context, pr *probe, stream, server string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		info, err := streamInfo(ctx, pr.js, stream)
+		if err == nil && info.Cluster.Leader == server {
+			return nil
+		}
+		if err == nil && info.Cluster.Leader != "" {
+			req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, server)
+			_, _ = pr.nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, []byte(req), 2*time.Second)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("stream %s: could not move its leader to %s", stream, server)
 }
 
 func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {

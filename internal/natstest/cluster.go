@@ -11,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/freeport"
 )
 
 // ClusterName is the NATS cluster name of every cluster made by RunCluster.
@@ -65,7 +67,7 @@ const startAttempts = 3
 // startCluster creates and starts the members of a new cluster; on error it
 // shuts down those already started.
 func startCluster(t testing.TB, size int, opts []Option) (*Cluster, error) {
-	ports, err := freePorts(size)
+	ports, err := freeport.Reserve(size)
 	if err != nil {
 		return nil, err
 	}
