@@ -145,7 +145,7 @@ func (e *election) minTenureForPriority() time.Duration { return e.cfg.LeaseTTL 
 
 // handleControl answers a step-down request that arrived over NATS.
 func (e *election) handleControl(r controlRequest) {
-	leading := e.t != nil && !e.t.ended
+	leading := e.t != nil && !e.t.ended && e.view.leading(time.Now())
 	stale := leading && r.received.Before(e.t.acquiredAt)
 	if r.generic && (!leading || stale) {
 		return // only the leader answers on the cluster's subject, and only requests meant for it

@@ -86,6 +86,9 @@ func (e *election) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if e.base.Err() != nil {
+			return // Stop gave up waiting for a graceful end
+		}
 		next := e.act()
 		e.publish()
 		if e.finished {
@@ -110,6 +113,7 @@ func (e *election) run() {
 		case <-timer.C:
 		case <-e.expired:
 			e.onDeadline()
+		case <-e.base.Done():
 		case <-hookDone:
 			e.drain.hookDone = nil
 		case c := <-e.cmds:
@@ -198,7 +202,11 @@ func (e *election) handle(c command) {
 		e.beginDrain(true, c.to, func(err error) { reply <- err })
 	case cmdStop:
 		e.stopReq = &c
-		if e.t != nil && !e.t.ended {
+		switch {
+		case e.t == nil || e.t.ended:
+		case !e.view.leading(time.Now()):
+			e.lose(e.expiredCause(e.t)) // nothing left to hand over
+		default:
 			e.beginDrain(false, "", nil)
 		}
 	case cmdValidate:
@@ -206,9 +214,13 @@ func (e *election) handle(c command) {
 			c.reply <- ErrNotLeader
 			return
 		}
+		if !e.view.leading(time.Now()) {
+			c.reply <- fmt.Errorf("%w: %w", ErrNotLeader, ErrLeaseExpired) // the loop is about to learn it
+			return
+		}
 		// A second attempt covers a conflict resolved by adopting our own
 		// late write's revision: only a CAS that succeeds proves tenure.
-		for attempt := 0; attempt < 2 && e.t != nil && !e.t.ended; attempt++ {
+		for attempt := 0; attempt < 2 && e.t != nil && !e.t.ended && e.view.leading(time.Now()); attempt++ {
 			if e.renew() && e.view.leading(time.Now()) {
 				c.epoch <- e.t.epoch
 				return

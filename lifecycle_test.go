@@ -216,3 +216,31 @@ func TestEveryURLIsUsed(t *testing.T) {
 		t.Errorf("connected to %q, want %q", got, srv.URL())
 	}
 }
+
+// Stop with a ctx that is already done skips the graceful handover but
+// still returns, with ctx's error, and leaves nothing running.
+func TestStopWithExpiredContextReturns(t *testing.T) {
+	srv, rec, id := setup(t)
+	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- a.Stop(done) }()
+	select {
+	case err := <-stopped:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Stop = %v, want nil or context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop with a cancelled ctx did not return")
+	}
+	if a.IsLeader() {
+		t.Fatal("a still leads after Stop")
+	}
+	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b did not take over from a stopped leader")
+	rec.check(t)
+}

@@ -43,8 +43,10 @@ func (r *recorder) hooks(nodeID string, epoch func() int64, extra Hooks) Hooks {
 			// Exact, unlike comparing the end stamps below (taken on an
 			// AfterFunc goroutine that may run late): when a tenure begins,
 			// every other tenure's ctx must already be cancelled.
+			// A hook that runs after its own tenure ended (its dispatcher
+			// was busy) proves nothing either way.
 			for _, prev := range r.tenures {
-				if prev.ctx.Err() == nil {
+				if ctx.Err() == nil && prev.ctx.Err() == nil {
 					r.overlaps = append(r.overlaps, fmt.Sprintf("%s (epoch %d) was live when %s (epoch %d) became leader",
 						prev.node, prev.epoch, nodeID, rec.epoch))
 				}
