@@ -104,12 +104,13 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	e.view.epoch = epoch // with the tenure: whoever sees IsLeader sees its epoch
 	e.view.mu.Unlock()
 	e.extend(sent)
+	// Made before it can fire (deadlineFired uses t.timer), armed after
+	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
+	t.timer = time.AfterFunc(time.Hour, func() { e.deadlineFired(t) })
 	e.log.Info("became leader", "epoch", epoch, "revision", rev)
 	e.cfg.Observer.ObserveLeadership(true, epoch)
 	e.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return e.hooks.OnBecomeLeader(ctx) }})
-	// Armed last: the timer may queue OnLoseLeadership at once, and it
-	// must come after OnBecomeLeader.
-	t.timer = time.AfterFunc(time.Until(e.deadline(sent)), func() { e.deadlineFired(t) })
+	t.timer.Reset(time.Until(e.deadline(sent)))
 }
 
 func (e *election) deadline(sent time.Time) time.Time {
