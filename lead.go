@@ -211,18 +211,23 @@ func (e *election) lose(cause error) {
 	}
 }
 
+// tenureDeadline is when the live tenure ends; zero while draining, when
+// the tenure has already ended and the lease is kept only to release it.
+func (e *election) tenureDeadline() time.Time {
+	if e.t.ended {
+		return time.Time{}
+	}
+	e.view.mu.RLock()
+	defer e.view.mu.RUnlock()
+	return e.view.deadline
+}
+
 // renew proves tenure with a CAS on the revision we last wrote, and
 // reports whether that CAS succeeded.
 func (e *election) renew() bool {
 	t := e.t
 	sent := time.Now()
-	var deadline time.Time
-	if !t.ended {
-		e.view.mu.RLock()
-		deadline = e.view.deadline
-		e.view.mu.RUnlock()
-	}
-	ctx, cancel := e.renewalCtx(deadline)
+	ctx, cancel := e.renewalCtx(e.tenureDeadline())
 	rev, err := e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
 	cancel()
 	e.cfg.Observer.ObserveRenewal(renewalOutcome(err), time.Since(sent))
@@ -281,13 +286,7 @@ func renewalOutcome(err error) RenewalOutcome {
 // its revision. A stale read (older than our tenure) proves nothing: retry.
 func (e *election) resolveConflict() {
 	t := e.t
-	var deadline time.Time
-	if !t.ended {
-		e.view.mu.RLock()
-		deadline = e.view.deadline
-		e.view.mu.RUnlock()
-	}
-	ctx, cancel := e.requestCtx(deadline)
+	ctx, cancel := e.requestCtx(e.tenureDeadline())
 	ent, err := e.store.get(ctx, leaseKey)
 	cancel()
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
