@@ -350,23 +350,7 @@ func waitJetStream(ctx context.Context, url, creds string) error {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	for {
-		c, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := js.AccountInfo(c)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("JetStream not usable: %w", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	return natstest.WaitJetStream(ctx, nc)
 }
 
 // TestStartWithoutPermissionSaysPermissionDenied: a node whose user may not

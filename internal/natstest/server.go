@@ -192,25 +192,32 @@ func (s *Server) waitJetStream(timeout time.Duration) error {
 		return fmt.Errorf("connect %s: %w", s.URL(), err)
 	}
 	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := WaitJetStream(ctx, nc); err != nil {
+		return fmt.Errorf("%s: %w", s.URL(), err)
+	}
+	return nil
+}
+
+// WaitJetStream waits until nc's account can use JetStream: the server has
+// started it and, in operator mode, resolved the account. It asks for the
+// account info until it gets an answer or ctx ends.
+func WaitJetStream(ctx context.Context, nc *nats.Conn) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	for {
-		err = func() error {
-			actx, acancel := context.WithTimeout(ctx, time.Second)
-			defer acancel()
-			_, err := js.AccountInfo(actx)
-			return err
-		}()
+		actx, acancel := context.WithTimeout(ctx, time.Second)
+		_, err := js.AccountInfo(actx)
+		acancel()
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("JetStream not usable on %s after %v: %w", s.URL(), timeout, errors.Join(err, ctx.Err()))
+			return fmt.Errorf("JetStream not usable: %w", errors.Join(err, ctx.Err()))
 		case <-time.After(pollInterval):
 		}
 	}
