@@ -15,6 +15,10 @@ const (
 	DefaultRenewInterval = 3 * time.Second
 	// MinLeaseTTL is the shortest LeaseTTL accepted.
 	MinLeaseTTL = 500 * time.Millisecond
+	// MaxLeaseTTL is the longest LeaseTTL accepted, and the longest ttl_ms a
+	// lease record may carry: one limit for writers and readers, so that no
+	// node writes a record that the others would read as garbage.
+	MaxLeaseTTL = 24 * time.Hour
 )
 
 // Config configures a Node. ClusterID, NodeID and a way to reach NATS
@@ -32,7 +36,9 @@ type Config struct {
 	NATSCredentials string
 	// LeaseTTL is how long a lease lasts without renewal: after a leader
 	// crashes, a follower takes over LeaseTTL after it last saw the lease
-	// change. Default 10s, minimum 500ms.
+	// change. Default 10s, minimum 500ms (MinLeaseTTL), maximum 24h
+	// (MaxLeaseTTL). Nodes of one cluster may differ: a node waits the
+	// longest LeaseTTL it has seen in a lease record (see Lease.TTLMillis).
 	LeaseTTL time.Duration
 	// RenewInterval is how often the leader renews. Default 3s; at most
 	// LeaseTTL/3, so that two renewals can fail before the lease is at risk.
@@ -153,8 +159,8 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	if c.LeaseTTL < MinLeaseTTL {
-		return fmt.Errorf("%w: LeaseTTL %v is below the minimum %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL)
+	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL {
+		return fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
 	if c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 { // not RenewInterval*3: it can overflow
 		return fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3)

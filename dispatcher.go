@@ -10,9 +10,10 @@ import (
 
 // hookCall is one queued hook invocation.
 type hookCall struct {
-	name string
-	fn   func() error
-	done chan struct{} // closed after fn returns; may be nil
+	name    string
+	fn      func() error
+	started chan struct{} // closed before fn is called; may be nil
+	done    chan struct{} // closed after fn returns; may be nil
 }
 
 // dispatcher runs hooks one at a time, in the order they were queued, on a
@@ -22,6 +23,7 @@ type dispatcher struct {
 	log      *slog.Logger
 	obs      Observer
 	failures atomic.Int64
+	goid     atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
 
 	mu     sync.Mutex
 	queue  []hookCall
@@ -41,6 +43,9 @@ func (d *dispatcher) enqueue(c hookCall) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		if c.started != nil {
+			close(c.started)
+		}
 		if c.done != nil {
 			close(c.done)
 		}
@@ -65,8 +70,12 @@ func (d *dispatcher) close() {
 	}
 }
 
+// isCaller says the calling goroutine is the dispatcher's: a hook.
+func (d *dispatcher) isCaller() bool { return d.goid.Load() == goroutineID() }
+
 func (d *dispatcher) run() {
 	defer close(d.done)
+	d.goid.Store(goroutineID())
 	for {
 		d.mu.Lock()
 		if len(d.queue) == 0 {
@@ -89,6 +98,9 @@ func (d *dispatcher) run() {
 func (d *dispatcher) call(c hookCall) {
 	if c.done != nil {
 		defer close(c.done)
+	}
+	if c.started != nil {
+		close(c.started)
 	}
 	start := time.Now()
 	err := func() (err error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,13 +36,21 @@ type election struct {
 	exited   chan struct{}       // closed when run returns
 	base     context.Context
 	hookCtx  context.Context
+	// stopHooks cancels hookCtx; tornDown says the Node's teardown has
+	// begun (guarded by the Node's mu).
+	stopHooks context.CancelFunc
+	tornDown  bool
 
 	watcher      *leaseWatch
-	synced       bool     // the watch delivered the initial value
-	cur          observed // the latest lease entry seen
-	maxEpoch     int64    // highest epoch seen in any record
-	observations int      // lease revisions seen since Start
-	reconnects   uint64   // connection reconnect count when last checked
+	cleanup      sync.WaitGroup // watches being stopped in the background
+	synced       bool           // the watch delivered the initial value
+	cur          observed       // the latest lease entry seen
+	maxEpoch     int64          // highest epoch seen in any record, or held
+	maxTTL       time.Duration  // longest ttl_ms seen in any record
+	revFloor     uint64         // a stream sequence at least every revision of the bucket
+	observations int            // lease revisions seen since Start
+	reconnects   uint64         // connection reconnect count when last checked
+	pending      *pendingAcquire
 
 	waiting   bool      // our CAS lost: wait for a revision above waitAbove
 	waitAbove uint64    // the revision we lost at
@@ -78,6 +87,10 @@ type command struct {
 	reply chan error
 	epoch chan int64 // cmdValidate: the proven epoch
 	to    string     // cmdStepDown: preferred successor
+	// async (cmdStepDown): reply once the step-down has begun, not when
+	// the lease is released. A hook calling StepDown cannot wait for the
+	// release: it waits for OnLoseLeadership, which runs after that hook.
+	async bool
 }
 
 func (e *election) run() {
@@ -95,9 +108,9 @@ func (e *election) run() {
 			return
 		}
 		resetTimer(timer, next)
-		var hookDone chan struct{}
-		if e.drain != nil && e.drain.hookDone != nil {
-			hookDone = e.drain.hookDone
+		var hookStarted, hookDone chan struct{}
+		if d := e.drain; d != nil {
+			hookStarted, hookDone = d.hookStarted, d.hookDone
 		}
 		select {
 		case ent, ok := <-e.updates():
@@ -107,6 +120,9 @@ func (e *election) run() {
 			}
 			if ent == nil {
 				e.synced = true
+				if !e.cur.present {
+					e.cur.firstSeen = time.Now() // the key is absent: since now, as far as we know
+				}
 				continue
 			}
 			e.observe(ent)
@@ -114,8 +130,11 @@ func (e *election) run() {
 		case <-e.expired:
 			e.onDeadline()
 		case <-e.base.Done():
+		case <-hookStarted:
+			e.drain.hookStarted = nil
+			e.drain.deadline = time.Now().Add(e.cfg.DrainTimeout)
 		case <-hookDone:
-			e.drain.hookDone = nil
+			e.drain.hookStarted, e.drain.hookDone = nil, nil
 		case c := <-e.cmds:
 			e.handle(c)
 		case r := <-e.control:
@@ -196,6 +215,11 @@ func (e *election) handle(c command) {
 	case cmdStepDown:
 		if e.t == nil || e.t.ended || !e.view.leading(time.Now()) {
 			c.reply <- ErrNotLeader
+			return
+		}
+		if c.async {
+			e.beginDrain(true, c.to, nil)
+			c.reply <- nil
 			return
 		}
 		reply := c.reply
@@ -290,8 +314,10 @@ func (e *election) shutdown() {
 		e.endTenure()
 		e.t = nil
 	}
-	if e.watcher != nil {
-		_ = e.watcher.Stop()
+	e.stopWatch()
+	if d := e.drain; d != nil && d.done != nil {
+		e.drain = nil
+		d.done(ErrStopped) // a StepDown in progress ends with the node
 	}
 	if e.stopReq != nil {
 		e.stopReq.reply <- nil

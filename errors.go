@@ -45,4 +45,22 @@ var (
 	// ErrObserver: the operation needs a campaigning node, and this Node was
 	// made with NewObserver.
 	ErrObserver = errors.New("observer node does not campaign")
+	// ErrEpochExhausted: the lease carries the largest epoch an int64 holds,
+	// so no further tenure can have a higher one. Permanent: the node stops
+	// rather than wrap the epoch or hand one epoch to two tenures. An
+	// operator must write a record with a sane epoch (and every fenced
+	// resource must be told) before the cluster can lead again.
+	ErrEpochExhausted = errors.New("epoch exhausted: the lease holds the largest epoch")
+	// ErrNoJetStream: the server, or the account, has no JetStream.
+	// Permanent.
+	ErrNoJetStream = errors.New("JetStream not available")
+	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
+	// wait there (it would wait for the hook that called it), so it has
+	// started the operation and returns at once; the rest happens when the
+	// hook returns. Watch Done for the end of a Stop.
+	ErrCalledFromHook = errors.New("called from a hook: it completes after the hook returns")
 )
+
+// errBucketRecreated is the cause given when a tenure ends because the
+// bucket was deleted and created again under the running node.
+var errBucketRecreated = errors.New("the bucket was deleted and created again")

@@ -1,17 +1,12 @@
 package cluster
 
-// The follower's side of the election: watching the lease, judging expiry
-// on this node's clock, and campaigning.
+// The follower's side of the election: judging expiry on this node's
+// clock, and deciding when to campaign. The lease as seen is in observe.go,
+// the writes that campaign in campaign.go.
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"math/rand/v2"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // observed is a lease entry as this node saw it.
@@ -21,19 +16,44 @@ type observed struct {
 	lease     Lease  // decoded record, when valid
 	valid     bool   // decoded as a lease record (not garbage, not a marker)
 	firstSeen time.Time
-	expired   bool // unchanged for LeaseTTL on this node's clock
+	expired   bool // unchanged for the takeover wait on this node's clock
 }
 
 func (o observed) released() bool { return o.valid && o.lease.NodeID == "" }
 
-// stepFollowing judges expiry and campaigns when the lease is free.
-func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
-	if !e.synced {
-		return time.Time{}, false
+// takeoverWait is how long a lease must stay unchanged before this node
+// takes it over: its own LeaseTTL, or the longest any record on the key
+// has carried, whichever is longer. Garbage, markers and absent keys say
+// nothing of their writer's TTL, so the memory is what keeps a node with a
+// short TTL from overtaking a cut-off holder with a long one.
+func (e *election) takeoverWait() time.Duration { return max(e.cfg.LeaseTTL, e.maxTTL) }
+
+// freshKey says the key is absent in a bucket this node created and has
+// never seen an entry in: nobody can have held it, so it is taken at once.
+// That keeps the first start of a brand-new cluster fast.
+func (e *election) freshKey() bool {
+	return !e.cur.present && e.store.madeBucket && e.observations == 0
+}
+
+// holdUntil is when the lease as seen may be taken over; zero when it may
+// be taken now. An absent key that this node did not just create may have
+// been compacted or its bucket recreated under a holder that is still
+// running: it waits the takeover wait too, plus a RenewInterval so that
+// running nodes, which remember the epoch, write it first.
+func (e *election) holdUntil() time.Time {
+	switch {
+	case e.cur.released(), e.cur.expired, e.freshKey():
+		return time.Time{}
+	case !e.cur.present:
+		return e.cur.firstSeen.Add(e.takeoverWait() + e.cfg.RenewInterval)
 	}
+	return e.cur.firstSeen.Add(e.takeoverWait())
+}
+
+// noteReconnect restarts the expiry clock after a reconnect: what the node
+// saw before may be old news. Waiting longer is always safe.
+func (e *election) noteReconnect(now time.Time) {
 	if r := e.store.nc.Stats().Reconnects; r != e.reconnects {
-		// What we saw before the reconnect may be old news; count the
-		// lease's age again from now. Waiting longer is always safe.
 		e.reconnects = r
 		e.cur.firstSeen = now
 		e.cur.expired = false
@@ -42,32 +62,48 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 	if e.stableSince.IsZero() {
 		e.stableSince = now
 	}
-	var expiry time.Time
-	if e.cur.present && !e.cur.released() && !e.cur.expired {
-		expiry = e.cur.firstSeen.Add(max(e.cfg.LeaseTTL, e.cur.lease.ttl()))
-		if !now.Before(expiry) {
-			if !e.store.nc.IsConnected() {
-				// Not seeing renewals is not the lease expiring.
-				return now.Add(e.cfg.RenewInterval), false
-			}
-			e.cur.expired = true
-			e.log.Info("lease expired on this node's clock", "holder", e.cur.lease.NodeID, "revision", e.cur.rev)
-			return time.Time{}, true
-		}
+}
+
+// stepFollowing judges expiry and campaigns when the lease is free.
+func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
+	if !e.synced {
+		return time.Time{}, false
 	}
-	if !e.campaign || e.err != nil || !e.healthy() {
+	e.noteReconnect(now)
+	expiry := e.holdUntil()
+	if !expiry.IsZero() && !now.Before(expiry) {
+		if !e.store.nc.IsConnected() {
+			// Not seeing renewals is not the lease expiring.
+			return now.Add(e.cfg.RenewInterval), false
+		}
+		e.cur.expired = true
+		e.log.Info("lease expired on this node's clock", "holder", e.cur.lease.NodeID, "revision", e.cur.rev, "present", e.cur.present)
+		return time.Time{}, true
+	}
+	if !e.campaign || e.err != nil {
 		return expiry, false
 	}
-	namedNext := e.cur.released() && e.cur.lease.Next == e.cfg.NodeID
-	if now.Before(e.cooldownUntil) && !namedNext {
-		// An explicit handover to this node overrides its cooldown.
-		return earliest(expiry, e.cooldownUntil), false
+	if now.Before(e.retryAt) {
+		return earliest(expiry, e.retryAt), false
 	}
-	if e.cur.released() && e.cur.lease.Next != "" && e.cur.lease.Next != e.cfg.NodeID {
-		// Handed over to another node: give it the first chance.
-		if until := e.cur.firstSeen.Add(e.handoverWindow()); now.Before(until) {
-			return until, false
+	if e.ownStaleLease() {
+		// Our own lease from a tenure that has ended in this process (a
+		// renewal, or an acquire, that landed after its deadline): give it
+		// back at once.
+		e.releaseStale()
+		return time.Time{}, true
+	}
+	if !expiry.IsZero() {
+		return earliest(expiry, e.askToLead(now)), false
+	}
+	if wait := e.campaignGate(now); !wait.IsZero() || !e.healthy() {
+		// This node may not lead now; an absent key still gets the epoch
+		// this node remembers, so that whoever leads next is above it.
+		if !e.cur.present && e.cur.expired && e.maxEpoch > 0 {
+			e.seed()
+			return time.Time{}, true
 		}
+		return wait, false
 	}
 	if e.waiting && e.cur.rev <= e.waitAbove {
 		// We lost a race at this revision; the winner's record is on its way.
@@ -75,24 +111,40 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 			e.resync()
 			return time.Time{}, true
 		}
-		return earliest(expiry, e.resyncAt), false
-	}
-	if now.Before(e.retryAt) {
-		return earliest(expiry, e.retryAt), false
+		return e.resyncAt, false
 	}
 	switch {
 	case !e.cur.present:
 		e.acquire(0)
-	case e.cur.released() || e.cur.expired:
+	default: // released, or expired
 		e.acquire(e.cur.rev)
-	case e.lastEpoch > 0 && e.cur.valid && e.cur.lease.NodeID == e.cfg.NodeID && e.cur.lease.Epoch == e.lastEpoch:
-		// Our own lease from a tenure that has ended in this process (a
-		// renewal landed after the deadline): give it back at once.
-		e.releaseStale()
-	default:
-		return earliest(expiry, e.askToLead(now)), false
 	}
 	return time.Time{}, true
+}
+
+// ownStaleLease says the lease names this node at the epoch of a tenure
+// that has already ended here.
+func (e *election) ownStaleLease() bool {
+	return e.lastEpoch > 0 && e.cur.valid && e.cur.lease.NodeID == e.cfg.NodeID && e.cur.lease.Epoch == e.lastEpoch
+}
+
+// campaignGate returns when this node may campaign for a free lease: zero
+// now; otherwise the end of its cooldown or of a handover window left to
+// another node. An unhealthy node is not gated here (see healthy): it has
+// no time to wait for.
+func (e *election) campaignGate(now time.Time) time.Time {
+	namedNext := e.cur.released() && e.cur.lease.Next == e.cfg.NodeID
+	if now.Before(e.cooldownUntil) && !namedNext {
+		// An explicit handover to this node overrides its cooldown.
+		return e.cooldownUntil
+	}
+	if e.cur.released() && e.cur.lease.Next != "" && e.cur.lease.Next != e.cfg.NodeID {
+		// Handed over to another node: give it the first chance.
+		if until := e.cur.firstSeen.Add(e.handoverWindow()); now.Before(until) {
+			return until
+		}
+	}
+	return time.Time{}
 }
 
 // handoverWindow is how long, after a release naming a successor, other
@@ -104,10 +156,10 @@ func (e *election) handoverWindow() time.Duration { return e.cfg.RenewInterval }
 // once per LeaseTTL. It returns when to look again (zero: never).
 func (e *election) askToLead(now time.Time) time.Time {
 	holder := e.cur.lease
-	if e.cfg.Priority == 0 || !e.cur.valid || holder.NodeID == "" || holder.NodeID == e.cfg.NodeID || e.cfg.Priority <= holder.Priority {
+	if e.cfg.Priority == 0 || !e.cur.valid || holder.NodeID == "" || holder.NodeID == e.cfg.NodeID || e.cfg.Priority <= holder.Priority || !e.healthy() {
 		return time.Time{}
 	}
-	ready := earliest(e.stableSince.Add(e.cfg.LeaseTTL))
+	ready := e.stableSince.Add(e.cfg.LeaseTTL)
 	if !e.askedAt.IsZero() {
 		ready = laterOf(ready, e.askedAt.Add(e.cfg.LeaseTTL))
 	}
@@ -128,155 +180,4 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// nextEpoch is the epoch of a new tenure: one more than the highest this
-// node has seen. The KV revision of a record is at least the epoch of every
-// record written before it (each acquisition is a write), so it is a floor
-// where this node's memory is no help: after garbage or a deleted key, and
-// when the record is the first one this node has ever seen (a restored or
-// forged record with a low epoch must not turn the epoch back). Between
-// running nodes the epoch grows by exactly one.
-func (e *election) nextEpoch() int64 {
-	next := e.maxEpoch + 1
-	if e.cur.valid {
-		next = max(next, e.cur.lease.Epoch+1)
-	}
-	if e.cur.present && (!e.cur.valid || e.observations <= 1) {
-		next = max(next, int64(e.cur.rev))
-	}
-	return next
-}
-
-func (e *election) requestCtx(deadline time.Time) (context.Context, context.CancelFunc) {
-	d := time.Now().Add(e.cfg.RequestTimeout)
-	if !deadline.IsZero() && deadline.Before(d) {
-		d = deadline
-	}
-	return context.WithDeadline(e.base, d)
-}
-
-// acquire tries to take the lease: Create when absent, else CAS on rev.
-func (e *election) acquire(rev uint64) {
-	epoch := e.nextEpoch()
-	sent := time.Now()
-	data := e.heldRecord(epoch, sent, sent)
-	ctx, cancel := e.requestCtx(time.Time{})
-	var newRev uint64
-	var err error
-	if rev == 0 {
-		newRev, err = e.store.create(ctx, leaseKey, data)
-	} else {
-		newRev, err = e.store.update(ctx, leaseKey, data, rev)
-	}
-	cancel()
-	switch {
-	case err == nil:
-		e.failures, e.retryAt = 0, time.Time{}
-		cause, wait := ElectionCreated, time.Duration(0)
-		switch {
-		case rev != 0 && e.cur.released():
-			cause, wait = ElectionReleased, sent.Sub(e.cur.firstSeen)
-		case rev != 0:
-			cause, wait = ElectionExpired, sent.Sub(e.cur.firstSeen)
-		}
-		e.cfg.Observer.ObserveElection(cause, wait)
-		e.become(epoch, newRev, sent)
-	case classify(err) == classConflict:
-		e.log.Debug("lost the race for the lease", "revision", rev)
-		e.waitFor(max(rev, e.cur.rev))
-		e.failures = 0
-	case classify(err) == classPermanent:
-		e.fail(err)
-	default:
-		e.failures++
-		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
-		e.log.Warn("campaign failed, will retry", "error", err, "retry_in", time.Until(e.retryAt).Round(time.Millisecond))
-	}
-}
-
-// backoff is capped exponential backoff with full jitter over its upper half.
-func backoff(attempt int, base, limit time.Duration) time.Duration {
-	d := base << min(attempt-1, 16)
-	if d <= 0 || d > limit {
-		d = limit
-	}
-	return d/2 + rand.N(d/2+1)
-}
-
-// waitFor stops campaigning until a revision above rev is seen.
-func (e *election) waitFor(rev uint64) {
-	e.waiting, e.waitAbove = true, rev
-	e.resyncAt = time.Now().Add(e.cfg.RequestTimeout)
-}
-
-// resync reads the lease when the watch has not shown the record that beat us.
-func (e *election) resync() {
-	e.resyncAt = time.Now().Add(e.cfg.RenewInterval)
-	ctx, cancel := e.requestCtx(time.Time{})
-	ent, err := e.store.get(ctx, leaseKey)
-	cancel()
-	if err != nil {
-		if classify(err) == classPermanent && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			e.fail(err)
-		}
-		return
-	}
-	if ent.Revision() > e.cur.rev {
-		e.observe(ent)
-	}
-}
-
-// observe records a lease entry from the watch (or a resync read).
-func (e *election) observe(ent jetstream.KeyValueEntry) {
-	rev := ent.Revision()
-	if e.cur.present && rev < e.cur.rev {
-		return
-	}
-	if rev != e.cur.rev || !e.cur.present {
-		o := observed{present: true, rev: rev, firstSeen: time.Now()}
-		e.observations++
-		if ent.Operation() == jetstream.KeyValuePut {
-			if l, err := decodeLease(ent.Value(), rev); err == nil {
-				o.lease, o.valid = l, true
-				e.maxEpoch = max(e.maxEpoch, l.Epoch)
-			} else {
-				e.log.Warn("lease value is not a lease record; treating it as held by an unknown node", "revision", rev, "error", err)
-			}
-		} else {
-			e.log.Warn("lease key was deleted; treating it as held by an unknown node", "revision", rev, "operation", ent.Operation().String())
-		}
-		e.cur = o
-		if e.waiting && rev > e.waitAbove {
-			e.waiting = false
-		}
-	}
-	if t := e.t; t != nil && rev > t.rev {
-		if e.cur.valid && e.cur.lease.NodeID == e.cfg.NodeID && e.cur.lease.Epoch == t.epoch {
-			t.rev = rev // our own write that we did not hear back about
-			return
-		}
-		e.lose(fmt.Errorf("%w: revision %d is not ours", ErrEpochMismatch, rev))
-	}
-}
-
-// restartWatch replaces a watcher whose channel closed. One attempt: on
-// failure step schedules the next, so renewals go on meanwhile.
-func (e *election) restartWatch() {
-	if e.watcher != nil {
-		_ = e.watcher.Stop()
-		e.watcher = nil
-		e.synced = false
-	}
-	w, err := e.store.watch(e.base, e.cfg.RequestTimeout)
-	if err == nil {
-		e.watcher, e.watchAt = w, time.Time{}
-		return
-	}
-	if classify(err) == classPermanent {
-		e.fail(err)
-		return
-	}
-	e.watchAt = time.Now().Add(backoff(2, 50*time.Millisecond, e.cfg.RenewInterval))
-	e.log.Warn("lease watch failed; retrying", "error", err)
 }

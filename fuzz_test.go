@@ -244,7 +244,7 @@ func configOracle(c Config) (field string, valid bool) {
 		return "NodeID", false
 	case c.Conn == nil && (len(c.NATSURLs) == 0 || c.NATSURLs[0] == ""):
 		return "NATSURLs", false
-	case c.LeaseTTL < MinLeaseTTL:
+	case c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > 24*time.Hour:
 		return "LeaseTTL", false
 	// At most LeaseTTL/3, in exact arithmetic (no overflow).
 	case c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3:

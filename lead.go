@@ -28,16 +28,22 @@ type tenure struct {
 	ended      bool // ctx cancelled: lost, or draining before release
 
 	// OnLoseLeadership is queued once, by the loop or by the deadline
-	// timer, whichever is first; loseDone is closed when it returns.
-	loseOnce sync.Once
-	loseDone chan struct{}
+	// timer, whichever is first; loseStarted is closed when it begins,
+	// loseDone when it returns.
+	loseOnce    sync.Once
+	loseStarted chan struct{}
+	loseDone    chan struct{}
 }
 
 // drain is a StepDown or Stop in progress on the leader: the tenure has
 // ended, OnLoseLeadership runs, and the lease is still renewed until it is
 // released.
 type drain struct {
-	hookDone chan struct{}
+	hookStarted chan struct{} // nil once OnLoseLeadership has begun
+	hookDone    chan struct{} // nil once it has returned
+	// deadline is DrainTimeout after OnLoseLeadership began (zero before):
+	// a hook queued behind a slow one still gets its whole DrainTimeout,
+	// and the lease is never released before it has begun.
 	deadline time.Time
 	stepDown bool
 	next     string      // successor named in the released record
@@ -53,7 +59,7 @@ func (e *election) stepHolding(now time.Time) (time.Time, bool) {
 		e.lose(e.expiredCause(t))
 		return time.Time{}, true
 	}
-	if d := e.drain; d != nil && (d.hookDone == nil || !now.Before(d.deadline)) {
+	if d := e.drain; d != nil && (d.hookDone == nil || (!d.deadline.IsZero() && !now.Before(d.deadline))) {
 		if d.hookDone != nil {
 			e.log.Warn("OnLoseLeadership still running after DrainTimeout; releasing the lease anyway", "drain_timeout", e.cfg.DrainTimeout)
 		}
@@ -95,9 +101,10 @@ func mustEncode(l Lease) []byte {
 // become starts a tenure won with a write sent at sent.
 func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	ctx, cancel := context.WithCancel(e.base)
-	t := &tenure{epoch: epoch, rev: rev, acquiredAt: sent, ctx: ctx, cancel: cancel, loseDone: make(chan struct{})}
+	t := &tenure{epoch: epoch, rev: rev, acquiredAt: sent, ctx: ctx, cancel: cancel,
+		loseStarted: make(chan struct{}), loseDone: make(chan struct{})}
 	e.t = t
-	e.waiting = false
+	e.waiting, e.pending = false, nil
 	e.maxEpoch = max(e.maxEpoch, epoch)
 	e.view.mu.Lock()
 	e.view.tenureCtx, e.view.tenureCancel, e.view.tenureEpoch = ctx, cancel, epoch
@@ -190,7 +197,7 @@ func (e *election) queueLose(t *tenure) {
 	t.loseOnce.Do(func() {
 		e.cfg.Observer.ObserveLeadership(false, t.epoch)
 		timeout := e.cfg.DrainTimeout
-		e.disp.enqueue(hookCall{name: "OnLoseLeadership", done: t.loseDone, fn: func() error {
+		e.disp.enqueue(hookCall{name: "OnLoseLeadership", started: t.loseStarted, done: t.loseDone, fn: func() error {
 			ctx, cancel := context.WithTimeout(e.hookCtx, timeout)
 			defer cancel()
 			return e.hooks.OnLoseLeadership(ctx)
@@ -283,7 +290,8 @@ func renewalOutcome(err error) RenewalOutcome {
 
 // resolveConflict handles a renewal whose revision no longer matches. Our
 // own timed-out write may have landed: if the record is still ours, adopt
-// its revision. A stale read (older than our tenure) proves nothing: retry.
+// its revision. A read no newer than our tenure is a stale replica, unless
+// the bucket is a new one; an absent key was removed under us.
 func (e *election) resolveConflict() {
 	t := e.t
 	ctx, cancel := e.requestCtx(e.tenureDeadline())
@@ -297,11 +305,11 @@ func (e *election) resolveConflict() {
 		t.renewDue = time.Now().Add(e.cfg.RenewInterval / 4)
 		return
 	}
-	if ent != nil && ent.Revision() <= t.rev {
-		t.renewDue = time.Now().Add(e.cfg.RenewInterval / 4) // stale replica
+	if ent == nil || ent.Revision() <= t.rev {
+		e.leaseGoneUnder(ent != nil)
 		return
 	}
-	if ent != nil && ent.Operation() == jetstream.KeyValuePut {
+	if ent.Operation() == jetstream.KeyValuePut {
 		if l, derr := decodeLease(ent.Value(), ent.Revision()); derr == nil && l.NodeID == e.cfg.NodeID && l.Epoch == t.epoch {
 			t.rev = ent.Revision()
 			t.renewDue = time.Now()
@@ -309,6 +317,46 @@ func (e *election) resolveConflict() {
 		}
 	}
 	e.lose(fmt.Errorf("%w: the lease changed under us", ErrEpochMismatch))
+}
+
+// leaseGoneUnder handles a renewal conflict whose read shows no newer
+// record: the key is absent, or older than our tenure. The stream's
+// identity tells a bucket deleted and created again from a stale replica.
+// The leader that finds its key removed (compacted, or in a new bucket)
+// ends its tenure and at once writes its epoch back as a released record:
+// it led until now, so nobody else did, and the next tenure's epoch will be
+// above its own.
+func (e *election) leaseGoneUnder(present bool) {
+	t := e.t
+	ctx, cancel := e.requestCtx(e.tenureDeadline())
+	recreated, lastSeq, err := e.store.incarnation(ctx)
+	cancel()
+	if err != nil {
+		if classify(err) == classPermanent {
+			e.fail(err)
+			return
+		}
+		t.renewDue = time.Now().Add(e.cfg.RenewInterval / 4)
+		return
+	}
+	e.revFloor = max(e.revFloor, lastSeq)
+	if present && !recreated {
+		t.renewDue = time.Now().Add(e.cfg.RenewInterval / 4) // stale replica
+		return
+	}
+	cause := fmt.Errorf("%w: the lease key was removed", ErrEpochMismatch)
+	if recreated {
+		cause = fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated)
+	}
+	e.lose(cause)
+	if recreated {
+		e.log.Warn("the bucket was deleted and created again; following the new one", "bucket", e.store.bucket)
+		e.restartWatch()
+	}
+	e.cur = observed{present: present, firstSeen: time.Now()}
+	if !present {
+		e.seed()
+	}
 }
 
 // release writes the released record, keeping the epoch, after a drain.
@@ -374,7 +422,7 @@ func (e *election) finishDrain(err error) {
 }
 
 func (e *election) beginDrain(stepDown bool, next string, done func(error)) {
-	e.drain = &drain{hookDone: e.t.loseDone, deadline: time.Now().Add(e.cfg.DrainTimeout), stepDown: stepDown, next: next, done: done}
+	e.drain = &drain{hookStarted: e.t.loseStarted, hookDone: e.t.loseDone, stepDown: stepDown, next: next, done: done}
 	e.log.Info("stepping down", "epoch", e.t.epoch, "step_down", stepDown, "next", next)
 	e.endTenure()
 }

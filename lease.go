@@ -17,9 +17,11 @@ type Lease struct {
 	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition
 	ExpiresAt  time.Time `json:"expires_at"`  // writer's wall-clock estimate of expiry
 	AcquiredAt time.Time `json:"acquired_at"` // writer's wall-clock time of acquisition
-	// TTLMillis is the holder's LeaseTTL in milliseconds. Followers wait the
-	// longer of it and their own LeaseTTL before taking over, so nodes with
-	// different settings (say, during a rolling change) stay safe.
+	// TTLMillis is the holder's LeaseTTL in milliseconds. A node remembers
+	// the longest it has seen on the key (across values, deletions and
+	// reconnects) and waits that long, or its own LeaseTTL if longer, before
+	// taking over anything but a released record, so nodes with different
+	// settings (say, during a rolling change) stay safe. At most MaxLeaseTTL.
 	TTLMillis int64 `json:"ttl_ms,omitempty"`
 	// Priority is the holder's Config.Priority.
 	Priority int `json:"priority,omitempty"`
@@ -78,7 +80,7 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if err := json.Unmarshal(data, &l); err != nil {
 		return Lease{}, fmt.Errorf("decode lease: %w", err)
 	}
-	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
+	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
 		return Lease{}, fmt.Errorf("decode lease: ttl_ms %d out of range", l.TTLMillis)
 	}
 	// A release writes acquired_at back; JSON can only hold years 0-9999.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +21,17 @@ type store struct {
 	bucket string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
+	// created is the bucket stream's creation time: its identity. A bucket
+	// deleted and created again has a new one, while revisions restart at
+	// 1 and cannot tell the two apart. Only the election loop reads or
+	// changes it after openStore.
+	created time.Time
+	// madeBucket says this node created the bucket (this incarnation), so
+	// an absent lease key in it was never held by anyone.
+	madeBucket bool
+	// lastSeqAtOpen is the stream's last sequence when opened: at least
+	// the revision of every entry written before.
+	lastSeqAtOpen uint64
 }
 
 // openStore binds to the bucket, creating it when absent. An existing
@@ -32,6 +44,7 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 	s := &store{nc: nc, js: js, bucket: bucket, lookupTimeout: lookupTimeout}
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		s.madeBucket = true
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      bucket,
 			Description: "go-cluster leader election",
@@ -42,12 +55,13 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another node created it first with other settings: use it.
+			s.madeBucket = false
 			kv, err = js.KeyValue(ctx, bucket)
 		}
 	}
 	if err != nil {
 		// Not explain: at start a missing bucket was never there to be deleted.
-		return nil, s.explainPermission(fmt.Errorf("open bucket %q: %w", bucket, err))
+		return nil, s.explainPermission(explainJetStream(fmt.Errorf("open bucket %q: %w", bucket, err)))
 	}
 	status, err := kv.Status(ctx)
 	if err != nil {
@@ -57,7 +71,49 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		return nil, err
 	}
 	s.kv = kv
+	s.created = streamCreated(status)
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		s.lastSeqAtOpen = bs.StreamInfo().State.LastSeq
+	}
 	return s, nil
+}
+
+// explainJetStream names a server (or account) without JetStream, which
+// otherwise shows only as a lookup that fails or times out.
+func explainJetStream(err error) error {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return fmt.Errorf("%w: %w: JetStream is not enabled on the server or for this account", ErrNoJetStream, err)
+	}
+	return err
+}
+
+// streamCreated is the creation time of the bucket's stream, zero when the
+// status does not carry it.
+func streamCreated(status jetstream.KeyValueStatus) time.Time {
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo().Created
+	}
+	return time.Time{}
+}
+
+// incarnation reads the bucket's identity and its stream's last sequence.
+// recreated reports a stream other than the one this node knew (deleted
+// and created again); the store then knows the new one. lastSeq is at
+// least the revision of every entry of the bucket: an epoch floor.
+func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64, err error) {
+	status, err := s.kv.Status(ctx)
+	if err != nil {
+		return false, 0, s.explain(err)
+	}
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		lastSeq = bs.StreamInfo().State.LastSeq
+	}
+	created := streamCreated(status)
+	if created.IsZero() || created.Equal(s.created) {
+		return false, lastSeq, nil
+	}
+	s.created, s.madeBucket = created, false
+	return true, lastSeq, nil
 }
 
 // minValueSize is the smallest MaxValueSize a bucket may have: a lease
@@ -110,7 +166,7 @@ func classify(err error) errClass {
 	}
 	switch {
 	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrBucketConfig),
-		errors.Is(err, nats.ErrConnectionClosed):
+		errors.Is(err, ErrNoJetStream), errors.Is(err, ErrEpochExhausted), errors.Is(err, nats.ErrConnectionClosed):
 		return classPermanent
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return classConflict
@@ -153,7 +209,11 @@ func (s *store) explainPermission(err error) error {
 	if last == nil || !errors.Is(last, nats.ErrPermissionViolation) {
 		return err
 	}
-	if msg := last.Error(); strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
+	msg := last.Error()
+	if strings.Contains(msg, "$JS.API.CONSUMER.DELETE.") {
+		return err // deleting a dropped watch's consumer is best effort: the server removes it when idle
+	}
+	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
@@ -245,8 +305,15 @@ type leaseWatch struct {
 }
 
 // Stop ends the watch and the goroutine nats.go keeps waiting on its ctx.
-func (w *leaseWatch) Stop() error {
-	err := w.KeyWatcher.Stop()
-	w.cancel()
-	return err
+// nats.go deletes the watch's consumer with a request that waits up to 5 s
+// when the server does not answer, so Stop returns at once and leaves that
+// to a goroutine counted in wg (the server removes an abandoned consumer on
+// its own; closing the connection ends the request at once).
+func (w *leaseWatch) Stop(wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = w.KeyWatcher.Stop()
+		w.cancel()
+	}()
 }

@@ -1,0 +1,180 @@
+package cluster
+
+// Campaigning: the writes a follower makes to take the lease, and the
+// epoch a new tenure gets.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// pendingAcquire is an acquire whose outcome is unknown: the request timed
+// out, but the write may have landed. If the watch (or a read) shows this
+// node's record at this epoch, it landed, and the tenure counts from sent.
+type pendingAcquire struct {
+	epoch int64
+	sent  time.Time
+	above uint64 // the revision it was written over (0 for a create)
+}
+
+// nextEpoch is the epoch of a new tenure: one more than the highest this
+// node knows was handed out. The KV revision of a record is at least the
+// epoch of every record written before it (each acquisition is a write),
+// so it is a floor where this node's memory is no help: after garbage or a
+// deleted key, when the record is the first one this node has ever seen (a
+// restored or forged record with a low epoch must not turn the epoch back),
+// and, for an absent key, the stream's last sequence. Between running
+// nodes the epoch grows by exactly one. It never wraps: past math.MaxInt64
+// there is no epoch left, and ErrEpochExhausted says so.
+func (e *election) nextEpoch() (int64, error) {
+	floor := e.maxEpoch
+	if e.cur.valid {
+		floor = max(floor, e.cur.lease.Epoch)
+	}
+	switch {
+	case e.cur.present && (!e.cur.valid || e.observations <= 1):
+		floor = max(floor, revisionEpoch(e.cur.rev)-1)
+	case !e.cur.present:
+		floor = max(floor, revisionEpoch(e.revFloor))
+	}
+	return epochAfter(floor)
+}
+
+// epochAfter is the epoch that follows floor, or ErrEpochExhausted.
+func epochAfter(floor int64) (int64, error) {
+	if floor >= math.MaxInt64 {
+		return 0, fmt.Errorf("%w: epoch %d cannot grow", ErrEpochExhausted, floor)
+	}
+	return max(floor, 0) + 1, nil
+}
+
+// revisionEpoch converts a revision to an epoch, saturating: revisions are
+// unsigned, epochs are not.
+func revisionEpoch(rev uint64) int64 {
+	if rev > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(rev)
+}
+
+func (e *election) requestCtx(deadline time.Time) (context.Context, context.CancelFunc) {
+	d := time.Now().Add(e.cfg.RequestTimeout)
+	if !deadline.IsZero() && deadline.Before(d) {
+		d = deadline
+	}
+	return context.WithDeadline(e.base, d)
+}
+
+// acquire tries to take the lease: Create when absent, else CAS on rev.
+func (e *election) acquire(rev uint64) {
+	epoch, err := e.nextEpoch()
+	if err != nil {
+		e.fail(fmt.Errorf("acquire: %w", err))
+		return
+	}
+	sent := time.Now()
+	data := e.heldRecord(epoch, sent, sent)
+	ctx, cancel := e.requestCtx(time.Time{})
+	var newRev uint64
+	if rev == 0 {
+		newRev, err = e.store.create(ctx, leaseKey, data)
+	} else {
+		newRev, err = e.store.update(ctx, leaseKey, data, rev)
+	}
+	cancel()
+	switch {
+	case err == nil:
+		e.failures, e.retryAt, e.pending = 0, time.Time{}, nil
+		e.cfg.Observer.ObserveElection(e.electionCause(rev), e.electionWait(rev, sent))
+		e.become(epoch, newRev, sent)
+	case classify(err) == classConflict:
+		e.log.Debug("lost the race for the lease", "revision", rev)
+		e.waitFor(max(rev, e.cur.rev))
+		if !e.cur.released() {
+			// Not a race for a released lease, whose winner the watch shows
+			// in a moment: the key changed in a way the watch may not show
+			// (compacted, or its bucket recreated). Read it now.
+			e.resyncAt = time.Now()
+		}
+		e.failures = 0
+	case classify(err) == classPermanent:
+		e.fail(err)
+	default:
+		// The write may still land: remember it, so that this node leads
+		// if its own record shows up rather than wait it out as a stranger's.
+		e.pending = &pendingAcquire{epoch: epoch, sent: sent, above: max(rev, e.cur.rev)}
+		e.failures++
+		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
+		e.log.Warn("campaign failed, will retry", "error", err, "retry_in", time.Until(e.retryAt).Round(time.Millisecond))
+	}
+}
+
+func (e *election) electionCause(rev uint64) ElectionCause {
+	switch {
+	case rev != 0 && e.cur.released():
+		return ElectionReleased
+	case rev != 0:
+		return ElectionExpired
+	}
+	return ElectionCreated
+}
+
+func (e *election) electionWait(rev uint64, sent time.Time) time.Duration {
+	if rev == 0 {
+		return 0
+	}
+	return sent.Sub(e.cur.firstSeen)
+}
+
+// landed handles this node's own record showing up after an acquire whose
+// outcome was unknown: lead from the send time if the tenure has time
+// left, otherwise give the lease back as a stale one.
+func (e *election) landed(p *pendingAcquire, rev uint64) {
+	e.failures, e.retryAt = 0, time.Time{}
+	if !time.Now().Before(e.deadline(p.sent)) {
+		e.log.Info("an acquire landed too late to lead; releasing it", "epoch", p.epoch, "revision", rev)
+		e.lastEpoch = p.epoch
+		return
+	}
+	e.log.Info("an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
+	e.cfg.Observer.ObserveElection(ElectionExpired, time.Since(p.sent))
+	e.become(p.epoch, rev, p.sent)
+}
+
+// seed writes a released record at the highest epoch this node has seen
+// into an absent key, so that the next tenure's epoch is above it even if
+// a node without that memory wins. Create never overwrites anything.
+func (e *election) seed() {
+	ctx, cancel := e.requestCtx(time.Time{})
+	_, err := e.store.create(ctx, leaseKey, e.releasedRecord(e.maxEpoch, time.Now(), ""))
+	cancel()
+	switch {
+	case err == nil:
+		e.log.Info("wrote the epoch floor into the absent lease key", "epoch", e.maxEpoch)
+	case classify(err) == classPermanent:
+		e.fail(err)
+	case classify(err) == classConflict:
+		e.resync() // someone wrote it first: learn what
+	default:
+		e.failures++
+		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
+	}
+}
+
+// backoff is capped exponential backoff with full jitter over its upper half.
+func backoff(attempt int, base, limit time.Duration) time.Duration {
+	d := base << min(attempt-1, 16)
+	if d <= 0 || d > limit {
+		d = limit
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// waitFor stops campaigning until a revision above rev is seen.
+func (e *election) waitFor(rev uint64) {
+	e.waiting, e.waitAbove = true, rev
+	e.resyncAt = time.Now().Add(e.cfg.RequestTimeout)
+}

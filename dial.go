@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// dial connects with every URL, the credentials and the caller's options.
+func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
+	opts := nats.GetDefaultOptions()
+	opts.Servers = n.cfg.NATSURLs
+	opts.Name = fmt.Sprintf("go-cluster %s/%s", n.cfg.ClusterID, n.cfg.NodeID)
+	opts.MaxReconnect = -1
+	opts.ReconnectWait = 250 * time.Millisecond
+	opts.ReconnectJitter = 100 * time.Millisecond
+	opts.PingInterval = max(n.cfg.RenewInterval, time.Second)
+	opts.MaxPingsOut = 3
+	if d, ok := ctx.Deadline(); ok {
+		opts.Timeout = max(time.Until(d), time.Millisecond)
+	}
+	if n.cfg.NATSCredentials != "" {
+		if err := nats.UserCredentials(n.cfg.NATSCredentials)(&opts); err != nil {
+			return nil, fmt.Errorf("start: NATSCredentials: %w", err)
+		}
+	}
+	for _, o := range n.cfg.NATSOptions {
+		if err := o(&opts); err != nil {
+			return nil, fmt.Errorf("start: NATSOptions: %w", err)
+		}
+	}
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		nc, err := opts.Connect()
+		ch <- result{nc, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("start: connect to %s: %w", strings.Join(n.cfg.NATSURLs, ","), r.err)
+		}
+		return r.nc, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.nc != nil {
+				r.nc.Close()
+			}
+		}()
+		return nil, fmt.Errorf("start: connect: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,316 @@
+package cluster
+
+// The Node's lifecycle: Start, Stop and what ends it. No lock is held
+// across I/O: Start and Stop take n.mu only to read or set fields, so the
+// getters answer at once, and Stop can end a Start in progress.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Start connects to NATS (unless Config.Conn is set), opens the bucket
+// "cluster-<ClusterID>" (creating it when absent), starts watching the
+// lease and begins to campaign. ctx bounds start-up only; the Node runs
+// until Stop or a permanent error (see Done and Err). A Stop during Start
+// ends it: Start then returns an error wrapping ErrStopped. A Node starts
+// once: a second Start returns ErrAlreadyStarted.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	if n.started {
+		err := n.err
+		n.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("start: %w (it stopped: %w)", ErrAlreadyStarted, err)
+		}
+		return fmt.Errorf("start: %w", ErrAlreadyStarted)
+	}
+	n.started = true
+	ctx, cancel := context.WithCancel(ctx)
+	n.startCancel, n.startDone = cancel, make(chan struct{})
+	startDone := n.startDone
+	n.mu.Unlock()
+	defer close(startDone)
+	defer cancel()
+
+	err := n.start(ctx)
+	if err == nil {
+		return nil
+	}
+	n.mu.Lock()
+	if n.stopped && ctx.Err() != nil {
+		err = fmt.Errorf("start: %w during start", ErrStopped)
+	}
+	n.stopped = true
+	n.err = err
+	n.mu.Unlock()
+	n.finish()
+	return err
+}
+
+// start does Start's I/O without the lock, then publishes what it made.
+func (n *Node) start(ctx context.Context) error {
+	nc, owns := n.cfg.Conn, false
+	if nc == nil {
+		var err error
+		if nc, err = n.dial(ctx); err != nil {
+			return err
+		}
+		owns = true
+	}
+	closeConn := func() {
+		if owns {
+			nc.Close()
+		}
+	}
+	var st *store
+	err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
+		st, err = openStore(actx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
+		return err
+	})
+	if err != nil {
+		closeConn()
+		return fmt.Errorf("start: %w", err)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	var watcher *leaseWatch
+	err = retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
+		timeout := n.cfg.RequestTimeout
+		if d, ok := actx.Deadline(); ok {
+			timeout = time.Until(d)
+		}
+		watcher, err = st.watch(base, timeout)
+		return err
+	})
+	if err != nil {
+		cancel()
+		closeConn()
+		return fmt.Errorf("start: watch lease: %w", err)
+	}
+	control := make(chan controlRequest, 16)
+	var subs []*nats.Subscription
+	if n.campaign {
+		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
+			cancel()
+			closeConn()
+			return fmt.Errorf("start: %w", err)
+		}
+	}
+	el := newElection(n, st, watcher, control, base)
+	el.revFloor = st.lastSeqAtOpen
+
+	n.mu.Lock()
+	if n.stopped { // Stop came while we were starting
+		n.mu.Unlock()
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		watcher.Stop(&el.cleanup)
+		cancel()
+		closeConn()
+		el.cleanup.Wait()
+		return fmt.Errorf("start: %w during start", ErrStopped)
+	}
+	n.nc, n.ownsConn, n.el, n.cancel, n.subs = nc, owns, el, cancel, subs
+	n.hookStop = el.stopHooks
+	n.checks = make(chan struct{})
+	n.mu.Unlock()
+	if n.cfg.HealthCheck != nil {
+		go func() {
+			defer close(n.checks)
+			runHealthChecks(base, n.cfg, el.health)
+		}()
+	} else {
+		close(n.checks)
+	}
+	go el.run()
+	go n.supervise(el)
+	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
+	return nil
+}
+
+// newElection makes the election loop of n, not yet running.
+func newElection(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *election {
+	hookCtx, hookStop := context.WithCancel(context.Background())
+	return &election{
+		cfg:        n.cfg,
+		log:        n.log,
+		store:      st,
+		campaign:   n.campaign,
+		hooks:      n.hooks,
+		disp:       newDispatcher(n.log, n.cfg.Observer),
+		view:       n.view,
+		cmds:       make(chan command),
+		control:    control,
+		health:     make(chan error),
+		expired:    make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		base:       base,
+		hookCtx:    hookCtx,
+		stopHooks:  hookStop,
+		watcher:    watcher,
+		reconnects: st.nc.Stats().Reconnects,
+	}
+}
+
+// retryStartup runs a start-up step until it succeeds, fails permanently,
+// or ctx ends. Each attempt gets RequestTimeout: a request lost with a
+// connection that comes back at once is asked again, not waited for.
+func retryStartup(ctx context.Context, timeout time.Duration, step func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		err := step(actx)
+		cancel()
+		if err == nil || classify(err) == classPermanent || errors.Is(err, ErrInvalidConfig) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(backoff(attempt, 20*time.Millisecond, timeout)):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
+// supervise tears the Node down when the election ends on its own
+// (permanent error).
+func (n *Node) supervise(el *election) {
+	<-el.exited
+	n.mu.Lock()
+	if el.err != nil && n.err == nil {
+		n.err = el.err
+	}
+	n.mu.Unlock()
+	n.beginTeardown()
+}
+
+// Stop leaves the cluster. On the leader it cancels the tenure, runs
+// OnLoseLeadership (bounded by Config.DrainTimeout from when it begins)
+// while still renewing, then releases the lease so that a follower takes
+// over at once. When Stop returns nil no hook is running or will run, and
+// the Node's goroutines have ended; every Stop, the first or a later one,
+// keeps that promise. If ctx ends first, Stop abandons the graceful path
+// and returns ctx's error; a hook still running is told through its ctx
+// and left to finish on its own (Done closes when it has). Stop returns by
+// its ctx even when NATS does not answer.
+//
+// Called from a hook, Stop cannot wait for hooks (it would wait for the
+// one that called it): it starts the stop and returns at once with an
+// error wrapping ErrCalledFromHook; the node stops after the hook returns.
+func (n *Node) Stop(ctx context.Context) error {
+	if n.inHook() {
+		go func() { _ = n.Stop(context.Background()) }()
+		return fmt.Errorf("stop: %w", ErrCalledFromHook)
+	}
+	n.mu.Lock()
+	if !n.started {
+		n.mu.Unlock()
+		return ErrNotStarted
+	}
+	el, startDone, startCancel := n.el, n.startDone, n.startCancel
+	if el == nil {
+		// Start is in progress, or failed: end it and wait for it.
+		n.stopped = true
+		n.mu.Unlock()
+		startCancel()
+		select {
+		case <-startDone:
+		case <-ctx.Done():
+			return fmt.Errorf("stop: %w", ctx.Err())
+		}
+		n.mu.Lock()
+		el = n.el
+		n.mu.Unlock()
+		if el == nil {
+			return nil
+		}
+	} else {
+		n.mu.Unlock()
+	}
+
+	reply := make(chan error, 1)
+	select {
+	case el.cmds <- command{kind: cmdStop, reply: reply}:
+	case <-el.exited:
+	case <-ctx.Done():
+	}
+	select {
+	case <-el.exited:
+	case <-ctx.Done():
+	}
+	n.beginTeardown()
+	select {
+	case <-n.done:
+		return nil
+	case <-ctx.Done():
+		n.hookStop() // tell a hook still running to hurry
+		return fmt.Errorf("stop: %w", ctx.Err())
+	}
+}
+
+// beginTeardown ends the election and, once, starts finishTeardown.
+func (n *Node) beginTeardown() {
+	n.mu.Lock()
+	el := n.el
+	first := el != nil && !el.tornDown
+	if first {
+		el.tornDown = true
+	}
+	n.stopped = true
+	n.mu.Unlock()
+	if !first {
+		return
+	}
+	for _, s := range n.subs {
+		_ = s.Unsubscribe()
+	}
+	n.cancel() // in-flight requests abort; the loop exits
+	go n.finishTeardown(el)
+}
+
+// finishTeardown waits for the node's goroutines and hooks, then closes
+// the connection the Node owns and closes Done.
+func (n *Node) finishTeardown(el *election) {
+	<-el.exited
+	<-n.checks // a HealthCheck that ignores its ctx holds Done up here
+	el.disp.close()
+	<-el.disp.done
+	n.hookStop()
+	if n.ownsConn {
+		n.nc.Close() // also ends at once the requests of watches being stopped
+		el.cleanup.Wait()
+	}
+	n.log.Info("node stopped", "error", n.Err())
+	n.finish()
+}
+
+// finish closes Done, once.
+func (n *Node) finish() { n.doneOnce.Do(func() { close(n.done) }) }
+
+// inHook says the caller runs on this node's hook dispatcher.
+func (n *Node) inHook() bool {
+	n.mu.Lock()
+	el := n.el
+	n.mu.Unlock()
+	return el != nil && el.disp.isCaller()
+}
+
+// goroutineID is the runtime's number for the calling goroutine, read from
+// the first line of its stack trace ("goroutine 42 [running]:"). Used only
+// to tell a call from a hook, which cannot wait for hooks to end.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseUint(string(b), 10, 64)
+	return id
+}

@@ -1,0 +1,428 @@
+package cluster
+
+// Safety regressions of the election core: a lease value that is not a
+// record under mixed LeaseTTLs, a LeaseTTL others cannot decode, the bucket
+// deleted and recreated under running nodes, the lease key compacted away,
+// and an epoch forged at its maximum. Each breaks one of the invariants of
+// DESIGN.md §6: at most one tenure at a time, epochs that only grow.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// TestSafety01MixedTTLGarbage: b (LeaseTTL 1s) has seen a's record with
+// ttl_ms 5000; a is cut off, and the key is overwritten with something that
+// is not a released record. a may lead until its last renewal + 4.5s, so b
+// must wait the longest TTL it has seen on the key, not its own 1s.
+func TestSafety01MixedTTLGarbage(t *testing.T) {
+	cases := []struct {
+		name      string
+		overwrite func(context.Context, jetstream.KeyValue) error
+	}{
+		{"garbage", func(c context.Context, kv jetstream.KeyValue) error {
+			_, err := kv.Put(c, leaseKey, []byte(`{not json`))
+			return err
+		}},
+		{"deleted", func(c context.Context, kv jetstream.KeyValue) error { return kv.Delete(c, leaseKey) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, rec, id := setup(t)
+			acfg := testConfig(id, "a", srv.URL())
+			acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second
+			a, proxy := proxiedNode(t, srv, acfg, rec)
+			waitOneLeader(t, []*Node{a}, 5*time.Second)
+			b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
+			natstest.WaitFor(t, 3*time.Second, func() bool {
+				l, ok := b.Lease()
+				return ok && l.NodeID == "a" && l.TTLMillis == 5000
+			}, "b did not see a's record with ttl_ms 5000")
+			kv := bindKV(t, srv.URL(), id)
+
+			proxy.Blackhole()
+			cut := time.Now()
+			if err := tc.overwrite(ctx(t), kv); err != nil {
+				t.Fatal(err)
+			}
+			natstest.WaitFor(t, 12*time.Second, b.IsLeader, "b never took over")
+			took, aLed := time.Since(cut).Round(time.Millisecond), a.IsLeader()
+			natstest.WaitFor(t, 6*time.Second, func() bool { return rec.count("a", "lose") == 1 }, "a never ran OnLoseLeadership")
+			if aLed {
+				t.Errorf("b led %v after a (LeaseTTL 5s) was cut off and the lease %s, while a still led: b waited its own 1s, not the ttl_ms 5000 it had seen", took, tc.name)
+			}
+			rec.check(t)
+			proxy.Restore()
+		})
+	}
+}
+
+// TestSafety02LeaseTTLAbove24h: a record's ttl_ms above 24h is garbage to
+// decodeLease, so a LeaseTTL above 24h must be refused where it is set.
+func TestSafety02LeaseTTLAbove24h(t *testing.T) {
+	cfg := func(ttl time.Duration) Config {
+		return Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}, LeaseTTL: ttl, RenewInterval: time.Hour}
+	}
+	for _, ttl := range []time.Duration{24*time.Hour + time.Millisecond, 25 * time.Hour} {
+		t.Run("refused "+ttl.String(), func(t *testing.T) { checkInvalid(t, cfg(ttl), "LeaseTTL") })
+	}
+	t.Run("accepted 24h", func(t *testing.T) {
+		c := cfg(24 * time.Hour)
+		if err := c.Validate(); err != nil {
+			t.Errorf("Validate = %v", err)
+		}
+		if _, err := NewNode(c, nil); err != nil {
+			t.Errorf("NewNode = %v", err)
+		}
+		if _, err := NewObserver(c, nil); err != nil {
+			t.Errorf("NewObserver = %v", err)
+		}
+		rec := fmt.Sprintf(`{"node_id":"a","epoch":1,"ttl_ms":%d}`, (24 * time.Hour).Milliseconds())
+		if _, err := DecodeLease([]byte(rec), 1); err != nil {
+			t.Errorf("the record of a 24h holder is refused: %v", err)
+		}
+	})
+	t.Run("holder above 24h", func(t *testing.T) {
+		if _, err := NewNode(cfg(25*time.Hour), nil); err != nil {
+			return // refused: nothing to show
+		}
+		srv, rec, id := setup(t)
+		acfg := testConfig(id, "a", srv.URL())
+		acfg.LeaseTTL, acfg.RenewInterval = 25*time.Hour, 2*time.Second
+		// The consequence: b decodes a's record as garbage, waits its own 1s
+		// on each revision, and a renews only every 2s.
+		a := startNode(t, acfg, rec, nil)
+		waitOneLeader(t, []*Node{a}, 5*time.Second)
+		b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+		started := time.Now()
+		natstest.WaitFor(t, 5*time.Second, func() bool { return b.IsLeader() || b.Leader() == "a" }, "b neither follows a nor leads")
+		if b.IsLeader() {
+			t.Errorf("NewNode accepted LeaseTTL 25h; b read the record of a, live and renewing every 2s, as garbage and took the lease %v after starting",
+				time.Since(started).Round(time.Millisecond))
+		}
+		rec.check(t)
+	})
+}
+
+// bucketCase is where a bucket test runs: a single server or a 3-node
+// JetStream cluster.
+type bucketCase struct {
+	url      string // client URL(s), comma-separated
+	ttl      time.Duration
+	replicas int
+	config   func(nodeID string) Config
+}
+
+func singleServerCase(t *testing.T) (bucketCase, *recorder, string) {
+	srv, rec, id := setup(t)
+	return bucketCase{url: srv.URL(), ttl: testTTL, replicas: 1, config: func(n string) Config { return testConfig(id, n, srv.URL()) }}, rec, id
+}
+
+func jsClusterCase(t *testing.T) (bucketCase, *recorder, string) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	id := uniqueClusterID(t)
+	cfg := clusterConfig(c, id, "x")
+	return bucketCase{url: strings.Join(c.URLs(), ","), ttl: cfg.LeaseTTL, replicas: cfg.BucketReplicas,
+		config: func(n string) Config { return clusterConfig(c, id, n) }}, newRecorder(), id
+}
+
+func (bc bucketCase) start(t *testing.T, rec *recorder, names ...string) []*Node {
+	var nodes []*Node
+	for _, n := range names {
+		nodes = append(nodes, startNode(t, bc.config(n), rec, nil))
+	}
+	return nodes
+}
+
+// TestSafety03BucketRecreated: the bucket is deleted and created again
+// under three running nodes. They must notice, the old leader must stop,
+// and a leader must be elected again with an epoch above every earlier one.
+func TestSafety03BucketRecreated(t *testing.T) {
+	bc, rec, id := singleServerCase(t)
+	testBucketRecreated(t, bc, rec, id, false)
+}
+
+// TestSafety03BucketRecreatedNewNode: as above, and a node that starts on
+// the new bucket must not lead at epoch 1 beside the old leader.
+func TestSafety03BucketRecreatedNewNode(t *testing.T) {
+	bc, rec, id := singleServerCase(t)
+	testBucketRecreated(t, bc, rec, id, true)
+}
+
+func TestSafety03JSClusterBucketRecreated(t *testing.T) {
+	bc, rec, id := jsClusterCase(t)
+	testBucketRecreated(t, bc, rec, id, false)
+}
+
+func TestSafety03JSClusterBucketRecreatedNewNode(t *testing.T) {
+	bc, rec, id := jsClusterCase(t)
+	testBucketRecreated(t, bc, rec, id, true)
+}
+
+func testBucketRecreated(t *testing.T, bc bucketCase, rec *recorder, id string, newNode bool) {
+	nodes := bc.start(t, rec, "a", "b", "c")
+	old := safetyRaiseEpoch(t, nodes, 3)
+	before := rec.highestEpoch()
+	loses := rec.count(old.NodeID(), "lose")
+
+	safetyRecreateBucket(t, bc.url, id, bc.replicas)
+	recreated := time.Now()
+	if newNode {
+		nodes = append(nodes, startNode(t, bc.config("d"), rec, nil))
+	}
+	if !safetyEventually(bc.ttl, func() bool { return rec.count(old.NodeID(), "lose") > loses }) {
+		t.Errorf("old leader %s (epoch %d) still led one LeaseTTL (%v) after the bucket was recreated", old.NodeID(), before, bc.ttl)
+	}
+	if !safetyEventually(6*bc.ttl-time.Since(recreated), func() bool { return safetyLeadsAbove(nodes, before) }) {
+		t.Errorf("6 LeaseTTLs (%v) after the bucket was recreated, no single node leads with an epoch above %d:%v",
+			6*bc.ttl, before, safetyState(nodes))
+	}
+	safetyNoneStopped(t, nodes)
+	rec.check(t)
+}
+
+// TestSafety04LeaseKeyCompacted: the lease key is purged and its marker
+// removed, so the key is absent from a bucket that once held epochs. The
+// running nodes must elect again with a higher epoch, and so must a node
+// started afterwards.
+func TestSafety04LeaseKeyCompacted(t *testing.T) {
+	bc, rec, id := singleServerCase(t)
+	testLeaseKeyCompacted(t, bc, rec, id)
+}
+
+func TestSafety04JSClusterLeaseKeyCompacted(t *testing.T) {
+	bc, rec, id := jsClusterCase(t)
+	testLeaseKeyCompacted(t, bc, rec, id)
+}
+
+func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string) {
+	nodes := bc.start(t, rec, "a", "b", "c")
+	safetyRaiseEpoch(t, nodes, 2)
+	before := rec.highestEpoch()
+
+	kv := bindKV(t, bc.url, id)
+	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx(t), leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("lease key not absent after the compaction: %v", err)
+	}
+	if !safetyEventually(6*bc.ttl, func() bool { return safetyLeadsAbove(nodes, before) }) {
+		t.Errorf("6 LeaseTTLs (%v) after the lease key was compacted, no single node leads with an epoch above %d:%v",
+			6*bc.ttl, before, safetyState(nodes))
+	}
+	safetyNoneStopped(t, nodes)
+
+	// A node with no memory of the epochs: the only one left.
+	d := startNode(t, bc.config("d"), rec, nil)
+	for _, n := range nodes {
+		stopNode(t, n)
+	}
+	seen := rec.highestEpoch()
+	if !safetyEventually(6*bc.ttl, d.IsLeader) {
+		t.Fatalf("new node d never led after the others stopped:%v", safetyState([]*Node{d}))
+	}
+	if d.Epoch() <= seen {
+		t.Errorf("new node d leads at epoch %d after the lease key was compacted; epoch %d was handed out before", d.Epoch(), seen)
+	}
+	rec.check(t)
+}
+
+// maxEpoch is the largest int64: no epoch can follow it.
+const maxEpoch = math.MaxInt64
+
+// TestSafety05ForgedMaxEpoch: a well-formed record at epoch MaxInt64 leaves
+// no epoch to hand out. Nodes must not wrap to a negative epoch or go back:
+// every campaigning node stops with ErrEpochExhausted, and nobody leads.
+func TestSafety05ForgedMaxEpoch(t *testing.T) {
+	cases := map[string]string{
+		"held by ghost": fmt.Sprintf(`{"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
+		"released":      fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
+	}
+	for name, forged := range cases {
+		t.Run(name, func(t *testing.T) {
+			srv, rec, id := setup(t)
+			nodes := startNodes(t, srv, rec, id, "a", "b", "c")
+			waitOneLeader(t, nodes, 5*time.Second)
+			kv := bindKV(t, srv.URL(), id)
+			if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+				t.Fatal(err)
+			}
+			forgedAt := time.Now()
+			nodes = append(nodes, safetyStartMayFail(t, testConfig(id, "fresh", srv.URL()), rec))
+
+			const within = 5 * testTTL
+			if !safetyEventually(within, func() bool { return safetyAllExhausted(nodes) }) {
+				t.Errorf("%v after a record with epoch MaxInt64 was written, not every node stopped with ErrEpochExhausted:%v", within, safetyState(nodes))
+			}
+			for _, tr := range rec.tenuresSnapshot() {
+				if tr.epoch <= 0 {
+					t.Errorf("%s led at epoch %d", tr.node, tr.epoch)
+				} else if tr.start.After(forgedAt) {
+					t.Errorf("%s led at epoch %d after epoch MaxInt64 was written", tr.node, tr.epoch)
+				}
+			}
+			rec.check(t)
+		})
+	}
+}
+
+// safetyStartMayFail starts a node that may refuse to run: Start may itself
+// fail with ErrEpochExhausted. The node is stopped at cleanup.
+func safetyStartMayFail(t *testing.T, cfg Config, rec *recorder) *Node {
+	t.Helper()
+	var n *Node
+	n, err := NewNode(cfg, rec.hooks(cfg.NodeID, func() int64 { return n.Epoch() }, nil))
+	if err != nil {
+		t.Fatalf("NewNode(%s): %v", cfg.NodeID, err)
+	}
+	if err := n.Start(ctx(t)); err != nil && !errors.Is(err, ErrEpochExhausted) {
+		t.Fatalf("Start(%s): %v", cfg.NodeID, err)
+	}
+	t.Cleanup(func() { stopNode(t, n) })
+	return n
+}
+
+func safetyAllExhausted(nodes []*Node) bool {
+	for _, n := range nodes {
+		select {
+		case <-n.Done():
+			if !errors.Is(n.Err(), ErrEpochExhausted) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// safetyRaiseEpoch steps the leader down steps times, so that a later epoch
+// of 1 shows as going back, and returns the leader after the last.
+func safetyRaiseEpoch(t *testing.T, nodes []*Node, steps int) *Node {
+	t.Helper()
+	for range steps {
+		l := waitOneLeader(t, nodes, 15*time.Second)
+		epoch := l.Epoch()
+		if err := l.StepDown(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+		waitNewTenure(t, nodes, epoch)
+	}
+	return waitOneLeader(t, nodes, 15*time.Second)
+}
+
+// safetyRecreateBucket deletes the cluster's bucket and, in the same step,
+// creates it again the way openStore does.
+func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx(t), bucketName(clusterID)); err != nil {
+		t.Fatalf("delete bucket: %v", err)
+	}
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
+		Bucket:         bucketName(clusterID),
+		Description:    "go-cluster leader election",
+		History:        1,
+		Replicas:       replicas,
+		LimitMarkerTTL: time.Second,
+	}); err != nil {
+		t.Fatalf("recreate bucket: %v", err)
+	}
+}
+
+// safetyLeadsAbove reports whether exactly one node leads, with an epoch
+// above epoch.
+func safetyLeadsAbove(nodes []*Node, epoch int64) bool {
+	ls := leaders(nodes)
+	return len(ls) == 1 && ls[0].Epoch() > epoch
+}
+
+func safetyNoneStopped(t *testing.T, nodes []*Node) {
+	t.Helper()
+	for _, n := range nodes {
+		select {
+		case <-n.Done():
+			t.Errorf("node %s stopped: %v", n.NodeID(), n.Err())
+		default:
+		}
+	}
+}
+
+// safetyEventually polls cond until it holds or d has passed, and reports
+// whether it held: for conditions whose failure should not end the test
+// before the recorder is checked.
+func safetyEventually(d time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(max(d, 0))
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-deadline.C:
+			return cond()
+		case <-tick.C:
+		}
+	}
+}
+
+// safetyState prints each node's view when formatted, so that a failure
+// message shows the state at the deadline.
+type safetyState []*Node
+
+func (s safetyState) String() string {
+	var b strings.Builder
+	for _, n := range s {
+		select {
+		case <-n.Done():
+			fmt.Fprintf(&b, "\n\t%s: stopped, Err=%v", n.NodeID(), n.Err())
+			continue
+		default:
+		}
+		fmt.Fprintf(&b, "\n\t%s: leader=%v epoch=%d sees leader %q", n.NodeID(), n.IsLeader(), n.Epoch(), n.Leader())
+	}
+	return b.String()
+}
+
+// highestEpoch is the largest epoch of any recorded tenure.
+func (r *recorder) highestEpoch() int64 {
+	var h int64
+	for _, tr := range r.tenuresSnapshot() {
+		h = max(h, tr.epoch)
+	}
+	return h
+}
+
+func (r *recorder) tenuresSnapshot() []tenureRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]tenureRecord, 0, len(r.tenures))
+	for _, tr := range r.tenures {
+		out = append(out, *tr)
+	}
+	return out
+}
