@@ -273,7 +273,7 @@ func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
 // released record with an epoch below the real one (an operator "resetting"
 // the lease, or a restored backup). Nodes running now remember the higher
 // epoch; nodes started afterwards have only the record and its revision.
-// Epochs must still grow (DESIGN.md §6.2), or a fenced resource refuses the
+// Epochs must still grow (docs/design.md §8.2), or a fenced resource refuses the
 // new leader forever.
 func TestForgedLowEpochNeverTurnsTheEpochBack(t *testing.T) {
 	natstest.CheckLeaks(t)
@@ -371,8 +371,8 @@ func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 }
 
 // TestPreexistingBucketWithTTLIsRefused: a bucket whose TTL (MaxAge)
-// removes the lease record lets the epoch restart at 1, the bug DESIGN.md
-// §2 rules out: once every node has stopped, the released record ages out,
+// removes the lease record lets the epoch restart at 1, the bug docs/design.md
+// §2.3 rules out: once every node has stopped, the released record ages out,
 // and the next node to start creates the key again with epoch 1. Such a
 // bucket must be refused at Start with an error naming the setting.
 func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {

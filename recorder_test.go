@@ -20,7 +20,7 @@ type tenureRecord struct {
 }
 
 // recorder collects every node's hooks in one process, so tenures share a
-// clock and can be checked against the invariants of DESIGN.md §6.
+// clock and can be checked against the invariants of docs/design.md §8.
 type recorder struct {
 	mu       sync.Mutex
 	tenures  []*tenureRecord

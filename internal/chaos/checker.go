@@ -28,7 +28,7 @@ type Tenure struct {
 func (t *Tenure) live() bool { return t.ctx.Err() == nil }
 
 // Checker records every tenure and hook of every node in one process, so
-// that the invariants of DESIGN.md §6 can be checked on one clock. Its
+// that the invariants of docs/design.md §8 can be checked on one clock. Its
 // methods are safe for concurrent use.
 type Checker struct {
 	mu      sync.Mutex

@@ -1,5 +1,5 @@
 // Package chaos runs go-cluster nodes under a seeded random schedule of
-// faults and checks the invariants of DESIGN.md §6 the whole time.
+// faults and checks the invariants of docs/design.md §8 the whole time.
 //
 // N nodes (default 5) run in one process, so that they share one monotonic
 // clock and their tenures can be compared directly. They elect a leader on
