@@ -8,24 +8,24 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 // A single node on an embedded NATS server becomes leader, proves it with a
 // fencing check, and stops, releasing the lease.
 func ExampleNewNode() {
-	srv, err := embedded.Start()
+	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer srv.Stop()
+	defer srv.Close()
 
 	became := make(chan struct{})
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "example",
 		NodeID:    "node-1",
-		NATSURLs:  []string{srv.ClientURL()},
+		NATSURLs:  srv.URLs(),
 		LeaseTTL:  time.Second,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, cluster.HookFuncs{
@@ -55,16 +55,16 @@ func ExampleNewNode() {
 // StepDown hands leadership to a follower without waiting for the lease to
 // expire, and the epoch grows by one.
 func ExampleNode_StepDown() {
-	srv, err := embedded.Start()
+	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer srv.Stop()
+	defer srv.Close()
 	ctx := context.Background()
 	start := func(id string, hooks cluster.Hooks) *cluster.Node {
 		n, err := cluster.NewNode(cluster.Config{
-			ClusterID: "example", NodeID: id, NATSURLs: []string{srv.ClientURL()},
+			ClusterID: "example", NodeID: id, NATSURLs: srv.URLs(),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		}, hooks)
 		if err != nil {

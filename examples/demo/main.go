@@ -19,7 +19,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 func main() {
@@ -66,12 +66,12 @@ func (d *demo) hooks(id string, node func() *cluster.Node) cluster.Hooks {
 func run(count int, ttl time.Duration, natsURL string, verbose bool) error {
 	d := &demo{start: time.Now(), became: make(chan string, 16)}
 	if natsURL == "" {
-		srv, err := embedded.Start()
+		srv, err := clustertest.StartServer()
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
-		natsURL = srv.ClientURL()
+		defer srv.Close()
+		natsURL = srv.URL()
 		d.say("embedded NATS server with JetStream at %s", natsURL)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -34,8 +34,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/health"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
@@ -63,12 +63,12 @@ func main() {
 
 func run(ctx context.Context, logger *slog.Logger, urls, clusterID, nodeID string, nodes int, duration time.Duration, query bool) error {
 	if urls == "" {
-		srv, err := embedded.Start()
+		srv, err := clustertest.StartServer()
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
-		urls = srv.ClientURL()
+		defer srv.Close()
+		urls = srv.URL()
 		fmt.Println("embedded NATS server at", urls)
 	}
 	nc, err := nats.Connect(urls, nats.Name("health example client"), nats.MaxReconnects(-1))

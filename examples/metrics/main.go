@@ -37,7 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 func main() {
@@ -71,12 +71,12 @@ func main() {
 
 func run(ctx context.Context, cfg settings, urls, nodeID string, nodes int, listen string) error {
 	if urls == "" {
-		srv, err := embedded.Start()
+		srv, err := clustertest.StartServer()
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
-		urls = srv.ClientURL()
+		defer srv.Close()
+		urls = srv.URL()
 	}
 	cfg.urls = strings.Split(urls, ",")
 

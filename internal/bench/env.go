@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/internal/freeport"
 )
 
@@ -37,11 +37,11 @@ func (b *backend) shutdown() {
 
 // embeddedBackend is one JetStream server inside this process.
 func embeddedBackend() (*backend, error) {
-	s, err := embedded.Start()
+	s, err := clustertest.StartServer()
 	if err != nil {
 		return nil, err
 	}
-	return &backend{desc: "embedded", urls: []string{s.ClientURL()}, mon: inprocMonitor{s.Server}, replicas: 1, close: s.Stop}, nil
+	return &backend{desc: "embedded", urls: s.URLs(), mon: inprocMonitor{s.NATS()}, replicas: 1, close: s.Close}, nil
 }
 
 // childBackend is one JetStream server in a child process.

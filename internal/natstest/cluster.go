@@ -1,119 +1,53 @@
 package natstest
 
 import (
-	"context"
-	"fmt"
-	"net/url"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ozanturksever/go-cluster/internal/freeport"
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 // ClusterName is the NATS cluster name of every cluster made by RunCluster.
 const ClusterName = "natstest"
 
-// clusterReadyTimeout bounds cluster formation in RunCluster and the rejoin
-// of a restarted member in Cluster.Restart.
+// clusterReadyTimeout bounds the rejoin of a restarted member in
+// Cluster.Restart.
 const clusterReadyTimeout = 30 * time.Second
-
-// readyStream is the stream RunCluster creates (and deletes) to prove the
-// cluster can place a replicated stream.
-const readyStream = "natstest_ready"
 
 // Cluster is a JetStream cluster of embedded servers, joined by routes on
 // 127.0.0.1, all running in this process. Members are named n0..n{size-1}
 // and indexed the same way. Servers do not advertise their addresses to
-// clients (Cluster.NoAdvertise), so a client only ever uses the URLs it was
-// given: one that connects through a fault proxy stays behind it.
+// clients, so a client only ever uses the URLs it was given: one that
+// connects through a fault proxy stays behind it.
 type Cluster struct {
+	c       *clustertest.Cluster
 	servers []*Server
 }
 
 // RunCluster starts size servers forming one JetStream cluster via routes
-// (random ports, separate store dirs under t.TempDir()). It waits, up to 30s,
+// (random ports, separate fresh temporary store dirs). It waits, up to 30s,
 // until the JetStream meta leader is elected and a stream with Replicas: size
-// can be created. The servers are shut down at test cleanup.
+// can be created. The servers are shut down and their stores removed at test
+// cleanup.
 func RunCluster(t testing.TB, size int, opts ...Option) *Cluster {
 	t.Helper()
-	if size < 1 {
-		t.Fatalf("natstest: cluster size %d < 1", size)
-	}
-	// Route ports are reserved then released before the servers bind them,
-	// so another process may take one meanwhile: try again with new ones.
-	var err error
-	for range startAttempts {
-		var c *Cluster
-		if c, err = startCluster(t, size, opts); err == nil {
-			t.Cleanup(c.shutdownAll)
-			if err := c.waitReady(clusterReadyTimeout); err != nil {
-				t.Fatalf("natstest: cluster of %d not ready: %v", size, err)
-			}
-			return c
-		}
-	}
-	t.Fatalf("natstest: cluster of %d: %v", size, err)
-	return nil
-}
-
-// startAttempts is how many times RunCluster tries to start its members.
-const startAttempts = 3
-
-// startCluster creates and starts the members of a new cluster; on error it
-// shuts down those already started.
-func startCluster(t testing.TB, size int, opts []Option) (*Cluster, error) {
-	ports, err := freeport.Reserve(size)
+	c, err := clustertest.StartCluster(size, append([]Option{inCluster(ClusterName)}, opts...)...)
 	if err != nil {
-		return nil, err
+		t.Fatalf("natstest: %v", err)
 	}
-	routes := make([]*url.URL, size)
-	for i, p := range ports {
-		routes[i] = &url.URL{Scheme: "nats-route", Host: fmt.Sprintf("127.0.0.1:%d", p)}
+	t.Cleanup(c.Close)
+	tc := &Cluster{c: c}
+	for _, s := range c.Servers() {
+		tc.servers = append(tc.servers, &Server{srv: s})
 	}
-
-	c := &Cluster{}
-	for i := range size {
-		o := baseOptions(fmt.Sprintf("n%d", i), t.TempDir())
-		o.Cluster.Name = ClusterName
-		o.Cluster.Host = "127.0.0.1"
-		o.Cluster.Port = ports[i]
-		o.Cluster.NoAdvertise = true
-		// Every member lists every route, itself included (the server skips a
-		// route to itself): the number of routes is how a new JetStream
-		// cluster learns its expected size.
-		for _, r := range routes {
-			u := *r
-			o.Routes = append(o.Routes, &u)
-		}
-		applyOptions(o, opts)
-		c.servers = append(c.servers, &Server{clustered: true, opts: o})
-	}
-	for _, s := range c.servers {
-		s.life.Lock()
-		err := s.start()
-		s.life.Unlock()
-		if err != nil {
-			c.shutdownAll()
-			return nil, err
-		}
-	}
-	return c, nil
+	return tc
 }
 
 // URLs returns the client URLs of the servers that are running.
 func (c *Cluster) URLs() []string {
-	var urls []string
-	for _, s := range c.servers {
-		if s.NATS() != nil {
-			urls = append(urls, s.URL())
-		}
-	}
-	return urls
+	return c.c.URLs()
 }
 
 // Servers returns all members, running or not, by index.
@@ -130,18 +64,13 @@ func (c *Cluster) Server(i int) *Server {
 // [Server.Connect] for the defaults), closed at test cleanup.
 func (c *Cluster) Connect(t testing.TB, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	return connect(t, strings.Join(c.URLs(), ","), opts)
+	return connect(t, c.c.URL(), opts)
 }
 
 // MetaLeader returns the index of the running member that leads the
 // JetStream meta group, or -1 if none does.
 func (c *Cluster) MetaLeader() int {
-	for i, s := range c.servers {
-		if ns := s.NATS(); ns != nil && ns.JetStreamIsLeader() {
-			return i
-		}
-	}
-	return -1
+	return c.c.MetaLeader()
 }
 
 // StreamLeader returns the index of the running member leading stream in
@@ -193,61 +122,4 @@ func (c *Cluster) Restart(t testing.TB, i int) {
 
 func (c *Cluster) hasQuorum() bool {
 	return len(c.URLs()) > len(c.servers)/2
-}
-
-// shutdownAll stops every member at once; one by one, each would first try
-// to hand its raft leaderships to members about to stop as well.
-func (c *Cluster) shutdownAll() {
-	var wg sync.WaitGroup
-	for _, s := range c.servers {
-		wg.Go(s.Shutdown)
-	}
-	wg.Wait()
-}
-
-// waitReady waits until a meta leader is elected, every member is current,
-// and a stream replicated on every member can be created.
-func (c *Cluster) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	ok := poll(timeout, func() bool {
-		if c.MetaLeader() < 0 {
-			return false
-		}
-		for _, s := range c.servers {
-			if ns := s.NATS(); ns == nil || !ns.JetStreamIsCurrent() {
-				return false
-			}
-		}
-		return true
-	})
-	if !ok {
-		return fmt.Errorf("no JetStream meta leader with all members current within %v", timeout)
-	}
-
-	nc, err := nats.Connect(strings.Join(c.URLs(), ","), nats.Timeout(time.Until(deadline)))
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	cfg := jetstream.StreamConfig{Name: readyStream, Replicas: len(c.servers), Storage: jetstream.FileStorage}
-	var lastErr error
-	ok = poll(time.Until(deadline), func() bool {
-		actx, acancel := context.WithTimeout(ctx, 2*time.Second)
-		defer acancel()
-		_, lastErr = js.CreateOrUpdateStream(actx, cfg)
-		return lastErr == nil
-	})
-	if !ok {
-		return fmt.Errorf("cannot create an R%d stream: %w", len(c.servers), lastErr)
-	}
-	if err := js.DeleteStream(ctx, readyStream); err != nil {
-		return fmt.Errorf("delete %s: %w", readyStream, err)
-	}
-	return nil
 }

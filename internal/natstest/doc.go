@@ -5,6 +5,10 @@
 // by routes ([RunCluster]). Servers can be shut down and restarted on the same
 // port and store directory, so JetStream state survives a restart.
 //
+// The servers are those of the public package clustertest; this package adds
+// what only go-cluster's own tests need: client connections with test
+// defaults, stream leaders, a member restart that waits for the rejoin.
+//
 // It also provides [WaitFor], to poll for a condition instead of sleeping, and
 // [CheckLeaks], a goroutine-leak check to call first in a test.
 //

@@ -4,78 +4,59 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 // Server is one embedded nats-server with JetStream, running in this process.
 // It can be shut down and restarted on the same port and store directory.
 // Its methods are safe for concurrent use.
 type Server struct {
-	clustered bool
-
-	life sync.Mutex // serialises start, Shutdown and Restart
-
-	mu   sync.Mutex // guards the fields below
-	opts *server.Options
-	ns   *server.Server
+	srv *clustertest.Server
 }
 
 // RunServer starts an embedded JetStream-enabled server on 127.0.0.1 with a
-// random free port and a store dir under t.TempDir(). It registers t.Cleanup
-// to shut it down and fails the test if JetStream is not usable within 10s.
+// random free port and a fresh temporary store dir. It registers t.Cleanup
+// to shut it down and remove the store, and fails the test if JetStream is
+// not usable within 10s.
 func RunServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	o := baseOptions("natstest", t.TempDir())
-	applyOptions(o, opts)
-	s := &Server{opts: o}
-	t.Cleanup(s.Shutdown)
-
-	s.life.Lock()
-	defer s.life.Unlock()
-	if err := s.start(); err != nil {
+	srv, err := clustertest.StartServer(append([]Option{named("natstest")}, opts...)...)
+	if err != nil {
 		t.Fatalf("natstest: %v", err)
 	}
-	if err := s.waitJetStream(readyTimeout); err != nil {
-		t.Fatalf("natstest: %v", err)
-	}
-	return s
+	t.Cleanup(srv.Close)
+	return &Server{srv: srv}
 }
 
 // URL returns the client URL, "nats://127.0.0.1:PORT".
 func (s *Server) URL() string {
-	return "nats://" + s.Addr()
+	return s.srv.URL()
 }
 
 // Addr returns the client address, "127.0.0.1:PORT". It stays the same
 // across restarts.
 func (s *Server) Addr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+	return strings.TrimPrefix(s.srv.URL(), "nats://")
 }
 
 // NATS returns the underlying server, or nil while shut down. The value
 // changes on every restart, so do not keep it.
 func (s *Server) NATS() *server.Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ns
+	return s.srv.NATS()
 }
 
 // Shutdown stops the server and waits until it is fully shut down. It is
 // idempotent.
 func (s *Server) Shutdown() {
-	s.life.Lock()
-	defer s.life.Unlock()
-	s.shutdownLocked()
+	s.srv.Shutdown()
 }
 
 // Restart shuts the server down if it is running, then starts it again on the
@@ -84,17 +65,8 @@ func (s *Server) Shutdown() {
 // member when it accepts connections (see [Cluster.Restart] for more).
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
-	s.life.Lock()
-	defer s.life.Unlock()
-	s.shutdownLocked()
-	if err := s.start(); err != nil {
-		t.Fatalf("natstest: restart: %v", err)
-	}
-	if s.clustered {
-		return
-	}
-	if err := s.waitJetStream(readyTimeout); err != nil {
-		t.Fatalf("natstest: restart: %v", err)
+	if err := s.srv.Restart(); err != nil {
+		t.Fatalf("natstest: %v", err)
 	}
 }
 
@@ -121,83 +93,6 @@ func connect(t testing.TB, url string, opts []nats.Option) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
-}
-
-// start creates and starts a server from s.opts and waits until it accepts
-// connections. The first start pins the randomly chosen client port into
-// s.opts so that restarts come back on the same address. Callers hold s.life.
-func (s *Server) start() error {
-	s.mu.Lock()
-	o := s.opts.Clone()
-	s.mu.Unlock()
-
-	ns, err := server.NewServer(o)
-	if err != nil {
-		return fmt.Errorf("new server %s: %w", o.ServerName, err)
-	}
-	lg := &serverLogger{name: o.ServerName}
-	ns.SetLoggerV2(lg, false, false, false)
-	ns.Start()
-	if err := waitAccepting(ns, lg, readyTimeout); err != nil {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-		return fmt.Errorf("server %s: %w", o.ServerName, err)
-	}
-	lg.started.Store(true)
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opts.Port <= 0 {
-		s.opts.Port = ns.Addr().(*net.TCPAddr).Port
-	}
-	s.ns = ns
-	return nil
-}
-
-// shutdownLocked stops the running server, if any. Callers hold s.life.
-func (s *Server) shutdownLocked() {
-	s.mu.Lock()
-	ns := s.ns
-	s.ns = nil
-	s.mu.Unlock()
-	if ns == nil {
-		return
-	}
-	ns.Shutdown()
-	ns.WaitForShutdown()
-}
-
-// waitAccepting waits until ns listens on all its ports, failing early if the
-// server logged a fatal error (the embedded server does not exit on one).
-func waitAccepting(ns *server.Server, lg *serverLogger, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if err := lg.err(); err != nil {
-			return err
-		}
-		if ns.ReadyForConnections(50 * time.Millisecond) {
-			return lg.err()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not accepting connections after %v", timeout)
-		}
-	}
-}
-
-// waitJetStream waits until a client can use JetStream on this server.
-// Callers hold s.life.
-func (s *Server) waitJetStream(timeout time.Duration) error {
-	nc, err := nats.Connect(s.URL(), nats.NoReconnect(), nats.Timeout(timeout))
-	if err != nil {
-		return fmt.Errorf("connect %s: %w", s.URL(), err)
-	}
-	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := WaitJetStream(ctx, nc); err != nil {
-		return fmt.Errorf("%s: %w", s.URL(), err)
-	}
-	return nil
 }
 
 // WaitJetStream waits until nc's account can use JetStream: the server has

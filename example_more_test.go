@@ -1,0 +1,217 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/clustertest"
+)
+
+// ValidateLeadership proves tenure with a write before a critical
+// operation and returns the epoch to pass to the fenced resource. A node
+// that no longer leads gets ErrNotLeader instead.
+func ExampleNode_ValidateLeadership() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+
+	leads := make(chan struct{})
+	node, err := cluster.NewNode(cluster.Config{
+		ClusterID: "orders", NodeID: "node-1", NATSURLs: srv.URLs(),
+		Logger: slog.New(slog.DiscardHandler),
+	}, cluster.HookFuncs{BecomeLeader: func(context.Context) error {
+		close(leads)
+		return nil
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := node.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer node.Stop(ctx)
+	<-leads
+
+	epoch, err := node.ValidateLeadership(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("write with epoch", epoch) // the store refuses epochs lower than the highest it has seen
+
+	if err := node.StepDown(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = node.ValidateLeadership(ctx)
+	fmt.Println("after StepDown, not leader:", errors.Is(err, cluster.ErrNotLeader))
+	// Output:
+	// write with epoch 1
+	// after StepDown, not leader: true
+}
+
+// An observer follows the leader without campaigning: a dashboard or a
+// proxy learns who leads through OnLeaderChange ("" while nobody does).
+func ExampleNewObserver() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), Logger: slog.New(slog.DiscardHandler)}
+
+	cfg.NodeID = "node-1"
+	node, err := cluster.NewNode(cfg, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := node.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := node.WaitForLeader(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	changes := make(chan string, 8)
+	cfg.NodeID = "dashboard"
+	obs, err := cluster.NewObserver(cfg, cluster.HookFuncs{
+		LeaderChange: func(_ context.Context, leader string) error {
+			changes <- leader
+			return nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := obs.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer obs.Stop(ctx)
+	fmt.Printf("leader: %q\n", <-changes)
+	fmt.Println("observer leads:", obs.IsLeader())
+	err = obs.StepDown(ctx)
+	fmt.Println("observer cannot step down:", errors.Is(err, cluster.ErrObserver))
+
+	if err := node.Stop(ctx); err != nil { // releases the lease
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("leader: %q\n", <-changes)
+	// Output:
+	// leader: "node-1"
+	// observer leads: false
+	// observer cannot step down: true
+	// leader: ""
+}
+
+// WaitForLeader blocks until a leader is known, without polling: here a
+// node that joins later learns who already leads.
+func ExampleNode_WaitForLeader() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	start := func(id string) *cluster.Node {
+		n, err := cluster.NewNode(cluster.Config{
+			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(),
+			Logger: slog.New(slog.DiscardHandler),
+		}, nil)
+		if err != nil {
+			panic(err)
+		}
+		if err := n.Start(ctx); err != nil {
+			panic(err)
+		}
+		return n
+	}
+
+	first := start("node-1")
+	defer first.Stop(ctx)
+	leader, err := first.WaitForLeader(ctx)
+	fmt.Println("node-1 sees:", leader, err)
+
+	second := start("node-2")
+	defer second.Stop(ctx)
+	leader, err = second.WaitForLeader(ctx)
+	fmt.Println("node-2 sees:", leader, err)
+	// Output:
+	// node-1 sees: node-1 <nil>
+	// node-2 sees: node-1 <nil>
+}
+
+// StepDownTo hands leadership to a named node, for example before taking
+// the leader's host down for maintenance; the epoch grows by one.
+func ExampleNode_StepDownTo() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	start := func(id string, hooks cluster.Hooks) *cluster.Node {
+		n, err := cluster.NewNode(cluster.Config{
+			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(),
+			Logger: slog.New(slog.DiscardHandler),
+		}, hooks)
+		if err != nil {
+			panic(err)
+		}
+		if err := n.Start(ctx); err != nil {
+			panic(err)
+		}
+		return n
+	}
+
+	a := start("node-a", nil)
+	defer a.Stop(ctx)
+	if _, err := a.WaitForLeader(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	b := start("node-b", nil)
+	defer b.Stop(ctx)
+	cLeads := make(chan struct{})
+	c := start("node-c", cluster.HookFuncs{BecomeLeader: func(context.Context) error {
+		close(cLeads)
+		return nil
+	}})
+	defer c.Stop(ctx)
+	// Both followers know the leader before the handover.
+	for _, n := range []*cluster.Node{b, c} {
+		if _, err := n.WaitForLeader(ctx); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println("leader:", a.Leader(), "epoch:", a.Epoch())
+
+	if err := a.StepDownTo(ctx, "node-c"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	<-cLeads
+	fmt.Println("node-c leads:", c.IsLeader(), "epoch:", c.Epoch())
+	// Output:
+	// leader: node-a epoch: 1
+	// node-c leads: true epoch: 2
+}
