@@ -34,9 +34,10 @@ func TestCLI(t *testing.T) {
 
 	t.Run("status", func(t *testing.T) {
 		// It stops once every member it knows of has answered, long before
-		// the timeout.
+		// the timeout. (A settle time longer than the default keeps a member
+		// slowed by a loaded machine in the table.)
 		start := time.Now()
-		r := cli("status", "--timeout", "30s")
+		r := cli("status", "--timeout", "30s", "--settle", "2s")
 		if took := time.Since(start); took > 10*time.Second {
 			t.Errorf("status took %v with every member answering: it waited for the timeout", took)
 		}
@@ -64,7 +65,7 @@ func TestCLI(t *testing.T) {
 		}
 
 		// The server from NATS_URL, flags after the command, JSON.
-		r = runCLI(t, bin, []string{envNATSURL + "=" + srv.URL()}, "status", "--cluster", id, "--json", "--timeout", "1s")
+		r = runCLI(t, bin, []string{envNATSURL + "=" + srv.URL()}, "status", "--cluster", id, "--json", "--timeout", "1s", "--settle", "1s")
 		if r.code != 0 {
 			t.Fatalf("json: exit %d: %s", r.code, r.stderr)
 		}
@@ -87,7 +88,7 @@ func TestCLI(t *testing.T) {
 
 	t.Run("health", func(t *testing.T) {
 		start := time.Now()
-		r := cli("health", "--timeout", "30s")
+		r := cli("health", "--timeout", "30s", "--settle", "2s")
 		if took := time.Since(start); took > 10*time.Second {
 			t.Errorf("health took %v with every member answering: it waited for the timeout", took)
 		}
@@ -111,7 +112,7 @@ func TestCLI(t *testing.T) {
 		if resp.NodeID != leader.node.NodeID() || !resp.IsLeader() {
 			t.Errorf("health of the leader: %+v", resp)
 		}
-		r = cli("health", "--json", "--timeout", "3s") // generous: the gather waits it out, and CI is loaded
+		r = cli("health", "--json", "--timeout", "3s", "--settle", "0") // the whole timeout: generous, CI is loaded
 		var all []health.Response
 		if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all) != 3 {
 			t.Errorf("health of all, JSON: %v, %d replies, exit %d\n%s\nstderr: %s", err, len(all), r.code, r.stdout, r.stderr)

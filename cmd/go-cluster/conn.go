@@ -58,7 +58,7 @@ func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue
 	case err == nil:
 		return kv, nil
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, fmt.Errorf("%w: %q has no KV bucket %q on %s (check --cluster and --server; the bucket appears when a node of the cluster first starts)",
+		return nil, fmt.Errorf("%w: %q has no KV bucket %q on %s (check --cluster, and --server or --context; the bucket appears when a node of the cluster first starts)",
 			errNoCluster, e.opts.cluster, bucket, nc.ConnectedUrlRedacted())
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
 		return nil, fmt.Errorf("%w on %s: %v", errNoJetStream, nc.ConnectedUrlRedacted(), err)

@@ -82,31 +82,49 @@ func contextSource(name string, c natsContext) connSource {
 // rather than mixing with them.
 func resolveConn(f connFlags, getenv func(string) string) (connSettings, error) {
 	sources := []connSource{flagSource(f), envSource(getenv)}
-	store, serr := newContextStore(getenv)
-	ref, ok, err := store.choose(f.context)
-	switch {
-	case serr != nil && (f.context != "" || getenv(envNATSContext) != ""):
-		return connSettings{}, serr
-	case serr != nil: // no configuration directory: no selected context either
-	case err != nil:
+	ref, err := chooseContext(f.context, getenv)
+	if err != nil {
 		return connSettings{}, err
-	case ok:
-		c, err := store.load(ref)
+	}
+	if ref.name != "" {
+		c, err := ref.store.load(ref.contextRef)
 		if err != nil {
 			return connSettings{}, err
 		}
 		sources = append(sources, contextSource(ref.name, c))
 	}
-	return merge(sources, ref.name, ok && serr == nil)
+	return merge(sources, ref.name)
+}
+
+// chosenContext is the context to read, and where it is stored; its name
+// is "" when there is none.
+type chosenContext struct {
+	contextRef
+	store contextStore
+}
+
+// chooseContext finds the context named by --context or NATS_CONTEXT, or
+// selected. Without a configuration directory only a named one is an
+// error: nothing can be selected there.
+func chooseContext(flag string, getenv func(string) string) (chosenContext, error) {
+	store, err := newContextStore(getenv)
+	if err != nil {
+		if flag != "" || getenv(envNATSContext) != "" {
+			return chosenContext{}, err
+		}
+		return chosenContext{}, nil
+	}
+	ref, ok, err := store.choose(flag)
+	if err != nil || !ok {
+		return chosenContext{}, err
+	}
+	return chosenContext{ref, store}, nil
 }
 
 // merge takes each setting from the first source that sets it, and checks
 // that the result can make a connection.
-func merge(sources []connSource, contextName string, usedContext bool) (connSettings, error) {
-	s := connSettings{server: defaultServer, serverFrom: "default"}
-	if usedContext {
-		s.context = contextName
-	}
+func merge(sources []connSource, contextName string) (connSettings, error) {
+	s := connSettings{server: defaultServer, serverFrom: "default", context: contextName}
 	authSet, certSet := false, false
 	for _, src := range sources {
 		if s.serverFrom == "default" && src.server != "" {
