@@ -53,6 +53,7 @@ func main() {
 
 // demo tracks who leads, from the hooks.
 type demo struct {
+	outMu  sync.Mutex // hooks print from the nodes' goroutines
 	out    io.Writer
 	start  time.Time
 	mu     sync.Mutex
@@ -61,7 +62,14 @@ type demo struct {
 }
 
 func (d *demo) say(format string, args ...any) {
-	fmt.Fprintf(d.out, "%8.1fms  %s\n", float64(time.Since(d.start).Microseconds())/1000, fmt.Sprintf(format, args...))
+	d.printf("%8.1fms  %s\n", float64(time.Since(d.start).Microseconds())/1000, fmt.Sprintf(format, args...))
+}
+
+// printf writes to the output, one caller at a time.
+func (d *demo) printf(format string, args ...any) {
+	d.outMu.Lock()
+	defer d.outMu.Unlock()
+	fmt.Fprintf(d.out, format, args...)
 }
 
 func (d *demo) hooks(id string, node func() *cluster.Node) cluster.Hooks {
@@ -157,7 +165,7 @@ func run(out io.Writer, o options) (err error) {
 	first := <-d.became
 	d.say("%s leads", first)
 
-	fmt.Fprintln(out)
+	d.printf("\n")
 	d.say("--- graceful handover: %s.StepDown()", first)
 	t0 := time.Now()
 	if err := byID[first].StepDown(ctx); err != nil {
@@ -167,7 +175,7 @@ func run(out io.Writer, o options) (err error) {
 	handover := time.Since(t0)
 	d.say("%s leads; StepDown to successor's OnBecomeLeader: %v", second, handover.Round(10*time.Microsecond))
 
-	fmt.Fprintln(out)
+	d.printf("\n")
 	d.say("--- crash: %s's connection is closed, no release", second)
 	t1 := time.Now()
 	conns[second].Close()
@@ -175,10 +183,10 @@ func run(out io.Writer, o options) (err error) {
 	failover := time.Since(t1)
 	d.say("%s leads; crash to successor's OnBecomeLeader: %v (%.2f x LeaseTTL)", third, failover.Round(time.Millisecond), float64(failover)/float64(ttl))
 
-	fmt.Fprintln(out)
-	fmt.Fprintf(out, "summary: graceful handover %v, crash failover %v with LeaseTTL %v, final leader %s (epoch %d)\n",
+	d.printf("\n")
+	d.printf("summary: graceful handover %v, crash failover %v with LeaseTTL %v, final leader %s (epoch %d)\n",
 		handover.Round(10*time.Microsecond), failover.Round(time.Millisecond), ttl, third, byID[third].Epoch())
-	fmt.Fprintln(out)
+	d.printf("\n")
 	d.say("--- stopping every node (each leader releases to the next)")
 	return nil
 }
