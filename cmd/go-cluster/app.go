@@ -4,35 +4,54 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
+
+	"golang.org/x/term"
 )
 
-// env is what a command runs with: the common options and where to write.
+// env is what a command runs with: the common options, the connection
+// settings they resolve to, and where to write.
 type env struct {
 	opts   options
+	conn   connSettings
 	stdout io.Writer
 	stderr io.Writer
-	now    func() time.Time
+	// interactive: stderr is a terminal, so waiting is shown there.
+	interactive bool
+	now         func() time.Time
 }
 
 // run parses args, runs the command and returns the exit status. It is
 // main without the process: tests call it too.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	inv, err := parse(args, getenv)
+	inv, err := parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "go-cluster: %v\nRun 'go-cluster help' for usage.\n", trimSentinel(err))
 		return exitCode(err)
 	}
 	if inv.help {
-		usage(stdout, getenv)
+		usage(stdout)
 		return exitOK
 	}
-	e := &env{opts: inv.opts, stdout: stdout, stderr: stderr, now: time.Now}
+	conn, err := resolveConn(inv.opts.conn, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "go-cluster: %v\n", trimSentinel(err))
+		return exitCode(err)
+	}
+	e := &env{opts: inv.opts, conn: conn, stdout: stdout, stderr: stderr, interactive: isTerminal(stderr), now: time.Now}
 	if err := inv.cmd.impl.run(ctx, e, inv.args); err != nil {
 		fmt.Fprintf(stderr, "go-cluster %s: %v\n", inv.cmd.name, trimSentinel(err))
 		return exitCode(err)
 	}
 	return exitOK
+}
+
+// isTerminal reports whether w is a terminal: progress is shown there,
+// and never in a pipe or a file.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // trimSentinel drops the "usage: " prefix errUsage puts in front of a

@@ -33,9 +33,19 @@ func TestCLI(t *testing.T) {
 	}
 
 	t.Run("status", func(t *testing.T) {
-		r := cli("status", "--timeout", "1s")
+		// It stops once every member it knows of has answered, long before
+		// the timeout. (A settle time longer than the default keeps a member
+		// slowed by a loaded machine in the table.)
+		start := time.Now()
+		r := cli("status", "--timeout", "30s", "--settle", "2s")
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("status took %v with every member answering: it waited for the timeout", took)
+		}
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if r.stderr != "" { // a pipe: no progress shown
+			t.Errorf("stderr is not a terminal, yet status wrote to it: %q", r.stderr)
 		}
 		lines := strings.Split(r.stdout, "\n")
 		if want := "leader   " + leader.node.NodeID(); !strings.HasPrefix(lines[1], want) {
@@ -55,7 +65,7 @@ func TestCLI(t *testing.T) {
 		}
 
 		// The server from NATS_URL, flags after the command, JSON.
-		r = runCLI(t, bin, []string{envNATSURL + "=" + srv.URL()}, "status", "--cluster", id, "--json", "--timeout", "1s")
+		r = runCLI(t, bin, []string{envNATSURL + "=" + srv.URL()}, "status", "--cluster", id, "--json", "--timeout", "1s", "--settle", "1s")
 		if r.code != 0 {
 			t.Fatalf("json: exit %d: %s", r.code, r.stderr)
 		}
@@ -77,9 +87,13 @@ func TestCLI(t *testing.T) {
 	})
 
 	t.Run("health", func(t *testing.T) {
-		r := cli("health", "--timeout", "1s")
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		start := time.Now()
+		r := cli("health", "--timeout", "30s", "--settle", "2s")
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("health took %v with every member answering: it waited for the timeout", took)
+		}
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit %d: %q", r.code, r.stderr)
 		}
 		for _, m := range ms {
 			if !containsRow(r.stdout, m.node.NodeID()) {
@@ -98,7 +112,7 @@ func TestCLI(t *testing.T) {
 		if resp.NodeID != leader.node.NodeID() || !resp.IsLeader() {
 			t.Errorf("health of the leader: %+v", resp)
 		}
-		r = cli("health", "--json", "--timeout", "3s") // generous: the gather waits it out, and CI is loaded
+		r = cli("health", "--json", "--timeout", "3s", "--settle", "0") // the whole timeout: generous, CI is loaded
 		var all []health.Response
 		if err := json.Unmarshal([]byte(r.stdout), &all); err != nil || len(all) != 3 {
 			t.Errorf("health of all, JSON: %v, %d replies, exit %d\n%s\nstderr: %s", err, len(all), r.code, r.stdout, r.stderr)
@@ -146,7 +160,7 @@ func TestCLI(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin, append(append([]string{}, server...), "watch", "--json")...)
-		cmd.Env = cliEnv(nil)
+		cmd.Env = cliEnv(t, nil)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -245,6 +259,8 @@ func TestCLIErrors(t *testing.T) {
 		{"unknown command", []string{"--cluster", "x", "promote"}, 2, `unknown command "promote"`},
 		{"too many arguments", []string{"health", "--cluster", "x", "a", "b"}, 2, `unexpected argument "b"`},
 		{"bad timeout", []string{"status", "--cluster", "x", "--timeout", "0s"}, 2, "--timeout must be positive"},
+		{"bad settle", []string{"status", "--cluster", "x", "--settle", "-1s"}, 2, "--settle must not be negative"},
+		{"unknown context", []string{"status", "--cluster", "x", "--context", "nope"}, 1, `NATS context "nope" (--context): no such context`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, bin, nil, append([]string{"-s", srv.URL(), "--timeout", "1s"}, tc.args...)...)
@@ -254,10 +270,17 @@ func TestCLIErrors(t *testing.T) {
 		})
 	}
 
-	// status still reports the lease when no member answers health queries.
+	// With nobody leading, status reports the lease (and that no member
+	// answers health queries), and exits 3.
 	r := runCLI(t, bin, nil, "-s", srv.URL(), "--cluster", "ghost", "status", "--timeout", "500ms")
-	if r.code != 0 || !strings.Contains(r.stdout, "none: released at epoch 1") || !strings.Contains(r.stderr, "no member answers health queries") {
+	if r.code != exitNoLeader || !strings.Contains(r.stdout, "none: released at epoch 1") ||
+		!strings.Contains(r.stderr, "no member answers health queries") || !strings.Contains(r.stderr, "no leader: the lease was released at epoch 1") {
 		t.Errorf("status of a stopped cluster: exit %d, %q, %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, bin, nil, "-s", srv.URL(), "--cluster", "ghost", "status", "--json")
+	var st statusReport
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != exitNoLeader || st.Lease != stateReleased || st.Leader != "" {
+		t.Errorf("JSON status of a stopped cluster: exit %d, %v, %q", r.code, err, r.stdout)
 	}
 	// No server.
 	r = runCLI(t, bin, nil, "-s", "nats://127.0.0.1:1", "--cluster", "x", "status")
@@ -266,7 +289,8 @@ func TestCLIErrors(t *testing.T) {
 	}
 	// Help.
 	r = runCLI(t, bin, nil, "help")
-	if r.code != 0 || !strings.Contains(r.stdout, "stepdown [--to NODE]") {
+	if r.code != 0 || !strings.Contains(r.stdout, "stepdown [--to NODE]") || !strings.Contains(r.stdout, "3  status only: the cluster exists but nobody leads") ||
+		!strings.Contains(r.stdout, "--tlsca FILE") {
 		t.Errorf("help: exit %d, %q", r.code, r.stdout)
 	}
 }

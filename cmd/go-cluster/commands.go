@@ -28,10 +28,10 @@ type command struct {
 // commands returns the subcommands, each with a fresh implementation.
 func commands() []command {
 	return []command{
-		{"status", "", "show the leader, its epoch and lease, and every member with role and health", 0, &statusCmd{}},
+		{"status", "[--settle D]", "show the leader, its epoch and lease, and every member with role and health", 0, &statusCmd{}},
 		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
 		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
-		{"health", "[NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
+		{"health", "[--settle D] [NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
 	}
 }
 
@@ -46,13 +46,13 @@ func lookup(name string) (command, bool) {
 }
 
 // usage prints the help text.
-func usage(w io.Writer, getenv func(string) string) {
+func usage(w io.Writer) {
 	fmt.Fprint(w, "go-cluster: operate a go-cluster cluster over NATS\n\nUsage:\n  go-cluster [flags] COMMAND [command flags] [arguments]\n\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(c.name+" "+c.synopsis), c.summary)
 	}
 	fmt.Fprint(w, "\nFlags (before or after the command):\n")
-	o := defaultOptions(getenv)
+	o := defaultOptions()
 	fs := newFlagSet("go-cluster")
 	o.register(fs)
 	printFlags(w, fs)
@@ -66,8 +66,30 @@ func usage(w io.Writer, getenv func(string) string) {
 			printFlags(w, cfs)
 		}
 	}
-	fmt.Fprint(w, "\nExit status: 0 on success; 1 when the cluster does not exist, nobody answers,\nor a request is refused; 2 on bad flags or arguments.\n")
+	fmt.Fprint(w, connectionHelp+exitHelp)
 }
+
+// connectionHelp says where the connection settings come from.
+const connectionHelp = `
+Connection: each setting comes from the first of
+  1. the flags (--server, --user, --password, --creds, --nkey, --tlscert, --tlskey, --tlsca),
+  2. the environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA),
+  3. the nats CLI context: --context NAME, else $NATS_CONTEXT, else the one chosen
+     with 'nats context select' ($XDG_CONFIG_HOME/nats/context/NAME.json, else ~/.config/nats/...),
+and the server defaults to ` + defaultServer + `. Credentials (user and password, creds,
+nkey) come together from one of them, as do --tlscert and --tlskey.
+`
+
+// exitHelp documents the exit status.
+const exitHelp = `
+Exit status:
+  0  success
+  1  an error: NATS cannot be reached, the cluster does not exist, nobody answers,
+     a request is refused, a node reports an error, a context cannot be read
+  2  bad flags or arguments
+  3  status only: the cluster exists but nobody leads (the lease is released,
+     deleted, invalid, or was never won); the status is printed all the same
+`
 
 // shortFlags are the one-letter aliases, printed with their long flag.
 func shortFlags() map[string]string { return map[string]string{"server": "s"} }

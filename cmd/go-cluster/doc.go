@@ -8,29 +8,53 @@
 //
 // Usage:
 //
-//	go-cluster [flags] status              leader, epoch, lease, and every member with role and health
+//	go-cluster [flags] status [--settle D] leader, epoch, lease, and every member with role and health
 //	go-cluster [flags] watch [--all] [--count N]
 //	                                       stream leadership changes from the lease
 //	go-cluster [flags] stepdown [--to NODE] [--force] [--wait=false]
 //	                                       ask the leader to step down, optionally in favour of NODE
-//	go-cluster [flags] health [NODE]       health of one node, or of every node
+//	go-cluster [flags] health [--settle D] [NODE]
+//	                                       health of one node, or of every node
 //
-// Flags (before or after the command, as with the nats CLI):
+// Flags (before or after the command). The connection flags are those of
+// the nats CLI:
 //
-//	-s, --server URLS   NATS server URLs, comma-separated (default $NATS_URL, else nats://127.0.0.1:4222)
+//	-s, --server URLS   NATS server URLs, comma-separated
+//	--context NAME      a context saved by the nats CLI (nats context save)
+//	--user NAME         user, with --password PASSWORD
 //	--creds FILE        NATS credentials (.creds) file
+//	--nkey FILE         NKey seed file
+//	--tlscert FILE      TLS client certificate, with --tlskey FILE
+//	--tlsca FILE        CA certificates to trust
 //	--cluster ID        the cluster's ID (required)
 //	--timeout D         how long to wait for NATS and for replies (default 2s)
 //	--json              print JSON instead of text
 //
-// status and health without NODE gather the replies of every member, so they
-// take the whole --timeout. watch prints a line when the leader, the epoch
-// or the state of the lease changes (with --all, every renewal too); the
-// bucket keeps one record, so a record overwritten before the watch
-// receives it is not shown: a release followed at once by a takeover can
-// appear as the takeover alone ("node-3 leads, epoch 2 (was node-1)"). The exit status is 0 on success, 1 when the
-// cluster does not exist, nobody answers or a request is refused, and 2 on
-// bad flags or arguments.
+// Each connection setting comes from the first of: the flags; the
+// environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY,
+// NATS_CERT, NATS_KEY, NATS_CA); the nats CLI context named by --context,
+// else by NATS_CONTEXT, else selected with `nats context select` (read from
+// $XDG_CONFIG_HOME/nats, else ~/.config/nats). The server defaults to
+// nats://127.0.0.1:4222. The credentials come as a whole from one of them,
+// so a --creds flag replaces a context's user and password.
+//
+// status and health without NODE ask every member at once. Nothing lists
+// the members of a cluster, so they stop once every member they know of
+// (the lease's holder, and the leaders the replies name) has answered and
+// no other reply has come for --settle (300ms), or at --timeout. watch
+// prints a line when the leader, the epoch or the state of the lease
+// changes (with --all, every renewal too); the bucket keeps one record, so
+// a record overwritten before the watch receives it is not shown: a
+// release followed at once by a takeover can appear as the takeover alone
+// ("node-3 leads, epoch 2 (was node-1)"). When stderr is a terminal, the
+// commands that wait show a spinner there; in a pipe they write only
+// their output and errors.
+//
+// Exit status: 0 on success; 1 when NATS cannot be reached, the cluster
+// does not exist, nobody answers, a request is refused or a context cannot
+// be read; 2 on bad flags or arguments; 3 from status when the cluster
+// exists but nobody leads (the lease is released, deleted, invalid, or was
+// never won), after printing the status.
 //
 // It reads the lease from the cluster's KV bucket "cluster-<ID>" (through
 // JetStream), asks the nodes' health checkers on "cluster.<ID>.health", and

@@ -3,10 +3,12 @@ package main
 import "errors"
 
 // Errors the commands return. run maps them to exit codes: errUsage to 2,
-// the others to 1.
+// errNoLeader to 3, the others to 1.
 var (
 	// errUsage: bad flags or arguments.
 	errUsage = errors.New("usage")
+	// errContext: a nats CLI context cannot be found or read.
+	errContext = errors.New("NATS context")
 	// errConnect: no NATS server could be reached.
 	errConnect = errors.New("cannot connect to NATS")
 	// errNoCluster: the cluster's KV bucket does not exist.
@@ -24,13 +26,16 @@ var (
 	// errHandover: the leader stepped down but leadership did not end up
 	// where it was asked to go, or no successor appeared in time.
 	errHandover = errors.New("handover incomplete")
+	// errNoLeader: status found that nobody holds the lease.
+	errNoLeader = errors.New("no leader")
 )
 
-// Exit codes.
+// Exit codes, documented in the help text and the README.
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitNoLeader = 3 // status: the cluster exists, but nobody leads
 )
 
 // exitCode maps an error to the process's exit status.
@@ -40,6 +45,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.Is(err, errUsage):
 		return exitUsage
+	case errors.Is(err, errNoLeader):
+		return exitNoLeader
 	default:
 		return exitFailure
 	}

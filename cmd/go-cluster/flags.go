@@ -20,30 +20,46 @@ const (
 
 // options are the flags every command takes.
 type options struct {
-	server  string        // comma-separated NATS URLs
-	creds   string        // path to a .creds file
+	conn    connFlags     // how to reach NATS, before the environment and the context
 	cluster string        // the cluster's ID
 	timeout time.Duration // per request, and for gathering replies
 	json    bool          // JSON output
 }
 
-// defaultOptions are the options before any flag: the server comes from
-// NATS_URL when it is set, as with the nats CLI.
-func defaultOptions(getenv func(string) string) options {
-	o := options{server: defaultServer, timeout: defaultTimeout}
-	if url := strings.TrimSpace(getenv(envNATSURL)); url != "" {
-		o.server = url
-	}
-	return o
+// connFlags are the connection flags, named as in the nats CLI; "" when
+// not given.
+type connFlags struct {
+	context  string // a nats CLI context
+	server   string // comma-separated NATS URLs
+	user     string
+	password string
+	creds    string // a .creds file
+	nkey     string // an NKey seed file
+	tlsCert  string
+	tlsKey   string
+	tlsCA    string
+}
+
+// defaultOptions are the options before any flag.
+func defaultOptions() options {
+	return options{timeout: defaultTimeout}
 }
 
 // register adds the common flags to fs, with o's current values as
 // defaults, so that a flag given before the command keeps its value when
 // the command's own flags are parsed.
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.server, "server", o.server, "NATS server `URLS`, comma-separated (default $NATS_URL, else "+defaultServer+")")
-	fs.StringVar(&o.server, "s", o.server, "short for --server")
-	fs.StringVar(&o.creds, "creds", o.creds, "NATS credentials `FILE` (.creds)")
+	c := &o.conn
+	fs.StringVar(&c.server, "server", c.server, "NATS server `URLS`, comma-separated (default $"+envNATSURL+", else the context's, else "+defaultServer+")")
+	fs.StringVar(&c.server, "s", c.server, "short for --server")
+	fs.StringVar(&c.context, "context", c.context, "use the nats CLI's saved context `NAME` (default $"+envNATSContext+", else the selected one)")
+	fs.StringVar(&c.user, "user", c.user, "user `NAME` ($"+envNATSUser+")")
+	fs.StringVar(&c.password, "password", c.password, "`PASSWORD` of --user ($"+envNATSPassword+")")
+	fs.StringVar(&c.creds, "creds", c.creds, "NATS credentials `FILE` (.creds) ($"+envNATSCreds+")")
+	fs.StringVar(&c.nkey, "nkey", c.nkey, "NKey seed `FILE` ($"+envNATSNKey+")")
+	fs.StringVar(&c.tlsCert, "tlscert", c.tlsCert, "TLS client certificate `FILE` ($"+envNATSCert+")")
+	fs.StringVar(&c.tlsKey, "tlskey", c.tlsKey, "TLS client key `FILE` ($"+envNATSKey+")")
+	fs.StringVar(&c.tlsCA, "tlsca", c.tlsCA, "TLS CA certificates `FILE` to trust ($"+envNATSCA+")")
 	fs.StringVar(&o.cluster, "cluster", o.cluster, "the cluster's `ID` (required)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
@@ -60,10 +76,28 @@ func (o *options) check() error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("%w: --timeout must be positive, not %v", errUsage, o.timeout)
 	}
-	if strings.TrimSpace(o.server) == "" {
-		return fmt.Errorf("%w: --server is empty", errUsage)
-	}
 	return nil
+}
+
+// checkGiven refuses connection flags given with an empty value: an empty
+// --server would otherwise quietly fall back to NATS_URL or the context.
+func checkGiven(fss ...*flag.FlagSet) error {
+	var err error
+	for _, fs := range fss {
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "server", "s", "context", "user", "creds", "nkey", "tlscert", "tlskey", "tlsca":
+				name := f.Name
+				if name == "s" {
+					name = "server"
+				}
+				if err == nil && strings.TrimSpace(f.Value.String()) == "" {
+					err = fmt.Errorf("%w: --%s is empty", errUsage, name)
+				}
+			}
+		})
+	}
+	return err
 }
 
 // invocation is a parsed command line.
@@ -76,8 +110,8 @@ type invocation struct {
 
 // parse reads a command line: [flags] COMMAND [flags and arguments, in any
 // order]. Errors wrap errUsage.
-func parse(args []string, getenv func(string) string) (invocation, error) {
-	inv := invocation{opts: defaultOptions(getenv)}
+func parse(args []string) (invocation, error) {
+	inv := invocation{opts: defaultOptions()}
 	global := newFlagSet("go-cluster")
 	inv.opts.register(global)
 	if err := global.Parse(args); err != nil {
@@ -115,6 +149,9 @@ func parse(args []string, getenv func(string) string) (invocation, error) {
 		return inv, fmt.Errorf("%w: %s: unexpected argument %q (usage: go-cluster %s %s)", errUsage, cmd.name, pos[cmd.maxArgs], cmd.name, cmd.synopsis)
 	}
 	inv.args = pos
+	if err := checkGiven(global, fs); err != nil {
+		return inv, err
+	}
 	if err := inv.opts.check(); err != nil {
 		return inv, err
 	}

@@ -11,28 +11,26 @@ func getenvOf(vars map[string]string) func(string) string {
 }
 
 func TestParse(t *testing.T) {
-	none := getenvOf(nil)
 	for _, tc := range []struct {
-		name   string
-		args   []string
-		getenv func(string) string
-		cmd    string
-		want   options
-		pos    []string
+		name string
+		args []string
+		cmd  string
+		want options
+		pos  []string
 	}{
-		{"defaults", []string{"--cluster", "orders", "status"}, none, "status",
-			options{server: defaultServer, cluster: "orders", timeout: defaultTimeout}, nil},
-		{"NATS_URL", []string{"status", "--cluster", "orders"}, getenvOf(map[string]string{"NATS_URL": "nats://a:4222,nats://b:4222"}), "status",
-			options{server: "nats://a:4222,nats://b:4222", cluster: "orders", timeout: defaultTimeout}, nil},
-		{"--server beats NATS_URL", []string{"-s", "nats://x:1", "--cluster", "o", "status"}, getenvOf(map[string]string{"NATS_URL": "nats://a:4222"}), "status",
-			options{server: "nats://x:1", cluster: "o", timeout: defaultTimeout}, nil},
-		{"flags on both sides", []string{"--server", "nats://x:1", "health", "n1", "--cluster", "o", "--json", "--timeout", "5s", "--creds", "/c"}, none, "health",
-			options{server: "nats://x:1", creds: "/c", cluster: "o", timeout: 5 * time.Second, json: true}, []string{"n1"}},
-		{"-- ends the flags", []string{"--cluster", "o", "health", "--", "n1"}, none, "health",
-			options{server: defaultServer, cluster: "o", timeout: defaultTimeout}, []string{"n1"}},
+		{"defaults", []string{"--cluster", "orders", "status"}, "status",
+			options{cluster: "orders", timeout: defaultTimeout}, nil},
+		{"-s", []string{"-s", "nats://x:1", "--cluster", "o", "status"}, "status",
+			options{conn: connFlags{server: "nats://x:1"}, cluster: "o", timeout: defaultTimeout}, nil},
+		{"flags on both sides", []string{"--server", "nats://x:1", "health", "n1", "--cluster", "o", "--json", "--timeout", "5s", "--creds", "/c"}, "health",
+			options{conn: connFlags{server: "nats://x:1", creds: "/c"}, cluster: "o", timeout: 5 * time.Second, json: true}, []string{"n1"}},
+		{"connection flags", []string{"--context", "prod", "--user", "u", "--password", "p", "status", "--nkey", "/n", "--tlscert", "/c", "--tlskey", "/k", "--tlsca", "/ca", "--cluster", "o"}, "status",
+			options{conn: connFlags{context: "prod", user: "u", password: "p", nkey: "/n", tlsCert: "/c", tlsKey: "/k", tlsCA: "/ca"}, cluster: "o", timeout: defaultTimeout}, nil},
+		{"-- ends the flags", []string{"--cluster", "o", "health", "--", "n1"}, "health",
+			options{cluster: "o", timeout: defaultTimeout}, []string{"n1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inv, err := parse(tc.args, tc.getenv)
+			inv, err := parse(tc.args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +47,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseCommandFlags(t *testing.T) {
-	inv, err := parse([]string{"--cluster", "o", "stepdown", "--to", "n2", "--wait=false"}, getenvOf(nil))
+	inv, err := parse([]string{"--cluster", "o", "stepdown", "--to", "n2", "--wait=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +55,7 @@ func TestParseCommandFlags(t *testing.T) {
 	if sd.to != "n2" || sd.wait || sd.force {
 		t.Errorf("stepdown flags %+v", sd)
 	}
-	inv, err = parse([]string{"watch", "--count", "2", "--all", "--cluster", "o"}, getenvOf(nil))
+	inv, err = parse([]string{"watch", "--count", "2", "--all", "--cluster", "o"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +78,14 @@ func TestParseErrors(t *testing.T) {
 		{"--cluster", "o", "--timeout", "-1s", "status"},
 		{"--cluster", "o", "--timeout", "soon", "status"},
 		{"-s", "", "--cluster", "o", "status"},
+		{"--cluster", "o", "status", "--context", ""},
 	} {
-		if _, err := parse(args, getenvOf(nil)); !errors.Is(err, errUsage) {
+		if _, err := parse(args); !errors.Is(err, errUsage) {
 			t.Errorf("parse(%q) = %v, want a usage error", args, err)
 		}
 	}
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--cluster", "o", "status", "--help"}} {
-		inv, err := parse(args, getenvOf(nil))
+		inv, err := parse(args)
 		if err != nil || !inv.help {
 			t.Errorf("parse(%q) = %+v, %v, want help", args, inv, err)
 		}
@@ -94,7 +93,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 {
+	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 {
 		t.Error("exit codes")
 	}
 }

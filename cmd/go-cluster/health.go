@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -13,17 +14,24 @@ import (
 )
 
 // healthCmd queries one node's health, or every node's.
-type healthCmd struct{}
+type healthCmd struct {
+	settle time.Duration
+}
 
-func (*healthCmd) define(*flag.FlagSet) {}
+func (c *healthCmd) define(fs *flag.FlagSet) { defineSettle(fs, &c.settle) }
 
-func (*healthCmd) run(ctx context.Context, e *env, args []string) error {
+func (c *healthCmd) run(ctx context.Context, e *env, args []string) error {
+	if c.settle < 0 {
+		return fmt.Errorf("%w: --settle must not be negative", errUsage)
+	}
 	if len(args) == 1 {
 		if err := cluster.ValidateIdentifier("NODE", args[0]); err != nil {
 			return badIdentifier(err)
 		}
 	}
+	done := e.waiting("connecting to " + e.conn.server)
 	nc, err := e.connect()
+	done()
 	if err != nil {
 		return err
 	}
@@ -35,13 +43,19 @@ func (*healthCmd) run(ctx context.Context, e *env, args []string) error {
 	var resps []health.Response
 	var out any
 	if len(args) == 1 {
+		done := e.waiting("waiting for " + args[0] + "'s reply")
 		r, err := client.QueryNode(ctx, args[0], e.opts.timeout)
+		done()
 		if err != nil && !errors.Is(err, health.ErrRemote) {
 			return e.explainHealthError(ctx, nc, args[0], err)
 		}
 		resps, out = []health.Response{r}, r
 	} else {
-		rs, err := client.QueryCluster(ctx, e.opts.timeout)
+		// The members known are the leaders the replies name.
+		g := gathering{nc: nc, clusterID: e.opts.cluster, timeout: e.opts.timeout, settle: c.settle}
+		done := e.waiting("waiting for the members' replies on " + health.ClusterSubject(e.opts.cluster))
+		rs, err := g.run(ctx)
+		done()
 		if err != nil {
 			return e.explainHealthError(ctx, nc, "", err)
 		}

@@ -44,14 +44,16 @@ type result struct {
 	code           int
 }
 
-// runCLI runs the binary with args and env (NAME=value; NATS_URL is
-// cleared unless given) and waits for it, at most a minute.
+// runCLI runs the binary with args and env (NAME=value) and waits for it,
+// at most a minute. The connection settings of this process's
+// environment are left out, and the nats CLI's configuration is an empty
+// directory, unless env sets them.
 func runCLI(t *testing.T, bin string, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = cliEnv(env)
+	cmd.Env = cliEnv(t, env)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -67,15 +69,17 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) result {
 	return r
 }
 
-// cliEnv is this process's environment without NATS_URL, plus env.
-func cliEnv(env []string) []string {
-	var out []string
+// cliEnv is this process's environment without the variables the CLI
+// reads for its connection, with XDG_CONFIG_HOME an empty directory (so
+// that no context of the machine's is selected), plus env.
+func cliEnv(t *testing.T, env []string) []string {
+	out := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envNATSURL+"=") {
+		if !strings.HasPrefix(kv, "NATS_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			out = append(out, kv)
 		}
 	}
-	return append(out, env...)
+	return append(out, env...) // the last of a name wins
 }
 
 // member is a node of the test cluster: a cluster.Node with a health
@@ -89,7 +93,13 @@ type member struct {
 // stopped at test cleanup.
 func startMember(t *testing.T, srv *natstest.Server, clusterID, nodeID string) *member {
 	t.Helper()
-	nc := srv.Connect(t, nats.Name(nodeID))
+	return startMemberOn(t, srv.Connect(t, nats.Name(nodeID)), clusterID, nodeID)
+}
+
+// startMemberOn is startMember on a connection of the caller's, which
+// the caller closes.
+func startMemberOn(t *testing.T, nc *nats.Conn, clusterID, nodeID string) *member {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("GOCLUSTER_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

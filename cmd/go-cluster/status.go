@@ -13,11 +13,22 @@ import (
 )
 
 // statusCmd shows who leads, since when, and every member.
-type statusCmd struct{}
+type statusCmd struct {
+	settle time.Duration
+}
 
-func (*statusCmd) define(*flag.FlagSet) {}
+func (c *statusCmd) define(fs *flag.FlagSet) { defineSettle(fs, &c.settle) }
 
-func (*statusCmd) run(ctx context.Context, e *env, _ []string) error {
+// defineSettle adds --settle, the flag of the commands that gather the
+// replies of every member.
+func defineSettle(fs *flag.FlagSet, settle *time.Duration) {
+	fs.DurationVar(settle, "settle", defaultSettle, "stop once every member known of (the leader, and those the replies name) has answered and no other reply came for `D` (0: wait the whole --timeout)")
+}
+
+func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
+	if c.settle < 0 {
+		return fmt.Errorf("%w: --settle must not be negative", errUsage)
+	}
 	nc, kv, err := e.dialBucket(ctx)
 	if err != nil {
 		return err
@@ -27,13 +38,18 @@ func (*statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := health.NewClient(nc, e.opts.cluster)
-	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	// Every member answers one request. The members known so far are the
+	// holder and the successor a release names; the replies name others.
+	g := gathering{nc: nc, clusterID: e.opts.cluster, timeout: e.opts.timeout, settle: c.settle}
+	switch lease.State {
+	case stateHeld:
+		g.known = []string{lease.Lease.NodeID}
+	case stateReleased:
+		g.known = []string{lease.Lease.Next}
 	}
-	// Every member answers one request; the replies are gathered for the
-	// whole timeout, since nobody knows how many members there are.
-	resps, herr := client.QueryCluster(ctx, e.opts.timeout)
+	done := e.waiting("waiting for the members' replies on " + health.ClusterSubject(e.opts.cluster))
+	resps, herr := g.run(ctx)
+	done()
 	switch {
 	case herr == nil:
 	case errors.Is(herr, health.ErrNoResponders):
@@ -45,12 +61,34 @@ func (*statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	}
 	r := buildStatus(e.opts.cluster, lease, resps, herr, e.now())
 	if e.opts.json {
-		return writeJSON(e.stdout, r)
+		err = writeJSON(e.stdout, r)
+	} else {
+		if r.HealthError != "" {
+			fmt.Fprintf(e.stderr, "warning: %s (members without a health checker are not listed)\n", r.HealthError)
+		}
+		err = renderStatus(e.stdout, r)
 	}
-	if r.HealthError != "" {
-		fmt.Fprintf(e.stderr, "warning: %s (members without a health checker are not listed)\n", r.HealthError)
+	if err != nil {
+		return err
 	}
-	return renderStatus(e.stdout, r)
+	return noLeader(lease)
+}
+
+// noLeader returns an error wrapping errNoLeader when the lease names no
+// holder: status then exits with exitNoLeader, for scripts and probes.
+func noLeader(l leaseState) error {
+	switch l.State {
+	case stateHeld:
+		return nil
+	case stateReleased:
+		return fmt.Errorf("%w: the lease was released at epoch %d", errNoLeader, l.Lease.Epoch)
+	case stateAbsent:
+		return fmt.Errorf("%w: no node has won the lease yet", errNoLeader)
+	case stateDeleted:
+		return fmt.Errorf("%w: the lease key was deleted", errNoLeader)
+	default:
+		return fmt.Errorf("%w: the lease is not a valid record", errNoLeader)
+	}
 }
 
 // statusReport is the output of status.

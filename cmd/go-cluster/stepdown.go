@@ -86,7 +86,9 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 	if !c.wait {
 		return e.printStepdown(r)
 	}
+	done := e.waiting(reply.Node + " stepped down; waiting for the new leader")
 	next, err := e.awaitLeader(ctx, w, reply.Epoch)
+	done()
 	r.NewLeader, r.NewEpoch = next.leader(), next.Lease.Epoch
 	if perr := e.printStepdown(r); perr != nil {
 		return perr

@@ -36,6 +36,9 @@ func (c *watchCmd) run(ctx context.Context, e *env, _ []string) error {
 		return fmt.Errorf("watch %s/%s: %w", cluster.BucketName(e.opts.cluster), cluster.LeaseKey, err)
 	}
 	defer func() { _ = w.Stop() }()
+	if e.interactive {
+		fmt.Fprintf(e.stderr, "watching the lease of cluster %s; Ctrl-C to stop\n", e.opts.cluster)
+	}
 	var prev *leaseState
 	printed := 0
 	emit := func(ev watchEvent) error {

@@ -2,20 +2,27 @@
 // cluster "my-cluster", logging its role changes until interrupted.
 //
 //	NODE_ID=node-1 NATS_URL=nats://localhost:4222 go run ./examples/basic
+//	NODE_ID=node-1 go run ./examples/basic -nats nats://localhost:4222
 //
 // Start several with different NODE_IDs against the same NATS server, stop
-// the leader with Ctrl-C, and watch another take over.
+// the leader with Ctrl-C, and watch another take over. With neither -nats
+// nor NATS_URL it starts an embedded NATS server and prints its URL, for
+// the other nodes' -nats.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // MyApp is the application: it implements cluster.Hooks.
@@ -42,40 +49,55 @@ func (a *MyApp) OnLeaderChange(ctx context.Context, nodeID string) error {
 }
 
 func main() {
+	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
+	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stdout, nil))
-	app := &MyApp{logger: logger}
-	url := os.Getenv("NATS_URL")
-	if url == "" {
-		url = "nats://localhost:4222"
+	if err := run(logger, *natsURL, os.Getenv("NODE_ID")); err != nil {
+		logger.Error("basic example failed", "error", err)
+		os.Exit(1)
 	}
+}
+
+func run(logger *slog.Logger, url, nodeID string) error {
+	if url == "" {
+		srv, err := embedded.Start()
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		url = srv.ClientURL()
+		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run more nodes with -nats "+url, "url", url)
+	}
+	app := &MyApp{logger: logger}
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "my-cluster",
-		NodeID:    os.Getenv("NODE_ID"),
-		NATSURLs:  []string{url},
+		NodeID:    nodeID,
+		NATSURLs:  strings.Split(url, ","),
 		Logger:    logger,
 	}, app)
 	if err != nil {
-		logger.Error("failed to create node", "error", err)
-		os.Exit(1)
+		return err
 	}
 
 	startCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := node.Start(startCtx); err != nil {
-		logger.Error("failed to start node", "error", err)
-		os.Exit(1)
+		return err
 	}
 
 	sigCh := make(chan os.Signal, 1)
 	signal.Notify(sigCh, syscall.SIGINT, syscall.SIGTERM)
+	var stopped error
 	select {
 	case <-sigCh:
 	case <-node.Done():
-		logger.Error("node stopped", "error", node.Err())
+		stopped = node.Err()
 	}
 	stopCtx, cancelStop := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancelStop()
-	if err := node.Stop(stopCtx); err != nil {
-		logger.Error("stop", "error", err)
+	err = node.Stop(stopCtx)
+	if errors.Is(err, cluster.ErrStopped) {
+		err = nil // it had stopped by itself: stopped says why
 	}
+	return errors.Join(stopped, err)
 }

@@ -1,9 +1,10 @@
 // Command health shows the health add-on of go-cluster.
 //
-// By default it starts an embedded NATS server, runs three nodes of cluster
-// "demo" in this process (each a cluster.Node with a health.Checker kept in
-// step by a health.Adapter), prints what a cluster-wide health query sees
-// every second, and makes the leader step down half-way through:
+// It runs three nodes of cluster "demo" in this process (each a
+// cluster.Node with a health.Checker kept in step by a health.Adapter),
+// prints what a cluster-wide health query sees every second, and makes the
+// leader step down half-way through. The server is that of -nats, default
+// $NATS_URL; with neither, it starts an embedded NATS server:
 //
 //	go run ./examples/health
 //
@@ -39,7 +40,7 @@ import (
 )
 
 func main() {
-	natsURLs := flag.String("nats", "", "comma-separated NATS URLs; empty starts an embedded server")
+	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")

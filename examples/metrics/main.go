@@ -3,10 +3,11 @@
 //
 //	go run ./examples/metrics
 //
-// By default it starts an embedded NATS server and runs three nodes of
-// cluster "demo" in this process. Each node has a health.Checker (kept in
-// step by a health.Adapter) and a metrics.Collector; the collectors share
-// one registry, served at /metrics. It prints the NATS URL and the metrics
+// It runs three nodes of cluster "demo" in this process, on the server of
+// -nats, default $NATS_URL; with neither, it starts an embedded NATS
+// server. Each node has a health.Checker (kept in step by a
+// health.Adapter) and a metrics.Collector; the collectors share one
+// registry, served at /metrics. It prints the NATS URL and the metrics
 // URL, then runs until interrupted (or for -duration):
 //
 //	go-cluster -s nats://127.0.0.1:PORT --cluster demo status
@@ -41,7 +42,7 @@ import (
 )
 
 func main() {
-	natsURLs := flag.String("nats", "", "comma-separated NATS URLs; empty starts an embedded server")
+	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")

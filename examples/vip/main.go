@@ -7,7 +7,10 @@
 //	sudo go run ./examples/vip -nats nats://nats.example:4222 \
 //	    -node "$(hostname)" -addr 10.0.0.100 -netmask 24 -iface eth0
 //
-// It needs CAP_NET_ADMIN and CAP_NET_RAW (root has both); see vip/README.md.
+// The server is that of -nats, default $NATS_URL; with neither, it starts
+// an embedded NATS server on 127.0.0.1 and prints its URL for the other
+// nodes (which then must run on this machine). It needs CAP_NET_ADMIN and
+// CAP_NET_RAW (root has both); see vip/README.md.
 // Try it on one machine with network namespaces as "hosts": -netns
 // /var/run/netns/NAME makes it manage the address inside that namespace
 // while it talks to NATS from the current one.
@@ -20,21 +23,19 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 	"github.com/ozanturksever/go-cluster/vip"
 )
 
 func main() {
 	hostname, _ := os.Hostname()
-	natsURL := os.Getenv("NATS_URL")
-	if natsURL == "" {
-		natsURL = "nats://127.0.0.1:4222"
-	}
 	var (
-		url       = flag.String("nats", natsURL, "NATS server URL (env NATS_URL)")
+		url       = flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started (for a try on one machine)")
 		clusterID = flag.String("cluster", "vip-demo", "cluster ID (shared by all hosts)")
 		nodeID    = flag.String("node", hostname, "this node's ID (unique per host)")
 		addr      = flag.String("addr", "", "virtual IP address, e.g. 10.0.0.100 or 2001:db8::100 (required)")
@@ -75,6 +76,15 @@ func run(logger *slog.Logger, url, clusterID, nodeID string, cfg vip.Config, ste
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if url == "" {
+		srv, err := embedded.Start()
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		url = srv.ClientURL()
+		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run the other nodes with -nats "+url, "url", url)
+	}
 
 	// A VIP left here by a crash of a previous run must not linger: only
 	// the leader may hold it.
@@ -104,7 +114,7 @@ func run(logger *slog.Logger, url, clusterID, nodeID string, cfg vip.Config, ste
 	node, err = cluster.NewNode(cluster.Config{
 		ClusterID:     clusterID,
 		NodeID:        nodeID,
-		NATSURLs:      []string{url},
+		NATSURLs:      strings.Split(url, ","),
 		LeaseTTL:      leaseTTL,
 		RenewInterval: leaseTTL / 4,
 		Logger:        logger,
