@@ -9,19 +9,19 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/health"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // A cluster.Node whose health responses follow its leadership through an
 // Adapter: the application never calls SetRole.
 func ExampleAdapter() {
-	srv, err := embedded.Start()
+	srv, err := clustertest.StartServer()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer srv.Stop()
-	nc, err := nats.Connect(srv.ClientURL(), nats.MaxReconnects(-1))
+	defer srv.Close()
+	nc, err := nats.Connect(srv.URL(), nats.MaxReconnects(-1))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,19 +9,19 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/health"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // Two nodes answer health requests; a client that knows only the cluster's
 // name asks one node, then every node at once.
 func Example() {
-	srv, err := embedded.Start()
+	srv, err := clustertest.StartServer()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer srv.Stop()
-	nc, err := nats.Connect(srv.ClientURL())
+	defer srv.Close()
+	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,19 +14,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/metrics"
 )
 
 // A node reports to a Collector, which is registered on a registry served
 // over HTTP; a scrape shows the node leading, and, after Stop, not.
 func Example() {
-	srv, err := embedded.Start()
+	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer srv.Stop()
+	defer srv.Close()
 
 	m, err := metrics.New("orders", "node-1")
 	if err != nil {
@@ -34,7 +34,7 @@ func Example() {
 		return
 	}
 	node, err := cluster.NewNode(cluster.Config{
-		ClusterID: "orders", NodeID: "node-1", NATSURLs: []string{srv.ClientURL()},
+		ClusterID: "orders", NodeID: "node-1", NATSURLs: []string{srv.URL()},
 		LeaseTTL: time.Second, Observer: m, Logger: slog.New(slog.DiscardHandler),
 	}, nil)
 	if err != nil {

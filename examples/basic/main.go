@@ -22,7 +22,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 )
 
 // MyApp is the application: it implements cluster.Hooks.
@@ -60,12 +60,12 @@ func main() {
 
 func run(logger *slog.Logger, url, nodeID string) error {
 	if url == "" {
-		srv, err := embedded.Start()
+		srv, err := clustertest.StartServer()
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
-		url = srv.ClientURL()
+		defer srv.Close()
+		url = srv.URL()
 		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run more nodes with -nats "+url, "url", url)
 	}
 	app := &MyApp{logger: logger}

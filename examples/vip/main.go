@@ -28,7 +28,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/vip"
 )
 
@@ -77,12 +77,12 @@ func run(logger *slog.Logger, url, clusterID, nodeID string, cfg vip.Config, ste
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if url == "" {
-		srv, err := embedded.Start()
+		srv, err := clustertest.StartServer()
 		if err != nil {
 			return err
 		}
-		defer srv.Stop()
-		url = srv.ClientURL()
+		defer srv.Close()
+		url = srv.URL()
 		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run the other nodes with -nats "+url, "url", url)
 	}
 
