@@ -43,6 +43,13 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 	}
 	s := &store{nc: nc, js: js, bucket: bucket, lookupTimeout: lookupTimeout}
 	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, nats.ErrNoResponders) {
+		// Nobody serves the stream API: a server (or account) without
+		// JetStream, or one still starting. The account info tells.
+		if _, aerr := js.AccountInfo(ctx); errors.Is(aerr, jetstream.ErrJetStreamNotEnabled) || errors.Is(aerr, jetstream.ErrJetStreamNotEnabledForAccount) {
+			err = aerr
+		}
+	}
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		s.madeBucket = true
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{

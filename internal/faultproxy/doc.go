@@ -12,7 +12,10 @@
 //     closes are not passed on: the client sees silence, no error;
 //   - stall ([Proxy.Stall]): bytes (and closes) are held back, then delivered
 //     in order by Restore: a partition that heals before TCP gives up, so a
-//     write sent during the stall lands late.
+//     write sent during the stall lands late;
+//   - delay ([Proxy.Delay]): bytes (and closes) from the target reach the
+//     client a fixed time late, in order; the client's bytes are not
+//     delayed: a request lands at once and its reply comes late.
 //
 // A connection that lost bytes while blackholed cannot carry a byte stream
 // any more: Restore closes it, and the client reconnects at once.

@@ -1,8 +1,10 @@
 package faultproxy
 
 import (
+	"bytes"
 	"net"
 	"sync"
+	"time"
 )
 
 // link is one proxied connection: the accepted client side and, once dialled,
@@ -71,7 +73,7 @@ func (p *Proxy) decide(l *link) (action, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch p.mode {
-	case modeForward:
+	case modeForward, modeDelay:
 		if l.broken {
 			return actClose, nil
 		}
@@ -127,7 +129,7 @@ func (p *Proxy) serve(l *link) {
 
 	var wg sync.WaitGroup
 	wg.Go(func() { p.pump(l, l.client, up) })
-	p.pump(l, up, l.client)
+	p.pumpToClient(l, up)
 	wg.Wait()
 }
 
@@ -160,6 +162,85 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 			if p.await(l) != actDrop {
 				l.close()
 			}
+			return
+		}
+	}
+}
+
+// chunk is what was read from the target, or its close (eof), to be passed
+// on to the client at due.
+type chunk struct {
+	data []byte
+	eof  bool
+	due  time.Time
+}
+
+// delayLineLen bounds the chunks on their way to the client, so that a
+// client that does not read still holds the target back.
+const delayLineLen = 64
+
+// pumpToClient copies up to the client as pump does, through a delay line:
+// each chunk is written at the time it was read plus the lag then in force
+// (none unless Delay), in order.
+func (p *Proxy) pumpToClient(l *link, up net.Conn) {
+	line := make(chan chunk, delayLineLen)
+	var wg sync.WaitGroup
+	wg.Go(func() { p.deliver(l, line) })
+	defer wg.Wait()
+	defer close(line)
+	send := func(c chunk) bool {
+		select {
+		case line <- c:
+			return true
+		case <-l.done:
+			return false
+		}
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := up.Read(buf)
+		if n > 0 {
+			switch p.await(l) {
+			case actForward:
+				if !send(chunk{data: bytes.Clone(buf[:n]), due: time.Now().Add(p.lag())}) {
+					return
+				}
+			case actClose:
+				l.close()
+				return
+			}
+		}
+		if err != nil {
+			// As in pump: a close is passed on (in its turn, behind the
+			// bytes before it) unless blackholed.
+			if p.await(l) != actDrop {
+				send(chunk{eof: true, due: time.Now().Add(p.lag())})
+			}
+			return
+		}
+	}
+}
+
+// deliver writes the chunks of line to the client, each at its due time,
+// until line is closed or the link is.
+func (p *Proxy) deliver(l *link, line <-chan chunk) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for c := range line {
+		if wait := time.Until(c.due); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-l.done:
+				return
+			}
+		}
+		if c.eof {
+			l.close()
+			return
+		}
+		if _, err := l.client.Write(c.data); err != nil {
+			l.close()
 			return
 		}
 	}

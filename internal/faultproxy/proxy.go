@@ -16,6 +16,7 @@ const (
 	modeCut
 	modeBlackhole
 	modeStall
+	modeDelay
 )
 
 // dialTimeout bounds the connection to the target.
@@ -33,6 +34,7 @@ type Proxy struct {
 	mu      sync.Mutex // guards the fields below
 	target  string
 	mode    mode
+	delay   time.Duration // modeDelay: how late bytes from the target reach the client
 	changed chan struct{} // closed, and replaced, on every mode change
 	links   map[*link]struct{}
 	closed  bool
@@ -102,6 +104,21 @@ func (p *Proxy) Stall() {
 	p.setMode(modeStall)
 }
 
+// Delay forwards as usual, except that bytes (and a close) from the target
+// reach the client toClient late, in order: a slow return path, so that a
+// request lands on the server while its reply arrives after the client's
+// timeout. The client's bytes are not delayed. Bytes are stamped when the
+// proxy reads them; those already on their way keep their stamp across a
+// mode change, and later ones wait behind them. Restore ends it.
+func (p *Proxy) Delay(toClient time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.delay = max(toClient, 0)
+		p.setModeLocked(modeDelay)
+	}
+}
+
 // Restore goes back to forwarding. Connections that lost bytes while
 // blackholed are closed, so that their clients notice and reconnect at once;
 // stalled connections deliver what was held back and carry on.
@@ -151,6 +168,16 @@ func (p *Proxy) Conns() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.links)
+}
+
+// lag is how late bytes from the target read now reach the client.
+func (p *Proxy) lag() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mode != modeDelay {
+		return 0
+	}
+	return p.delay
 }
 
 func (p *Proxy) setMode(m mode) {
