@@ -1,6 +1,6 @@
 module github.com/ozanturksever/go-cluster
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/mdlayher/arp v0.0.0-20220512170110-6706a2966875
