@@ -68,9 +68,8 @@ func TestMinimalPermissionsAreEnough(t *testing.T) {
 func TestEachMinimalPermissionIsNecessary(t *testing.T) {
 	natstest.CheckLeaks(t)
 	type removal struct {
-		name       string
-		n1, n2     func(p securetest.Permissions) securetest.Permissions
-		createOnly bool
+		name   string
+		n1, n2 func(p securetest.Permissions) securetest.Permissions
 	}
 	full := securetest.NodePermissions("x", "n1", "_INBOX", true)
 	var cases []removal

@@ -12,8 +12,8 @@ import (
 
 	"github.com/mdlayher/arp"
 	"github.com/mdlayher/ethernet"
+	"github.com/mdlayher/ndp"
 	"github.com/mdlayher/packet"
-	"golang.org/x/net/icmp"
 	"golang.org/x/net/ipv6"
 )
 
@@ -119,11 +119,7 @@ func checkGARP(tb testing.TB, f arpFrame, vip netip.Addr, mac net.HardwareAddr) 
 type naFrame struct {
 	ethSrc   net.HardwareAddr
 	ip       *ipv6.Header
-	flags    byte
-	target   netip.Addr
-	optType  byte
-	optLen   byte
-	optLLA   net.HardwareAddr
+	na       *ndp.NeighborAdvertisement
 	checksum bool // the ICMPv6 checksum verifies
 }
 
@@ -152,7 +148,7 @@ func (ns *testNS) captureNA(tb testing.TB, ifname string, target netip.Addr) <-c
 			if err != nil {
 				return
 			}
-			if f, ok := parseNA(buf[:n]); ok && f.target == target {
+			if f, ok := parseNA(buf[:n]); ok && f.na.TargetAddress == target {
 				select {
 				case out <- f:
 				default:
@@ -169,7 +165,7 @@ func (ns *testNS) captureNA(tb testing.TB, ifname string, target netip.Addr) <-c
 }
 
 // parseNA decodes an Ethernet frame holding an ICMPv6 neighbour
-// advertisement with x/net's parsers.
+// advertisement: the IPv6 header with x/net, the message with ndp.
 func parseNA(b []byte) (naFrame, bool) {
 	if len(b) < 14+ipv6.HeaderLen {
 		return naFrame{}, false
@@ -179,30 +175,24 @@ func parseNA(b []byte) (naFrame, bool) {
 		return naFrame{}, false
 	}
 	payload := b[14+ipv6.HeaderLen : 14+ipv6.HeaderLen+h.PayloadLen]
-	m, err := icmp.ParseMessage(58, payload)
-	if err != nil || m.Type != ipv6.ICMPTypeNeighborAdvertisement {
+	m, err := ndp.ParseMessage(payload)
+	if err != nil {
 		return naFrame{}, false
 	}
-	body, ok := m.Body.(*icmp.RawBody)
-	if !ok || len(body.Data) < 28 {
+	na, ok := m.(*ndp.NeighborAdvertisement)
+	if !ok {
 		return naFrame{}, false
 	}
-	d := body.Data
-	target, _ := netip.AddrFromSlice(d[4:20])
 	return naFrame{
 		ethSrc:   net.HardwareAddr(append([]byte(nil), b[6:12]...)),
 		ip:       h,
-		flags:    d[0],
-		target:   target,
-		optType:  d[20],
-		optLen:   d[21],
-		optLLA:   net.HardwareAddr(append([]byte(nil), d[22:28]...)),
+		na:       na,
 		checksum: icmpv6ChecksumOK(h, payload),
 	}, true
 }
 
 // icmpv6ChecksumOK verifies the ICMPv6 checksum over the IPv6
-// pseudo-header (RFC 8200 §8.1).
+// pseudo-header (RFC 8200 §8.1); ndp does not check it.
 func icmpv6ChecksumOK(h *ipv6.Header, payload []byte) bool {
 	var sum uint32
 	add := func(b []byte) {
@@ -233,24 +223,35 @@ func expectNA(tb testing.TB, frames <-chan naFrame, vip netip.Addr, mac net.Hard
 	for got := 0; got < n; got++ {
 		select {
 		case f := <-frames:
-			switch {
-			case !bytes.Equal(f.ethSrc, mac):
-				tb.Errorf("NA: Ethernet source %s, want %s", f.ethSrc, mac)
-			case f.ip.HopLimit != 255:
-				tb.Errorf("NA: hop limit %d, want 255 (receivers drop others)", f.ip.HopLimit)
-			case !f.ip.Dst.Equal(net.IPv6linklocalallnodes):
-				tb.Errorf("NA: destination %s, want ff02::1", f.ip.Dst)
-			case !f.ip.Src.Equal(net.IP(vip.AsSlice())):
-				tb.Errorf("NA: source %s, want %s", f.ip.Src, vip)
-			case f.flags != naFlagOverride:
-				tb.Errorf("NA: flags %#x, want Override only", f.flags)
-			case f.optType != 2 || f.optLen != 1 || !bytes.Equal(f.optLLA, mac):
-				tb.Errorf("NA: option type %d len %d addr %s, want target link-layer address %s", f.optType, f.optLen, f.optLLA, mac)
-			case !f.checksum:
-				tb.Errorf("NA: bad ICMPv6 checksum")
-			}
+			checkNA(tb, f, vip, mac)
 		case <-deadline:
 			tb.Fatalf("after %v: saw %d neighbour advertisements for %s, want %d", timeout, got, vip, n)
+		}
+	}
+}
+
+func checkNA(tb testing.TB, f naFrame, vip netip.Addr, mac net.HardwareAddr) {
+	tb.Helper()
+	na := f.na
+	switch {
+	case !bytes.Equal(f.ethSrc, mac):
+		tb.Errorf("NA: Ethernet source %s, want %s", f.ethSrc, mac)
+	case f.ip.HopLimit != 255:
+		tb.Errorf("NA: hop limit %d, want 255 (receivers drop others)", f.ip.HopLimit)
+	case !f.ip.Dst.Equal(net.IPv6linklocalallnodes):
+		tb.Errorf("NA: destination %s, want ff02::1", f.ip.Dst)
+	case !f.ip.Src.Equal(net.IP(vip.AsSlice())):
+		tb.Errorf("NA: source %s, want %s", f.ip.Src, vip)
+	case na.Router || na.Solicited || !na.Override:
+		tb.Errorf("NA: flags router=%v solicited=%v override=%v, want Override only", na.Router, na.Solicited, na.Override)
+	case len(na.Options) != 1:
+		tb.Errorf("NA: options %v, want one target link-layer address", na.Options)
+	case !f.checksum:
+		tb.Errorf("NA: bad ICMPv6 checksum")
+	default:
+		lla, ok := na.Options[0].(*ndp.LinkLayerAddress)
+		if !ok || lla.Direction != ndp.Target || !bytes.Equal(lla.Addr, mac) {
+			tb.Errorf("NA: option %+v, want target link-layer address %s", na.Options[0], mac)
 		}
 	}
 }

@@ -5,7 +5,8 @@
 // (github.com/vishvananda/netlink) and announces it so that neighbours and
 // switches send its traffic here at once: a gratuitous ARP request and
 // reply for IPv4 (github.com/mdlayher/arp), an unsolicited neighbour
-// advertisement for IPv6. No `ip` or `arping` process is run.
+// advertisement for IPv6 (github.com/mdlayher/ndp). No `ip` or `arping`
+// process is run.
 //
 //	m, err := vip.NewManager(vip.Config{Address: "10.0.0.100", Netmask: 24, Interface: "eth0"})
 //	...

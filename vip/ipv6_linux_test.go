@@ -1,13 +1,16 @@
 package vip
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/mdlayher/ndp"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/net/ipv6"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,15 +73,68 @@ func TestIPv6NeighbourAdvertisement(t *testing.T) {
 	noMore(t, frames, 100*time.Millisecond, "neighbour advertisement")
 }
 
-func TestNeighborAdvertisementBody(t *testing.T) {
+// TestNeighborAdvertisementWire checks the bytes ndp makes of the message
+// against RFC 4861 §4.4 and §4.6.1 (the checksum is the kernel's).
+func TestNeighborAdvertisementWire(t *testing.T) {
 	mac := net.HardwareAddr{0x02, 0x11, 0x22, 0x33, 0x44, 0x55}
-	b := neighborAdvertisementBody(netip.MustParseAddr("2001:db8::100"), mac)
+	b, err := ndp.MarshalMessage(neighborAdvertisement(netip.MustParseAddr("2001:db8::100"), mac))
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []byte{
+		136, 0, 0, 0, // type Neighbor Advertisement, code 0, checksum left to the kernel
 		0x20, 0, 0, 0, // R=0 S=0 O=1, reserved
 		0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x00, // target
 		2, 1, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, // target link-layer address option
 	}
-	if string(b) != string(want) {
-		t.Fatalf("body\n got %x\nwant %x", b, want)
+	if !bytes.Equal(b, want) {
+		t.Fatalf("message\n got %x\nwant %x", b, want)
 	}
+}
+
+// TestIPv6AnnounceOtherNamespaceZone announces while the net package's
+// process-wide zone cache maps the interface's name to the index of a
+// same-named interface in another namespace, as it does in a process that
+// works in several: the advertisement must still leave through the right
+// interface (a zone name resolved through that cache gets EINVAL).
+func TestIPv6AnnounceOtherNamespaceZone(t *testing.T) {
+	checkLeaks(t)
+	p := newPair(t)
+	vip := netip.MustParseAddr(vip6)
+	mac := p.host.mac(t, hostIf)
+	frames := p.peer.captureNA(t, peerIf, vip)
+
+	other := newTestNS(t)
+	const otherIndex = 4242
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: hostIf, Index: otherIndex}, PeerName: "zone0"}
+	if err := other.nl.LinkAdd(v); err != nil {
+		t.Fatalf("create %s in another namespace: %v", hostIf, err)
+	}
+	if got := other.link(t, hostIf).Attrs().Index; got == p.host.link(t, hostIf).Attrs().Index {
+		t.Fatalf("%s has index %d in both namespaces", hostIf, got)
+	}
+	// An unknown zone name makes the net package and x/net (which keeps
+	// its own cache) reload their caches, here from the other namespace.
+	err := other.run(func() error {
+		c, err := net.ListenPacket("udp6", "[::1]:0")
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		dst := &net.UDPAddr{IP: net.IPv6loopback, Port: c.LocalAddr().(*net.UDPAddr).Port, Zone: "no-such-interface"}
+		if _, err := c.WriteTo([]byte{0}, dst); err != nil {
+			return err
+		}
+		_, err = ipv6.NewPacketConn(c).WriteTo([]byte{0}, nil, dst)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	m := p.manager(t, Config{Address: vip6, Netmask: 64, AnnounceCount: 1, AnnounceInterval: 20 * time.Millisecond})
+	if err := m.Acquire(context.Background()); err != nil {
+		t.Fatalf("Acquire: %v", err)
+	}
+	expectNA(t, frames, vip, mac, 1, 2*time.Second)
 }

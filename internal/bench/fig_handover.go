@@ -45,11 +45,11 @@ func (bn *bench) figHandover(ctx context.Context, b *backend, fig string) []row 
 		mark := g.events.mark()
 		t0 := time.Now()
 		if err := leader.node.StepDown(ctx); err != nil {
-			return []row{failed(fig, "graceful handover", fmt.Errorf("StepDown %d: %w", i, err))}
+			return []row{failed(fig, "graceful handover", fmt.Errorf("round %d: StepDown: %w", i, err))}
 		}
 		e, ok := g.events.wait(mark, 10*time.Second, becomeOther(leader.id))
 		if !ok {
-			return []row{failed(fig, "graceful handover", fmt.Errorf("StepDown %d: no successor", i))}
+			return []row{failed(fig, "graceful handover", fmt.Errorf("round %d: no successor after StepDown", i))}
 		}
 		sd = append(sd, e.at.Sub(t0))
 		if rel, ok := lw.first(t0, func(r leaseRev) bool { return r.lease.NodeID == "" }); ok && rel.seenAt.Before(e.at) {
@@ -71,10 +71,10 @@ func (bn *bench) figHandover(ctx context.Context, b *backend, fig string) []row 
 		go func() { stopped <- leader.node.Stop(ctx) }()
 		e, ok := g.events.wait(mark, 10*time.Second, becomeOther(leader.id))
 		if err := <-stopped; err != nil {
-			return []row{failed(fig, "graceful handover (Stop)", fmt.Errorf("Stop %d: %w", i, err))}
+			return []row{failed(fig, "graceful handover (Stop)", fmt.Errorf("round %d: Stop: %w", i, err))}
 		}
 		if !ok {
-			return []row{failed(fig, "graceful handover (Stop)", fmt.Errorf("Stop %d: no successor", i))}
+			return []row{failed(fig, "graceful handover (Stop)", fmt.Errorf("round %d: no successor after Stop", i))}
 		}
 		st = append(st, e.at.Sub(t0))
 		g.remove(ctx, leader)

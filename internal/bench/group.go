@@ -200,16 +200,6 @@ func (g *group) all() []*member {
 	return append([]*member(nil), g.members...)
 }
 
-// byID returns the member named id, or nil.
-func (g *group) byID(id string) *member {
-	for _, m := range g.all() {
-		if m.id == id {
-			return m
-		}
-	}
-	return nil
-}
-
 // close stops every member, followers first so that a leader's release
 // does not set off elections.
 func (g *group) close(ctx context.Context) {

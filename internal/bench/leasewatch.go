@@ -95,20 +95,6 @@ func (lw *leaseWatch) first(after time.Time, match func(leaseRev) bool) (leaseRe
 	return leaseRev{}, false
 }
 
-// waitFirst waits up to timeout for first(after, match).
-func (lw *leaseWatch) waitFirst(after time.Time, timeout time.Duration, match func(leaseRev) bool) (leaseRev, bool) {
-	deadline := time.Now().Add(timeout)
-	for {
-		if r, ok := lw.first(after, match); ok {
-			return r, true
-		}
-		if time.Now().After(deadline) {
-			return leaseRev{}, false
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func (lw *leaseWatch) close() {
 	_ = lw.w.Stop()
 	lw.nc.Close()

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 )
@@ -25,19 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// goTool returns the go command that runs these tests.
-func goTool() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
 // binaries returns the paths of the nats-server and clusternode programs,
 // building them on first use (the module's own nats-server version).
 func binaries(t *testing.T) (natsServer, clusterNode string) {
@@ -51,7 +37,8 @@ func binaries(t *testing.T) (natsServer, clusterNode string) {
 			{"nats-server", "github.com/nats-io/nats-server/v2"},
 			{"clusternode", "github.com/ozanturksever/go-cluster/internal/cmd/clusternode"},
 		} {
-			cmd := exec.Command(goTool(), "build", "-o", filepath.Join(binDir, b.out), b.pkg)
+			// go test puts its own GOROOT/bin first on the tests' PATH.
+			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, b.out), b.pkg)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				binErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 				return

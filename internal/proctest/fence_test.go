@@ -71,14 +71,3 @@ func (f *fenceServer) records() []fenceRecord {
 	defer f.mu.Unlock()
 	return append([]fenceRecord(nil), f.writes...)
 }
-
-// firstAccepted returns the time of node's first accepted write with epoch
-// at least minEpoch, and whether there is one.
-func (f *fenceServer) firstAccepted(node string, minEpoch int64) (time.Time, bool) {
-	for _, r := range f.records() {
-		if r.OK && r.Node == node && r.Epoch >= minEpoch {
-			return r.At, true
-		}
-	}
-	return time.Time{}, false
-}
