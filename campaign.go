@@ -45,7 +45,7 @@ func (e *election) nextEpoch() (int64, error) {
 
 // epochAfter is the epoch that follows floor, or ErrEpochExhausted.
 func epochAfter(floor int64) (int64, error) {
-	if floor >= math.MaxInt64 {
+	if floor == math.MaxInt64 {
 		return 0, fmt.Errorf("%w: epoch %d cannot grow", ErrEpochExhausted, floor)
 	}
 	return max(floor, 0) + 1, nil

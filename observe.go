@@ -6,7 +6,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -156,14 +155,4 @@ func (e *election) stopWatch() {
 	e.watcher.Stop(&e.cleanup)
 	e.watcher = nil
 	e.synced = false
-}
-
-// waitGroupDone closes the returned channel when wg is done.
-func waitGroupDone(wg *sync.WaitGroup) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	return done
 }
