@@ -15,7 +15,13 @@ type observed struct {
 	rev       uint64 // its revision
 	lease     Lease  // decoded record, when valid
 	valid     bool   // decoded as a lease record (not garbage, not a marker)
-	firstSeen time.Time
+	// handedBack says a released record releases what this node saw just
+	// before it (a record at the same epoch), or is the first thing this
+	// node sees: taken at once. A release out of the blue (an operator's,
+	// a forger's) may have been written under a holder that is still
+	// running, cut off: it waits the takeover wait like a held record.
+	handedBack bool
+	firstSeen  time.Time
 	expired   bool // unchanged for the takeover wait on this node's clock
 }
 
@@ -42,7 +48,7 @@ func (e *election) freshKey() bool {
 // running nodes, which remember the epoch, write it first.
 func (e *election) holdUntil() time.Time {
 	switch {
-	case e.cur.released(), e.cur.expired, e.freshKey():
+	case e.cur.released() && e.cur.handedBack, e.cur.expired, e.freshKey():
 		return time.Time{}
 	case !e.cur.present:
 		return e.cur.firstSeen.Add(e.takeoverWait() + e.cfg.RenewInterval)

@@ -55,6 +55,10 @@ func (e *election) decode(ent jetstream.KeyValueEntry) observed {
 		return o
 	}
 	o.lease, o.valid = l, true
+	if l.NodeID == "" {
+		nothingBefore := !e.cur.present && e.cur.firstSeen.IsZero()
+		o.handedBack = nothingBefore || (e.cur.valid && e.cur.lease.Epoch == l.Epoch)
+	}
 	e.maxEpoch = max(e.maxEpoch, l.Epoch)
 	e.maxTTL = max(e.maxTTL, l.ttl())
 	return o
