@@ -19,7 +19,7 @@ type Report struct {
 	Observed      time.Duration // time the sampler watched (faults, healing, steady state)
 
 	Faults  map[FaultKind]int // injected, by kind
-	Skipped map[FaultKind]int // drawn but not applicable at the time (no target)
+	Skipped map[FaultKind]int // drawn but not applicable at the time (no target, or out-of-band too soon)
 
 	Tenures     int            // OnBecomeLeader calls: leadership transitions
 	Stillborn   int            // tenures already over when OnBecomeLeader ran (stalled hooks)
@@ -119,7 +119,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  faults injected for %v (observed %v): %d\n", r.Duration.Round(time.Millisecond), r.Observed.Round(time.Millisecond), total)
 	fmt.Fprintf(&b, "  faults by kind: %s\n", kindCounts(r.Faults))
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(&b, "  drawn but not applicable: %s\n", kindCounts(r.Skipped))
+		fmt.Fprintf(&b, "  drawn but not applicable (no target, or out-of-band too soon): %s\n", kindCounts(r.Skipped))
 	}
 	fmt.Fprintf(&b, "  transitions (tenures): %d (stillborn %d, ended before their epoch was known %d), final epoch %d\n",
 		r.Tenures, r.Stillborn, r.Unproven, r.FinalEpoch)

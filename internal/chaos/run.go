@@ -43,7 +43,8 @@ type Options struct {
 	OutOfBandGap time.Duration
 	// RecoveryLimit bounds the time from healing every fault to a leader:
 	// longer is a liveness failure (Report.Liveness). Default 10 x the
-	// longest LeaseTTL, at least 15s.
+	// longest LeaseTTL, at least 20s (a restarted JetStream server may take
+	// seconds to serve the stream again).
 	RecoveryLimit time.Duration
 	Logger        *slog.Logger // the nodes' logger; default discards
 	// Log, if set, receives one line per fault and heal as they happen.
@@ -207,7 +208,7 @@ func setUp(t testing.TB, opts Options) *run {
 		r.opts.OutOfBandGap = 2 * r.maxTTL
 	}
 	if r.opts.RecoveryLimit == 0 {
-		r.opts.RecoveryLimit = max(10*r.maxTTL, 15*time.Second)
+		r.opts.RecoveryLimit = max(10*r.maxTTL, 20*time.Second)
 	}
 	opts = r.opts
 	opts.Log("chaos: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v, duration %v, faults %v",
@@ -463,7 +464,8 @@ func (r *run) livenessFailure(msg string) {
 	r.statsMu.Lock()
 	r.liveness = append(r.liveness, msg)
 	r.statsMu.Unlock()
-	r.logf("liveness: %s", msg)
+	first, _, _ := strings.Cut(msg, "\n") // the report has the rest
+	r.logf("liveness: %s", first)
 }
 
 // stopAll stops every node gracefully.
