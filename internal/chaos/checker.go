@@ -15,7 +15,7 @@ type Tenure struct {
 	Instance string    // the Node: "<NodeID>#<generation>"
 	Start    time.Time // OnBecomeLeader called
 	End      time.Time // ctx cancelled; zero while live
-	Epoch    int64     // from ValidateLeadership while ctx was live; 0 if never proven
+	Epoch    int64     // from Node.Epoch or ValidateLeadership while ctx was live; 0 if never known
 	// Stillborn: the ctx was already cancelled when OnBecomeLeader ran (its
 	// hooks were stalled past the end of the tenure). Its interval is not
 	// known and is left out of the overlap check.
@@ -84,14 +84,26 @@ func (c *Checker) Lose(instance string) {
 
 // Proven records that ValidateLeadership returned epoch during t, checked
 // to be still live afterwards. A tenure keeps one epoch.
-func (c *Checker) Proven(t *Tenure, epoch int64) {
+func (c *Checker) Proven(t *Tenure, epoch int64) { c.setEpoch(t, epoch, "ValidateLeadership") }
+
+// Claimed records the epoch the Node reported (Node.Epoch) while t was live,
+// read in OnBecomeLeader: it gives an epoch to tenures that end before
+// ValidateLeadership can prove one, a wrapped epoch included. It must agree
+// with the proven one.
+func (c *Checker) Claimed(t *Tenure, epoch int64) {
+	if epoch != 0 {
+		c.setEpoch(t, epoch, "Node.Epoch")
+	}
+}
+
+func (c *Checker) setEpoch(t *Tenure, epoch int64, source string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case t.Epoch == 0:
 		t.Epoch = epoch
 	case t.Epoch != epoch:
-		c.viol = append(c.viol, fmt.Sprintf("%s: epoch changed within one tenure: %d then %d", t.Instance, t.Epoch, epoch))
+		c.viol = append(c.viol, fmt.Sprintf("%s: epoch changed within one tenure: %d then %d (%s)", t.Instance, t.Epoch, epoch, source))
 	}
 }
 
@@ -116,7 +128,8 @@ func (c *Checker) Tenures() []Tenure {
 }
 
 // Check returns every violation: those recorded so far, overlapping
-// tenures, epochs that did not strictly increase, and hooks out of order.
+// tenures, epochs that did not strictly increase or wrapped, and hooks out
+// of order.
 // With final set, every node must have stopped: a tenure still live or a
 // Become without its Lose is a violation too.
 func (c *Checker) Check(final bool) []string {
@@ -166,19 +179,30 @@ func endString(t time.Time) string {
 	return t.Format("15:04:05.000")
 }
 
-// checkEpochs: in start order, the proven epochs strictly increase.
+// checkEpochs: in start order, every epoch handed out is positive and
+// above every epoch handed out before it, by any node, in any generation
+// of the bucket (a recreated bucket or a compacted key must not restart the
+// epoch). A negative epoch is one that wrapped past math.MaxInt64. Each
+// tenure is compared with the highest epoch before it, not only with its
+// predecessor, so that 5, 9, 7 reports 7 even though 7 > 5.
 func checkEpochs(ts []Tenure) []string {
 	var out []string
-	var prev *Tenure
+	var top *Tenure // the tenure with the highest epoch so far
 	for i := range ts {
 		t := &ts[i]
-		if t.Epoch == 0 {
+		switch {
+		case t.Epoch == 0:
+			continue // not known: stillborn, or ended before it was read
+		case t.Epoch < 0:
+			out = append(out, fmt.Sprintf("epoch wrapped: %s led from %s with negative epoch %d",
+				t.Instance, t.Start.Format("15:04:05.000"), t.Epoch))
+			continue
+		case top != nil && t.Epoch <= top.Epoch:
+			out = append(out, fmt.Sprintf("epoch did not increase (regression): %s led from %s with epoch %d, not above epoch %d of %s (from %s)",
+				t.Instance, t.Start.Format("15:04:05.000"), t.Epoch, top.Epoch, top.Instance, top.Start.Format("15:04:05.000")))
 			continue
 		}
-		if prev != nil && t.Epoch <= prev.Epoch {
-			out = append(out, fmt.Sprintf("epoch did not increase: %s had %d, then %s had %d", prev.Instance, prev.Epoch, t.Instance, t.Epoch))
-		}
-		prev = t
+		top = t
 	}
 	return out
 }

@@ -2,6 +2,9 @@ package chaos
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +157,117 @@ func waitEnded(t *testing.T, c *Checker) {
 			t.Fatal("tenure ends not recorded")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// Negative controls for the out-of-band faults: each feeds the checker a
+// history that the bugs those faults hunt for would produce, and asserts
+// that it is reported. A checker that passes these cannot pass a broken
+// run by accident.
+
+// history records tenures one after another, each ended before the next
+// begins; epochs[i] is proven (or claimed, when claimed is set) in tenure i.
+func history(t *testing.T, claimed bool, epochs ...int64) []string {
+	t.Helper()
+	c := NewChecker()
+	for i, e := range epochs {
+		inst := fmt.Sprintf("n%d#1", i)
+		ten, end := tenure(c, inst)
+		if claimed {
+			c.Claimed(ten, e)
+		} else {
+			c.Proven(ten, e)
+		}
+		end()
+		c.Lose(inst)
+		waitEnded(t, c)
+		time.Sleep(time.Millisecond) // distinct start times, not a wait for a condition
+	}
+	return c.Check(true)
+}
+
+func TestNegativeControlOverlapIsReported(t *testing.T) {
+	// Two leaders: a long-TTL leader partitioned past a short-TTL
+	// follower's takeover.
+	c := NewChecker()
+	a, endA := tenure(c, "long#1")
+	c.Claimed(a, 7)
+	b, endB := tenure(c, "short#1")
+	c.Claimed(b, 8)
+	endB()
+	c.Lose("short#1")
+	endA()
+	c.Lose("long#1")
+	waitEnded(t, c)
+	wantViolation(t, c.Check(true), "tenures overlap: short#1 (epoch 8)")
+}
+
+func TestNegativeControlEpochRestartAfterRecreateIsReported(t *testing.T) {
+	// A recreated bucket or a compacted key: revisions and epochs restart.
+	got := history(t, false, 41, 42, 1, 2)
+	if len(got) != 2 {
+		t.Errorf("want 2 regressions (1 and 2 are not above 42), got %q", got)
+	}
+	wantViolation(t, got, "epoch did not increase (regression): n2#1")
+	wantViolation(t, got, "not above epoch 42 of n1#1")
+}
+
+func TestNegativeControlRegressionBelowAnEarlierMaximumIsReported(t *testing.T) {
+	// 8 is above its predecessor 7 but not above 9, handed out before.
+	got := history(t, false, 5, 9, 7, 8)
+	wantViolation(t, got, "n2#1 led")
+	wantViolation(t, got, "n3#1 led")
+	if len(got) != 2 {
+		t.Errorf("want 2 regressions, got %q", got)
+	}
+}
+
+func TestNegativeControlRepeatedEpochIsReported(t *testing.T) {
+	wantViolation(t, history(t, true, 3, 3), "epoch did not increase")
+}
+
+func TestNegativeControlWrappedEpochIsReported(t *testing.T) {
+	// A forged record at math.MaxInt64 taken over with epoch+1.
+	got := history(t, false, 4, math.MaxInt64, math.MinInt64)
+	wantViolation(t, got, "epoch wrapped: n2#1")
+	// Also when the wrapped tenure is the first the checker sees, and when
+	// only Node.Epoch told its epoch (it ended before proving one).
+	wantViolation(t, history(t, true, math.MinInt64), "epoch wrapped: n0#1")
+}
+
+func TestNegativeControlClaimedAndProvenEpochsMustAgree(t *testing.T) {
+	c := NewChecker()
+	a, end := tenure(c, "a#1")
+	c.Claimed(a, 5)
+	c.Proven(a, 6)
+	end()
+	c.Lose("a#1")
+	wantViolation(t, c.Check(false), "epoch changed within one tenure: 5 then 6 (ValidateLeadership)")
+}
+
+func TestCheckerAcceptsIncreasingEpochsWithGaps(t *testing.T) {
+	// Epochs may skip (a node acquires above the revision after garbage);
+	// they must only never go back.
+	if got := history(t, false, 1, 2, 17, 18, math.MaxInt64); len(got) != 0 {
+		t.Errorf("violations in an increasing history: %q", got)
+	}
+}
+
+func TestParseKinds(t *testing.T) {
+	got, err := ParseKinds("out-of-band, cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FaultKind{FaultGarbage, FaultBucketRecreate, FaultCompaction, FaultTTLGarbage, FaultCut}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParseKinds = %v, want %v", got, want)
+	}
+	if got, err := ParseKinds(""); err != nil || len(got) != 0 {
+		t.Errorf(`ParseKinds("") = %v, %v; want none (the default applies)`, got, err)
+	}
+	for _, bad := range []string{"forged-max", "cut,nonsense"} {
+		if _, err := ParseKinds(bad); err == nil {
+			t.Errorf("ParseKinds(%q) accepted", bad)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -22,13 +24,59 @@ const (
 	FaultServer     FaultKind = "server"      // shut a NATS server down (maybe the stream leader), restart it later
 	FaultGarbage    FaultKind = "garbage"     // write garbage (or a delete or purge marker) into the lease key
 	FaultQuorumLoss FaultKind = "quorum-loss" // shut two of three servers down at once (off unless asked for)
+
+	// FaultBucketRecreate deletes the bucket and creates it again with the
+	// same settings: a new stream, whose revisions restart at 1.
+	FaultBucketRecreate FaultKind = "bucket-recreate"
+	// FaultCompaction purges the lease key and then its purge marker: the
+	// key is absent, as after a compaction.
+	FaultCompaction FaultKind = "compaction"
+	// FaultTTLGarbage writes a non-JSON value into the lease key, or deletes
+	// it, while a node with a long LeaseTTL leads (see
+	// Options.LongTTLNodes), its connection blackholed half of the time.
+	FaultTTLGarbage FaultKind = "long-ttl-garbage"
 )
+
+// A forged lease record at the maximum epoch is not a FaultKind: after it,
+// correct nodes refuse to campaign for good, so the run could not go on
+// electing. TestChaosForgedMaxEpoch covers it on its own.
 
 // DefaultKinds are the faults a run injects unless Options.Kinds says
 // otherwise; FaultQuorumLoss is left out.
 var DefaultKinds = []FaultKind{
 	FaultCut, FaultBlackhole, FaultStall, FaultHookStall, FaultStepDown,
 	FaultRestart, FaultCrash, FaultServer, FaultGarbage,
+	FaultBucketRecreate, FaultCompaction, FaultTTLGarbage,
+}
+
+// AllKinds are every FaultKind a run knows.
+var AllKinds = append(append([]FaultKind(nil), DefaultKinds...), FaultQuorumLoss)
+
+// ParseKinds parses a comma-separated list of fault kinds; "default" stands
+// for DefaultKinds and "out-of-band" for the out-of-band ones among them.
+func ParseKinds(list string) ([]FaultKind, error) {
+	var out []FaultKind
+	for _, f := range strings.Split(list, ",") {
+		k := FaultKind(strings.TrimSpace(f))
+		switch {
+		case k == "":
+		case k == "default":
+			out = append(out, DefaultKinds...)
+		case k == "out-of-band":
+			for _, d := range DefaultKinds {
+				if d.OutOfBand() {
+					out = append(out, d)
+				}
+			}
+		case k == "forged-max":
+			return nil, fmt.Errorf("forged-max is not a schedule fault: run TestChaosForgedMaxEpoch")
+		case slices.Contains(AllKinds, k):
+			out = append(out, k)
+		default:
+			return nil, fmt.Errorf("unknown fault kind %q; known: %v, default, out-of-band", k, AllKinds)
+		}
+	}
+	return out, nil
 }
 
 // heal is an action due at a time: the end of a fault.
@@ -39,8 +87,35 @@ type heal struct {
 }
 
 // inject applies one fault of kind k and returns a description, or "" if it
-// did not apply now (no eligible target).
+// did not apply now (no eligible target, or an out-of-band fault too soon
+// after the last one).
 func (r *run) inject(k FaultKind) string {
+	if !k.OutOfBand() {
+		return r.injectInBand(k)
+	}
+	if !r.outOfBandDue() {
+		return ""
+	}
+	var what string
+	switch k {
+	case FaultGarbage:
+		what = r.injectGarbage()
+	case FaultBucketRecreate:
+		what = r.injectRecreate()
+	case FaultCompaction:
+		what = r.injectCompaction()
+	case FaultTTLGarbage:
+		what = r.injectTTLGarbage()
+	}
+	if what != "" {
+		r.lastOutOfBand = time.Now()
+	}
+	return what
+}
+
+// injectInBand applies a fault of the nodes' surroundings: links, hooks,
+// processes and servers.
+func (r *run) injectInBand(k FaultKind) string {
 	switch k {
 	case FaultCut, FaultBlackhole, FaultStall:
 		return r.injectLink(k)
@@ -70,8 +145,6 @@ func (r *run) inject(k FaultKind) string {
 		return r.injectServer()
 	case FaultQuorumLoss:
 		return r.injectQuorumLoss()
-	case FaultGarbage:
-		return r.injectGarbage()
 	}
 	return ""
 }
@@ -148,7 +221,7 @@ func (r *run) injectServer() string {
 	if len(r.cluster.URLs()) < len(r.cluster.Servers()) {
 		return "" // one is down already: never two at once
 	}
-	stream := "KV_cluster-" + r.opts.ClusterID
+	stream := "KV_" + r.bucket()
 	i, what := r.rngIntN(len(r.cluster.Servers())), "server"
 	if r.chance(0.5) {
 		if l := r.cluster.StreamLeader("$G", stream); l >= 0 {
@@ -200,7 +273,7 @@ func (r *run) injectGarbage() string {
 	g := garbageValues[r.rngIntN(len(garbageValues))]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	kv, err := r.js.KeyValue(ctx, "cluster-"+r.opts.ClusterID)
+	kv, err := r.js.KeyValue(ctx, r.bucket())
 	if err == nil {
 		switch g.op {
 		case "delete":

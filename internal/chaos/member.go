@@ -19,6 +19,8 @@ type member struct {
 	proxies []*faultproxy.Proxy
 	stall   gate
 	r       *run
+	ttl     time.Duration // this member's LeaseTTL (see Options.LongTTLNodes)
+	renew   time.Duration // this member's RenewInterval
 
 	mu      sync.Mutex
 	node    *cluster.Node // nil while stopped
@@ -62,8 +64,8 @@ func (m *member) start() error {
 		ClusterID:      r.opts.ClusterID,
 		NodeID:         m.id,
 		NATSURLs:       m.urls(),
-		LeaseTTL:       r.opts.LeaseTTL,
-		RenewInterval:  r.opts.RenewInterval,
+		LeaseTTL:       m.ttl,
+		RenewInterval:  m.renew,
 		BucketReplicas: 3,
 		Logger:         r.opts.Logger.With("instance", inst),
 	}
@@ -72,6 +74,11 @@ func (m *member) start() error {
 		BecomeLeader: func(ctx context.Context) error {
 			m.stall.wait()
 			ten := r.checker.Become(inst, ctx)
+			// The epoch is read while the tenure is live: become publishes
+			// it with the tenure, and only replaces it after cancelling ctx.
+			if e := node.Epoch(); ctx.Err() == nil {
+				r.checker.Claimed(ten, e)
+			}
 			r.writers.Add(1)
 			go func() {
 				defer r.writers.Done()

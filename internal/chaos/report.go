@@ -11,28 +11,35 @@ import (
 type Report struct {
 	Seed          uint64        // the schedule's seed: the same seed draws the same faults
 	Nodes         int           // nodes in the run
-	LeaseTTL      time.Duration // the nodes' LeaseTTL
-	RenewInterval time.Duration // the nodes' RenewInterval
+	LeaseTTL      time.Duration // the nodes' LeaseTTL (the base: see NodeTTLs)
+	RenewInterval time.Duration // the nodes' RenewInterval (the base)
+	NodeTTLs      string        // each node's LeaseTTL/RenewInterval, when they differ
+	MaxLeaseTTL   time.Duration // the longest LeaseTTL of any node
 	Duration      time.Duration // time faults were injected
 	Observed      time.Duration // time the sampler watched (faults, healing, steady state)
 
 	Faults  map[FaultKind]int // injected, by kind
-	Skipped map[FaultKind]int // drawn but not applicable at the time (no target)
+	Skipped map[FaultKind]int // drawn but not applicable at the time (no target, or out-of-band too soon)
 
 	Tenures     int            // OnBecomeLeader calls: leadership transitions
 	Stillborn   int            // tenures already over when OnBecomeLeader ran (stalled hooks)
-	Unproven    int            // tenures that ended before ValidateLeadership could prove an epoch
-	FinalEpoch  int64          // highest epoch proven by ValidateLeadership
+	Unproven    int            // tenures that ended before their epoch was known
+	FinalEpoch  int64          // highest epoch of a tenure
 	Fence       FenceStats     // what the fenced resource accepted and refused
 	ValidateErr map[string]int // ValidateLeadership failures during live tenures, by cause
 
 	Availability float64       // share of sampled time in which some node led
 	Gaps         []Gap         // leaderless stretches, longest first
-	Recovery     time.Duration // from healing every fault to a leader
+	Recovery     time.Duration // from healing every fault to a leader (to RecoveryLimit if none came)
+	Recovered    bool          // a leader came within RecoveryLimit of healing
+	// RecoveryLimit is the longest Recovery allowed (Options.RecoveryLimit).
+	RecoveryLimit time.Duration
 
-	NodeFailures []string  // Nodes that stopped on their own or could not start (library failures under transient faults)
-	Violations   []string  // broken invariants: must be empty
-	Log          []LogLine // one line per fault and heal
+	NodeFailures  []string  // Nodes that stopped on their own or could not start (library failures under transient faults)
+	ExpectedStops []string  // Nodes that stopped with the permanent error an out-of-band fault calls for
+	Violations    []string  // broken invariants: must be empty
+	Liveness      []string  // liveness failures (no leader long after every fault healed): must be empty
+	Log           []LogLine // one line per fault and heal
 
 	start time.Time
 }
@@ -67,13 +74,17 @@ func (r *Report) LongestGap() time.Duration {
 }
 
 // report builds the Report once every node has stopped.
-func (r *run) report(faultsEnd, end time.Time, recovery time.Duration) *Report {
+func (r *run) report(faultsEnd, end time.Time, recovery time.Duration, recovered bool) *Report {
 	ts := r.checker.Tenures()
 	rep := &Report{
 		Seed: r.opts.Seed, Nodes: r.opts.Nodes, LeaseTTL: r.opts.LeaseTTL, RenewInterval: r.opts.RenewInterval,
-		Duration: faultsEnd.Sub(r.start), Observed: end.Sub(r.start),
-		Faults: r.faults, Skipped: r.skipped, Tenures: len(ts), Recovery: recovery,
+		MaxLeaseTTL: r.maxTTL, Duration: faultsEnd.Sub(r.start), Observed: end.Sub(r.start),
+		Faults: r.faults, Skipped: r.skipped, Tenures: len(ts),
+		Recovery: recovery, Recovered: recovered, RecoveryLimit: r.opts.RecoveryLimit,
 		Fence: r.fence.Stats(), Log: r.log, start: r.start,
+	}
+	if r.opts.LongTTLNodes > 0 {
+		rep.NodeTTLs = r.ttlSummary()
 	}
 	for _, t := range ts {
 		if t.Stillborn {
@@ -87,6 +98,8 @@ func (r *run) report(faultsEnd, end time.Time, recovery time.Duration) *Report {
 	r.statsMu.Lock()
 	rep.ValidateErr = r.validateErrs
 	rep.NodeFailures = append([]string(nil), r.nodeFailures...)
+	rep.ExpectedStops = append([]string(nil), r.expectedStops...)
+	rep.Liveness = append([]string(nil), r.liveness...)
 	r.statsMu.Unlock()
 	rep.Violations = append(r.checker.Check(true), r.fence.Violations()...)
 	return rep
@@ -100,12 +113,15 @@ func (r *Report) String() string {
 		total += n
 	}
 	fmt.Fprintf(&b, "chaos report: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v\n", r.Seed, r.Nodes, r.LeaseTTL, r.RenewInterval)
+	if r.NodeTTLs != "" {
+		fmt.Fprintf(&b, "  LeaseTTL/RenewInterval per node: %s\n", r.NodeTTLs)
+	}
 	fmt.Fprintf(&b, "  faults injected for %v (observed %v): %d\n", r.Duration.Round(time.Millisecond), r.Observed.Round(time.Millisecond), total)
 	fmt.Fprintf(&b, "  faults by kind: %s\n", kindCounts(r.Faults))
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(&b, "  drawn but not applicable: %s\n", kindCounts(r.Skipped))
+		fmt.Fprintf(&b, "  drawn but not applicable (no target, or out-of-band too soon): %s\n", kindCounts(r.Skipped))
 	}
-	fmt.Fprintf(&b, "  transitions (tenures): %d (stillborn %d, ended before proving an epoch %d), final epoch %d\n",
+	fmt.Fprintf(&b, "  transitions (tenures): %d (stillborn %d, ended before their epoch was known %d), final epoch %d\n",
 		r.Tenures, r.Stillborn, r.Unproven, r.FinalEpoch)
 	fmt.Fprintf(&b, "  fence: %d writes accepted, %d refused (%d stale-leader writes replayed, all must be refused), highest epoch %d\n",
 		r.Fence.Accepted, r.Fence.Refused, r.Fence.StaleWrites, r.Fence.Highest)
@@ -121,10 +137,24 @@ func (r *Report) String() string {
 		}
 		fmt.Fprintf(&b, "  leaderless gaps: %s\n", gapHistogram(r.Gaps, r.LeaseTTL, r.RenewInterval))
 	}
-	fmt.Fprintf(&b, "  recovery after healing: %v\n", r.Recovery.Round(time.Millisecond))
+	if r.Recovered {
+		fmt.Fprintf(&b, "  recovery after healing: %v (limit %v)\n", r.Recovery.Round(time.Millisecond), r.RecoveryLimit)
+	} else {
+		fmt.Fprintf(&b, "  recovery after healing: NONE, no leader within %v\n", r.Recovery.Round(time.Millisecond))
+	}
 	fmt.Fprintf(&b, "  node failures (stopped on their own, or could not start): %d\n", len(r.NodeFailures))
 	for _, f := range r.NodeFailures {
 		fmt.Fprintf(&b, "    %s\n", f)
+	}
+	if len(r.ExpectedStops) > 0 {
+		fmt.Fprintf(&b, "  expected stops (permanent errors called for by out-of-band faults): %d\n", len(r.ExpectedStops))
+		for _, f := range r.ExpectedStops {
+			fmt.Fprintf(&b, "    %s\n", f)
+		}
+	}
+	fmt.Fprintf(&b, "  liveness failures: %d\n", len(r.Liveness))
+	for _, l := range r.Liveness {
+		fmt.Fprintf(&b, "    %s\n", l)
 	}
 	fmt.Fprintf(&b, "  invariant violations: %d\n", len(r.Violations))
 	for _, v := range r.Violations {

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,9 +28,25 @@ type Options struct {
 	// pause is exponentially distributed, capped at 4 x MeanPause. Default
 	// LeaseTTL.
 	MeanPause time.Duration
-	Kinds     []FaultKind  // faults to inject, chosen uniformly; default DefaultKinds
-	ClusterID string       // default "chaos"
-	Logger    *slog.Logger // the nodes' logger; default discards
+	Kinds     []FaultKind // faults to inject, chosen uniformly; default DefaultKinds
+	ClusterID string      // default "chaos"
+	// LongTTLNodes is how many nodes get a LeaseTTL of 3 to 5 x LeaseTTL
+	// (drawn from the seed; RenewInterval scaled alike), so that nodes with
+	// different settings share the lease. Default: 2 of 5 when Kinds
+	// include FaultTTLGarbage, else none; -1: none.
+	LongTTLNodes int
+	// OutOfBandGap is the least time between two out-of-band faults (see
+	// FaultKind.OutOfBand), so that the cluster can elect in between; one
+	// drawn earlier is skipped. Default 2 x the longest LeaseTTL: correct
+	// nodes elect within about one (they wait the longest LeaseTTL they
+	// have seen on anything that is not a released record).
+	OutOfBandGap time.Duration
+	// RecoveryLimit bounds the time from healing every fault to a leader:
+	// longer is a liveness failure (Report.Liveness). Default 10 x the
+	// longest LeaseTTL, at least 20s (a restarted JetStream server may take
+	// seconds to serve the stream again).
+	RecoveryLimit time.Duration
+	Logger        *slog.Logger // the nodes' logger; default discards
 	// Log, if set, receives one line per fault and heal as they happen.
 	Log func(format string, args ...any)
 }
@@ -55,6 +73,10 @@ func (o Options) withDefaults() Options {
 	if len(o.Kinds) == 0 {
 		o.Kinds = DefaultKinds
 	}
+	if o.LongTTLNodes == 0 && slices.Contains(o.Kinds, FaultTTLGarbage) {
+		o.LongTTLNodes = max(1, o.Nodes*2/5)
+	}
+	o.LongTTLNodes = min(max(o.LongTTLNodes, 0), o.Nodes)
 	if o.ClusterID == "" {
 		o.ClusterID = "chaos"
 	}
@@ -75,6 +97,7 @@ type run struct {
 	cluster *natstest.Cluster
 	js      jetstream.JetStream
 	members []*member
+	maxTTL  time.Duration // the longest LeaseTTL of any member
 	checker *Checker
 	fence   *Fence
 	samples sampler
@@ -91,12 +114,17 @@ type run struct {
 	skipped map[FaultKind]int
 	log     []LogLine
 
+	lastOutOfBand time.Time // the last out-of-band fault
+	lastRecreate  time.Time // the last deletion or creation of the bucket by FaultBucketRecreate
+
 	started  chan startResult // Nodes started off the schedule's goroutine
 	starting int              // starts not reported yet
 
-	statsMu      sync.Mutex
-	validateErrs map[string]int
-	nodeFailures []string
+	statsMu       sync.Mutex
+	validateErrs  map[string]int
+	nodeFailures  []string
+	expectedStops []string
+	liveness      []string
 }
 
 // startResult reports a Node start made by startAsync.
@@ -108,8 +136,43 @@ type startResult struct {
 // Run runs the nodes under the schedule for opts.Duration, heals every
 // fault, checks that a leader is elected again, stops the nodes, checks the
 // invariants and returns the Report. It fails t on setup errors; it does not
-// fail t on violations: the caller decides (see Report.Violations).
+// fail t on violations or liveness failures: the caller decides (see
+// Report.Violations and Report.Liveness).
 func Run(t testing.TB, opts Options) *Report {
+	t.Helper()
+	r := setUp(t, opts)
+	opts = r.opts
+
+	stopSampler := make(chan struct{})
+	samplerDone := make(chan struct{})
+	go func() { defer close(samplerDone); r.runSampler(stopSampler) }()
+
+	r.start = time.Now()
+	r.schedule(r.start.Add(opts.Duration))
+	faultsEnd := time.Now()
+	r.healAll()
+	healed := time.Now()
+	recovered := r.operateUntil(healed.Add(opts.RecoveryLimit), func() bool { return r.leader() != nil })
+	recovery := time.Since(healed)
+	if recovered {
+		// A little steady state: the leader keeps writing.
+		r.operateUntil(time.Now().Add(2*r.maxTTL), func() bool { return false })
+	} else {
+		r.livenessFailure(fmt.Sprintf("no leader %v after every fault healed (limit %v = %.1f x the longest LeaseTTL %v): the cluster wedged\n%s",
+			recovery.Round(time.Millisecond), opts.RecoveryLimit, float64(opts.RecoveryLimit)/float64(r.maxTTL), r.maxTTL, r.snapshot()))
+	}
+
+	close(stopSampler)
+	<-samplerDone
+	end := time.Now()
+	r.stopAll()
+	r.writers.Wait()
+	return r.report(faultsEnd, end, recovery, recovered)
+}
+
+// setUp starts the servers and the nodes, and waits for the first leader.
+// Whatever still runs is stopped when t ends.
+func setUp(t testing.TB, opts Options) *run {
 	t.Helper()
 	opts = opts.withDefaults()
 	r := &run{
@@ -125,9 +188,6 @@ func Run(t testing.TB, opts Options) *Report {
 		validateErrs: map[string]int{},
 		started:      make(chan startResult, 64),
 	}
-	opts.Log("chaos: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v, duration %v, faults %v",
-		opts.Seed, opts.Nodes, opts.LeaseTTL, opts.RenewInterval, opts.Duration, opts.Kinds)
-
 	r.cluster = natstest.RunCluster(t, 3)
 	nc := r.cluster.Connect(t)
 	js, err := jetstream.New(nc)
@@ -135,14 +195,28 @@ func Run(t testing.TB, opts Options) *Report {
 		t.Fatalf("chaos: jetstream: %v", err)
 	}
 	r.js = js
+	ttls, renews := memberTTLs(opts)
 	for i := range opts.Nodes {
-		m := &member{id: fmt.Sprintf("node%d", i+1), r: r}
+		m := &member{id: fmt.Sprintf("node%d", i+1), r: r, ttl: ttls[i], renew: renews[i]}
 		for _, s := range r.cluster.Servers() {
 			m.proxies = append(m.proxies, faultproxy.New(t, s.Addr()))
 		}
 		r.members = append(r.members, m)
+		r.maxTTL = max(r.maxTTL, m.ttl)
 	}
-	defer r.shutdown()
+	if r.opts.OutOfBandGap == 0 {
+		r.opts.OutOfBandGap = 2 * r.maxTTL
+	}
+	if r.opts.RecoveryLimit == 0 {
+		r.opts.RecoveryLimit = max(10*r.maxTTL, 20*time.Second)
+	}
+	opts = r.opts
+	opts.Log("chaos: seed %d, %d nodes, LeaseTTL %v, RenewInterval %v, duration %v, faults %v",
+		opts.Seed, opts.Nodes, opts.LeaseTTL, opts.RenewInterval, opts.Duration, opts.Kinds)
+	if opts.LongTTLNodes > 0 {
+		opts.Log("chaos: LeaseTTL/RenewInterval per node: %s", r.ttlSummary())
+	}
+	t.Cleanup(r.shutdown)
 	for _, m := range r.members {
 		if err := m.start(); err != nil {
 			t.Fatalf("chaos: %v", err)
@@ -150,28 +224,55 @@ func Run(t testing.TB, opts Options) *Report {
 	}
 	natstest.WaitFor(t, 30*time.Second, func() bool { return r.leader() != nil }, "chaos: no first leader")
 	opts.Log("chaos: servers n0..n%d, nodes node1..node%d; first leader %s", len(r.cluster.Servers())-1, opts.Nodes, r.leader().id)
+	return r
+}
 
-	stopSampler := make(chan struct{})
-	samplerDone := make(chan struct{})
-	go func() { defer close(samplerDone); r.runSampler(stopSampler) }()
+// memberTTLs draws which nodes get a long LeaseTTL, and how long, from the
+// seed (a stream of its own, so the schedule draws the same faults).
+func memberTTLs(opts Options) (ttls, renews []time.Duration) {
+	rng := rand.New(rand.NewPCG(opts.Seed+2, 0))
+	ttls = make([]time.Duration, opts.Nodes)
+	renews = make([]time.Duration, opts.Nodes)
+	for i := range ttls {
+		ttls[i], renews[i] = opts.LeaseTTL, opts.RenewInterval
+	}
+	for _, i := range rng.Perm(opts.Nodes)[:opts.LongTTLNodes] {
+		// Scaling both keeps RenewInterval <= LeaseTTL/3, and the defaults
+		// (RequestTimeout = RenewInterval, SafetyMargin = LeaseTTL/10)
+		// keep RequestTimeout <= LeaseTTL - SafetyMargin.
+		f := 3 + 2*rng.Float64()
+		ttls[i] = time.Duration(f * float64(opts.LeaseTTL)).Round(time.Millisecond)
+		renews[i] = time.Duration(f * float64(opts.RenewInterval)).Round(time.Millisecond)
+	}
+	return ttls, renews
+}
 
-	r.start = time.Now()
-	r.schedule(r.start.Add(opts.Duration))
-	faultsEnd := time.Now()
-	r.healAll()
-	healed := time.Now()
-	natstest.WaitFor(t, 60*time.Second, func() bool { return r.leader() != nil }, "chaos: no leader elected within 60s after every fault healed")
-	recovery := time.Since(healed)
-	// A little steady state: the leader keeps writing.
-	steady := time.Now().Add(2 * opts.LeaseTTL)
-	natstest.WaitFor(t, 10*opts.LeaseTTL+10*time.Second, func() bool { return time.Now().After(steady) }, "steady state")
+// ttlSummary lists each member's LeaseTTL and RenewInterval.
+func (r *run) ttlSummary() string {
+	parts := make([]string, len(r.members))
+	for i, m := range r.members {
+		parts[i] = fmt.Sprintf("%s=%v/%v", m.id, m.ttl, m.renew)
+	}
+	return strings.Join(parts, " ")
+}
 
-	close(stopSampler)
-	<-samplerDone
-	end := time.Now()
-	r.stopAll()
-	r.writers.Wait()
-	return r.report(faultsEnd, end, recovery)
+// operateUntil keeps the harness running (heals due, restarts of nodes
+// that stopped) until cond holds or deadline passes, and reports whether
+// cond held.
+func (r *run) operateUntil(deadline time.Time, cond func() bool) bool {
+	for {
+		r.collectStarts()
+		r.checkFailures()
+		r.runDueHeals(time.Now())
+		if cond() {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		timer := time.NewTimer(min(time.Until(deadline), 5*time.Millisecond))
+		<-timer.C
+	}
 }
 
 // schedule injects faults until deadline, and heals them when due.
@@ -262,6 +363,7 @@ func (r *run) healAll() {
 			r.cluster.Restart(r.t, i)
 		}
 	}
+	r.ensureBucket()
 	r.checkFailures()
 	for _, m := range r.members {
 		for attempt := 1; m.current() == nil && attempt <= 3; attempt++ {
@@ -300,7 +402,12 @@ func (r *run) startDone(res startResult) {
 	if res.err == nil {
 		return
 	}
-	r.nodeFailure(fmt.Sprintf("%s could not start: %v", res.m.id, res.err))
+	msg := fmt.Sprintf("%s could not start: %v", res.m.id, res.err)
+	if r.recentRecreate() {
+		r.expectedStop(msg + " (expected: the bucket was deleted and created again)")
+	} else {
+		r.nodeFailure(msg)
+	}
 	r.busy[res.m]++
 	r.later(r.opts.LeaseTTL, "start "+res.m.id+" again", func() {
 		r.busy[res.m]--
@@ -320,11 +427,18 @@ func (r *run) nodeFailure(msg string) {
 
 // checkFailures notices Nodes that stopped on their own, records why, and
 // schedules a new Node in their place. A Node stopping on its own under
-// transient faults is a failure of the library.
+// transient faults is a failure of the library; one stopping with the
+// permanent error an out-of-band fault calls for is expected (see
+// expectedStopCause).
 func (r *run) checkFailures() {
 	for _, m := range r.members {
 		if err, failed := m.failed(); failed {
-			r.nodeFailure(fmt.Sprintf("%s stopped on its own: %v", m.instance(), err))
+			msg := fmt.Sprintf("%s stopped on its own: %v", m.instance(), err)
+			if why := r.expectedStopCause(err); why != "" {
+				r.expectedStop(msg + " (expected: " + why + ")")
+			} else {
+				r.nodeFailure(msg)
+			}
 			r.busy[m]++
 			r.later(r.opts.LeaseTTL, "start "+m.id, func() {
 				r.busy[m]--
@@ -334,6 +448,24 @@ func (r *run) checkFailures() {
 			})
 		}
 	}
+}
+
+// expectedStop records a Node that stopped as the library documents for a
+// fault the run injected.
+func (r *run) expectedStop(msg string) {
+	r.statsMu.Lock()
+	r.expectedStops = append(r.expectedStops, msg)
+	r.statsMu.Unlock()
+	r.logf("%s", msg)
+}
+
+// livenessFailure records that the cluster did not make progress in time.
+func (r *run) livenessFailure(msg string) {
+	r.statsMu.Lock()
+	r.liveness = append(r.liveness, msg)
+	r.statsMu.Unlock()
+	first, _, _ := strings.Cut(msg, "\n") // the report has the rest
+	r.logf("liveness: %s", first)
 }
 
 // stopAll stops every node gracefully.

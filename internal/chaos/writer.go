@@ -18,6 +18,12 @@ func (r *run) write(node *cluster.Node, inst string, ten *Tenure, ctx context.Co
 	pause := time.NewTimer(0)
 	defer pause.Stop()
 	var epoch int64
+	refused := 0 // fence refusals while live: reported once, with the count
+	defer func() {
+		if refused > 1 {
+			r.checker.Violation("current leader %s was refused by the fence %d times in all during its tenure", inst, refused)
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -27,7 +33,7 @@ func (r *run) write(node *cluster.Node, inst string, ten *Tenure, ctx context.Co
 			return
 		case <-pause.C:
 		}
-		vctx, cancel := context.WithTimeout(ctx, 2*r.opts.LeaseTTL)
+		vctx, cancel := context.WithTimeout(ctx, 2*r.maxTTL)
 		e, err := node.ValidateLeadership(vctx)
 		cancel()
 		switch {
@@ -38,8 +44,12 @@ func (r *run) write(node *cluster.Node, inst string, ten *Tenure, ctx context.Co
 			epoch = e
 			ok, highest, by := r.fence.Write(inst, ten.Start, e)
 			if !ok && ctx.Err() == nil {
-				r.checker.Violation("current leader %s refused by the fence: epoch %d < %d written by %s, and its tenure ctx is still live",
-					inst, e, highest, by)
+				// One line per tenure (an epoch that went back is refused at
+				// every write); the count follows at its end.
+				if refused++; refused == 1 {
+					r.checker.Violation("current leader %s refused by the fence: epoch %d < %d written by %s, and its tenure ctx is still live",
+						inst, e, highest, by)
+				}
 			}
 		}
 		pause.Reset(r.writeInterval())
