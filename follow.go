@@ -11,10 +11,10 @@ import (
 
 // observed is a lease entry as this node saw it.
 type observed struct {
-	present   bool   // some entry exists (delete and purge markers count)
-	rev       uint64 // its revision
-	lease     Lease  // decoded record, when valid
-	valid     bool   // decoded as a lease record (not garbage, not a marker)
+	present bool   // some entry exists (delete and purge markers count)
+	rev     uint64 // its revision
+	lease   Lease  // decoded record, when valid
+	valid   bool   // decoded as a lease record (not garbage, not a marker)
 	// handedBack says a released record releases what this node saw just
 	// before it (a record at the same epoch), or is the first thing this
 	// node sees: taken at once. A release out of the blue (an operator's,
@@ -22,7 +22,7 @@ type observed struct {
 	// running, cut off: it waits the takeover wait like a held record.
 	handedBack bool
 	firstSeen  time.Time
-	expired   bool // unchanged for the takeover wait on this node's clock
+	expired    bool // unchanged for the takeover wait on this node's clock
 }
 
 func (o observed) released() bool { return o.valid && o.lease.NodeID == "" }

@@ -4,7 +4,7 @@ package cluster
 // record under mixed LeaseTTLs, a LeaseTTL others cannot decode, the bucket
 // deleted and recreated under running nodes, the lease key compacted away,
 // and an epoch forged at its maximum. Each breaks one of the invariants of
-// DESIGN.md §6: at most one tenure at a time, epochs that only grow.
+// docs/design.md §8: at most one tenure at a time, epochs that only grow.
 
 import (
 	"context"

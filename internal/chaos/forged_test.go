@@ -15,16 +15,10 @@ import (
 )
 
 // exhaustedEpoch reports whether err is the permanent error a node stops
-// with when the next epoch would pass math.MaxInt64 (DESIGN.md §2: "the
-// epoch never wraps: at the maximum the node refuses with a named permanent
-// error"). The core will name it cluster.ErrEpochExhausted; until it
-// exists the error's text is matched.
-//
-// TODO: return errors.Is(err, cluster.ErrEpochExhausted) once it exists.
-func exhaustedEpoch(err error) bool {
-	return err != nil && !errors.Is(err, cluster.ErrEpochMismatch) &&
-		strings.Contains(strings.ToLower(err.Error()), "epoch")
-}
+// with when the next epoch would pass math.MaxInt64 (docs/design.md §5:
+// the epoch never wraps; at the maximum the node refuses with a named
+// permanent error).
+func exhaustedEpoch(err error) bool { return errors.Is(err, cluster.ErrEpochExhausted) }
 
 // TestChaosForgedMaxEpoch: someone writes a valid-looking lease record at
 // or next to the largest epoch, for a node that does not exist, with a plain

@@ -11,7 +11,7 @@ import (
 )
 
 // Out-of-band faults change the bucket or the lease key behind the nodes'
-// backs, as operators, tools and bugs do (DESIGN.md §2, "Out-of-band
+// backs, as operators, tools and bugs do (docs/design.md §5, "Out-of-band
 // changes"). None of them may produce two leaders or an epoch that is not
 // above every epoch handed out before.
 
