@@ -69,7 +69,7 @@ func BenchmarkLeaseDecode(b *testing.B) {
 func benchFollower(b *testing.B, hooks Hooks) *election {
 	cfg := Config{ClusterID: "bench", NodeID: "node-2", NATSURLs: []string{"nats://127.0.0.1:1"},
 		Logger: slog.New(slog.DiscardHandler)}.withDefaults()
-	d := newDispatcher(cfg.Logger, cfg.Observer)
+	d := newDispatcher(cfg.Logger, cfg.Metrics)
 	b.Cleanup(func() { d.close(); <-d.done })
 	return &election{cfg: cfg, log: cfg.Logger, view: newView(), disp: d, hooks: hooks, hookCtx: context.Background()}
 }
@@ -119,7 +119,7 @@ func BenchmarkWatchLeaderChange(b *testing.B) {
 // BenchmarkHookDispatch is one hook handed to the dispatcher goroutine and
 // waited for: the latency a hook adds to a handover.
 func BenchmarkHookDispatch(b *testing.B) {
-	d := newDispatcher(slog.New(slog.DiscardHandler), noObserver{})
+	d := newDispatcher(slog.New(slog.DiscardHandler), noMetrics{})
 	defer func() { d.close(); <-d.done }()
 	fn := func() error { return nil }
 	b.ReportAllocs()
@@ -133,7 +133,7 @@ func BenchmarkHookDispatch(b *testing.B) {
 // BenchmarkHookDispatchQueued is the dispatcher's throughput: hooks queued
 // back to back, as a burst of watch events would queue them.
 func BenchmarkHookDispatchQueued(b *testing.B) {
-	d := newDispatcher(slog.New(slog.DiscardHandler), noObserver{})
+	d := newDispatcher(slog.New(slog.DiscardHandler), noMetrics{})
 	defer func() { d.close(); <-d.done }()
 	fn := func() error { return nil }
 	b.ReportAllocs()

@@ -88,7 +88,7 @@ func (e *election) acquire(rev uint64) {
 	switch {
 	case err == nil:
 		e.failures, e.retryAt, e.pending = 0, time.Time{}, nil
-		e.cfg.Observer.ObserveElection(e.electionCause(rev), e.electionWait(rev, sent))
+		e.cfg.Metrics.ObserveElection(e.electionCause(rev), e.electionWait(rev, sent))
 		e.become(epoch, newRev, sent)
 	case classify(err) == classConflict:
 		e.log.Debug("lost the race for the lease", "revision", rev)
@@ -140,7 +140,7 @@ func (e *election) landed(p *pendingAcquire, rev uint64) {
 		return
 	}
 	e.log.Info("an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
-	e.cfg.Observer.ObserveElection(ElectionExpired, time.Since(p.sent))
+	e.cfg.Metrics.ObserveElection(ElectionExpired, time.Since(p.sent))
 	e.become(p.epoch, rev, p.sent)
 }
 

@@ -81,18 +81,24 @@ type Config struct {
 	// OnLoseLeadership, release), at most once per LeaseTTL of its tenure.
 	// Equal priorities never hand over. Default 0: off.
 	Priority int
-	// HealthCheck, if set, is called every HealthInterval with a ctx that
-	// ends after HealthInterval. A leader whose check fails HealthThreshold
-	// times in a row steps down; a node whose last HealthThreshold checks
-	// failed, or whose first check has not passed yet, does not campaign.
-	HealthCheck func(ctx context.Context) error
-	// HealthInterval is how often HealthCheck runs. Default RenewInterval.
-	HealthInterval time.Duration
-	// HealthThreshold is how many failed checks in a row make a node
-	// unhealthy. Default 3.
-	HealthThreshold int
-	// Observer receives events for metrics. Optional.
-	Observer Observer
+	// ReadinessCheck, if set, says whether this node may lead: the
+	// application's own check (its database reachable, its disk not full).
+	// It is called every ReadinessInterval with a ctx that ends after
+	// ReadinessInterval. A node does not campaign until a check has passed,
+	// nor after ReadinessThreshold checks in a row have failed; a leader
+	// steps down then. Node.Ready reports the result, and health replies
+	// carry it. (Package health answers other nodes' queries; this is the
+	// node's own check.)
+	ReadinessCheck func(ctx context.Context) error
+	// ReadinessInterval is how often ReadinessCheck runs. Default RenewInterval.
+	ReadinessInterval time.Duration
+	// ReadinessThreshold is how many failed checks in a row make a node
+	// not ready. Default 3.
+	ReadinessThreshold int
+	// Metrics receives events for a metrics system (see package metrics).
+	// Optional. (Not to be confused with NewObserver, a node that never
+	// campaigns.)
+	Metrics Metrics
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -124,14 +130,14 @@ func (c Config) withDefaults() Config {
 	if c.Cooldown == 0 {
 		c.Cooldown = c.LeaseTTL
 	}
-	if c.HealthInterval == 0 {
-		c.HealthInterval = c.RenewInterval
+	if c.ReadinessInterval == 0 {
+		c.ReadinessInterval = c.RenewInterval
 	}
-	if c.HealthThreshold == 0 {
-		c.HealthThreshold = 3
+	if c.ReadinessThreshold == 0 {
+		c.ReadinessThreshold = 3
 	}
-	if c.Observer == nil {
-		c.Observer = noObserver{}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
 	}
 	return c
 }
@@ -180,11 +186,11 @@ func (c Config) validate() error {
 	if c.Priority < 0 {
 		return fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority)
 	}
-	if c.HealthInterval < 0 {
-		return fmt.Errorf("%w: HealthInterval %v is negative", ErrInvalidConfig, c.HealthInterval)
+	if c.ReadinessInterval < 0 {
+		return fmt.Errorf("%w: ReadinessInterval %v is negative", ErrInvalidConfig, c.ReadinessInterval)
 	}
-	if c.HealthThreshold < 0 {
-		return fmt.Errorf("%w: HealthThreshold %d is negative", ErrInvalidConfig, c.HealthThreshold)
+	if c.ReadinessThreshold < 0 {
+		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
 	}
 	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)

@@ -21,7 +21,7 @@ type hookCall struct {
 // path, or on a NATS callback goroutine.
 type dispatcher struct {
 	log      *slog.Logger
-	obs      Observer
+	obs      Metrics
 	failures atomic.Int64
 	goid     atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
 
@@ -32,7 +32,7 @@ type dispatcher struct {
 	done   chan struct{}
 }
 
-func newDispatcher(log *slog.Logger, obs Observer) *dispatcher {
+func newDispatcher(log *slog.Logger, obs Metrics) *dispatcher {
 	d := &dispatcher{log: log, obs: obs, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go d.run()
 	return d

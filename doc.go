@@ -56,12 +56,12 @@
 //
 // Config.Priority makes a node the preferred leader: once it has followed
 // for a LeaseTTL it asks a leader of lower priority to hand over, which the
-// leader does through the normal release. Config.HealthCheck couples
+// leader does through the normal release. Config.ReadinessCheck couples
 // leadership to the application's health: a leader that fails it
-// HealthThreshold times in a row steps down, and an unhealthy node does not
+// ReadinessThreshold times in a row steps down, and an unhealthy node does not
 // campaign. Operators can ask the leader to step down, optionally in favour
 // of a named node, with a request on ControlSubject (see StepDownRequest);
-// StepDownTo does the same from code. Config.Observer receives the events a
+// StepDownTo does the same from code. Config.Metrics receives the events a
 // metrics system needs (package metrics has a Prometheus collector).
 //
 // # Errors

@@ -31,7 +31,7 @@ type election struct {
 	view     *view
 	cmds     chan command
 	control  chan controlRequest // step-down requests from NATS
-	health   chan error          // HealthCheck results
+	health   chan error          // ReadinessCheck results
 	expired  chan struct{}       // the tenure deadline passed (buffered, 1)
 	exited   chan struct{}       // closed when run returns
 	base     context.Context
@@ -68,8 +68,7 @@ type election struct {
 	err           error  // permanent failure
 	finished      bool
 
-	healthFails int       // consecutive failed health checks
-	healthKnown bool      // a health check has completed
+	ready       readiness // ReadinessCheck results
 	stableSince time.Time // connected, synced and healthy since
 	askedAt     time.Time // last time this node asked the leader to yield (priority)
 }
@@ -303,7 +302,7 @@ func (e *election) publish() {
 	e.view.mu.Unlock()
 	if leader != e.known {
 		e.known = leader
-		e.cfg.Observer.ObserveLeader(leader)
+		e.cfg.Metrics.ObserveLeader(leader)
 		e.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return e.hooks.OnLeaderChange(e.hookCtx, leader) }})
 	}
 }

@@ -61,6 +61,11 @@ var (
 	ErrCalledFromHook = errors.New("called from a hook: it completes after the hook returns")
 )
 
+// ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
+// failed ReadinessThreshold times in a row: it does not campaign, and a
+// leader steps down. Node.Ready returns it, wrapping the check's error.
+var ErrNotReady = errors.New("cluster: not ready")
+
 // errBucketRecreated is the cause given when a tenure ends because the
 // bucket was deleted and created again under the running node.
 var errBucketRecreated = errors.New("the bucket was deleted and created again")

@@ -66,7 +66,7 @@ func TestComposeHooksOrderAndErrors(t *testing.T) {
 }
 
 func TestDispatcherRunsInOrderAndSurvivesPanics(t *testing.T) {
-	d := newDispatcher(testLogger(), noObserver{})
+	d := newDispatcher(testLogger(), noMetrics{})
 	var got []int
 	done := make(chan struct{})
 	for i := range 5 {

@@ -115,7 +115,7 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { e.deadlineFired(t) })
 	e.log.Info("became leader", "epoch", epoch, "revision", rev)
-	e.cfg.Observer.ObserveLeadership(true, epoch)
+	e.cfg.Metrics.ObserveLeadership(true, epoch)
 	e.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return e.hooks.OnBecomeLeader(ctx) }})
 	t.timer.Reset(time.Until(e.deadline(sent)))
 }
@@ -195,7 +195,7 @@ func (e *election) endTenure() {
 // can be queued ahead of it.
 func (e *election) queueLose(t *tenure) {
 	t.loseOnce.Do(func() {
-		e.cfg.Observer.ObserveLeadership(false, t.epoch)
+		e.cfg.Metrics.ObserveLeadership(false, t.epoch)
 		timeout := e.cfg.DrainTimeout
 		e.disp.enqueue(hookCall{name: "OnLoseLeadership", started: t.loseStarted, done: t.loseDone, fn: func() error {
 			ctx, cancel := context.WithTimeout(e.hookCtx, timeout)
@@ -237,7 +237,7 @@ func (e *election) renew() bool {
 	ctx, cancel := e.renewalCtx(e.tenureDeadline())
 	rev, err := e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
 	cancel()
-	e.cfg.Observer.ObserveRenewal(renewalOutcome(err), time.Since(sent))
+	e.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 	switch {
 	case err == nil:
 		t.rev = rev

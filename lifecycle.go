@@ -105,6 +105,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	el := newElection(n, st, watcher, control, base)
 	el.revFloor = st.lastSeqAtOpen
+	el.publishReady()
 
 	n.mu.Lock()
 	if n.stopped { // Stop came while we were starting
@@ -122,10 +123,10 @@ func (n *Node) start(ctx context.Context) error {
 	n.hookStop = el.stopHooks
 	n.checks = make(chan struct{})
 	n.mu.Unlock()
-	if n.cfg.HealthCheck != nil {
+	if n.cfg.ReadinessCheck != nil {
 		go func() {
 			defer close(n.checks)
-			runHealthChecks(base, n.cfg, el.health)
+			runReadinessChecks(base, n.cfg, el.health)
 		}()
 	} else {
 		close(n.checks)
@@ -145,7 +146,7 @@ func newElection(n *Node, st *store, watcher *leaseWatch, control chan controlRe
 		store:      st,
 		campaign:   n.campaign,
 		hooks:      n.hooks,
-		disp:       newDispatcher(n.log, n.cfg.Observer),
+		disp:       newDispatcher(n.log, n.cfg.Metrics),
 		view:       n.view,
 		cmds:       make(chan command),
 		control:    control,
@@ -279,7 +280,7 @@ func (n *Node) beginTeardown() {
 // the connection the Node owns and closes Done.
 func (n *Node) finishTeardown(el *election) {
 	<-el.exited
-	<-n.checks // a HealthCheck that ignores its ctx holds Done up here
+	<-n.checks // a ReadinessCheck that ignores its ctx holds Done up here
 	el.disp.close()
 	<-el.disp.done
 	n.hookStop()

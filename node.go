@@ -62,12 +62,16 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	if hooks == nil {
 		hooks = NoOpHooks{}
 	}
+	v := newView()
+	if cfg.ReadinessCheck != nil {
+		v.ready = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
+	}
 	return &Node{
 		cfg:      cfg,
 		hooks:    hooks,
 		campaign: campaign,
 		log:      cfg.Logger.With("cluster", cfg.ClusterID, "node", cfg.NodeID),
-		view:     newView(),
+		view:     v,
 		done:     make(chan struct{}),
 	}, nil
 }
@@ -125,7 +129,7 @@ func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
 // Errors wrap ErrNotLeader, ErrLeaseExpired or ErrEpochMismatch.
 func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 	epoch, err := n.validateLeadership(ctx)
-	n.cfg.Observer.ObserveFencing(err)
+	n.cfg.Metrics.ObserveFencing(err)
 	return epoch, err
 }
 
@@ -210,6 +214,17 @@ func (n *Node) Lease() (Lease, bool) {
 	n.view.mu.RLock()
 	defer n.view.mu.RUnlock()
 	return n.view.lease, n.view.hasRec
+}
+
+// Ready returns nil when this node may lead as far as its
+// Config.ReadinessCheck goes (always, without one); otherwise an error
+// wrapping ErrNotReady and the last check's error. A node is not ready
+// until a check has passed, and stops being ready after ReadinessThreshold
+// failures in a row. Health replies carry it (package health).
+func (n *Node) Ready() error {
+	n.view.mu.RLock()
+	defer n.view.mu.RUnlock()
+	return n.view.ready
 }
 
 // NodeID returns the node's ID.

@@ -64,9 +64,9 @@ func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
 	srv, rec, id := setup(t)
 	var sick atomic.Bool
 	acfg := testConfig(id, "a", srv.URL())
-	acfg.HealthInterval, acfg.HealthThreshold = 50*time.Millisecond, 3
+	acfg.ReadinessInterval, acfg.ReadinessThreshold = 50*time.Millisecond, 3
 	var checks atomic.Int64
-	acfg.HealthCheck = func(ctx context.Context) error {
+	acfg.ReadinessCheck = func(ctx context.Context) error {
 		checks.Add(1)
 		if sick.Load() {
 			return errors.New("disk full")
@@ -209,7 +209,7 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 	srv, rec, id := setup(t)
 	obs := &eventObserver{renewals: map[RenewalOutcome]int{}, hooks: map[string]int{}}
 	acfg := testConfig(id, "a", srv.URL())
-	acfg.Observer = obs
+	acfg.Metrics = obs
 	a := startNode(t, acfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)

@@ -15,6 +15,7 @@ type view struct {
 	lease   Lease
 	hasRec  bool
 	changed chan struct{} // closed and replaced whenever leader changes
+	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
 
 	// The current tenure, nil when not leading. deadline is on this
 	// process's monotonic clock; the tenure ends when it passes even if the

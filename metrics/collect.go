@@ -45,7 +45,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.reconnDesc, prometheus.CounterValue, float64(nc.Stats().Reconnects))
 }
 
-// eventSeries are the series the Observer methods update.
+// eventSeries are the series the cluster.Metrics methods update.
 func (c *Collector) eventSeries() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.transitions, c.leaderChanges, c.renewals, c.renewalLatency,

@@ -10,14 +10,14 @@ import (
 )
 
 // Collector is a Prometheus collector for one go-cluster node. It is a
-// cluster.Observer (pass it as cluster.Config.Observer) and a
+// cluster.Metrics (pass it as cluster.Config.Metrics) and a
 // prometheus.Collector (register it on any registry). Bound to the node
 // with Bind, it also reads the node's role, epoch and connection at scrape
 // time.
 //
 // Every series carries the constant labels cluster and node, so the
 // collectors of several nodes, even of several clusters, can share one
-// registry. All methods are safe for concurrent use; the Observer methods
+// registry. All methods are safe for concurrent use; the cluster.Metrics methods
 // only update in-memory counters and never block.
 type Collector struct {
 	clusterID, nodeID string
@@ -49,7 +49,7 @@ type Collector struct {
 // ErrInvalidConfig and names the field.
 //
 //	m, _ := metrics.New("orders", "node-1")
-//	node, _ := cluster.NewNode(cluster.Config{ClusterID: "orders", NodeID: "node-1", Observer: m, ...}, hooks)
+//	node, _ := cluster.NewNode(cluster.Config{ClusterID: "orders", NodeID: "node-1", Metrics: m, ...}, hooks)
 //	_ = m.Bind(node)
 //	prometheus.MustRegister(m)
 func New(clusterID, nodeID string, opts ...Option) (*Collector, error) {
@@ -76,7 +76,7 @@ func New(clusterID, nodeID string, opts ...Option) (*Collector, error) {
 	return c, nil
 }
 
-// initEvents makes the series the Observer methods update, with a zero
+// initEvents makes the series the cluster.Metrics methods update, with a zero
 // series for every known label value.
 func (c *Collector) initEvents(ns string, labels prometheus.Labels) {
 	c.transitions = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -1,19 +1,19 @@
 // Package metrics exports the state and events of go-cluster nodes to
 // Prometheus.
 //
-// A Collector is both a cluster.Observer, passed as cluster.Config.Observer
+// A Collector is both a cluster.Metrics, passed as cluster.Config.Metrics
 // so that the node reports its events to it, and a prometheus.Collector,
 // registered on any registry. Bound to its node with Bind, it also reads
 // the node's role, epoch and NATS connection when it is scraped:
 //
 //	m, err := metrics.New("orders", "node-1")
-//	node, err := cluster.NewNode(cluster.Config{ClusterID: "orders", NodeID: "node-1", Observer: m, ...}, hooks)
+//	node, err := cluster.NewNode(cluster.Config{ClusterID: "orders", NodeID: "node-1", Metrics: m, ...}, hooks)
 //	err = m.Bind(node)
 //	prometheus.MustRegister(m)
 //	http.Handle("/metrics", promhttp.Handler())
 //
 // The core package stays free of Prometheus: it only knows the small
-// cluster.Observer interface.
+// cluster.Metrics interface.
 //
 // # Series
 //
@@ -42,7 +42,7 @@
 // stays at the last one it held). The series of every known label value
 // exist from the start, at 0, so rate() and alerts see the first event.
 //
-// election_wait_seconds is what cluster.Observer.ObserveElection reports,
+// election_wait_seconds is what cluster.Metrics.ObserveElection reports,
 // on the winner's clock, by cause. cause="released": the time from seeing
 // the release record to sending the write that won it (microseconds when a
 // follower campaigns at once; longer when it sat out a handover window, a
@@ -64,7 +64,7 @@
 //
 // # Cost
 //
-// The Observer methods run on the node's goroutines, some on the election
+// The cluster.Metrics methods run on the node's goroutines, some on the election
 // loop: each updates an in-memory series (an atomic add after a read-locked
 // lookup of its label values), does no I/O and never calls the node.
 // Scrapes read the bound node's lock-light accessors.

@@ -35,7 +35,7 @@ func Example() {
 	}
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "orders", NodeID: "node-1", NATSURLs: []string{srv.URL()},
-		LeaseTTL: time.Second, Observer: m, Logger: slog.New(slog.DiscardHandler),
+		LeaseTTL: time.Second, Metrics: m, Logger: slog.New(slog.DiscardHandler),
 	}, nil)
 	if err != nil {
 		fmt.Println(err)

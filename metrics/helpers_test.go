@@ -103,11 +103,11 @@ func testLogger() *slog.Logger {
 }
 
 // nodeConfig is a lease long enough to ride out a loaded machine under -race.
-func nodeConfig(clusterID, nodeID, url string, obs cluster.Observer) cluster.Config {
+func nodeConfig(clusterID, nodeID, url string, obs cluster.Metrics) cluster.Config {
 	return cluster.Config{
 		ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{url},
 		LeaseTTL: 3 * time.Second, RenewInterval: 750 * time.Millisecond,
-		Observer: obs, Logger: testLogger(),
+		Metrics: obs, Logger: testLogger(),
 	}
 }
 

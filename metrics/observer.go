@@ -8,10 +8,10 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 )
 
-// The Observer methods are called by the node, some on its election loop:
+// The cluster.Metrics methods are called by the node, some on its election loop:
 // each only updates in-memory series (an atomic add after a read-locked
 // lookup of the label values), with no I/O.
-var _ cluster.Observer = (*Collector)(nil)
+var _ cluster.Metrics = (*Collector)(nil)
 
 // ObserveRenewal counts a renewal by outcome and records its latency.
 func (c *Collector) ObserveRenewal(outcome cluster.RenewalOutcome, latency time.Duration) {

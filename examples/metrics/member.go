@@ -57,7 +57,7 @@ func (m *member) start(ctx context.Context, cfg settings, nodeID string) error {
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: cfg.clusterID, NodeID: nodeID, Conn: m.nc, Logger: cfg.logger,
 		LeaseTTL: cfg.ttl, RenewInterval: cfg.ttl / 4,
-		Observer: m.metrics,
+		Metrics: m.metrics,
 	}, cluster.ComposeHooks(announce(nodeID), adapter))
 	if err != nil {
 		return err

@@ -23,12 +23,12 @@ const (
 	ElectionExpired  ElectionCause = "expired"  // the holder stopped renewing (or the value was garbage)
 )
 
-// Observer receives the events a metrics system needs (see package
+// Metrics receives the events a metrics system needs (see package
 // metrics for a Prometheus collector). Its methods are called on the
 // node's own goroutines, some on the election loop itself, so they must
 // return quickly, must not block, and must not call the Node. The core
 // stays free of any metrics library.
-type Observer interface {
+type Metrics interface {
 	// ObserveRenewal reports a renewal by the leader and how long it took.
 	ObserveRenewal(outcome RenewalOutcome, latency time.Duration)
 	// ObserveLeadership reports that this node became (true) or stopped
@@ -49,12 +49,12 @@ type Observer interface {
 	ObserveFencing(err error)
 }
 
-// noObserver is the Observer used when Config.Observer is nil.
-type noObserver struct{}
+// noMetrics is the Metrics used when Config.Metrics is nil.
+type noMetrics struct{}
 
-func (noObserver) ObserveRenewal(RenewalOutcome, time.Duration) {}
-func (noObserver) ObserveLeadership(bool, int64)                {}
-func (noObserver) ObserveElection(ElectionCause, time.Duration) {}
-func (noObserver) ObserveLeader(string)                         {}
-func (noObserver) ObserveHook(string, time.Duration, error)     {}
-func (noObserver) ObserveFencing(error)                         {}
+func (noMetrics) ObserveRenewal(RenewalOutcome, time.Duration) {}
+func (noMetrics) ObserveLeadership(bool, int64)                {}
+func (noMetrics) ObserveElection(ElectionCause, time.Duration) {}
+func (noMetrics) ObserveLeader(string)                         {}
+func (noMetrics) ObserveHook(string, time.Duration, error)     {}
+func (noMetrics) ObserveFencing(error)                         {}
