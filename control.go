@@ -160,7 +160,7 @@ func (e *election) handleControl(r controlRequest) {
 	case req.Epoch != 0 && req.Epoch != e.t.epoch:
 		reply.Error = fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, e.t.epoch, req.Epoch)
 	case req.To == e.cfg.NodeID:
-		reply.Error = fmt.Sprintf("%s is already the leader", req.To)
+		reply.Error = fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
 	case req.Reason == reasonPriority && req.Priority <= e.cfg.Priority:
 		reply.Error = fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, e.cfg.Priority)
 	case req.Reason == reasonPriority && time.Since(e.t.acquiredAt) < e.minTenureForPriority():

@@ -24,12 +24,12 @@ func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
 	}
 	if n.cfg.NATSCredentials != "" {
 		if err := nats.UserCredentials(n.cfg.NATSCredentials)(&opts); err != nil {
-			return nil, fmt.Errorf("start: NATSCredentials: %w", err)
+			return nil, fmt.Errorf("start: %w: NATSCredentials: %w", ErrInvalidConfig, err)
 		}
 	}
 	for _, o := range n.cfg.NATSOptions {
 		if err := o(&opts); err != nil {
-			return nil, fmt.Errorf("start: NATSOptions: %w", err)
+			return nil, fmt.Errorf("start: %w: NATSOptions: %w", ErrInvalidConfig, err)
 		}
 	}
 	type result struct {
@@ -44,7 +44,7 @@ func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return nil, fmt.Errorf("start: connect to %s: %w", strings.Join(n.cfg.NATSURLs, ","), r.err)
+			return nil, fmt.Errorf("start: %w (%s): %w", ErrConnect, strings.Join(n.cfg.NATSURLs, ","), r.err)
 		}
 		return r.nc, nil
 	case <-ctx.Done():
@@ -53,6 +53,6 @@ func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
 				r.nc.Close()
 			}
 		}()
-		return nil, fmt.Errorf("start: connect: %w", ctx.Err())
+		return nil, fmt.Errorf("start: %w: %w", ErrConnect, ctx.Err())
 	}
 }

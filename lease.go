@@ -62,8 +62,9 @@ func encodeLease(l Lease) ([]byte, error) {
 }
 
 // DecodeLease parses a value stored under LeaseKey, with the rules the
-// election uses: a value it refuses is garbage, which nodes treat as held
-// by an unknown node. revision is the KV revision, kept in Lease.Revision.
+// election uses: a value it refuses (the error wraps ErrInvalidLease) is
+// garbage, which nodes treat as held by an unknown node. revision is the
+// KV revision, kept in Lease.Revision.
 func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLease(data, revision) }
 
 // decodeLease parses a stored lease value. Anything that is not a lease
@@ -71,43 +72,43 @@ func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLea
 // treats it as held by an unknown holder.
 func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if len(data) > MaxLeaseSize {
-		return Lease{}, fmt.Errorf("lease value is %d bytes, at most %d", len(data), MaxLeaseSize)
+		return Lease{}, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidLease, len(data), MaxLeaseSize)
 	}
 	if t := trimSpace(data); len(t) == 0 || t[0] != '{' {
-		return Lease{}, fmt.Errorf("decode lease: not a JSON object")
+		return Lease{}, fmt.Errorf("%w: not a JSON object", ErrInvalidLease)
 	}
 	var l Lease
 	if err := json.Unmarshal(data, &l); err != nil {
-		return Lease{}, fmt.Errorf("decode lease: %w", err)
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
 	}
 	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
-		return Lease{}, fmt.Errorf("decode lease: ttl_ms %d out of range", l.TTLMillis)
+		return Lease{}, fmt.Errorf("%w: ttl_ms %d out of range", ErrInvalidLease, l.TTLMillis)
 	}
 	// A release writes acquired_at back; JSON can only hold years 0-9999.
 	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
 		if y := at.UTC().Year(); y < 0 || y > 9999 {
-			return Lease{}, fmt.Errorf("decode lease: time %v out of range", at)
+			return Lease{}, fmt.Errorf("%w: time %v out of range", ErrInvalidLease, at)
 		}
 	}
 	if l.Next != "" {
 		if err := ValidateIdentifier("next", l.Next); err != nil {
-			return Lease{}, fmt.Errorf("decode lease: %w", err)
+			return Lease{}, fmt.Errorf("%w: %v", ErrInvalidLease, err)
 		}
 	}
 	if l.Priority < 0 {
-		return Lease{}, fmt.Errorf("decode lease: negative priority %d", l.Priority)
+		return Lease{}, fmt.Errorf("%w: negative priority %d", ErrInvalidLease, l.Priority)
 	}
 	if l.Epoch < 0 {
-		return Lease{}, fmt.Errorf("decode lease: negative epoch %d", l.Epoch)
+		return Lease{}, fmt.Errorf("%w: negative epoch %d", ErrInvalidLease, l.Epoch)
 	}
 	if l.Epoch == 0 {
 		// Every record this library writes, released ones too, carries the
 		// epoch of a tenure: {} or null is not a release.
-		return Lease{}, fmt.Errorf("decode lease: epoch 0")
+		return Lease{}, fmt.Errorf("%w: epoch 0", ErrInvalidLease)
 	}
 	if l.NodeID != "" {
 		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
-			return Lease{}, fmt.Errorf("decode lease: %w", err)
+			return Lease{}, fmt.Errorf("%w: %v", ErrInvalidLease, err)
 		}
 	}
 	l.Revision = revision

@@ -117,7 +117,7 @@ func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
 		return fmt.Errorf("step down: %w", err)
 	}
 	if nodeID == n.cfg.NodeID {
-		return fmt.Errorf("step down: %w: cannot hand over to itself", ErrInvalidConfig)
+		return fmt.Errorf("step down: %w: cannot hand over to itself", ErrAlreadyLeader)
 	}
 	return n.stepDown(ctx, nodeID)
 }

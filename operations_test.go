@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -157,8 +158,11 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 	if !leader.IsLeader() {
 		t.Error("a refused request moved leadership")
 	}
-	if err := leader.StepDownTo(ctx(t), leader.NodeID()); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("StepDownTo(self) = %v", err)
+	if err := leader.StepDownTo(ctx(t), leader.NodeID()); !errors.Is(err, ErrAlreadyLeader) {
+		t.Errorf("StepDownTo(self) = %v, want ErrAlreadyLeader", err)
+	}
+	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: leader.NodeID()}); r.OK || !strings.HasPrefix(r.Error, ErrAlreadyLeader.Error()) {
+		t.Errorf("handover to the leader itself: reply %+v, want %q", r, ErrAlreadyLeader)
 	}
 	rec.check(t)
 }
