@@ -95,6 +95,13 @@ type Config struct {
 	// ReadinessThreshold is how many failed checks in a row make a node
 	// not ready. Default 3.
 	ReadinessThreshold int
+	// Metadata is published with this node's lease while it leads (for
+	// example {"addr": "10.0.0.7:8080"}): every node and observer reads it
+	// with Node.LeaderInfo, and any KV client finds it in the lease record
+	// (Lease.Metadata). Keys are 1 to 64 letters, digits, '-', '_' or '.';
+	// keys and values together take at most MaxMetadataSize bytes as JSON.
+	// Optional.
+	Metadata map[string]string
 	// Metrics receives events for a metrics system (see package metrics).
 	// Optional. (Not to be confused with NewObserver, a node that never
 	// campaigns.)
@@ -191,6 +198,9 @@ func (c Config) validate() error {
 	}
 	if c.ReadinessThreshold < 0 {
 		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
+	}
+	if err := validateMetadata(c.Metadata); err != nil {
+		return err
 	}
 	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)

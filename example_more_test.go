@@ -215,3 +215,95 @@ func ExampleNode_StepDownTo() {
 	// leader: node-a epoch: 1
 	// node-c leads: true epoch: 2
 }
+
+// Observe delivers leadership as values on a channel, for code that
+// selects instead of implementing Hooks. BecameLeader carries the tenure's
+// ctx: work started under it stops when the tenure ends.
+func ExampleNode_Observe() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+
+	node, err := cluster.NewNode(cluster.Config{
+		ClusterID: "orders", NodeID: "node-1", NATSURLs: srv.URLs(),
+		Logger: slog.New(slog.DiscardHandler),
+	}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events := node.Observe(ctx)
+	if err := node.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev := range events {
+		fmt.Println(ev.Kind, ev.Leader, ev.Epoch)
+		if ev.Kind == cluster.BecameLeader {
+			break
+		}
+	}
+	_ = node.Stop(ctx)
+	for ev := range events { // closed once the node has stopped
+		fmt.Printf("%s %q\n", ev.Kind, ev.Leader)
+	}
+	// Output:
+	// leader-changed  0
+	// became-leader node-1 1
+	// leader-changed "node-1"
+	// lost-leadership ""
+	// leader-changed ""
+}
+
+// Metadata travels with the lease: every node (and any KV client) learns
+// where the leader serves, with no second registry.
+func ExampleNode_LeaderInfo() {
+	srv, err := clustertest.StartServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), Logger: slog.New(slog.DiscardHandler)}
+
+	cfg.NodeID, cfg.Metadata = "node-1", map[string]string{"addr": "10.0.0.7:8080"}
+	leader, err := cluster.NewNode(cfg, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := leader.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer leader.Stop(ctx)
+	if _, err := leader.WaitForLeader(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	cfg.NodeID, cfg.Metadata = "client", nil
+	watcher, err := cluster.NewObserver(cfg, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := watcher.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer watcher.Stop(ctx)
+	if _, err := watcher.WaitForLeader(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	info, _ := watcher.LeaderInfo()
+	fmt.Println("send writes to", info.NodeID, "at", info.Metadata["addr"])
+	// Output:
+	// send writes to node-1 at 10.0.0.7:8080
+}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func FuzzDecodeLease(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, rev uint64) {
 		l, err := decodeLease(data, rev)
 		if err != nil {
-			if l != (Lease{}) {
+			if !reflect.DeepEqual(l, Lease{}) {
 				t.Fatalf("rejected %q (%v) but returned %+v", data, err, l)
 			}
 			return

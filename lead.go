@@ -80,7 +80,8 @@ func (e *election) stepHolding(now time.Time) (time.Time, bool) {
 // heldRecord is the record of this node holding the lease, written at now.
 func (e *election) heldRecord(epoch int64, acquired, now time.Time) []byte {
 	return mustEncode(Lease{NodeID: e.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
-		ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC(), TTLMillis: e.cfg.LeaseTTL.Milliseconds(), Priority: e.cfg.Priority})
+		ExpiresAt: now.Add(e.cfg.LeaseTTL).UTC(), TTLMillis: e.cfg.LeaseTTL.Milliseconds(), Priority: e.cfg.Priority,
+		Metadata: e.cfg.Metadata})
 }
 
 // releasedRecord is the record StepDown and Stop write: nobody holds the

@@ -27,25 +27,35 @@ type Lease struct {
 	Priority int `json:"priority,omitempty"`
 	// Next, on a released lease, names the node the last holder handed over
 	// to: for a short while only that node campaigns.
-	Next     string `json:"next,omitempty"`
-	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
+	Next string `json:"next,omitempty"`
+	// Metadata is the holder's Config.Metadata (its advertised address,
+	// say), published with the lease so that every node, observer and KV
+	// client can find where to send writes. Omitted when empty, and on a
+	// released record.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Revision uint64            `json:"-"` // NATS KV revision (not serialized)
 }
 
 // ttl is the holder's LeaseTTL, or 0 when the record does not say.
 func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
 
 // IsExpired reports whether ExpiresAt has passed on this machine's wall
-// clock. Informational: it trusts the writer's clock.
+// clock. Informational only: it trusts the writer's clock, and the
+// election never uses it. Who leads is what Node.IsLeader (on the leader)
+// and Node.Leader or OnLeaderChange (elsewhere) say, judged on each node's
+// monotonic clock.
 func (l *Lease) IsExpired() bool { return !time.Now().Before(l.ExpiresAt) }
 
-// IsValid reports whether the lease names a holder and has not expired
-// (by this machine's wall clock; informational).
+// IsValid reports whether the lease names a holder and has not expired by
+// this machine's wall clock. Informational only, like IsExpired: use
+// Node.IsLeader, Node.Leader or Node.ValidateLeadership to decide.
 func (l *Lease) IsValid() bool { return l.NodeID != "" && !l.IsExpired() }
 
 // IsReleased reports whether nobody holds the lease.
 func (l *Lease) IsReleased() bool { return l.NodeID == "" }
 
-// TimeUntilExpiry is the time left until ExpiresAt, or 0 if it has passed.
+// TimeUntilExpiry is the time left until ExpiresAt, or 0 if it has passed,
+// by this machine's wall clock. Informational only, like IsExpired.
 func (l *Lease) TimeUntilExpiry() time.Duration {
 	if d := time.Until(l.ExpiresAt); d > 0 {
 		return d

@@ -51,6 +51,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.stopped = true
 	n.err = err
 	n.mu.Unlock()
+	n.events.close()
 	n.finish()
 	return err
 }
@@ -283,6 +284,7 @@ func (n *Node) finishTeardown(el *election) {
 	<-n.checks // a ReadinessCheck that ignores its ctx holds Done up here
 	el.disp.close()
 	<-el.disp.done
+	n.events.close()
 	n.hookStop()
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // after Stop, make a new one.
 type Node struct {
 	cfg      Config
-	hooks    Hooks
+	hooks    Hooks // the application's, then events
+	events   *eventFeed
 	campaign bool
 	log      *slog.Logger
 	view     *view
@@ -59,21 +61,26 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	cfg.Metadata = maps.Clone(cfg.Metadata) // the caller's map may change; ours is read by renewals
 	if hooks == nil {
 		hooks = NoOpHooks{}
 	}
+	events := &eventFeed{}
 	v := newView()
 	if cfg.ReadinessCheck != nil {
 		v.ready = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
 	}
-	return &Node{
+	n := &Node{
 		cfg:      cfg,
-		hooks:    hooks,
+		hooks:    ComposeHooks(hooks, events),
+		events:   events,
 		campaign: campaign,
 		log:      cfg.Logger.With("cluster", cfg.ClusterID, "node", cfg.NodeID),
 		view:     v,
 		done:     make(chan struct{}),
-	}, nil
+	}
+	events.node = n
+	return n, nil
 }
 
 // StepDown gives up leadership: the tenure ctx is cancelled,
@@ -234,7 +241,11 @@ func (n *Node) NodeID() string { return n.cfg.NodeID }
 func (n *Node) ClusterID() string { return n.cfg.ClusterID }
 
 // Config returns the configuration in use, with defaults applied.
-func (n *Node) Config() Config { return n.cfg }
+func (n *Node) Config() Config {
+	c := n.cfg
+	c.Metadata = maps.Clone(c.Metadata)
+	return c
+}
 
 // Conn returns the NATS connection in use, or nil before Start. Add-ons
 // (health) can share it.

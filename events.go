@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+)
+
+// LeaderEventKind says what a LeaderEvent reports.
+type LeaderEventKind int
+
+// The kinds of LeaderEvent, one per hook.
+const (
+	// LeaderChanged: the leader as this node knows it changed (Leader is
+	// "" when nobody leads). Also the first event of every Observe
+	// channel, with the leader known at that moment.
+	LeaderChanged LeaderEventKind = iota
+	// BecameLeader: this node became the leader; Tenure is the tenure ctx.
+	BecameLeader
+	// LostLeadership: this node's tenure ended.
+	LostLeadership
+)
+
+// String returns the kind's name.
+func (k LeaderEventKind) String() string {
+	switch k {
+	case LeaderChanged:
+		return "leader-changed"
+	case BecameLeader:
+		return "became-leader"
+	case LostLeadership:
+		return "lost-leadership"
+	}
+	return "unknown"
+}
+
+// LeaderEvent is what Observe delivers: the hooks, as values.
+type LeaderEvent struct {
+	Kind LeaderEventKind
+	// Leader is the leader's NodeID as this node knows it when the event
+	// is made; "" when nobody leads (or, for LostLeadership, not known yet).
+	Leader string
+	// Epoch is this node's epoch (see Node.Epoch) when the event is made.
+	Epoch int64
+	// Tenure, for BecameLeader, is the tenure's ctx: cancelled the moment
+	// this tenure ends. Nil for the other kinds.
+	Tenure context.Context
+}
+
+// ObserveBuffer is how many events an Observe channel holds. A reader that
+// falls that far behind has its channel closed (see Observe).
+const ObserveBuffer = 64
+
+// Observe returns a channel of leadership events, for code that selects
+// rather than implements Hooks (like etcd's Observe, or hashicorp/raft's
+// LeaderCh). The first event is LeaderChanged with the leader known now;
+// after it come the hooks' events, in the order the hooks run, each
+// delivered when its hook has been called (a hook that blocks delays
+// them). Events never block the election or the hooks: a reader that lets
+// ObserveBuffer events pile up has its channel closed, and calls Observe
+// again to pick up from the current state. The channel is closed when ctx
+// ends and when the Node has stopped. Observe works before Start too.
+func (n *Node) Observe(ctx context.Context) <-chan LeaderEvent {
+	return n.events.subscribe(ctx, LeaderEvent{Kind: LeaderChanged, Leader: n.Leader(), Epoch: n.Epoch()})
+}
+
+// eventFeed fans hook calls out to Observe channels. It is one of the
+// Node's hooks (composed after the application's), so events keep the
+// dispatcher's order.
+type eventFeed struct {
+	node *Node
+
+	mu     sync.Mutex
+	subs   map[chan LeaderEvent]struct{}
+	closed bool
+}
+
+func (f *eventFeed) subscribe(ctx context.Context, first LeaderEvent) <-chan LeaderEvent {
+	ch := make(chan LeaderEvent, ObserveBuffer)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		close(ch)
+		return ch
+	}
+	if f.subs == nil {
+		f.subs = map[chan LeaderEvent]struct{}{}
+	}
+	f.subs[ch] = struct{}{}
+	ch <- first
+	context.AfterFunc(ctx, func() { f.drop(ch) })
+	return ch
+}
+
+// drop closes one subscriber's channel, once.
+func (f *eventFeed) drop(ch chan LeaderEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.subs[ch]; ok {
+		delete(f.subs, ch)
+		close(ch)
+	}
+}
+
+// publish hands ev to every subscriber; one whose buffer is full is dropped.
+func (f *eventFeed) publish(ev LeaderEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for ch := range f.subs {
+		select {
+		case ch <- ev:
+		default:
+			delete(f.subs, ch)
+			close(ch)
+		}
+	}
+}
+
+// close ends every channel: the Node has stopped, no event will follow.
+func (f *eventFeed) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for ch := range f.subs {
+		close(ch)
+	}
+	f.subs = nil
+}
+
+// OnBecomeLeader publishes BecameLeader.
+func (f *eventFeed) OnBecomeLeader(ctx context.Context) error {
+	f.publish(LeaderEvent{Kind: BecameLeader, Leader: f.node.cfg.NodeID, Epoch: f.node.Epoch(), Tenure: ctx})
+	return nil
+}
+
+// OnLoseLeadership publishes LostLeadership.
+func (f *eventFeed) OnLoseLeadership(context.Context) error {
+	f.publish(LeaderEvent{Kind: LostLeadership, Leader: f.node.Leader(), Epoch: f.node.Epoch()})
+	return nil
+}
+
+// OnLeaderChange publishes LeaderChanged.
+func (f *eventFeed) OnLeaderChange(_ context.Context, leader string) error {
+	f.publish(LeaderEvent{Kind: LeaderChanged, Leader: leader, Epoch: f.node.Epoch()})
+	return nil
+}

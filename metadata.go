@@ -1,0 +1,70 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// MaxMetadataSize is the largest Config.Metadata accepted, in bytes of
+// its JSON: the lease record must stay well under MaxLeaseSize.
+const MaxMetadataSize = 1024
+
+// validateMetadata checks Config.Metadata; the error wraps ErrInvalidConfig
+// and names the field and the key.
+func validateMetadata(md map[string]string) error {
+	for k := range md {
+		if len(k) == 0 || len(k) > MaxIdentifierLen {
+			return fmt.Errorf("%w: Metadata key %q must be 1 to %d bytes", ErrInvalidConfig, k, MaxIdentifierLen)
+		}
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return fmt.Errorf("%w: Metadata key %q has character %q; only letters, digits, '-', '_' and '.' are allowed", ErrInvalidConfig, k, c)
+			}
+		}
+	}
+	data, err := json.Marshal(md)
+	if err != nil {
+		return fmt.Errorf("%w: Metadata: %w", ErrInvalidConfig, err)
+	}
+	if len(data) > MaxMetadataSize {
+		return fmt.Errorf("%w: Metadata is %d bytes as JSON, at most %d", ErrInvalidConfig, len(data), MaxMetadataSize)
+	}
+	return nil
+}
+
+// LeaderInfo is what a node knows of the current leader.
+type LeaderInfo struct {
+	NodeID string // the leader
+	Epoch  int64  // its tenure's epoch
+	// Metadata is the leader's Config.Metadata, as published in its lease
+	// record. A copy: changing it changes nothing.
+	Metadata map[string]string
+	// Since is when the leader acquired the lease, by its own wall clock
+	// (Lease.AcquiredAt): for display only.
+	Since time.Time
+}
+
+// LeaderInfo returns the leader as this node knows it, with the metadata
+// it published, and false when no leader is known (nobody leads, or the
+// leader's record has not been seen yet). Like Leader, it is this node's
+// view: to act as the leader, check IsLeader or ValidateLeadership.
+func (n *Node) LeaderInfo() (LeaderInfo, bool) {
+	n.view.mu.RLock()
+	defer n.view.mu.RUnlock()
+	v := n.view
+	switch {
+	case v.leader == "":
+		return LeaderInfo{}, false
+	case v.leader == n.cfg.NodeID:
+		info := LeaderInfo{NodeID: v.leader, Epoch: v.epoch, Metadata: maps.Clone(n.cfg.Metadata)}
+		if v.hasRec && v.lease.NodeID == v.leader && v.lease.Epoch == v.epoch {
+			info.Since = v.lease.AcquiredAt
+		}
+		return info, true
+	case v.hasRec && v.lease.NodeID == v.leader:
+		return LeaderInfo{NodeID: v.leader, Epoch: v.lease.Epoch, Metadata: maps.Clone(v.lease.Metadata), Since: v.lease.AcquiredAt}, true
+	}
+	return LeaderInfo{}, false
+}
