@@ -12,7 +12,9 @@
 // resource, which refuses writes carrying an epoch lower than the highest it
 // has seen. StepDown and Stop hand over gracefully: a follower takes over in
 // milliseconds, not after a lease expiry. Done and Err report a permanent
-// failure (bucket deleted, permission denied).
+// failure (bucket deleted, permission denied). Observe delivers the same
+// events as a channel, for code that selects; Config.Metadata is published
+// with the lease and read with LeaderInfo.
 //
 // The add-on packages plug into the hooks: health answers NATS health
 // requests, vip moves a virtual IP address. ComposeHooks combines them with
@@ -41,7 +43,11 @@
 // leader has stopped before a successor can start, even when it is cut off
 // from NATS and hears nothing. SafetyMargin (default LeaseTTL/10) covers
 // clock-rate drift between machines and the time to cancel work. Clocks may
-// be set to any time of day; only their rates matter.
+// be set to any time of day; only their rates matter. A follower waits the
+// longest LeaseTTL it has seen in any lease record, so nodes with
+// different LeaseTTLs stay safe. Garbage, deleted or compacted keys and a
+// recreated bucket are waited out the same way, and the epoch is carried
+// across them (docs/design.md §5 has the rules).
 //
 // # Timing
 //
@@ -57,9 +63,9 @@
 // Config.Priority makes a node the preferred leader: once it has followed
 // for a LeaseTTL it asks a leader of lower priority to hand over, which the
 // leader does through the normal release. Config.ReadinessCheck couples
-// leadership to the application's health: a leader that fails it
-// ReadinessThreshold times in a row steps down, and an unhealthy node does not
-// campaign. Operators can ask the leader to step down, optionally in favour
+// leadership to the application's health: a node campaigns only after a
+// check has passed, and a leader that fails it ReadinessThreshold times in
+// a row steps down (Node.Ready says why a node may not lead). Operators can ask the leader to step down, optionally in favour
 // of a named node, with a request on ControlSubject (see StepDownRequest);
 // StepDownTo does the same from code. Config.Metrics receives the events a
 // metrics system needs (package metrics has a Prometheus collector).
@@ -67,5 +73,7 @@
 // # Errors
 //
 // Errors wrap the package's sentinel values (ErrNotLeader, ErrInvalidConfig,
-// ErrBucketDeleted, ...) and are tested with errors.Is.
+// ErrBucketDeleted, ...) and are tested with errors.Is. Stop and StepDown
+// called from a hook cannot wait for hooks: they start the operation and
+// return ErrCalledFromHook at once.
 package cluster
