@@ -195,6 +195,11 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 	}
 	before := waitOneLeader(t, nodes, 5*time.Second)
 	beforeEpoch := before.Epoch()
+	// IsLeader turns true before OnBecomeLeader runs (hooks run on their
+	// own goroutine): wait for before's hook, so that the tenure counted
+	// below is the successor's, not before's (this raced under load).
+	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count(before.NodeID(), "become") > 0 && rec.lastTenure().epoch == beforeEpoch }, "OnBecomeLeader of %s not called", before.NodeID())
+	tenures := rec.tenureCount()
 
 	kv := openKV(t, srv.URL(), id)
 	written := time.Now()
@@ -204,6 +209,7 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 	natstest.WaitFor(t, 2*time.Second, func() bool { return !before.IsLeader() }, "leader kept leading after its lease was overwritten")
 	// Nobody may take over before a full TTL of the garbage staying put.
 	leader := waitOneLeader(t, nodes, 10*time.Second)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.tenureCount() > tenures }, "the successor's OnBecomeLeader was not called")
 	if waited := rec.lastTenure().start.Sub(written); waited < testTTL {
 		t.Errorf("took over %v after the garbage appeared, before a full LeaseTTL", waited)
 	}

@@ -39,7 +39,8 @@ type LeaderEvent struct {
 	// Leader is the leader's NodeID as this node knows it when the event
 	// is made; "" when nobody leads (or, for LostLeadership, not known yet).
 	Leader string
-	// Epoch is this node's epoch (see Node.Epoch) when the event is made.
+	// Epoch is, for BecameLeader, the tenure's epoch (TenureEpoch);
+	// otherwise this node's epoch (Node.Epoch) when the event is made.
 	Epoch int64
 	// Tenure, for BecameLeader, is the tenure's ctx: cancelled the moment
 	// this tenure ends. Nil for the other kinds.
@@ -128,7 +129,8 @@ func (f *eventFeed) close() {
 
 // OnBecomeLeader publishes BecameLeader.
 func (f *eventFeed) OnBecomeLeader(ctx context.Context) error {
-	f.publish(LeaderEvent{Kind: BecameLeader, Leader: f.node.cfg.NodeID, Epoch: f.node.Epoch(), Tenure: ctx})
+	epoch, _ := TenureEpoch(ctx)
+	f.publish(LeaderEvent{Kind: BecameLeader, Leader: f.node.cfg.NodeID, Epoch: epoch, Tenure: ctx})
 	return nil
 }
 

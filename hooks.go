@@ -18,7 +18,8 @@ type Hooks interface {
 	// OnBecomeLeader is called when this node acquires the lease. ctx is the
 	// tenure: it is cancelled the moment leadership ends (lease deadline,
 	// takeover, StepDown, Stop), before OnLoseLeadership is called. Work the
-	// leader starts should stop when ctx is done.
+	// leader starts should stop when ctx is done. TenureEpoch(ctx) is the
+	// tenure's epoch, the token to fence its writes with.
 	OnBecomeLeader(ctx context.Context) error
 
 	// OnLoseLeadership is called after the tenure ends. On StepDown and Stop
@@ -36,6 +37,19 @@ type Hooks interface {
 	// clock). When this node becomes leader it is called after
 	// OnBecomeLeader; when it loses leadership, after OnLoseLeadership.
 	OnLeaderChange(ctx context.Context, nodeID string) error
+}
+
+// tenureEpochKey keys the epoch in a tenure's ctx.
+type tenureEpochKey struct{}
+
+// TenureEpoch returns the epoch of the tenure whose ctx is ctx (the ctx
+// given to OnBecomeLeader, or one derived from it), and false for any
+// other ctx. It is the fencing token of that tenure, fixed for its whole
+// life: unlike Node.Epoch, which tells the epoch the node knows now, it
+// cannot be another tenure's even when the hook runs late.
+func TenureEpoch(ctx context.Context) (int64, bool) {
+	epoch, ok := ctx.Value(tenureEpochKey{}).(int64)
+	return epoch, ok
 }
 
 // NoOpHooks implements Hooks and does nothing. Embed it to implement only

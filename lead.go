@@ -101,7 +101,7 @@ func mustEncode(l Lease) []byte {
 
 // become starts a tenure won with a write sent at sent.
 func (e *election) become(epoch int64, rev uint64, sent time.Time) {
-	ctx, cancel := context.WithCancel(e.base)
+	ctx, cancel := context.WithCancel(context.WithValue(e.base, tenureEpochKey{}, epoch))
 	t := &tenure{epoch: epoch, rev: rev, acquiredAt: sent, ctx: ctx, cancel: cancel,
 		loseStarted: make(chan struct{}), loseDone: make(chan struct{})}
 	e.t = t

@@ -38,7 +38,13 @@ func (r *recorder) hooks(nodeID string, epoch func() int64, extra Hooks) Hooks {
 	}
 	return HookFuncs{
 		BecomeLeader: func(ctx context.Context) error {
-			rec := &tenureRecord{node: nodeID, epoch: epoch(), ctx: ctx, start: time.Now()}
+			// The tenure's own epoch: epoch() reads the node's view, which
+			// a late hook (its dispatcher was busy) finds moved on.
+			e, ok := TenureEpoch(ctx)
+			if !ok {
+				e = epoch()
+			}
+			rec := &tenureRecord{node: nodeID, epoch: e, ctx: ctx, start: time.Now()}
 			r.mu.Lock()
 			// Exact, unlike comparing the end stamps below (taken on an
 			// AfterFunc goroutine that may run late): when a tenure begins,

@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// TenureEpoch gives a hook its own tenure's epoch even when the hook runs
+// after that tenure ended and the lease moved on: Node.Epoch has changed by
+// then, and a late hook that fenced with it would use another tenure's
+// token.
+func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
+	srv, rec, id := setup(t)
+	var gate atomic.Bool
+	release := make(chan struct{})
+	tenures := make(chan context.Context, 4)
+	hooks := HookFuncs{
+		LeaderChange: func(context.Context, string) error {
+			if gate.Load() {
+				<-release // holds the dispatcher: the next OnBecomeLeader waits behind
+			}
+			return nil
+		},
+		BecomeLeader: func(ctx context.Context) error { tenures <- ctx; return nil },
+	}
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.Cooldown = 50 * time.Millisecond
+	a := startNode(t, cfg, rec, hooks)
+	if e, ok := TenureEpoch(<-tenures); !ok || e != 1 {
+		t.Fatalf("TenureEpoch of the first tenure = %d, %v; want 1", e, ok)
+	}
+	if _, ok := TenureEpoch(context.Background()); ok {
+		t.Error("TenureEpoch found an epoch in a ctx that is no tenure")
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count("a", "leader:a") == 1 }, "OnLeaderChange(a) not called")
+	gate.Store(true)
+	if err := a.StepDown(ctx(t)); err != nil { // releases epoch 1; a leads again at 2 after its cooldown
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && a.Epoch() == 2 }, "a did not lead again")
+	kv := openKV(t, srv.URL(), id)
+	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":10}`)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() && a.Epoch() == 10 }, "a did not see the forged record")
+	close(release)
+	late := <-tenures
+	if e, _ := TenureEpoch(late); e != 2 {
+		t.Errorf("TenureEpoch in the late OnBecomeLeader = %d, want 2 (Epoch() says %d)", e, a.Epoch())
+	}
+	if late.Err() == nil {
+		t.Error("the late hook's tenure ctx is live")
+	}
+}
