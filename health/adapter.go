@@ -8,11 +8,13 @@ import (
 )
 
 // NodeInfo is what an Adapter reads from the node it follows; *cluster.Node
-// implements it.
+// implements it. Ready returns nil when the node may lead (see
+// cluster.Node.Ready).
 type NodeInfo interface {
 	ClusterID() string
 	NodeID() string
 	Epoch() int64
+	Ready() error
 }
 
 // Adapter is a cluster.Hooks that keeps a Checker's role and leader in step
@@ -21,18 +23,19 @@ type NodeInfo interface {
 //	checker, _ := health.NewChecker(health.Config{ClusterID: "orders", NodeID: "node-1", Conn: nc})
 //	adapter := health.NewAdapter(checker)
 //	node, _ := cluster.NewNode(cfg, cluster.ComposeHooks(appHooks, adapter))
-//	_ = adapter.Bind(node) // responses carry the node's epoch
+//	_ = adapter.Bind(node) // responses carry the node's epoch and readiness
 //	_ = checker.Start(ctx)
 //	_ = node.Start(ctx)
 //
 // The node needs its hooks when it is made and the Adapter reads the node's
-// epoch, hence the two steps. Without Bind everything works but responses
-// have no epoch.
+// epoch and readiness, hence the two steps. Without Bind everything works
+// but responses have no epoch and always read as ready.
 //
 // Role and leader follow the hooks, so a response tells what the node has
 // told the application: OnBecomeLeader sets role "PRIMARY" and the leader to
 // this node; OnLoseLeadership sets role "PASSIVE" and clears the leader if it
-// was this node; OnLeaderChange sets the leader. The epoch is read from the
+// was this node; OnLeaderChange sets the leader. The epoch and NotReady
+// (from the node's ReadinessCheck, see cluster.Node.Ready) are read from the
 // bound node on each request. Place the Adapter anywhere in ComposeHooks;
 // its hooks are quick and never fail.
 type Adapter struct {
@@ -44,7 +47,8 @@ var _ cluster.Hooks = (*Adapter)(nil)
 // NewAdapter returns an Adapter that updates c.
 func NewAdapter(c *Checker) *Adapter { return &Adapter{checker: c} }
 
-// Bind makes responses carry n's epoch (n.Epoch(), read per request). It
+// Bind makes responses carry n's epoch and readiness (n.Epoch() and
+// n.Ready(), read per request; see Response.NotReady). It
 // checks that n has the Checker's ClusterID and NodeID: the error wraps
 // ErrInvalidConfig when they differ or n is nil.
 func (a *Adapter) Bind(n NodeInfo) error {
@@ -56,6 +60,7 @@ func (a *Adapter) Bind(n NodeInfo) error {
 			n.ClusterID(), n.NodeID(), a.checker.ClusterID(), a.checker.NodeID())
 	}
 	a.checker.SetEpochFunc(n.Epoch)
+	a.checker.SetReadyFunc(n.Ready)
 	return nil
 }
 

@@ -19,6 +19,7 @@ type fakeNode struct {
 func (f fakeNode) ClusterID() string { return f.cluster }
 func (f fakeNode) NodeID() string    { return f.node }
 func (f fakeNode) Epoch() int64      { return f.epoch }
+func (f fakeNode) Ready() error      { return nil }
 
 // TestAdapterHooks drives the Adapter's hooks by hand, as a Node calls them.
 func TestAdapterHooks(t *testing.T) {

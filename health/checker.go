@@ -184,6 +184,14 @@ func (c *Checker) SetCustom(key string, value any) { c.state.setCustom(key, valu
 // use); nil removes it. Adapter.Bind calls it with the node's Epoch method.
 func (c *Checker) SetEpochFunc(fn func() int64) { c.state.setEpochFunc(fn) }
 
+// SetReadyFunc sets where the NotReady of each response comes from: fn is
+// called once per request (so it must be fast and safe for concurrent use),
+// and a non-nil error's text is reported as NotReady; nil removes it (the
+// node then reads as ready). Adapter.Bind calls it with the node's Ready
+// method; an application with a Checker but no cluster.Node can report its
+// own readiness this way.
+func (c *Checker) SetReadyFunc(fn func() error) { c.state.setReadyFunc(fn) }
+
 // Response returns the response the Checker would send now. Error is set
 // when a custom value cannot be encoded as JSON.
 func (c *Checker) Response() Response {

@@ -32,6 +32,11 @@ func TestConcurrentUse(t *testing.T) {
 				c.SetRole([]string{"PRIMARY", "PASSIVE"}[i%2])
 				c.SetLeader(fmt.Sprintf("n%d", w))
 				c.SetEpochFunc(func() int64 { return int64(i) })
+				if i%3 == 0 {
+					c.SetReadyFunc(nil)
+				} else {
+					c.SetReadyFunc(func() error { return fmt.Errorf("writer %d round %d", w, i) })
+				}
 				if i%7 == 0 {
 					c.SetCustom(key, nil)
 				}

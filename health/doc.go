@@ -15,7 +15,16 @@
 //
 // nodeId, role, leader, uptimeMs, timestamp and custom are the fields of the
 // specification (custom is omitted when empty); epoch, the lease epoch the
-// node knows, is an addition, omitted when unknown.
+// node knows, is an addition, omitted when unknown. So is notReady, present
+// only when the node may not lead as far as its own
+// cluster.Config.ReadinessCheck goes, and saying why:
+//
+//	{"nodeId":"node-2","role":"PASSIVE","leader":"node-1","uptimeMs":5120,
+//	 "timestamp":1767225600000,"epoch":7,
+//	 "notReady":"cluster: not ready: 3 readiness checks failed in a row: database unreachable"}
+//
+// Its absence means ready, so replies of nodes without a ReadinessCheck, or
+// built before the field existed, read as ready (Response.IsReady).
 //
 // A request's payload must be empty or one JSON object of at most
 // MaxRequestSize bytes (its fields are reserved and ignored), so any NATS
@@ -23,16 +32,17 @@
 //
 //	nats req cluster.orders.health.node-1 ''
 //
-// Anything else gets an error reply, {"nodeId":…,"timestamp":…,"error":"…"};
-// so does a request when a value given to SetCustom cannot be encoded as
-// JSON. A request without a reply subject is ignored.
+// Anything else gets an error reply, {"nodeId":…,"timestamp":…,"error":"…"}
+// (with notReady when the node is not ready); so does a request when a value
+// given to SetCustom cannot be encoded as JSON. A request without a reply subject is ignored.
 //
 // # Following a Node
 //
 // An Adapter is a cluster.Hooks that sets the Checker's role and leader from
 // the node's hooks; compose it with the application's hooks
-// (cluster.ComposeHooks(app, adapter)) and bind it to the node for the epoch.
-// See Adapter.
+// (cluster.ComposeHooks(app, adapter)) and bind it to the node for the epoch
+// and readiness (cluster.Node.Ready). See Adapter. Without a Node, a
+// Checker reports readiness with SetReadyFunc.
 //
 // # Asking
 //

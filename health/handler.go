@@ -53,14 +53,18 @@ func (c *Checker) build() (Response, []byte, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		err = fmt.Errorf("encode response: %w", err)
-		return Response{NodeID: r.NodeID, Timestamp: r.Timestamp, Error: err.Error()}, c.errorReply(err), err
+		return Response{NodeID: r.NodeID, Timestamp: r.Timestamp, NotReady: r.NotReady, Error: err.Error()}, c.errorReply(err), err
 	}
 	return r, data, nil
 }
 
-// errorReply encodes an error reply carrying err's text.
+// errorReply encodes an error reply carrying err's text, and the node's
+// readiness: a node that cannot encode its custom values is still asked
+// whether it may take a handover.
 func (c *Checker) errorReply(err error) []byte {
-	data, mErr := json.Marshal(errorReply{NodeID: c.cfg.NodeID, Timestamp: time.Now().UnixMilli(), Error: err.Error()})
+	data, mErr := json.Marshal(errorReply{
+		NodeID: c.cfg.NodeID, Timestamp: time.Now().UnixMilli(), NotReady: c.state.notReady(), Error: err.Error(),
+	})
 	if mErr != nil { // cannot happen: only strings and an int
 		return []byte(`{"error":"internal error"}`)
 	}

@@ -8,8 +8,9 @@ import (
 // Response is a node's answer to a health request, encoded as JSON.
 //
 // The first six fields are those of the specification, with exactly its
-// JSON names. Epoch and Error are additions, omitted when zero, so a client
-// that only knows the specification reads every reply unchanged.
+// JSON names. Epoch, NotReady and Error are additions, omitted when zero, so
+// a client that only knows the specification reads every reply unchanged,
+// and a reply of a node built before an addition reads as its zero value.
 type Response struct {
 	// NodeID is the answering node.
 	NodeID string `json:"nodeId"`
@@ -32,20 +33,41 @@ type Response struct {
 	// Checker.SetEpochFunc; omitted when 0 (no source, or no lease seen).
 	// Nodes that report a lower epoch than their peers lag behind.
 	Epoch int64 `json:"epoch,omitempty"`
-	// Error is set, and the fields above other than NodeID and Timestamp are
-	// zero, when the node could not answer: the request was malformed or too
-	// large, or a custom value cannot be encoded as JSON. Omitted otherwise.
+	// NotReady says why the node may not lead, as far as its own
+	// cluster.Config.ReadinessCheck goes: the text of cluster.Node.Ready's
+	// error (it starts with "cluster: not ready: " and ends with the last
+	// check's error), read when the request arrives from the source given to
+	// Adapter.Bind or Checker.SetReadyFunc. Empty, and omitted, when the
+	// node is ready, has no ReadinessCheck, or the Checker has no source.
+	// A not-ready node does not campaign and would not take a handover.
+	//
+	// It is "not ready" rather than "ready" so that the field's absence
+	// means ready: nodes without a ReadinessCheck send the specification's
+	// JSON unchanged, and a reply of a node built before the field existed
+	// reads as ready, as such replies always did. A client therefore cannot
+	// tell such a node from a ready one.
+	NotReady string `json:"notReady,omitempty"`
+	// Error is set, and the fields above other than NodeID, Timestamp and
+	// NotReady are zero, when the node could not answer: the request was
+	// malformed or too large, or a custom value cannot be encoded as JSON.
+	// Omitted otherwise.
 	Error string `json:"error,omitempty"`
 }
 
 // IsLeader reports whether the node says it is the leader (Role "PRIMARY").
 func (r Response) IsLeader() bool { return r.Role == rolePrimary }
 
+// IsReady reports whether the node says it may lead as far as its
+// ReadinessCheck goes (NotReady is empty). See NotReady for nodes that do
+// not report it.
+func (r Response) IsReady() bool { return r.NotReady == "" }
+
 // errorReply is the JSON of an error reply: a Response with only NodeID,
-// Timestamp and Error.
+// Timestamp, NotReady and Error.
 type errorReply struct {
 	NodeID    string `json:"nodeId"`
 	Timestamp int64  `json:"timestamp"`
+	NotReady  string `json:"notReady,omitempty"`
 	Error     string `json:"error"`
 }
 

@@ -21,6 +21,7 @@ type state struct {
 	leader  string
 	custom  map[string]any
 	epoch   func() int64
+	ready   func() error
 }
 
 func newState() *state {
@@ -69,6 +70,35 @@ func (s *state) setEpochFunc(fn func() int64) {
 	s.mu.Unlock()
 }
 
+func (s *state) setReadyFunc(fn func() error) {
+	s.mu.Lock()
+	s.ready = fn
+	s.mu.Unlock()
+}
+
+// notReady returns the text of the readiness source's error: "" when the
+// node is ready, or when there is no source.
+func (s *state) notReady() string {
+	s.mu.RLock()
+	ready := s.ready
+	s.mu.RUnlock()
+	if ready == nil {
+		return ""
+	}
+	if err := ready(); err != nil { // outside the lock, as for the epoch
+		return notReadyText(err)
+	}
+	return ""
+}
+
+// notReadyText is err's text, never empty: "" means ready on the wire.
+func notReadyText(err error) string {
+	if msg := err.Error(); msg != "" {
+		return msg
+	}
+	return "not ready"
+}
+
 // snapshot fills the state fields of a Response as of now. The custom map
 // is a copy, so it can be encoded without the lock while SetCustom goes on.
 func (s *state) snapshot(r *Response, now time.Time) {
@@ -87,4 +117,5 @@ func (s *state) snapshot(r *Response, now time.Time) {
 	if epoch != nil {
 		r.Epoch = epoch() // outside the lock: the source may take its own
 	}
+	r.NotReady = s.notReady()
 }

@@ -89,6 +89,9 @@ Exit status:
   2  bad flags or arguments
   3  status only: the cluster exists but nobody leads (the lease is released,
      deleted, invalid, or was never won); the status is printed all the same
+  4  stepdown --to only: that node reports it is not ready (its ReadinessCheck
+     has not passed, or failed too often), so it would not take the lease;
+     nothing was sent (--force sends all the same)
 `
 
 // shortFlags are the one-letter aliases, printed with their long flag.

@@ -38,6 +38,17 @@
 // nats://127.0.0.1:4222. The credentials come as a whole from one of them,
 // so a --creds flag replaces a context's user and password.
 //
+// status shows each member's health: "ok"; "not ready" when the node's
+// ReadinessCheck has not passed yet or has failed ReadinessThreshold times
+// in a row (it does not campaign then, and a leader steps down), with the
+// reason the node gives; "error" when it answered with an error; "no
+// answer" for a holder of the lease that did not answer. health shows the
+// same readiness in its READY column. stepdown --to NODE first asks NODE
+// for its health and sends nothing when NODE does not answer, or answers
+// that it is not ready; --force sends all the same (a node that is not
+// ready does not take the lease, so another node leads and stepdown
+// exits 1).
+//
 // status and health without NODE ask every member at once. Nothing lists
 // the members of a cluster, so they stop once every member they know of
 // (the lease's holder, and the leaders the replies name) has answered and
@@ -54,7 +65,8 @@
 // does not exist, nobody answers, a request is refused or a context cannot
 // be read; 2 on bad flags or arguments; 3 from status when the cluster
 // exists but nobody leads (the lease is released, deleted, invalid, or was
-// never won), after printing the status.
+// never won), after printing the status; 4 from stepdown --to when that
+// node reports it is not ready (nothing was sent).
 //
 // It reads the lease from the cluster's KV bucket "cluster-<ID>" (through
 // JetStream), asks the nodes' health checkers on "cluster.<ID>.health", and

@@ -3,7 +3,7 @@ package main
 import "errors"
 
 // Errors the commands return. run maps them to exit codes: errUsage to 2,
-// errNoLeader to 3, the others to 1.
+// errNoLeader to 3, errNotReady to 4, the others to 1.
 var (
 	// errUsage: bad flags or arguments.
 	errUsage = errors.New("usage")
@@ -28,6 +28,9 @@ var (
 	errHandover = errors.New("handover incomplete")
 	// errNoLeader: status found that nobody holds the lease.
 	errNoLeader = errors.New("no leader")
+	// errNotReady: stepdown --to names a node that reports it is not
+	// ready (its ReadinessCheck), so it would not take the lease.
+	errNotReady = errors.New("successor not ready")
 )
 
 // Exit codes, documented in the help text and the README.
@@ -36,6 +39,7 @@ const (
 	exitFailure  = 1
 	exitUsage    = 2
 	exitNoLeader = 3 // status: the cluster exists, but nobody leads
+	exitNotReady = 4 // stepdown --to: that node is not ready; nothing was sent
 )
 
 // exitCode maps an error to the process's exit status.
@@ -47,6 +51,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, errNoLeader):
 		return exitNoLeader
+	case errors.Is(err, errNotReady):
+		return exitNotReady
 	default:
 		return exitFailure
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -93,7 +94,8 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
-	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 {
+	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 ||
+		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 {
 		t.Error("exit codes")
 	}
 }

@@ -89,16 +89,16 @@ type member struct {
 	checker *health.Checker
 }
 
-// startMember starts node nodeID of cluster clusterID; everything is
-// stopped at test cleanup.
-func startMember(t *testing.T, srv *natstest.Server, clusterID, nodeID string) *member {
+// startMember starts node nodeID of cluster clusterID, its config
+// changed by opts; everything is stopped at test cleanup.
+func startMember(t *testing.T, srv *natstest.Server, clusterID, nodeID string, opts ...func(*cluster.Config)) *member {
 	t.Helper()
-	return startMemberOn(t, srv.Connect(t, nats.Name(nodeID)), clusterID, nodeID)
+	return startMemberOn(t, srv.Connect(t, nats.Name(nodeID)), clusterID, nodeID, opts...)
 }
 
 // startMemberOn is startMember on a connection of the caller's, which
 // the caller closes.
-func startMemberOn(t *testing.T, nc *nats.Conn, clusterID, nodeID string) *member {
+func startMemberOn(t *testing.T, nc *nats.Conn, clusterID, nodeID string, opts ...func(*cluster.Config)) *member {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("GOCLUSTER_TEST_LOG") != "" {
@@ -109,11 +109,15 @@ func startMemberOn(t *testing.T, nc *nats.Conn, clusterID, nodeID string) *membe
 		t.Fatal(err)
 	}
 	adapter := health.NewAdapter(checker)
-	node, err := cluster.NewNode(cluster.Config{
+	cfg := cluster.Config{
 		ClusterID: clusterID, NodeID: nodeID, Conn: nc, Logger: logger,
 		// Long enough to ride out a loaded machine under -race.
 		LeaseTTL: 3 * time.Second, RenewInterval: 750 * time.Millisecond,
-	}, adapter)
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	node, err := cluster.NewNode(cfg, adapter)
 	if err != nil {
 		t.Fatal(err)
 	}

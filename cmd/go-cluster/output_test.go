@@ -75,10 +75,27 @@ func TestRenderHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `NODE  ROLE     LEADER  EPOCH  UPTIME  CUSTOM
-n1    PRIMARY  n1      3      1m1s    v="2"
-n2    PASSIVE  -       -      500ms
-n3    -        -       -      -       error: bad custom value
+	want := `NODE  ROLE     READY  LEADER  EPOCH  UPTIME  CUSTOM
+n1    PRIMARY  yes    n1      3      1m1s    v="2"
+n2    PASSIVE  yes    -       -      500ms
+n3    -        yes    -       -      -       error: bad custom value
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+
+	// A node that is not ready: READY no, and why.
+	b.Reset()
+	err = renderHealth(&b, []health.Response{
+		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 3, UptimeMs: 61000},
+		{NodeID: "n2", Role: "PASSIVE", Leader: "n1", Epoch: 3, UptimeMs: 500, NotReady: "cluster: not ready: 3 readiness checks failed in a row: disk full"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `NODE  ROLE     READY  LEADER  EPOCH  UPTIME  CUSTOM  NOTES
+n1    PRIMARY  yes    n1      3      1m1s
+n2    PASSIVE  no     n1      3      500ms           not ready: 3 readiness checks failed in a row: disk full
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)

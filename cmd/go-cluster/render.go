@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 )
 
@@ -58,10 +59,19 @@ func renderStatus(w io.Writer, r statusReport) error {
 	notes := make([]string, len(r.Members))
 	anyNotes := false
 	for i, m := range r.Members {
-		notes[i] = strings.Join(m.Notes, "; ")
-		if m.Error != "" {
-			notes[i] = m.Error
+		var parts []string
+		switch {
+		case m.Error != "":
+			parts = []string{m.Error}
+			if m.NotReady != "" {
+				parts = append(parts, "not ready: "+readinessReason(m.NotReady))
+			}
+		case m.NotReady != "": // the HEALTH column says "not ready"; this says why
+			parts = append([]string{readinessReason(m.NotReady)}, m.Notes...)
+		default:
+			parts = m.Notes
 		}
+		notes[i] = strings.Join(parts, "; ")
 		anyNotes = anyNotes || notes[i] != ""
 	}
 	t = newTable(w)
@@ -72,7 +82,7 @@ func renderStatus(w io.Writer, r statusReport) error {
 	fmt.Fprintln(t, header)
 	for i, m := range r.Members {
 		uptime := "-"
-		if m.Health == healthOK {
+		if m.Health == healthOK || m.Health == healthNotReady {
 			uptime = fmtMillis(m.UptimeMs)
 		}
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, orDash(m.Role), m.Health,
@@ -153,17 +163,43 @@ func renderStepdown(w io.Writer, r stepdownReport) error {
 	return nil
 }
 
-// renderHealth prints health replies as a table.
+// renderHealth prints health replies as a table. READY is "no" for a node
+// whose ReadinessCheck has not passed or failed too often; a NOTES column
+// then says why.
 func renderHealth(w io.Writer, rs []health.Response) error {
-	t := newTable(w)
-	fmt.Fprintln(t, "NODE\tROLE\tLEADER\tEPOCH\tUPTIME\tCUSTOM")
+	anyNotReady := false
 	for _, r := range rs {
-		if r.Error != "" {
-			fmt.Fprintf(t, "%s\t-\t-\t-\t-\terror: %s\n", r.NodeID, r.Error)
-			continue
+		anyNotReady = anyNotReady || !r.IsReady()
+	}
+	t := newTable(w)
+	header := "NODE\tROLE\tREADY\tLEADER\tEPOCH\tUPTIME\tCUSTOM"
+	if anyNotReady {
+		header += "\tNOTES"
+	}
+	fmt.Fprintln(t, header)
+	for _, r := range rs {
+		ready, notes := "yes", ""
+		if !r.IsReady() {
+			ready, notes = "no", "not ready: "+readinessReason(r.NotReady)
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", r.NodeID, orDash(r.Role), orDash(r.Leader),
-			epochCell(r.Epoch), fmtDuration(time.Duration(r.UptimeMs)*time.Millisecond), fmtCustom(r.Custom))
+		var row string
+		if r.Error != "" {
+			row = fmt.Sprintf("%s\t-\t%s\t-\t-\t-\terror: %s", r.NodeID, ready, r.Error)
+		} else {
+			row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.NodeID, orDash(r.Role), ready, orDash(r.Leader),
+				epochCell(r.Epoch), fmtDuration(time.Duration(r.UptimeMs)*time.Millisecond), fmtCustom(r.Custom))
+		}
+		if anyNotReady {
+			row += "\t" + notes
+		}
+		fmt.Fprintln(t, row)
 	}
 	return t.Flush()
+}
+
+// readinessReason is a health reply's notReady without the
+// "cluster: not ready: " its text starts with, for a column or message
+// that already says "not ready".
+func readinessReason(notReady string) string {
+	return strings.TrimPrefix(notReady, cluster.ErrNotReady.Error()+": ")
 }

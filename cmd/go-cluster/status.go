@@ -125,9 +125,15 @@ type statusReport struct {
 type memberReport struct {
 	Node string `json:"node"`
 	Role string `json:"role,omitempty"` // as the node reports it: PRIMARY or PASSIVE
-	// Health is "ok", "error" (the node answered with an error) or
-	// "no answer" (it holds the lease but did not answer).
-	Health     string         `json:"health"`
+	// Health is "ok", "not ready" (the node answered, but its
+	// ReadinessCheck has not passed, or failed too often: it does not
+	// campaign, and as the leader it steps down), "error" (the node
+	// answered with an error) or "no answer" (it holds the lease but did
+	// not answer).
+	Health string `json:"health"`
+	// NotReady is why the node is not ready, as it says (its notReady);
+	// also set when Health is "error" and the error reply carries it.
+	NotReady   string         `json:"not_ready,omitempty"`
 	Error      string         `json:"error,omitempty"`
 	Leader     string         `json:"leader,omitempty"` // the leader the node knows
 	Epoch      int64          `json:"epoch,omitempty"`  // the epoch the node knows
@@ -140,6 +146,7 @@ type memberReport struct {
 // Health values of a member.
 const (
 	healthOK       = "ok"
+	healthNotReady = "not ready"
 	healthError    = "error"
 	healthNoAnswer = "no answer"
 )
@@ -178,12 +185,15 @@ func buildStatus(clusterID string, lease leaseState, resps []health.Response, he
 	holderSeen := false
 	for _, h := range resps {
 		m := memberReport{
-			Node: h.NodeID, Role: h.Role, Health: healthOK, Leader: h.Leader, Epoch: h.Epoch,
+			Node: h.NodeID, Role: h.Role, Health: healthOK, NotReady: h.NotReady, Leader: h.Leader, Epoch: h.Epoch,
 			UptimeMs: h.UptimeMs, Custom: h.Custom, HoldsLease: h.NodeID == r.Leader && r.Leader != "",
 		}
 		if h.Error != "" {
 			m.Health, m.Error = healthError, h.Error
 		} else {
+			if !h.IsReady() {
+				m.Health = healthNotReady
+			}
 			m.Notes = disagreements(m, r)
 		}
 		holderSeen = holderSeen || m.HoldsLease

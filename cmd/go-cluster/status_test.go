@@ -97,6 +97,28 @@ n2    PASSIVE  ok      n1      5      2.5s
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 
+	// A member that is not ready: its health says so, and the notes why.
+	b.Reset()
+	r = buildStatus("orders", heldLease("n1", 5, now.Add(-90*time.Second)), []health.Response{
+		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 5, UptimeMs: 125000},
+		{NodeID: "n2", Role: "PASSIVE", Leader: "n1", Epoch: 4, UptimeMs: 2500, NotReady: "cluster: not ready: no readiness check has passed yet: database unreachable"},
+		{NodeID: "n3", NotReady: "cluster: not ready: disk full", Error: "encode response: bad custom value"},
+	}, nil, now)
+	if n2 := r.Members[1]; n2.Health != healthNotReady || n2.NotReady == "" {
+		t.Errorf("n2 %+v", n2)
+	}
+	if err := renderStatus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want = `NODE  ROLE     HEALTH     LEADER  EPOCH  UPTIME  NOTES
+n1    PRIMARY  ok         n1      5      2m5s
+n2    PASSIVE  not ready  n1      4      2.5s    no readiness check has passed yet: database unreachable; epoch 1 behind
+n3    -        error      -       -      -       encode response: bad custom value; not ready: disk full
+`
+	if _, table, _ := strings.Cut(b.String(), "\n\n"); table != want {
+		t.Errorf("got:\n%s\nwant:\n%s", table, want)
+	}
+
 	b.Reset()
 	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Next: "n2"}}
 	if err := renderStatus(&b, buildStatus("o", released, nil, nil, now)); err != nil {
