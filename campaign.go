@@ -9,7 +9,51 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
+
+// historyFloor reads the revisions the bucket keeps of the lease key and
+// remembers the highest epoch and longest TTL among their records. The
+// record on the key now may be garbage or a marker, and this node may have
+// missed records while its watch was down or before it started; the
+// revision floor of nextEpoch does not hold in a bucket created again with
+// the epoch carried into it. Taking over anything but a handed-back
+// release reads it first.
+func (e *election) historyFloor() error {
+	ctx, cancel := e.requestCtx(time.Time{})
+	defer cancel()
+	entries, err := e.store.history(ctx, leaseKey, &e.cleanup)
+	if err != nil {
+		return err
+	}
+	for _, ent := range entries {
+		if ent.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		if l, derr := decodeLease(ent.Value(), ent.Revision()); derr == nil {
+			e.maxEpoch = max(e.maxEpoch, l.Epoch)
+			e.maxTTL = max(e.maxTTL, l.ttl())
+		}
+	}
+	return nil
+}
+
+// takeOver acquires a lease that expired on this node's clock, or an
+// absent key, after reading the key's history for the epoch floor.
+func (e *election) takeOver(rev uint64) {
+	if err := e.historyFloor(); err != nil {
+		if classify(err) == classPermanent {
+			e.fail(err)
+			return
+		}
+		e.failures++
+		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
+		e.log.Warn("could not read the lease's history; will retry", "error", err)
+		return
+	}
+	e.acquire(rev)
+}
 
 // pendingAcquire is an acquire whose outcome is unknown: the request timed
 // out, but the write may have landed. If the watch (or a read) shows this

@@ -45,11 +45,15 @@ func (e *election) freshKey() bool {
 // be taken now. An absent key that this node did not just create may have
 // been compacted or its bucket recreated under a holder that is still
 // running: it waits the takeover wait too, plus a RenewInterval so that
-// running nodes, which remember the epoch, write it first.
+// running nodes, which remember the epoch, write it first; a node that
+// remembers no epoch waits twice as long.
 func (e *election) holdUntil() time.Time {
 	switch {
 	case e.cur.released() && e.cur.handedBack, e.cur.expired, e.freshKey():
 		return time.Time{}
+	case !e.cur.present && e.maxEpoch == 0:
+		// This node remembers no epoch: nodes that do write the key first.
+		return e.cur.firstSeen.Add(2*e.takeoverWait() + e.cfg.RenewInterval)
 	case !e.cur.present:
 		return e.cur.firstSeen.Add(e.takeoverWait() + e.cfg.RenewInterval)
 	}
@@ -120,10 +124,14 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return e.resyncAt, false
 	}
 	switch {
-	case !e.cur.present:
+	case e.freshKey():
 		e.acquire(0)
-	default: // released, or expired
+	case !e.cur.present:
+		e.takeOver(0)
+	case e.cur.released() && e.cur.handedBack:
 		e.acquire(e.cur.rev)
+	default: // expired
+		e.takeOver(e.cur.rev)
 	}
 	return time.Time{}, true
 }

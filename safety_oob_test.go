@@ -351,7 +351,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
 		Bucket:         bucketName(clusterID),
 		Description:    "go-cluster leader election",
-		History:        1,
+		History:        leaseHistory,
 		Replicas:       replicas,
 		LimitMarkerTTL: time.Second,
 	}); err != nil {

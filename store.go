@@ -55,8 +55,11 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      bucket,
 			Description: "go-cluster leader election",
-			History:     1,
-			Replicas:    replicas,
+			// Past lease records carry the epoch floor: a node that finds
+			// garbage, or missed records while its watch was down, reads
+			// them before taking over (see historyFloor).
+			History:  leaseHistory,
+			Replicas: replicas,
 			// Lets the cooldown key carry a per-key TTL.
 			LimitMarkerTTL: time.Second,
 		})
@@ -122,6 +125,10 @@ func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64
 	s.created, s.madeBucket = created, false
 	return true, lastSeq, nil
 }
+
+// leaseHistory is how many revisions of each key a bucket this library
+// creates keeps.
+const leaseHistory = 8
 
 // minValueSize is the smallest MaxValueSize a bucket may have: a lease
 // record is about 150 bytes, MaxLeaseSize at most.
@@ -264,6 +271,35 @@ func (s *store) get(ctx context.Context, key string) (jetstream.KeyValueEntry, e
 		return nil, err
 	}
 	return e, s.explain(err)
+}
+
+// history returns every revision of key the bucket keeps (its History),
+// oldest first; none when the key is absent. Like watch, it stops its
+// consumer in the background (counted in wg): a request nats.go bounds only
+// by a fixed 5 s must not hold up the election loop.
+func (s *store) history(ctx context.Context, key string, wg *sync.WaitGroup) ([]jetstream.KeyValueEntry, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	w, err := s.kv.Watch(wctx, key, jetstream.IncludeHistory())
+	if err != nil {
+		cancel()
+		return nil, s.explain(err)
+	}
+	defer (&leaseWatch{KeyWatcher: w, cancel: cancel}).Stop(wg)
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case ent, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("read %s history: watch closed", key)
+			}
+			if ent == nil {
+				return out, nil
+			}
+			out = append(out, ent)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("read %s history: %w", key, ctx.Err())
+		}
+	}
 }
 
 // putCooldown records that nodeID stepped down, with a per-key TTL where

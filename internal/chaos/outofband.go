@@ -41,7 +41,7 @@ func (r *run) bucketConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:         r.bucket(),
 		Description:    "go-cluster leader election",
-		History:        1,
+		History:        8, // leaseHistory in store.go
 		Replicas:       3,
 		LimitMarkerTTL: time.Second,
 	}
