@@ -108,7 +108,7 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	e.waiting, e.pending = false, nil
 	e.maxEpoch = max(e.maxEpoch, epoch)
 	e.view.mu.Lock()
-	e.view.tenureCtx, e.view.tenureCancel, e.view.tenureEpoch = ctx, cancel, epoch
+	e.view.tenureCtx, e.view.tenureCancel, e.view.tenureEpoch, e.view.tenureRev = ctx, cancel, epoch, rev
 	e.view.epoch = epoch // with the tenure: whoever sees IsLeader sees its epoch
 	e.view.mu.Unlock()
 	e.extend(sent)
@@ -119,6 +119,17 @@ func (e *election) become(epoch int64, rev uint64, sent time.Time) {
 	e.cfg.Metrics.ObserveLeadership(true, epoch)
 	e.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return e.hooks.OnBecomeLeader(ctx) }})
 	t.timer.Reset(time.Until(e.deadline(sent)))
+}
+
+// setTenureRev records the revision of this node's latest lease record:
+// the loop's copy, and the view's, which writes fenced on the lease read.
+func (e *election) setTenureRev(rev uint64) {
+	e.t.rev = rev
+	e.view.mu.Lock()
+	if e.view.tenureEpoch == e.t.epoch {
+		e.view.tenureRev = rev
+	}
+	e.view.mu.Unlock()
 }
 
 func (e *election) deadline(sent time.Time) time.Time {
@@ -241,7 +252,7 @@ func (e *election) renew() bool {
 	e.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 	switch {
 	case err == nil:
-		t.rev = rev
+		e.setTenureRev(rev)
 		e.extend(sent)
 		return true
 	case classify(err) == classConflict:
@@ -312,7 +323,7 @@ func (e *election) resolveConflict() {
 	}
 	if ent.Operation() == jetstream.KeyValuePut {
 		if l, derr := decodeLease(ent.Value(), ent.Revision()); derr == nil && l.NodeID == e.cfg.NodeID && l.Epoch == t.epoch {
-			t.rev = ent.Revision()
+			e.setTenureRev(ent.Revision())
 			t.renewDue = time.Now()
 			return
 		}

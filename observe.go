@@ -33,7 +33,7 @@ func (e *election) observe(ent jetstream.KeyValueEntry) {
 	}
 	if t := e.t; t != nil && rev > t.rev {
 		if e.cur.valid && e.cur.lease.NodeID == e.cfg.NodeID && e.cur.lease.Epoch == t.epoch {
-			t.rev = rev // our own write that we did not hear back about
+			e.setTenureRev(rev) // our own write that we did not hear back about
 			return
 		}
 		e.lose(fmt.Errorf("%w: revision %d is not ours", ErrEpochMismatch, rev))

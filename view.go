@@ -23,6 +23,7 @@ type view struct {
 	tenureCtx    context.Context
 	tenureCancel context.CancelFunc
 	tenureEpoch  int64
+	tenureRev    uint64 // revision of the tenure's latest lease record
 	deadline     time.Time
 }
 
