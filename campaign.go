@@ -188,12 +188,20 @@ func (e *election) landed(p *pendingAcquire, rev uint64) {
 	e.become(p.epoch, rev, p.sent)
 }
 
-// seed writes a released record at the highest epoch this node has seen
-// into an absent key, so that the next tenure's epoch is above it even if
-// a node without that memory wins. Create never overwrites anything.
+// seed writes a floor record (released, at the highest epoch this node has
+// seen) into an absent key, so that the next tenure's epoch is above it
+// even if a node without that memory wins. A floor record is never taken
+// as a hand-back (observed.handedBack): it is waited out like a held
+// lease, so writing it grants nobody anything and needs no wait of its
+// own. Create never overwrites anything.
 func (e *election) seed() {
 	ctx, cancel := e.requestCtx(time.Time{})
-	_, err := e.store.create(ctx, leaseKey, e.releasedRecord(e.maxEpoch, time.Now(), ""))
+	now := time.Now()
+	// It carries the longest TTL this node knows too: a node that starts
+	// now learns how long the last holder may still lead.
+	floor := Lease{Epoch: e.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+		TTLMillis: e.takeoverWait().Milliseconds()}
+	_, err := e.store.create(ctx, leaseKey, mustEncode(floor))
 	cancel()
 	switch {
 	case err == nil:
@@ -202,6 +210,7 @@ func (e *election) seed() {
 		e.fail(err)
 	case classify(err) == classConflict:
 		e.resync() // someone wrote it first: learn what
+		e.retryAt = time.Now().Add(backoff(1, 50*time.Millisecond, e.cfg.RenewInterval))
 	default:
 		e.failures++
 		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))

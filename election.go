@@ -51,6 +51,7 @@ type election struct {
 	observations int            // lease revisions seen since Start
 	reconnects   uint64         // connection reconnect count when last checked
 	pending      *pendingAcquire
+	probedRev    uint64 // the held revision last read back (see probeDue)
 
 	waiting   bool      // our CAS lost: wait for a revision above waitAbove
 	waitAbove uint64    // the revision we lost at

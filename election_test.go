@@ -57,7 +57,7 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 		return c
 	}
 	a := startNode(t, mk("a"), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, mk("b"), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b never saw a lead")
 
@@ -121,7 +121,7 @@ func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
 	if err := a.Start(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b = startNode(t, mk("b"), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b never saw a lead")
 
@@ -166,7 +166,7 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 	}}
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, slow)
 	t.Cleanup(func() { close(release) }) // runs before a's Stop
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	hold := time.Now().Add(2 * 3 * time.Second) // two TTLs with the hook blocked
 	natstest.WaitFor(t, 10*time.Second, func() bool {
@@ -222,7 +222,7 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	kv := openKV(t, srv.URL(), id)
 	forged := fmt.Sprintf(`{"node_id":"intruder","epoch":41,"expires_at":%q,"acquired_at":%q}`,
 		time.Now().Add(time.Hour).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
@@ -268,7 +268,7 @@ func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
 	nc := srv.Connect(t)
 	acfg.Conn = nc
 	a := startNode(t, acfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 	crashed := time.Now()

@@ -34,30 +34,51 @@ func (o observed) released() bool { return o.valid && o.lease.NodeID == "" }
 // short TTL from overtaking a cut-off holder with a long one.
 func (e *election) takeoverWait() time.Duration { return max(e.cfg.LeaseTTL, e.maxTTL) }
 
-// freshKey says the key is absent in a bucket this node created and has
-// never seen an entry in: nobody can have held it, so it is taken at once.
-// That keeps the first start of a brand-new cluster fast.
-func (e *election) freshKey() bool {
-	return !e.cur.present && e.store.madeBucket && e.observations == 0
-}
-
 // holdUntil is when the lease as seen may be taken over; zero when it may
-// be taken now. An absent key that this node did not just create may have
-// been compacted or its bucket recreated under a holder that is still
-// running: it waits the takeover wait too, plus a RenewInterval so that
-// running nodes, which remember the epoch, write it first; a node that
-// remembers no epoch waits twice as long.
+// be taken now. An absent key may have been compacted, or its bucket
+// deleted and created again (even by this node, at Start), under a holder
+// that is still running, cut off: it is waited out like a held lease, plus
+// a RenewInterval so that running nodes, which remember the epoch, write
+// it first. The one exception is a bucket in which nothing was ever
+// written (see emptyBucketWait).
 func (e *election) holdUntil() time.Time {
 	switch {
-	case e.cur.released() && e.cur.handedBack, e.cur.expired, e.freshKey():
+	case e.cur.released() && e.cur.handedBack, e.cur.expired:
 		return time.Time{}
-	case !e.cur.present && e.maxEpoch == 0:
-		// This node remembers no epoch: nodes that do write the key first.
-		return e.cur.firstSeen.Add(2*e.takeoverWait() + e.cfg.RenewInterval)
+	case !e.cur.present && e.observations == 0 && e.store.lastSeqAtOpen == 0:
+		return e.cur.firstSeen.Add(e.emptyBucketWait())
 	case !e.cur.present:
 		return e.cur.firstSeen.Add(e.takeoverWait() + e.cfg.RenewInterval)
 	}
 	return e.cur.firstSeen.Add(e.takeoverWait())
+}
+
+// emptyBucketWait is how long to wait before the first write into a
+// bucket that held nothing when this node opened it: the takeover wait
+// less the bucket's age. Nothing on the server tells a new bucket from one
+// deleted and created again a moment ago, under a leader of the old one
+// that is cut off and still leads until its deadline; that deadline is at
+// most LeaseTTL after the old bucket was deleted, so at most LeaseTTL
+// after this one was created. The age is measured on the server's clock
+// alone, so only its rate matters (covered by SafetyMargin). A brand-new
+// cluster therefore elects its first leader LeaseTTL after creating its
+// bucket; a bucket made long before elects at once.
+func (e *election) emptyBucketWait() time.Duration {
+	return max(e.takeoverWait()-e.store.ageAtOpen, 0)
+}
+
+// probeDue says a held record has stayed unchanged for half its holder's
+// TTL: renewals, every RenewInterval (at most TTL/3), have stopped. The
+// node reads the key once per revision, so that a key removed or a bucket
+// created again under a watch that shows nothing (its consumer went with
+// the old stream) is found well before the record expires. Steady state
+// sends nothing: renewals keep changing the revision.
+func (e *election) probeDue(now time.Time) (due bool, at time.Time) {
+	if !e.cur.valid || e.cur.lease.NodeID == "" || e.cur.expired || e.probedRev == e.cur.rev {
+		return false, time.Time{}
+	}
+	at = e.cur.firstSeen.Add(max(e.cur.lease.ttl(), e.cfg.LeaseTTL) / 2)
+	return !now.Before(at), at
 }
 
 // noteReconnect restarts the expiry clock after a reconnect: what the node
@@ -80,6 +101,18 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	e.noteReconnect(now)
+	if !e.cur.present && e.campaign && e.maxEpoch > 0 && !now.Before(e.retryAt) {
+		// The key is gone and this node remembers the epoch: write it
+		// back at once, as a floor record that grants nobody anything.
+		e.seed()
+		return time.Time{}, true
+	}
+	probe, probeAt := e.probeDue(now)
+	if probe && e.store.nc.IsConnected() {
+		e.probedRev = e.cur.rev
+		e.resync()
+		return time.Time{}, true
+	}
 	expiry := e.holdUntil()
 	if !expiry.IsZero() && !now.Before(expiry) {
 		if !e.store.nc.IsConnected() {
@@ -91,7 +124,7 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	if !e.campaign || e.err != nil {
-		return expiry, false
+		return earliest(expiry, probeAt), false
 	}
 	if now.Before(e.retryAt) {
 		return earliest(expiry, e.retryAt), false
@@ -104,15 +137,9 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	if !expiry.IsZero() {
-		return earliest(expiry, e.askToLead(now)), false
+		return earliest(expiry, probeAt, e.askToLead(now)), false
 	}
 	if wait := e.campaignGate(now); !wait.IsZero() || !e.healthy() {
-		// This node may not lead now; an absent key still gets the epoch
-		// this node remembers, so that whoever leads next is above it.
-		if !e.cur.present && e.cur.expired && e.maxEpoch > 0 {
-			e.seed()
-			return time.Time{}, true
-		}
 		return wait, false
 	}
 	if e.waiting && e.cur.rev <= e.waitAbove {
@@ -124,8 +151,6 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return e.resyncAt, false
 	}
 	switch {
-	case e.freshKey():
-		e.acquire(0)
 	case !e.cur.present:
 		e.takeOver(0)
 	case e.cur.released() && e.cur.handedBack:

@@ -79,7 +79,7 @@ func TestJSClusterCrashAndPartition(t *testing.T) {
 	acfg := clusterConfig(c, id, "a")
 	acfg.NATSURLs = []string{proxy.URL()}
 	a := startNode(t, acfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 10*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	others := []*Node{
 		startNode(t, clusterConfig(c, id, "b"), rec, nil),
 		startNode(t, clusterConfig(c, id, "x"), rec, nil),

@@ -28,6 +28,12 @@ type Lease struct {
 	// Next, on a released lease, names the node the last holder handed over
 	// to: for a short while only that node campaigns.
 	Next string `json:"next,omitempty"`
+	// Floor marks a released record a node wrote into a lease key it found
+	// gone (compacted, or in a bucket created again), only to carry the
+	// epoch over. Unlike a holder's release it is not taken at once: nodes
+	// wait it out like a held lease, since the last holder may still be
+	// running, cut off.
+	Floor bool `json:"floor,omitempty"`
 	// Metadata is the holder's Config.Metadata (its advertised address,
 	// say), published with the lease so that every node, observer and KV
 	// client can find where to send writes. Omitted when empty, and on a
@@ -110,6 +116,9 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	}
 	if l.Epoch < 0 {
 		return Lease{}, fmt.Errorf("%w: negative epoch %d", ErrInvalidLease, l.Epoch)
+	}
+	if l.Floor && l.NodeID != "" {
+		return Lease{}, fmt.Errorf("%w: a floor record names a holder", ErrInvalidLease)
 	}
 	if l.Epoch == 0 {
 		// Every record this library writes, released ones too, carries the

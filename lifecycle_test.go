@@ -61,7 +61,7 @@ func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
 func TestValidateLeadershipFencing(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
@@ -92,7 +92,7 @@ func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.Conn = nc
 	a := startNode(t, cfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
@@ -222,7 +222,7 @@ func TestEveryURLIsUsed(t *testing.T) {
 func TestStopWithExpiredContextReturns(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 

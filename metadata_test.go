@@ -19,7 +19,7 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Metadata = map[string]string{"addr": "10.0.0.7:8080", "zone": "eu-1"}
 	a := startNode(t, acfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 func TestObserveDeliversLeadershipEvents(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
 	b, err := NewNode(bcfg, nil)
 	if err != nil {

@@ -55,7 +55,7 @@ func (e *election) decode(ent jetstream.KeyValueEntry) observed {
 		return o
 	}
 	o.lease, o.valid = l, true
-	if l.NodeID == "" {
+	if l.NodeID == "" && !l.Floor {
 		nothingBefore := !e.cur.present && e.cur.firstSeen.IsZero()
 		o.handedBack = nothingBefore || (e.cur.valid && e.cur.lease.Epoch == l.Epoch)
 	}

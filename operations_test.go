@@ -17,7 +17,7 @@ import (
 func TestPriorityHandoverWithoutFlapping(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
 	bcfg.Priority = 10
 	b := startNode(t, bcfg, rec, nil)
@@ -40,7 +40,7 @@ func TestPriorityHandoverWithoutFlapping(t *testing.T) {
 func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
 	bcfg.Priority = 10
 	b, proxy := proxiedNode(t, srv, bcfg, rec)
@@ -75,7 +75,7 @@ func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
 		return nil
 	}
 	a := startNode(t, acfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	bcfg := testConfig(id, "b", srv.URL())
 	bcfg.Cooldown = time.Minute // once b steps down, only a can take the lease
 	b := startNode(t, bcfg, rec, nil)
@@ -215,7 +215,7 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Metrics = obs
 	a := startNode(t, acfg, rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		obs.mu.Lock()
@@ -269,7 +269,7 @@ func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
 		return c
 	}
 	a := startNode(t, mk("a"), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, mk("b"), rec, nil)
 	c := startNode(t, mk("c"), rec, nil)
 	nodes := []*Node{a, b, c}

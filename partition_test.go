@@ -22,7 +22,7 @@ func proxiedLeaderAndFollower(t *testing.T, srv *natstest.Server, cfg Config, re
 	t.Helper()
 	cfg.NodeID = "a"
 	a, proxy = proxiedNode(t, srv, cfg, rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	cfg.NodeID, cfg.NATSURLs = "b", []string{srv.URL()}
 	b = startNode(t, cfg, rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
@@ -44,7 +44,7 @@ func holdFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	c := startNode(t, stableConfig(id, "c", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" && c.Leader() == "a" }, "followers did not see a")
@@ -134,7 +134,7 @@ func TestDroppedRenewalsRetriedBeforeDeadline(t *testing.T) {
 func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
@@ -174,7 +174,7 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 func TestDisconnectedFollowerDoesNotReportExpiry(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b, proxy := proxiedNode(t, srv, stableConfig(id, "b", srv.URL()), rec)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 

@@ -138,7 +138,7 @@ func TestSafety06StepDownReturnsWhenStopGivesUp(t *testing.T) {
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
 	defer lose.release() // before a's cleanup Stop
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 
 	stepCtx, cancelStep := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelStep()
@@ -184,7 +184,7 @@ func TestSafety07StopFromHook(t *testing.T) {
 		life, end := context.WithCancel(context.Background())
 		defer end()
 		a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
-		waitOneLeader(t, []*Node{a}, 5*time.Second)
+		waitOneLeader(t, []*Node{a}, 15*time.Second)
 
 		var once sync.Once
 		calling := make(chan *lifeCall, 1)
@@ -244,7 +244,7 @@ func lifeCallFromBecomeLeader(t *testing.T, name string, fn func(*Node, context.
 			return nil
 		}}
 	})
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 	close(ready)
@@ -283,7 +283,7 @@ func TestSafety08SecondStopWaitsForHooks(t *testing.T) {
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
 	defer lose.release() // before a's cleanup Stop
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 
 	firstCtx, cancelFirst := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancelFirst()
@@ -350,7 +350,7 @@ func TestSafety09StepDownFromBecomeLeaderWaitsForLose(t *testing.T) {
 			return nil
 		}}
 	})
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 	close(ready)
@@ -552,7 +552,7 @@ func TestSafety11StopReturnsByItsContextWhenCutOff(t *testing.T) {
 	t.Run("Follower", func(t *testing.T) {
 		srv, rec, id := setup(t)
 		a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
-		waitOneLeader(t, []*Node{a}, 5*time.Second)
+		waitOneLeader(t, []*Node{a}, 15*time.Second)
 		b, proxy := proxiedNode(t, srv, mk(id, "b", srv.URL()), rec)
 		natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 		stopCutOff(t, b, proxy)

@@ -41,7 +41,7 @@ func TestSafety01MixedTTLGarbage(t *testing.T) {
 			acfg := testConfig(id, "a", srv.URL())
 			acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second
 			a, proxy := proxiedNode(t, srv, acfg, rec)
-			waitOneLeader(t, []*Node{a}, 5*time.Second)
+			waitOneLeader(t, []*Node{a}, 15*time.Second)
 			b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
 			natstest.WaitFor(t, 3*time.Second, func() bool {
 				l, ok := b.Lease()
@@ -101,7 +101,7 @@ func TestSafety02LeaseTTLAbove24h(t *testing.T) {
 		// The consequence: b decodes a's record as garbage, waits its own 1s
 		// on each revision, and a renews only every 2s.
 		a := startNode(t, acfg, rec, nil)
-		waitOneLeader(t, []*Node{a}, 5*time.Second)
+		waitOneLeader(t, []*Node{a}, 15*time.Second)
 		b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 		started := time.Now()
 		natstest.WaitFor(t, 5*time.Second, func() bool { return b.IsLeader() || b.Leader() == "a" }, "b neither follows a nor leads")

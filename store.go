@@ -26,12 +26,13 @@ type store struct {
 	// 1 and cannot tell the two apart. Only the election loop reads or
 	// changes it after openStore.
 	created time.Time
-	// madeBucket says this node created the bucket (this incarnation), so
-	// an absent lease key in it was never held by anyone.
-	madeBucket bool
 	// lastSeqAtOpen is the stream's last sequence when opened: at least
 	// the revision of every entry written before.
 	lastSeqAtOpen uint64
+	// ageAtOpen is how old the stream was when opened, on the server's
+	// own clock (the time of the reply less the creation time): one clock,
+	// so only its rate matters. Zero when unknown.
+	ageAtOpen time.Duration
 }
 
 // openStore binds to the bucket, creating it when absent. An existing
@@ -51,7 +52,6 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		}
 	}
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		s.madeBucket = true
 		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      bucket,
 			Description: "go-cluster leader election",
@@ -65,7 +65,6 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another node created it first with other settings: use it.
-			s.madeBucket = false
 			kv, err = js.KeyValue(ctx, bucket)
 		}
 	}
@@ -83,7 +82,11 @@ func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, 
 	s.kv = kv
 	s.created = streamCreated(status)
 	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		s.lastSeqAtOpen = bs.StreamInfo().State.LastSeq
+		info := bs.StreamInfo()
+		s.lastSeqAtOpen = info.State.LastSeq
+		if !info.Created.IsZero() && !info.TimeStamp.IsZero() {
+			s.ageAtOpen = max(info.TimeStamp.Sub(info.Created), 0)
+		}
 	}
 	return s, nil
 }
@@ -122,7 +125,7 @@ func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64
 	if created.IsZero() || created.Equal(s.created) {
 		return false, lastSeq, nil
 	}
-	s.created, s.madeBucket = created, false
+	s.created = created
 	return true, lastSeq, nil
 }
 

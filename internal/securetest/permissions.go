@@ -46,10 +46,7 @@ func (p Permissions) Without(subject string) Permissions {
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
 // default). With create, the node may also create the bucket; without, the
 // bucket must exist. The root package's secure tests prove the list enough,
-// and every entry necessary. "$JS.API.CONSUMER.DELETE.<stream>.>" is
-// recommended but not in the list: a node deletes a dropped watch's
-// consumer in the background, best effort, and without the permission the
-// server removes that consumer once it is idle.
+// and every entry necessary.
 func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	bucket := "cluster-" + clusterID
 	stream := "KV_" + bucket
@@ -57,6 +54,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		Publish: []string{
 			"$JS.API.STREAM.INFO." + stream,            // bind the bucket; confirm a deletion
 			"$JS.API.CONSUMER.CREATE." + stream + ".>", // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.DELETE." + stream + ".>", // stop a watch, or a read of the lease's history
 			"$JS.API.DIRECT.GET." + stream + ".>",      // read the lease after a lost race
 			"$KV." + bucket + ".lease",                 // acquire, renew, release
 			"$KV." + bucket + ".cooldown-" + nodeID,    // StepDown's cooldown record
