@@ -110,8 +110,12 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 		epoch int64
 		rev   uint64
 	}
+	refused := false // the server has refused an attempt: the lease moved
 	for attempt := 1; ; attempt++ {
 		epoch, rev, ok := s.n.view.tenure(time.Now())
+		if !ok && refused {
+			return 0, fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, ErrNotLeader)
+		}
 		if !ok {
 			return 0, ErrNotLeader
 		}
@@ -141,6 +145,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 				return 0, err
 			}
 		case jetstream.JSErrCodeStreamWrongLastSequence:
+			refused = true
 			if _, now, ok := s.n.view.tenure(time.Now()); ok && now != rev {
 				continue // a renewal moved the lease: retry with its revision
 			}
