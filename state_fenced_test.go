@@ -398,3 +398,19 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 		t.Fatalf("state after the refused write = %v, %v; want before", e, err)
 	}
 }
+
+func TestStateAfterStop(t *testing.T) {
+	srv, rec, id := setup(t)
+	a := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	stopNode(t, a)
+	if _, err := a.State().Get(ctx(t), "k"); !errors.Is(err, ErrStopped) {
+		t.Errorf("Get after Stop = %v, want ErrStopped", err)
+	}
+	if _, err := a.State().Put(ctx(t), "k", nil); !errors.Is(err, ErrStopped) {
+		t.Errorf("Put after Stop = %v, want ErrStopped", err)
+	}
+	if _, err := a.State().Watch(ctx(t), ""); !errors.Is(err, ErrStopped) {
+		t.Errorf("Watch after Stop = %v, want ErrStopped", err)
+	}
+}
