@@ -92,10 +92,7 @@ func (s *State) store() (*store, error) {
 // moved by this node's own renewal, or a write in flight on the lease.
 const maxWriteAttempts = 100
 
-// write publishes one fenced state write. The precondition is the
-// revision of the tenure's latest lease record. The leader's own renewals
-// move that revision, so a refusal is retried while this node still leads
-// and the lease's latest record is still its own.
+// write publishes one fenced state write.
 func (s *State) write(ctx context.Context, key string, value []byte, del bool) (uint64, error) {
 	if err := ValidateStateKey(key); err != nil {
 		return 0, err
@@ -106,6 +103,23 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	}
 	subject := kvSubject(st.bucket, stateKVKey(key))
 	leaseSubject := kvSubject(st.bucket, leaseKey)
+	return s.fenced(ctx, st, func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
+		msg := nats.NewMsg(subject)
+		msg.Data = value
+		msg.Header.Set(StateEpochHeader, strconv.FormatInt(epoch, 10))
+		if del {
+			msg.Header.Set("KV-Operation", "DEL")
+		}
+		return st.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(rev, leaseSubject))
+	})
+}
+
+// fenced runs send, which publishes with the precondition that the lease's
+// latest revision is rev, the revision of the tenure's latest lease
+// record. The leader's own renewals move that revision, so a refusal is
+// retried while this node still leads and the lease's latest record is
+// still its own.
+func (s *State) fenced(ctx context.Context, st *store, send func(epoch int64, rev uint64) (*jetstream.PubAck, error)) (uint64, error) {
 	var seen struct { // a newer lease record of ours that the view has not recorded yet
 		epoch int64
 		rev   uint64
@@ -122,13 +136,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 		if seen.epoch == epoch && seen.rev > rev {
 			rev = seen.rev
 		}
-		msg := nats.NewMsg(subject)
-		msg.Data = value
-		msg.Header.Set(StateEpochHeader, strconv.FormatInt(epoch, 10))
-		if del {
-			msg.Header.Set("KV-Operation", "DEL")
-		}
-		ack, err := st.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(rev, leaseSubject))
+		ack, err := send(epoch, rev)
 		if err == nil {
 			return ack.Sequence, nil
 		}
