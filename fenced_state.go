@@ -31,7 +31,8 @@ import (
 //
 // Reads: Get asks the bucket stream's leader, which holds every write it
 // has acknowledged, so a Get after a successful Put (on any node) sees it
-// or a later value. Keys and Watch follow the stream with a consumer and
+// or a later value; only a stream leader cut off from its peers, until it
+// steps down, could answer with less. Keys and Watch follow the stream with a consumer and
 // may trail writes that are being acknowledged at that moment.
 type State struct {
 	n *Node
