@@ -70,6 +70,17 @@
 // StepDownTo does the same from code. Config.Metrics receives the events a
 // metrics system needs (package metrics has a Prometheus collector).
 //
+// # Fenced state
+//
+// Node.State keeps small values in the cluster's bucket (keys "state.<key>")
+// that every node reads and only the leader writes. Each write carries a
+// precondition the NATS server checks: the lease key's latest revision is
+// still the one this node's tenure wrote. A write that returns success was
+// accepted while this node held the lease; a write by a node that has lost
+// the lease is never accepted (ErrFenced). State.Get reads through the
+// bucket stream's leader and sees every acknowledged write; Keys and Watch
+// may trail by the writes in flight.
+//
 // # Errors
 //
 // Errors wrap the package's sentinel values (ErrNotLeader, ErrInvalidConfig,

@@ -83,3 +83,16 @@ var ErrNotReady = errors.New("cluster: not ready")
 // errBucketRecreated is the cause given when a tenure ends because the
 // bucket was deleted and created again under the running node.
 var errBucketRecreated = errors.New("the bucket was deleted and created again")
+
+// ErrFenced: the NATS server refused a state write because the lease moved
+// after this node's last record of it: another node took the lease, or it
+// was released or changed. Nothing was written. The error also wraps
+// ErrNotLeader.
+var ErrFenced = errors.New("cluster: write fenced: the lease moved")
+
+// ErrInvalidKey: a state key is not one or more tokens of letters, digits,
+// '-' and '_' separated by '.'. The wrapping message names the key.
+var ErrInvalidKey = errors.New("cluster: invalid state key")
+
+// ErrKeyNotFound: the state key has no value (never written, or deleted).
+var ErrKeyNotFound = errors.New("cluster: state key not found")

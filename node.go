@@ -278,3 +278,8 @@ func (n *Node) HookFailures() int64 {
 	}
 	return el.disp.failures.Load()
 }
+
+// State returns the cluster's replicated state: keys every node reads and
+// only the leader writes, each write fenced on the lease by the NATS
+// server (see State).
+func (n *Node) State() *State { return &State{n: n} }

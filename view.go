@@ -58,3 +58,15 @@ func (v *view) waitLeader(ctx context.Context, stopped <-chan struct{}) (string,
 		}
 	}
 }
+
+// tenure returns the live tenure's epoch and the revision of its latest
+// lease record, and false when this node does not lead at now. Fenced
+// state writes send that revision as their precondition on the lease.
+func (v *view) tenure(now time.Time) (epoch int64, rev uint64, ok bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if !v.leadingLocked(now) {
+		return 0, 0, false
+	}
+	return v.tenureEpoch, v.tenureRev, true
+}

@@ -1,0 +1,91 @@
+package cluster
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// On an R3 bucket: the leader's writes land with its epoch and every node
+// reads them back; a follower's are refused; writes racing renewals (and
+// each other, which a replicated stream refuses while one is in flight)
+// succeed.
+func TestStateJSClusterPutGetAndRenewals(t *testing.T) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := startClusterNodes(t, c, id, rec, 3)
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	rev, err := leader.State().Put(ctx(t), "k", []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		e, err := n.State().Get(ctx(t), "k")
+		if err != nil || string(e.Value) != "v" || e.Revision != rev || e.Epoch != leader.Epoch() {
+			t.Errorf("%s Get = %+v, %v; want v at %d, epoch %d", n.NodeID(), e, err, rev, leader.Epoch())
+		}
+		if n != leader {
+			if _, err := n.State().Put(ctx(t), "k", nil); !errors.Is(err, ErrNotLeader) {
+				t.Errorf("%s (follower) Put = %v, want ErrNotLeader", n.NodeID(), err)
+			}
+		}
+	}
+	raceRenewals(t, leader, c.URLs()[0])
+	rec.check(t)
+}
+
+// A leader cut off from the cluster past its deadline: once it has lost
+// the lease, every write it tries is refused, before and after the
+// partition heals, and none of its epoch lands after the successor's
+// acquisition.
+func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	proxy := faultproxy.New(t, c.Server(0).Addr())
+	acfg := clusterConfig(c, id, "a")
+	acfg.NATSURLs = []string{proxy.URL()}
+	a := startNode(t, acfg, rec, nil)
+	waitOneLeader(t, []*Node{a}, 10*time.Second)
+	others := []*Node{
+		startNode(t, clusterConfig(c, id, "b"), rec, nil),
+		startNode(t, clusterConfig(c, id, "x"), rec, nil),
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return others[0].Leader() == "a" && others[1].Leader() == "a" }, "followers did not see a")
+	oldEpoch := a.Epoch()
+	if _, err := a.State().Put(ctx(t), "owner", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+
+	proxy.Blackhole()
+	natstest.WaitFor(t, 10*time.Second, func() bool { return !a.IsLeader() }, "partitioned leader did not demote")
+	if _, err := a.State().Put(ctx(t), "owner", []byte("a-cut-off")); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("cut-off leader Put = %v, want ErrNotLeader", err)
+	}
+	successor := waitOneLeader(t, others, 10*time.Second)
+	if _, err := successor.State().Put(ctx(t), "owner", []byte(successor.NodeID())); err != nil {
+		t.Fatal(err)
+	}
+	proxy.Restore()
+	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as follower")
+	if _, err := a.State().Put(ctx(t), "owner", []byte("a-again")); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("deposed leader Put = %v, want ErrNotLeader", err)
+	}
+	e, err := a.State().Get(ctx(t), "owner")
+	if err != nil || string(e.Value) != successor.NodeID() || e.Epoch != successor.Epoch() {
+		t.Errorf("Get on a = %+v, %v; want %s's value at epoch %d", e, err, successor.NodeID(), successor.Epoch())
+	}
+	for _, m := range stateMsgs(t, rawJS(t, c.URLs()[0]), id) {
+		if m.Header.Get(StateEpochHeader) == strconv.FormatInt(oldEpoch, 10) && string(m.Data) != "a" {
+			t.Errorf("a write of the deposed tenure landed: %q at %d", m.Data, m.Sequence)
+		}
+	}
+	rec.check(t)
+}

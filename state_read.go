@@ -1,0 +1,196 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Get reads key through the bucket stream's leader. A KV Get may be
+// answered by any replica (direct get) and trail the latest writes; this
+// read goes to the one server that acknowledged them, so it returns the
+// latest value of every write acknowledged before it was sent. It fails
+// with an error wrapping ErrKeyNotFound when the key has no value.
+func (s *State) Get(ctx context.Context, key string) (StateEntry, error) {
+	if err := ValidateStateKey(key); err != nil {
+		return StateEntry{}, fmt.Errorf("state get: %w", err)
+	}
+	st, err := s.store()
+	if err != nil {
+		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
+	}
+	ent, err := getLatest(ctx, st, stateKVKey(key), s.n.cfg.RequestTimeout)
+	if err != nil {
+		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
+	}
+	ent.Key = key
+	return *ent, nil
+}
+
+// Keys returns, sorted, the state keys that are prefix or below it
+// ("orders" matches "orders" and "orders.42", not "orders2"); every key
+// when prefix is "". It reads through a consumer and may miss writes
+// being acknowledged at that moment.
+func (s *State) Keys(ctx context.Context, prefix string) ([]string, error) {
+	if prefix != "" {
+		if err := ValidateStateKey(prefix); err != nil {
+			return nil, fmt.Errorf("state keys: %w", err)
+		}
+	}
+	st, err := s.store()
+	if err != nil {
+		return nil, fmt.Errorf("state keys: %w", err)
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lister, err := st.kv.ListKeysFiltered(lctx, stateFilters(prefix)...)
+	if err != nil {
+		return nil, fmt.Errorf("state keys: %w", st.explain(err))
+	}
+	var keys []string
+	for {
+		select {
+		case k, ok := <-lister.Keys():
+			if !ok {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("state keys: %w", err)
+				}
+				slices.Sort(keys)
+				return slices.Compact(keys), nil
+			}
+			keys = append(keys, strings.TrimPrefix(k, stateKeyPrefix))
+		case <-ctx.Done():
+			return nil, fmt.Errorf("state keys: %w", ctx.Err())
+		}
+	}
+}
+
+// StateWatch delivers the values of state keys: first the current value
+// of every key watched, then each change as it is stored.
+type StateWatch struct {
+	updates chan StateEntry
+	synced  chan struct{}
+}
+
+// Updates delivers the entries. It is closed when the watch's ctx ends.
+// Entries have no Epoch (a consumer delivers no headers here): Get the key
+// for it.
+func (w *StateWatch) Updates() <-chan StateEntry { return w.updates }
+
+// Synced is closed once the current values have all been delivered.
+func (w *StateWatch) Synced() <-chan struct{} { return w.synced }
+
+// Watch follows the state keys that are prefix or below it (every key when
+// prefix is ""), until ctx ends. Like Keys it may trail the latest writes
+// a little; deletions arrive as entries with Deleted set.
+func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
+	if prefix != "" {
+		if err := ValidateStateKey(prefix); err != nil {
+			return nil, fmt.Errorf("state watch: %w", err)
+		}
+	}
+	st, err := s.store()
+	if err != nil {
+		return nil, fmt.Errorf("state watch: %w", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	kw, err := st.kv.WatchFiltered(wctx, stateFilters(prefix))
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("state watch: %w", st.explain(err))
+	}
+	w := &StateWatch{updates: make(chan StateEntry), synced: make(chan struct{})}
+	go func() {
+		defer close(w.updates)
+		defer cancel()
+		defer func() { _ = kw.Stop() }()
+		for {
+			select {
+			case e, ok := <-kw.Updates():
+				if !ok {
+					return
+				}
+				if e == nil {
+					close(w.synced)
+					continue
+				}
+				out := StateEntry{Key: strings.TrimPrefix(e.Key(), stateKeyPrefix), Value: e.Value(),
+					Revision: e.Revision(), Created: e.Created(), Deleted: e.Operation() != jetstream.KeyValuePut}
+				select {
+				case w.updates <- out:
+				case <-wctx.Done():
+					return
+				}
+			case <-wctx.Done():
+				return
+			}
+		}
+	}()
+	return w, nil
+}
+
+// msgGetResponse is the stream API's answer to a message get.
+type msgGetResponse struct {
+	Error   *jetstream.APIError `json:"error,omitempty"`
+	Message *struct {
+		Subject  string    `json:"subject"`
+		Sequence uint64    `json:"seq"`
+		Header   []byte    `json:"hdrs,omitempty"`
+		Data     []byte    `json:"data,omitempty"`
+		Time     time.Time `json:"time"`
+	} `json:"message,omitempty"`
+}
+
+// getLatest reads the latest value of a bucket key from the stream's
+// leader ($JS.API.STREAM.MSG.GET, which only the leader answers, unlike
+// the direct get a KV Get uses). A deletion is ErrKeyNotFound. timeout
+// bounds the request when ctx has no deadline.
+func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	req, err := json.Marshal(map[string]string{"last_by_subj": kvSubject(st.bucket, bucketKey)})
+	if err != nil {
+		return nil, err
+	}
+	reply, err := st.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), req)
+	if err != nil {
+		return nil, st.explain(err)
+	}
+	var resp msgGetResponse
+	if err := json.Unmarshal(reply.Data, &resp); err != nil {
+		return nil, fmt.Errorf("message get: %w", err)
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
+			return nil, ErrKeyNotFound
+		}
+		return nil, st.explain(resp.Error)
+	}
+	m := resp.Message
+	if m == nil {
+		return nil, errors.New("message get: empty answer")
+	}
+	ent := &StateEntry{Key: bucketKey, Value: m.Data, Revision: m.Sequence, Created: m.Time}
+	if len(m.Header) > 0 {
+		hdr, err := nats.DecodeHeadersMsg(m.Header)
+		if err != nil {
+			return nil, fmt.Errorf("message get: %w", err)
+		}
+		if hdr.Get("KV-Operation") != "" || hdr.Get(jetstream.MarkerReasonHeader) != "" {
+			return nil, ErrKeyNotFound // deleted, purged or aged out
+		}
+		ent.Epoch, _ = strconv.ParseInt(hdr.Get(StateEpochHeader), 10, 64)
+	}
+	return ent, nil
+}
