@@ -14,11 +14,12 @@ import (
 //
 //   - new-bucket: the node creates the bucket, so the absent key was never
 //     held: it leads at once;
+//
 //   - empty-bucket: the bucket exists without a lease (made by another tool,
 //     or its creator crashed), and the node remembers no epoch: it waits
 //     2 x LeaseTTL + RenewInterval before writing the key.
 //
-//	go test -run '^$' -bench ColdStart -benchtime 5x .
+//     go test -run '^$' -bench ColdStart -benchtime 5x .
 func BenchmarkColdStart(b *testing.B) {
 	srv := natstest.RunServer(b)
 	for _, tc := range []struct {
