@@ -52,6 +52,15 @@ func (e *election) takeOver(rev uint64) {
 		e.log.Warn("could not read the lease's history; will retry", "error", err)
 		return
 	}
+	// The history may show a holder with a longer TTL than this node knew
+	// (it started after that holder's last record was overwritten): if
+	// the lease is not over by that TTL, wait it out first.
+	e.cur.expired = false
+	if until := e.holdUntil(); time.Now().Before(until) {
+		e.log.Info("the lease's history shows a longer TTL; waiting it out", "ttl", e.takeoverWait(), "until", time.Until(until).Round(time.Millisecond))
+		return
+	}
+	e.cur.expired = true
 	e.acquire(rev)
 }
 

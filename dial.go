@@ -19,9 +19,13 @@ func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
 	opts.ReconnectJitter = 100 * time.Millisecond
 	opts.PingInterval = max(n.cfg.RenewInterval, time.Second)
 	opts.MaxPingsOut = 3
-	if d, ok := ctx.Deadline(); ok {
-		opts.Timeout = max(time.Until(d), time.Millisecond)
-	}
+	// Timeout bounds each dial and handshake, reconnects included, and
+	// nats.go holds the connection's lock through a reconnect handshake:
+	// every request waits behind it, whatever its ctx. A server that
+	// accepts but does not answer (a blackholed link) must not stall
+	// renewals past their deadline, so it is kept to RequestTimeout (the
+	// first dial is bounded by Start's ctx below as well).
+	opts.Timeout = min(max(n.cfg.RequestTimeout, 100*time.Millisecond), nats.DefaultTimeout)
 	if n.cfg.NATSCredentials != "" {
 		if err := nats.UserCredentials(n.cfg.NATSCredentials)(&opts); err != nil {
 			return nil, fmt.Errorf("start: %w: NATSCredentials: %w", ErrInvalidConfig, err)

@@ -456,3 +456,23 @@ func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
 		t.Errorf("b leads at epoch %d, want above the forged %d", b.Epoch(), epoch+3)
 	}
 }
+
+// TestSafety01MixedTTLFreshNode: like TestSafety01MixedTTLGarbage, but the
+// short-TTL node starts only after the long-TTL holder's record was
+// deleted, so it never saw that TTL on the watch. The key's history still
+// holds the record (found by the chaos run, seed 42): it waits that TTL out.
+func TestSafety01MixedTTLFreshNode(t *testing.T) {
+	srv, rec, id := setup(t)
+	acfg := testConfig(id, "a", srv.URL())
+	acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second
+	a, proxy := proxiedNode(t, srv, acfg, rec)
+	waitOneLeader(t, []*Node{a}, 15*time.Second)
+	kv := bindKV(t, srv.URL(), id) // binds; openKV would set History 1
+	proxy.Blackhole()
+	if err := kv.Delete(ctx(t), leaseKey); err != nil {
+		t.Fatal(err)
+	}
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
+	natstest.WaitFor(t, 15*time.Second, b.IsLeader, "b never took over")
+	rec.check(t) // b must not lead while a, cut off, still does
+}
