@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/clustertest"
@@ -25,7 +26,8 @@ func ExampleNode_ValidateLeadership() {
 	leads := make(chan struct{})
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "orders", NodeID: "node-1", NATSURLs: srv.URLs(),
-		Logger: slog.New(slog.DiscardHandler),
+		LeaseTTL: time.Second, // a new bucket's first election waits one LeaseTTL
+		Logger:   slog.New(slog.DiscardHandler),
 	}, cluster.HookFuncs{BecomeLeader: func(context.Context) error {
 		close(leads)
 		return nil
@@ -69,7 +71,7 @@ func ExampleNewObserver() {
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), Logger: slog.New(slog.DiscardHandler)}
+	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)}
 
 	cfg.NodeID = "node-1"
 	node, err := cluster.NewNode(cfg, nil)
@@ -132,7 +134,7 @@ func ExampleNode_WaitForLeader() {
 	ctx := context.Background()
 	start := func(id string) *cluster.Node {
 		n, err := cluster.NewNode(cluster.Config{
-			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(),
+			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(), LeaseTTL: time.Second,
 			Logger: slog.New(slog.DiscardHandler),
 		}, nil)
 		if err != nil {
@@ -170,7 +172,7 @@ func ExampleNode_StepDownTo() {
 	ctx := context.Background()
 	start := func(id string, hooks cluster.Hooks) *cluster.Node {
 		n, err := cluster.NewNode(cluster.Config{
-			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(),
+			ClusterID: "orders", NodeID: id, NATSURLs: srv.URLs(), LeaseTTL: time.Second,
 			Logger: slog.New(slog.DiscardHandler),
 		}, hooks)
 		if err != nil {
@@ -230,7 +232,8 @@ func ExampleNode_Observe() {
 
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "orders", NodeID: "node-1", NATSURLs: srv.URLs(),
-		Logger: slog.New(slog.DiscardHandler),
+		LeaseTTL: time.Second, // a new bucket's first election waits one LeaseTTL
+		Logger:   slog.New(slog.DiscardHandler),
 	}, nil)
 	if err != nil {
 		fmt.Println(err)
@@ -269,7 +272,7 @@ func ExampleNode_LeaderInfo() {
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), Logger: slog.New(slog.DiscardHandler)}
+	cfg := cluster.Config{ClusterID: "orders", NATSURLs: srv.URLs(), LeaseTTL: time.Second, Logger: slog.New(slog.DiscardHandler)}
 
 	cfg.NodeID, cfg.Metadata = "node-1", map[string]string{"addr": "10.0.0.7:8080"}
 	leader, err := cluster.NewNode(cfg, nil)

@@ -64,7 +64,7 @@ func ExampleNode_StepDown() {
 	ctx := context.Background()
 	start := func(id string, hooks cluster.Hooks) *cluster.Node {
 		n, err := cluster.NewNode(cluster.Config{
-			ClusterID: "example", NodeID: id, NATSURLs: srv.URLs(),
+			ClusterID: "example", NodeID: id, NATSURLs: srv.URLs(), LeaseTTL: time.Second,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		}, hooks)
 		if err != nil {

@@ -137,19 +137,30 @@ func (s *State) fenced(ctx context.Context, st *store, send func(epoch int64, re
 		if seen.epoch == epoch && seen.rev > rev {
 			rev = seen.rev
 		}
+		if renewing := s.n.view.renewalInFlight(); renewing != nil {
+			// Renewals first: this write would make the server refuse
+			// the renewal's check, and it would be refused itself.
+			select {
+			case <-renewing:
+				continue // the renewal may have moved the lease revision
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
 		ack, err := send(epoch, rev)
 		if err == nil {
 			return ack.Sequence, nil
 		}
 		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || attempt == maxWriteAttempts {
+		if !errors.As(err, &apiErr) || attempt >= maxWriteAttempts {
 			return 0, st.explain(err)
 		}
 		switch apiErr.ErrorCode {
 		case jetstream.JSErrCodeStreamWrongLastSequenceConstant:
 			// A replicated stream refuses a check on a subject with a
-			// write in flight (our renewal, or another state write): the
-			// answer is not known yet, so ask again.
+			// write in flight (a renewal sent before this write waited,
+			// or another state write): the answer is not known yet, so
+			// ask again.
 			if err := pause(ctx, attempt); err != nil {
 				return 0, err
 			}

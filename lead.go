@@ -246,9 +246,16 @@ func (e *election) tenureDeadline() time.Time {
 func (e *election) renew() bool {
 	t := e.t
 	sent := time.Now()
+	e.view.renewalStarted()
 	ctx, cancel := e.renewalCtx(e.tenureDeadline())
 	rev, err := e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
+	// A state write checked on the lease was in flight: the server did not
+	// compare revisions. New ones wait for this renewal; ask again at once.
+	for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
+		rev, err = e.store.renew(ctx, leaseKey, e.heldRecord(t.epoch, t.acquiredAt, sent), t.rev)
+	}
 	cancel()
+	e.view.renewalEnded()
 	e.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 	switch {
 	case err == nil:

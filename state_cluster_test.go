@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +88,43 @@ func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
 		if m.Header.Get(StateEpochHeader) == strconv.FormatInt(oldEpoch, 10) && string(m.Data) != "a" {
 			t.Errorf("a write of the deposed tenure landed: %q at %d", m.Data, m.Sequence)
 		}
+	}
+	rec.check(t)
+}
+
+// A leader writing state without pause keeps its lease. A replicated
+// stream refuses a check on the lease subject while a state write fenced
+// on it is in flight (and the other way round); renewals that met such a
+// refusal were retried only a quarter RenewInterval later, and a busy
+// leader lost its lease to its own writes.
+func TestStateJSClusterBusyLeaderKeepsLease(t *testing.T) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := startClusterNodes(t, c, id, rec, 2)
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	epoch := leader.Epoch()
+	until := time.Now().Add(4 * clusterConfig(c, id, "x").LeaseTTL)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(until); i++ {
+				if _, err := leader.State().Put(ctx(t), fmt.Sprintf("busy%d", w), []byte(strconv.Itoa(i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Put by a busy leader: %v", err)
+	}
+	if !leader.IsLeader() || leader.Epoch() != epoch {
+		t.Errorf("the busy leader lost its lease: leading %v at epoch %d, was %d", leader.IsLeader(), leader.Epoch(), epoch)
 	}
 	rec.check(t)
 }

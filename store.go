@@ -191,6 +191,14 @@ func classify(err error) errClass {
 	return classTransient
 }
 
+// inFlightRefusal says a replicated stream refused a write checked on a
+// subject because another write checked on it was still in flight: the
+// check was not made, and the same write may succeed a moment later.
+func inFlightRefusal(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
+
 // explain turns errors that hide a permanent cause into ErrBucketDeleted or
 // ErrPermissionDenied. The server reports a publish permission violation
 // asynchronously, so a request merely times out; the connection's last error

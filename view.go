@@ -25,6 +25,8 @@ type view struct {
 	tenureEpoch  int64
 	tenureRev    uint64 // revision of the tenure's latest lease record
 	deadline     time.Time
+	// renewing is closed when the renewal in flight ends; nil when none is.
+	renewing chan struct{}
 }
 
 func newView() *view { return &view{changed: make(chan struct{})} }
@@ -69,4 +71,35 @@ func (v *view) tenure(now time.Time) (epoch int64, rev uint64, ok bool) {
 		return 0, 0, false
 	}
 	return v.tenureEpoch, v.tenureRev, true
+}
+
+// renewalStarted marks a renewal in flight. A replicated stream refuses a
+// write checked on the lease subject while another such write is in flight,
+// so fenced state writes hold back until it ends (renewalInFlight): a
+// leader busy writing state must not starve its own renewals.
+func (v *view) renewalStarted() {
+	v.mu.Lock()
+	v.renewing = make(chan struct{})
+	v.mu.Unlock()
+}
+
+// renewalEnded releases the state writes held back by renewalStarted.
+func (v *view) renewalEnded() {
+	v.mu.Lock()
+	if v.renewing != nil {
+		close(v.renewing)
+		v.renewing = nil
+	}
+	v.mu.Unlock()
+}
+
+// renewalInFlight returns a channel closed when the renewal in flight ends,
+// or nil when there is none.
+func (v *view) renewalInFlight() <-chan struct{} {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if v.renewing == nil {
+		return nil
+	}
+	return v.renewing
 }

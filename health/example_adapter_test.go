@@ -40,6 +40,7 @@ func ExampleAdapter() {
 	var appHooks cluster.NoOpHooks
 	node, err := cluster.NewNode(cluster.Config{
 		ClusterID: "orders", NodeID: "node-1", Conn: nc, Logger: quiet,
+		LeaseTTL: time.Second, // a new bucket's first election waits one LeaseTTL
 	}, cluster.ComposeHooks(appHooks, adapter))
 	if err != nil {
 		log.Fatal(err)
