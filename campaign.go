@@ -210,11 +210,16 @@ func (e *election) seed() {
 	// now learns how long the last holder may still lead.
 	floor := Lease{Epoch: e.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: e.takeoverWait().Milliseconds()}
-	_, err := e.store.create(ctx, leaseKey, mustEncode(floor))
+	var err error
+	if e.cur.present { // over a marker, garbage or a lower floor: compare and swap
+		_, err = e.store.update(ctx, leaseKey, mustEncode(floor), e.cur.rev)
+	} else {
+		_, err = e.store.create(ctx, leaseKey, mustEncode(floor))
+	}
 	cancel()
 	switch {
 	case err == nil:
-		e.log.Info("wrote the epoch floor into the absent lease key", "epoch", e.maxEpoch)
+		e.log.Info("wrote the epoch floor into the lease key", "epoch", e.maxEpoch, "over_revision", e.cur.rev)
 	case classify(err) == classPermanent:
 		e.fail(err)
 	case classify(err) == classConflict:

@@ -67,6 +67,25 @@ func (e *election) emptyBucketWait() time.Duration {
 	return max(e.takeoverWait()-e.store.ageAtOpen, 0)
 }
 
+// needsFloor says the lease key no longer carries the epoch or TTL this
+// node remembers: it is absent, a delete or purge marker (which a
+// compaction may remove next, without a trace on the watch), garbage, or a
+// floor record below what this node knows. Only a node that remembers an
+// epoch writes one; a node without memory would otherwise take the
+// stream's revision as its floor, and revisions restart with a recreated
+// bucket (rule 20 in docs/design.md).
+func (e *election) needsFloor() bool {
+	switch {
+	case e.maxEpoch == 0:
+		return false
+	case !e.cur.valid:
+		return true
+	case e.cur.lease.Floor:
+		return e.cur.lease.Epoch < e.maxEpoch || e.cur.lease.ttl() < e.takeoverWait()
+	}
+	return false
+}
+
 // probeDue says a held record has stayed unchanged for half its holder's
 // TTL: renewals, every RenewInterval (at most TTL/3), have stopped. The
 // node reads the key once per revision, so that a key removed or a bucket
@@ -101,8 +120,8 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	e.noteReconnect(now)
-	if !e.cur.present && e.campaign && e.maxEpoch > 0 && !now.Before(e.retryAt) {
-		// The key is gone and this node remembers the epoch: write it
+	if e.campaign && e.needsFloor() && !now.Before(e.retryAt) {
+		// The key no longer carries what this node remembers: write it
 		// back at once, as a floor record that grants nobody anything.
 		e.seed()
 		return time.Time{}, true

@@ -217,8 +217,12 @@ func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Get(ctx(t), leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
-		t.Fatalf("lease key not absent after the compaction: %v", err)
+	// Absent, unless a node that remembers the epoch has written its floor
+	// back already (it watches the purge marker go by).
+	if e, err := kv.Get(ctx(t), leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if l, derr := decodeLease(e.Value(), e.Revision()); err != nil || derr != nil || !l.Floor {
+			t.Fatalf("lease key after the compaction: %v; want absent or a floor record", err)
+		}
 	}
 	if !safetyEventually(6*bc.ttl, func() bool { return safetyLeadsAbove(nodes, before) }) {
 		t.Errorf("6 LeaseTTLs (%v) after the lease key was compacted, no single node leads with an epoch above %d:%v",
@@ -475,4 +479,43 @@ func TestSafety01MixedTTLFreshNode(t *testing.T) {
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
 	natstest.WaitFor(t, 15*time.Second, b.IsLeader, "b never took over")
 	rec.check(t) // b must not lead while a, cut off, still does
+}
+
+// TestSafety04CompactedUnderCutOffLeader: the lease key is compacted while
+// its holder a (LeaseTTL 1s) is cut off, so only follower b (LeaseTTL 3s)
+// remembers the epoch, and epochs run ahead of the stream's revisions (as
+// after a recreated bucket). b saw a purge marker and waited 3s before
+// touching it; a node c started meanwhile (LeaseTTL 1s, no memory) found
+// the key absent, took the stream's last revision as its floor and led at
+// epoch 4 after epoch 1001 (chaos, seed 42). A node that remembers an epoch
+// writes it back at once over anything that is not a lease record.
+func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
+	srv, rec, id := setup(t)
+	kv := openKV(t, srv.URL(), id)
+	high := int64(1000) // a released record: the first node takes it at once
+	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: high, AcquiredAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()})); err != nil {
+		t.Fatal(err)
+	}
+	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.LeaseTTL, bcfg.RenewInterval = 3*time.Second, 750*time.Millisecond
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	epoch := a.Epoch()
+
+	proxy.Blackhole()
+	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
+		t.Fatal(err)
+	}
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	nodes := []*Node{b, c}
+	leader := waitOneLeader(t, nodes, 15*time.Second)
+	if leader.Epoch() <= epoch {
+		t.Errorf("%s leads at epoch %d after the lease key was compacted; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+	}
+	rec.check(t)
 }
