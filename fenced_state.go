@@ -117,10 +117,17 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 
 // fenced runs send, which publishes with the precondition that the lease's
 // latest revision is rev, the revision of the tenure's latest lease
-// record. The leader's own renewals move that revision, so a refusal is
-// retried while this node still leads and the lease's latest record is
-// still its own.
+// record, and reports the outcome to the metrics.
 func (s *State) fenced(ctx context.Context, st *store, send func(epoch int64, rev uint64) (*jetstream.PubAck, error)) (uint64, error) {
+	rev, err := s.fencedAttempts(ctx, st, send)
+	observeStateWrite(s.n.cfg.Metrics, err)
+	return rev, err
+}
+
+// fencedAttempts is fenced without the metrics. The leader's own renewals
+// move the lease revision, so a refusal is retried while this node still
+// leads and the lease's latest record is still its own.
+func (s *State) fencedAttempts(ctx context.Context, st *store, send func(epoch int64, rev uint64) (*jetstream.PubAck, error)) (uint64, error) {
 	var seen struct { // a newer lease record of ours that the view has not recorded yet
 		epoch int64
 		rev   uint64

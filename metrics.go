@@ -1,6 +1,9 @@
 package cluster
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // RenewalOutcome classifies one lease renewal, for metrics.
 type RenewalOutcome string
@@ -47,6 +50,53 @@ type Metrics interface {
 	ObserveHook(hook string, duration time.Duration, err error)
 	// ObserveFencing reports a ValidateLeadership call; err is nil when tenure was proven.
 	ObserveFencing(err error)
+}
+
+// StateWriteOutcome classifies one fenced state write (State.Put, Delete
+// or Commit), for metrics.
+type StateWriteOutcome string
+
+// State write outcomes.
+const (
+	StateWriteOK        StateWriteOutcome = "ok"         // the server stored it
+	StateWriteFenced    StateWriteOutcome = "fenced"     // the server refused it: the lease had moved (ErrFenced)
+	StateWriteNotLeader StateWriteOutcome = "not_leader" // refused locally: this node's tenure had ended (ErrNotLeader)
+	StateWriteError     StateWriteOutcome = "error"      // any other failure (a timeout: it may have landed)
+)
+
+// StateMetrics is an optional extension of Metrics: when Config.Metrics
+// also implements it, the node reports the outcome of every fenced state
+// write to it. It is separate so that existing Metrics implementations
+// keep compiling; package metrics implements it. Writes refused before
+// they are tried (an invalid key, a node not started or stopped) are not
+// reported. ObserveStateWrite is called on the writer's goroutine and,
+// like the Metrics methods, must return quickly and not call the Node.
+type StateMetrics interface {
+	// ObserveStateWrite reports how one state write ended.
+	ObserveStateWrite(outcome StateWriteOutcome)
+}
+
+// stateWriteOutcome classifies the error of a fenced write. A refusal by
+// the server wraps both ErrFenced and ErrNotLeader: it counts as fenced.
+func stateWriteOutcome(err error) StateWriteOutcome {
+	switch {
+	case err == nil:
+		return StateWriteOK
+	case errors.Is(err, ErrFenced):
+		return StateWriteFenced
+	case errors.Is(err, ErrNotLeader):
+		return StateWriteNotLeader
+	default:
+		return StateWriteError
+	}
+}
+
+// observeStateWrite reports a fenced write's outcome when the configured
+// Metrics takes it.
+func observeStateWrite(m Metrics, err error) {
+	if sm, ok := m.(StateMetrics); ok {
+		sm.ObserveStateWrite(stateWriteOutcome(err))
+	}
 }
 
 // noMetrics is the Metrics used when Config.Metrics is nil.

@@ -49,7 +49,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) eventSeries() []prometheus.Collector {
 	return []prometheus.Collector{
 		c.transitions, c.leaderChanges, c.renewals, c.renewalLatency,
-		c.electionWait, c.hookDuration, c.hookErrors, c.fencing,
+		c.electionWait, c.hookDuration, c.hookErrors, c.fencing, c.stateWrites,
 	}
 }
 

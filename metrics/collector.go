@@ -38,6 +38,7 @@ type Collector struct {
 	hookDuration   *prometheus.HistogramVec
 	hookErrors     *prometheus.CounterVec
 	fencing        *prometheus.CounterVec
+	stateWrites    *prometheus.CounterVec
 
 	// Scrape-time series.
 	isLeaderDesc, epochDesc, leaderKnownDesc *prometheus.Desc
@@ -125,6 +126,13 @@ func (c *Collector) initEvents(ns string, labels prometheus.Labels) {
 	}, []string{LabelResult})
 	for _, r := range fencingResults() {
 		c.fencing.WithLabelValues(r)
+	}
+	c.stateWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: ns, Name: NameStateWrites, ConstLabels: labels,
+		Help: "Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; error).",
+	}, []string{LabelOutcome})
+	for _, o := range stateWriteOutcomes() {
+		c.stateWrites.WithLabelValues(o)
 	}
 }
 

@@ -34,6 +34,9 @@ func TestEventsWithoutNode(t *testing.T) {
 	m.ObserveFencing(fmt.Errorf("validate leadership: %w", cluster.ErrEpochMismatch))
 	m.ObserveFencing(context.DeadlineExceeded)
 	m.ObserveFencing(cluster.ErrStopped)
+	m.ObserveStateWrite(cluster.StateWriteOK)
+	m.ObserveStateWrite(cluster.StateWriteOK)
+	m.ObserveStateWrite(cluster.StateWriteFenced)
 
 	const labels = `cluster="orders",node="node-1",region="eu"`
 	expected := strings.ReplaceAll(`
@@ -66,10 +69,16 @@ app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="erro
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="lease_expired"} 0
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="not_leader"} 0
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="ok"} 1
+# HELP app_state_writes_total Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; error).
+# TYPE app_state_writes_total counter
+app_state_writes_total{cluster="orders",node="node-1",outcome="error",region="eu"} 0
+app_state_writes_total{cluster="orders",node="node-1",outcome="fenced",region="eu"} 1
+app_state_writes_total{cluster="orders",node="node-1",outcome="not_leader",region="eu"} 0
+app_state_writes_total{cluster="orders",node="node-1",outcome="ok",region="eu"} 2
 `, "$L", labels)
 	if err := testutil.CollectAndCompare(m, strings.NewReader(expected),
 		"app_is_leader", "app_epoch", "app_leadership_transitions_total", "app_renewals_total",
-		"app_hook_errors_total", "app_fencing_checks_total"); err != nil {
+		"app_hook_errors_total", "app_fencing_checks_total", "app_state_writes_total"); err != nil {
 		t.Error(err)
 	}
 	if n := testutil.CollectAndCount(m, "app_election_wait_seconds"); n != 2 { // released, expired

@@ -20,6 +20,7 @@ const (
 	NameHookDuration          = "hook_duration_seconds"
 	NameHookErrors            = "hook_errors_total"
 	NameFencingChecks         = "fencing_checks_total"
+	NameStateWrites           = "state_writes_total"
 	NameNATSConnected         = "nats_connected"
 	NameNATSConnectionState   = "nats_connection_state"
 	NameNATSReconnects        = "nats_reconnects_total"
@@ -31,7 +32,7 @@ const (
 	LabelCluster    = "cluster"
 	LabelNode       = "node"
 	LabelTransition = "transition" // "acquired" or "lost"
-	LabelOutcome    = "outcome"    // a cluster.RenewalOutcome: "ok", "conflict", "timeout", "error"
+	LabelOutcome    = "outcome"    // a cluster.RenewalOutcome ("ok", "conflict", "timeout", "error") or cluster.StateWriteOutcome ("ok", "fenced", "not_leader", "error")
 	LabelHook       = "hook"       // "OnBecomeLeader", "OnLoseLeadership", "OnLeaderChange"
 	LabelCause      = "cause"      // a cluster.ElectionCause: "released" or "expired"
 	LabelResult     = "result"     // a fencing result: see the Fencing constants
@@ -69,6 +70,12 @@ func electionCauses() []string {
 
 // renewalOutcomes are the outcomes the core reports.
 func renewalOutcomes() []string { return []string{"ok", "conflict", "timeout", "error"} }
+
+// stateWriteOutcomes are the outcomes of fenced state writes.
+func stateWriteOutcomes() []string {
+	return []string{string(cluster.StateWriteOK), string(cluster.StateWriteFenced),
+		string(cluster.StateWriteNotLeader), string(cluster.StateWriteError)}
+}
 
 // fencingResults are the values of LabelResult.
 func fencingResults() []string {

@@ -11,7 +11,10 @@ import (
 // The cluster.Metrics methods are called by the node, some on its election loop:
 // each only updates in-memory series (an atomic add after a read-locked
 // lookup of the label values), with no I/O.
-var _ cluster.Metrics = (*Collector)(nil)
+var (
+	_ cluster.Metrics      = (*Collector)(nil)
+	_ cluster.StateMetrics = (*Collector)(nil)
+)
 
 // ObserveRenewal counts a renewal by outcome and records its latency.
 func (c *Collector) ObserveRenewal(outcome cluster.RenewalOutcome, latency time.Duration) {
@@ -58,6 +61,12 @@ func (c *Collector) ObserveHook(hook string, duration time.Duration, err error) 
 // ObserveFencing counts a ValidateLeadership call by result.
 func (c *Collector) ObserveFencing(err error) {
 	c.fencing.WithLabelValues(FencingResult(err)).Inc()
+}
+
+// ObserveStateWrite counts a fenced state write by outcome
+// (cluster.StateMetrics).
+func (c *Collector) ObserveStateWrite(outcome cluster.StateWriteOutcome) {
+	c.stateWrites.WithLabelValues(string(outcome)).Inc()
 }
 
 // FencingResult maps the error of cluster.Node.ValidateLeadership to the

@@ -261,6 +261,14 @@ func TestCLIErrors(t *testing.T) {
 		{"bad timeout", []string{"status", "--cluster", "x", "--timeout", "0s"}, 2, "--timeout must be positive"},
 		{"bad settle", []string{"status", "--cluster", "x", "--settle", "-1s"}, 2, "--settle must not be negative"},
 		{"unknown context", []string{"status", "--cluster", "x", "--context", "nope"}, 1, `NATS context "nope" (--context): no such context`},
+		{"state get of an unknown cluster", []string{"state", "get", "k", "--cluster", "nope"}, 1, `cluster not found: "nope" has no KV bucket`},
+		{"state watch of an unknown cluster", []string{"state", "watch", "--cluster", "nope"}, 1, "cluster not found"},
+		{"state get of a missing key", []string{"state", "get", "k", "--cluster", "ghost"}, exitNoKey, `key not found: "k" has no value in cluster ghost`},
+		{"state get without a key", []string{"state", "get", "--cluster", "x"}, 2, "a KEY is required"},
+		{"state get of a bad key", []string{"state", "get", "a..b", "--cluster", "x"}, 2, `cluster: invalid state key: "a..b" has an empty token`},
+		{"state ls of a bad prefix", []string{"state", "ls", "a.*", "--cluster", "x"}, 2, "cluster: invalid state key"},
+		{"state watch with a bad count", []string{"state", "watch", "--count", "-1", "--cluster", "x"}, 2, "--count must not be negative"},
+		{"state alone", []string{"state", "--cluster", "x"}, 2, "state needs a command right after it: get, ls, watch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, bin, nil, append([]string{"-s", srv.URL(), "--timeout", "1s"}, tc.args...)...)
@@ -290,6 +298,7 @@ func TestCLIErrors(t *testing.T) {
 	// Help.
 	r = runCLI(t, bin, nil, "help")
 	if r.code != 0 || !strings.Contains(r.stdout, "stepdown [--to NODE]") || !strings.Contains(r.stdout, "3  status only: the cluster exists but nobody leads") ||
+		!strings.Contains(r.stdout, "5  state get only: the key has no value") || !strings.Contains(r.stdout, "state watch [--count N] [PREFIX]") ||
 		!strings.Contains(r.stdout, "--tlsca FILE") {
 		t.Errorf("help: exit %d, %q", r.code, r.stdout)
 	}

@@ -32,7 +32,26 @@ func commands() []command {
 		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
 		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
 		{"health", "[--settle D] [NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
+		{"state get", "KEY", "print the value of a state key (--json: with its revision, the writer's epoch, the time written)", 1, &stateGetCmd{}},
+		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
+		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},
 	}
+}
+
+// isGroup reports whether name is a group of commands ("state"), whose
+// commands are named with two words ("state get").
+func isGroup(name string) bool { return len(groupCommands(name)) > 0 }
+
+// groupCommands returns the commands of group name, without the group's
+// word: "get", "ls", "watch" for "state".
+func groupCommands(name string) []string {
+	var out []string
+	for _, c := range commands() {
+		if g, sub, ok := strings.Cut(c.name, " "); ok && g == name {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 // lookup finds a subcommand by name.
@@ -92,6 +111,7 @@ Exit status:
   4  stepdown --to only: that node reports it is not ready (its ReadinessCheck
      has not passed, or failed too often), so it would not take the lease;
      nothing was sent (--force sends all the same)
+  5  state get only: the key has no value (never written, or deleted)
 `
 
 // shortFlags are the one-letter aliases, printed with their long flag.

@@ -1,6 +1,7 @@
 // Command go-cluster is the operator's tool for go-cluster clusters: it
 // shows who leads and since when, streams leadership changes, asks the
-// leader to step down, and queries the nodes' health.
+// leader to step down, queries the nodes' health, and reads the cluster's
+// fenced state.
 //
 // Install it with
 //
@@ -15,6 +16,10 @@
 //	                                       ask the leader to step down, optionally in favour of NODE
 //	go-cluster [flags] health [--settle D] [NODE]
 //	                                       health of one node, or of every node
+//	go-cluster [flags] state get KEY       the value of a state key
+//	go-cluster [flags] state ls [PREFIX]   the state keys, sorted
+//	go-cluster [flags] state watch [--count N] [PREFIX]
+//	                                       the current state values, then every change
 //
 // Flags (before or after the command). The connection flags are those of
 // the nats CLI:
@@ -61,12 +66,27 @@
 // commands that wait show a spinner there; in a pipe they write only
 // their output and errors.
 //
+// The state commands read the keys the leader writes with
+// cluster.Node.State, through the library's own read path: an observer
+// node that the command starts on its connection (it never campaigns and
+// writes nothing; the bucket must exist). state get prints the value as
+// stored (a terminal also gets a newline); with --json an object with key,
+// value (or value_base64 when it is not UTF-8), revision, epoch (the
+// writer's) and created. state ls prints the keys that are PREFIX or below
+// it ("orders" lists "orders" and "orders.42", not "orders2"), or every
+// key. state watch prints the current values, then each write and
+// deletion as it is stored, one line each ("put" or "deleted"; with
+// --json one object per line, without epoch). Keys and prefixes are
+// checked with cluster.ValidateStateKey. The state commands do not
+// support a context's JetStream domain or API prefix.
+//
 // Exit status: 0 on success; 1 when NATS cannot be reached, the cluster
 // does not exist, nobody answers, a request is refused or a context cannot
 // be read; 2 on bad flags or arguments; 3 from status when the cluster
 // exists but nobody leads (the lease is released, deleted, invalid, or was
 // never won), after printing the status; 4 from stepdown --to when that
-// node reports it is not ready (nothing was sent).
+// node reports it is not ready (nothing was sent); 5 from state get when
+// the key has no value (never written, or deleted).
 //
 // It reads the lease from the cluster's KV bucket "cluster-<ID>" (through
 // JetStream), asks the nodes' health checkers on "cluster.<ID>.health", and

@@ -3,7 +3,7 @@ package main
 import "errors"
 
 // Errors the commands return. run maps them to exit codes: errUsage to 2,
-// errNoLeader to 3, errNotReady to 4, the others to 1.
+// errNoLeader to 3, errNotReady to 4, errNoKey to 5, the others to 1.
 var (
 	// errUsage: bad flags or arguments.
 	errUsage = errors.New("usage")
@@ -31,6 +31,11 @@ var (
 	// errNotReady: stepdown --to names a node that reports it is not
 	// ready (its ReadinessCheck), so it would not take the lease.
 	errNotReady = errors.New("successor not ready")
+	// errNoKey: state get found no value under the key.
+	errNoKey = errors.New("key not found")
+	// errUnsupported: the command cannot do what the connection settings
+	// ask (the state commands and a JetStream domain).
+	errUnsupported = errors.New("not supported")
 )
 
 // Exit codes, documented in the help text and the README.
@@ -40,6 +45,7 @@ const (
 	exitUsage    = 2
 	exitNoLeader = 3 // status: the cluster exists, but nobody leads
 	exitNotReady = 4 // stepdown --to: that node is not ready; nothing was sent
+	exitNoKey    = 5 // state get: the key has no value
 )
 
 // exitCode maps an error to the process's exit status.
@@ -53,6 +59,8 @@ func exitCode(err error) int {
 		return exitNoLeader
 	case errors.Is(err, errNotReady):
 		return exitNotReady
+	case errors.Is(err, errNoKey):
+		return exitNoKey
 	default:
 		return exitFailure
 	}

@@ -129,15 +129,19 @@ func parse(args []string) (invocation, error) {
 		inv.help = true
 		return inv, nil
 	}
-	cmd, ok := lookup(rest[0])
+	name, rest, err := commandName(rest)
+	if err != nil {
+		return inv, err
+	}
+	cmd, ok := lookup(name)
 	if !ok {
-		return inv, fmt.Errorf("%w: unknown command %q", errUsage, rest[0])
+		return inv, fmt.Errorf("%w: unknown command %q", errUsage, name)
 	}
 	inv.cmd = cmd
 	fs := newFlagSet("go-cluster " + cmd.name)
 	inv.opts.register(fs)
 	cmd.impl.define(fs)
-	pos, err := parseInterspersed(fs, rest[1:])
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			inv.help = true
@@ -156,6 +160,20 @@ func parse(args []string) (invocation, error) {
 		return inv, err
 	}
 	return inv, nil
+}
+
+// commandName takes the command's name off the front of args: one word,
+// or two for a command of a group ("state get"). It returns the arguments
+// after the name.
+func commandName(args []string) (string, []string, error) {
+	name := args[0]
+	if !isGroup(name) {
+		return name, args[1:], nil
+	}
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return "", nil, fmt.Errorf("%w: %s needs a command right after it: %s", errUsage, name, strings.Join(groupCommands(name), ", "))
+	}
+	return name + " " + args[1], args[2:], nil
 }
 
 // parseInterspersed parses flags anywhere among the arguments, as the nats

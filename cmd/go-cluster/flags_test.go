@@ -29,6 +29,10 @@ func TestParse(t *testing.T) {
 			options{conn: connFlags{context: "prod", user: "u", password: "p", nkey: "/n", tlsCert: "/c", tlsKey: "/k", tlsCA: "/ca"}, cluster: "o", timeout: defaultTimeout}, nil},
 		{"-- ends the flags", []string{"--cluster", "o", "health", "--", "n1"}, "health",
 			options{cluster: "o", timeout: defaultTimeout}, []string{"n1"}},
+		{"a command of a group", []string{"--cluster", "o", "state", "get", "--json", "config.mode"}, "state get",
+			options{cluster: "o", timeout: defaultTimeout, json: true}, []string{"config.mode"}},
+		{"a group after flags", []string{"--json", "state", "ls", "--cluster", "o"}, "state ls",
+			options{cluster: "o", timeout: defaultTimeout, json: true}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, err := parse(tc.args)
@@ -63,6 +67,13 @@ func TestParseCommandFlags(t *testing.T) {
 	if w := inv.cmd.impl.(*watchCmd); w.count != 2 || !w.all {
 		t.Errorf("watch flags %+v", w)
 	}
+	inv, err = parse([]string{"--cluster", "o", "state", "watch", "orders", "--count", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := inv.cmd.impl.(*stateWatchCmd); w.count != 3 || len(inv.args) != 1 || inv.args[0] != "orders" {
+		t.Errorf("state watch flags %+v, args %q", w, inv.args)
+	}
 }
 
 func TestParseErrors(t *testing.T) {
@@ -80,6 +91,12 @@ func TestParseErrors(t *testing.T) {
 		{"--cluster", "o", "--timeout", "soon", "status"},
 		{"-s", "", "--cluster", "o", "status"},
 		{"--cluster", "o", "status", "--context", ""},
+		{"--cluster", "o", "state"},                 // a group alone
+		{"--cluster", "o", "state", "--json", "ls"}, // flags between a group and its command
+		{"--cluster", "o", "state", "put", "k"},
+		{"--cluster", "o", "get", "k"}, // a command of a group without it
+		{"--cluster", "o", "state", "get", "a", "b"},
+		{"--cluster", "o", "state", "ls", "--all"}, // a flag of another command
 	} {
 		if _, err := parse(args); !errors.Is(err, errUsage) {
 			t.Errorf("parse(%q) = %v, want a usage error", args, err)
@@ -95,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestExitCode(t *testing.T) {
 	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 ||
-		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 {
+		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 || exitCode(fmt.Errorf("x: %w", errNoKey)) != 5 || exitCode(errUnsupported) != 1 {
 		t.Error("exit codes")
 	}
 }

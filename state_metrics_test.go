@@ -1,0 +1,25 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+func TestStateWriteOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want StateWriteOutcome
+	}{
+		{nil, StateWriteOK},
+		{fmt.Errorf("state put: %w: %w: lease moved", ErrFenced, ErrNotLeader), StateWriteFenced},
+		{fmt.Errorf("state put: %w", ErrNotLeader), StateWriteNotLeader},
+		{fmt.Errorf("state put: %w", context.DeadlineExceeded), StateWriteError},
+	} {
+		if got := stateWriteOutcome(tc.err); got != tc.want {
+			t.Errorf("stateWriteOutcome(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+	// A Metrics without the extension is left alone.
+	observeStateWrite(noMetrics{}, nil)
+}
