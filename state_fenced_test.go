@@ -166,6 +166,13 @@ func TestStateWatchInitialThenUpdates(t *testing.T) {
 	if _, err := leader.State().Put(ctx(t), "jobs.1", []byte("queued")); err != nil {
 		t.Fatal(err)
 	}
+	// A key deleted before the watch begins is no current value.
+	if _, err := leader.State().Put(ctx(t), "jobs.0", []byte("done")); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.State().Delete(ctx(t), "jobs.0"); err != nil {
+		t.Fatal(err)
+	}
 	wctx, cancel := context.WithCancel(ctx(t))
 	defer cancel()
 	w, err := leader.State().Watch(wctx, "jobs")

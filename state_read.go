@@ -85,7 +85,9 @@ type StateWatch struct {
 // for it.
 func (w *StateWatch) Updates() <-chan StateEntry { return w.updates }
 
-// Synced is closed once the current values have all been delivered.
+// Synced is closed once the current values have all been delivered: every
+// entry received before it is a current value (keys deleted before the
+// watch began are not delivered), every later one a change.
 func (w *StateWatch) Synced() <-chan struct{} { return w.synced }
 
 // Watch follows the state keys that are prefix or below it (every key when
@@ -112,6 +114,7 @@ func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
 		defer close(w.updates)
 		defer cancel()
 		defer func() { _ = kw.Stop() }()
+		synced := false
 		for {
 			select {
 			case e, ok := <-kw.Updates():
@@ -119,8 +122,12 @@ func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
 					return
 				}
 				if e == nil {
+					synced = true
 					close(w.synced)
 					continue
+				}
+				if !synced && e.Operation() != jetstream.KeyValuePut {
+					continue // a key deleted before the watch began: not a current value
 				}
 				out := StateEntry{Key: strings.TrimPrefix(e.Key(), stateKeyPrefix), Value: e.Value(),
 					Revision: e.Revision(), Created: e.Created(), Deleted: e.Operation() != jetstream.KeyValuePut}
