@@ -4,7 +4,11 @@
 // real deployments break: kill -9 of the leader, SIGSTOP past its lease and
 // SIGCONT, SIGTERM, and a restart of the NATS server under running nodes.
 // The tests measure failover times and check that a paused leader finds
-// itself demoted and that its fenced writes are refused.
+// itself demoted and that its fenced writes are refused. The state tests
+// do it to a leader writing fenced state (Node.State), on one server and
+// on a 3-server JetStream cluster of nats-server processes, and read the
+// bucket's stream with a plain JetStream client to check which writes the
+// server stored, and in what order.
 //
 // The package has only tests:
 //

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -30,16 +31,49 @@ type natsProc struct {
 // README recommends) and starts the server.
 func startNATS(t *testing.T, bin string) *natsProc {
 	t.Helper()
+	p := newNATSProc(t, bin, "proctest", freePort(t), "")
+	p.start(t)
+	return p
+}
+
+// startNATSCluster starts size servers routed into one JetStream cluster
+// and waits until each answers JetStream requests (a meta leader is
+// elected). They start together: none is ready without a quorum.
+func startNATSCluster(t *testing.T, bin string, size int) []*natsProc {
+	t.Helper()
+	clientPorts, routes := make([]int, size), make([]string, size)
+	routePorts := make([]int, size)
+	for i := range size {
+		clientPorts[i], routePorts[i] = freePort(t), freePort(t)
+		routes[i] = fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", routePorts[i]))
+	}
+	procs := make([]*natsProc, size)
+	for i := range size {
+		block := fmt.Sprintf("cluster {\n  name: proctest\n  listen: \"127.0.0.1:%d\"\n  routes: [%s]\n}\n",
+			routePorts[i], strings.Join(routes, ", "))
+		procs[i] = newNATSProc(t, bin, fmt.Sprintf("proctest-%d", i+1), clientPorts[i], block)
+		procs[i].launch(t)
+	}
+	for _, p := range procs {
+		if err := p.waitReady(30 * time.Second); err != nil {
+			t.Fatalf("nats-server %s not ready: %v", p.dir, err)
+		}
+	}
+	return procs
+}
+
+// newNATSProc writes the config of one server (with extra appended) and
+// arranges for it to be killed at cleanup; it does not start it.
+func newNATSProc(t *testing.T, bin, name string, port int, extra string) *natsProc {
+	t.Helper()
 	dir := t.TempDir()
-	port := freePort(t)
 	conf := filepath.Join(dir, "nats.conf")
-	text := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nserver_name: proctest\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n",
-		port, filepath.Join(dir, "js"))
+	text := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nserver_name: %s\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n%s",
+		port, name, filepath.Join(dir, "js"), extra)
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &natsProc{bin: bin, dir: dir, conf: conf, port: port}
-	p.start(t)
 	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 	return p
 }
@@ -60,6 +94,15 @@ func (p *natsProc) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", p.po
 // start runs the server and waits until JetStream answers.
 func (p *natsProc) start(t *testing.T) {
 	t.Helper()
+	p.launch(t)
+	if err := p.waitReady(20 * time.Second); err != nil {
+		t.Fatalf("nats-server not ready: %v", err)
+	}
+}
+
+// launch runs the server.
+func (p *natsProc) launch(t *testing.T) {
+	t.Helper()
 	log, err := os.OpenFile(filepath.Join(p.dir, "nats.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +115,6 @@ func (p *natsProc) start(t *testing.T) {
 	}
 	p.exited = make(chan struct{})
 	go func(cmd *exec.Cmd, exited chan struct{}) { _ = cmd.Wait(); close(exited) }(p.cmd, p.exited)
-	if err := p.waitReady(20 * time.Second); err != nil {
-		t.Fatalf("nats-server not ready: %v", err)
-	}
 }
 
 // waitReady waits until a client can use JetStream.

@@ -25,7 +25,15 @@ type event struct {
 	OK     bool   `json:"ok"`
 	Leader string `json:"leader"`
 	Error  string `json:"error"`
+
+	Seq     int64  `json:"seq"`
+	Rev     uint64 `json:"rev"`
+	Sent    int64  `json:"sent"`
+	Outcome string `json:"outcome"`
 }
+
+// SentAt is when a state_put's Put was called.
+func (e event) SentAt() time.Time { return time.Unix(0, e.Sent) }
 
 // At is the event's wall-clock time (same machine: comparable with ours).
 func (e event) At() time.Time { return time.Unix(0, e.TS) }
@@ -49,6 +57,7 @@ type nodeSettings struct {
 	fenceURL string
 	ttl      time.Duration
 	renew    time.Duration
+	extra    []string // more flags
 }
 
 // startNode starts a clusternode process and waits for its "started" event.
@@ -60,8 +69,9 @@ func startNode(t *testing.T, s nodeSettings, id string) *nodeProc {
 		t.Fatal(err)
 	}
 	defer errFile.Close()
-	p.cmd = exec.Command(s.bin, "-cluster", s.cluster, "-node", id, "-nats", s.natsURL, "-fence", s.fenceURL,
-		"-ttl", s.ttl.String(), "-renew", s.renew.String())
+	args := append([]string{"-cluster", s.cluster, "-node", id, "-nats", s.natsURL, "-fence", s.fenceURL,
+		"-ttl", s.ttl.String(), "-renew", s.renew.String()}, s.extra...)
+	p.cmd = exec.Command(s.bin, args...)
 	p.cmd.Stderr = errFile
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -141,10 +151,13 @@ func (p *nodeProc) waitEvent(t *testing.T, timeout time.Duration, what string, m
 func (p *nodeProc) describe() string {
 	var b strings.Builder
 	for _, e := range p.snapshot() {
-		if e.Event == "write" && e.OK {
+		if e.Event == "write" && e.OK || e.Event == "state_put" && e.OK || e.Event == "state_send" {
 			continue // too many to list
 		}
 		fmt.Fprintf(&b, "\n  %s %s epoch=%d ok=%v leader=%q %s", e.At().Format("15:04:05.000"), e.Event, e.Epoch, e.OK, e.Leader, e.Error)
+		if e.Event == "state_put" {
+			fmt.Fprintf(&b, " seq=%d outcome=%s sent=%s", e.Seq, e.Outcome, e.SentAt().Format("15:04:05.000"))
+		}
 	}
 	return b.String()
 }

@@ -11,7 +11,17 @@
 // must refuse it. SIGTERM and SIGINT stop the node gracefully (a leader
 // hands over at once) and exit 0; a node that stops on its own exits 1.
 //
+// With -state, the leader writes the cluster's fenced state instead
+// (Node.State().Put, one new key "w.<node>.<seq>" per write, so that every
+// write stays in the bucket's stream), and reports each attempt as a
+// state_send event before the Put and a state_put event after it: acked
+// with its revision, or refused (fenced, not_leader) or failed without a
+// verdict (error). When a tenure ends it
+// goes on with -stale-puts more attempts, as a leader that has not noticed
+// would, then reports state_done.
+//
 //	clusternode -cluster demo -node n1 -nats nats://127.0.0.1:4222 -fence http://127.0.0.1:8080/write
+//	clusternode -cluster demo -node n1 -nats nats://127.0.0.1:4222 -state -write-interval 5ms
 package main
 
 import (
@@ -37,11 +47,17 @@ import (
 type Event struct {
 	TS     int64  `json:"ts"`               // wall clock, Unix nanoseconds
 	Node   string `json:"node"`             // NodeID
-	Event  string `json:"event"`            // started, become, lose, leader, write, stale_write, validate_error, stopping, stopped, failed
-	Epoch  int64  `json:"epoch,omitempty"`  // become (once proven), write, stale_write
-	OK     bool   `json:"ok,omitempty"`     // write, stale_write: accepted by the fence
+	Event  string `json:"event"`            // started, become, lose, leader, write, stale_write, validate_error, state_send, state_put, state_done, stopping, stopped, failed
+	Epoch  int64  `json:"epoch,omitempty"`  // become (once proven), write, stale_write; state_put: the tenure's whose writer sent it
+	OK     bool   `json:"ok,omitempty"`     // write, stale_write: accepted by the fence; state_put: acknowledged
 	Leader string `json:"leader,omitempty"` // leader: the new leader ("" = none)
 	Error  string `json:"error,omitempty"`  // failures, and the signal received on stopping
+
+	// State writes (-state).
+	Seq     int64  `json:"seq,omitempty"`     // state_send, state_put: the write's number in this process (its key is "w.<node>.<seq>")
+	Rev     uint64 `json:"rev,omitempty"`     // state_put: the revision (stream sequence) of an acknowledged write
+	Sent    int64  `json:"sent,omitempty"`    // state_send, state_put: when Put was called, Unix nanoseconds
+	Outcome string `json:"outcome,omitempty"` // state_put: acked, fenced (ErrFenced), not_leader (ErrNotLeader), error (no verdict)
 }
 
 // emitter writes events as JSON lines, one at a time.
@@ -80,29 +96,51 @@ func main() {
 		renew     = flag.Duration("renew", 0, "RenewInterval (default LeaseTTL/4)")
 		fenceURL  = flag.String("fence", "", "URL of the fenced resource (POST JSON); empty: no writes")
 		interval  = flag.Duration("write-interval", 100*time.Millisecond, "pause between fenced writes while leading")
+		replicas  = flag.Int("replicas", 1, "BucketReplicas")
+		state     = flag.Bool("state", false, "write fenced state (Node.State().Put) while leading, instead of the fence")
+		stale     = flag.Int("stale-puts", 5, "with -state: attempts after a tenure ends")
 	)
 	flag.Parse()
 	out := &emitter{node: *nodeID, enc: json.NewEncoder(os.Stdout)}
-	if err := run(out, *clusterID, *nodeID, strings.Split(*urls, ","), *ttl, *renew, *fenceURL, *interval); err != nil {
+	o := options{clusterID: *clusterID, nodeID: *nodeID, urls: strings.Split(*urls, ","), ttl: *ttl, renew: *renew,
+		replicas: *replicas, fenceURL: *fenceURL, interval: *interval, state: *state, stalePuts: *stale}
+	if err := run(out, o); err != nil {
 		out.emit(Event{Event: "failed", Error: err.Error()})
 		os.Exit(1)
 	}
 }
 
-func run(out *emitter, clusterID, nodeID string, urls []string, ttl, renew time.Duration, fenceURL string, interval time.Duration) error {
-	if renew == 0 {
-		renew = ttl / 4
+// options are the command's flags.
+type options struct {
+	clusterID, nodeID string
+	urls              []string
+	ttl, renew        time.Duration
+	replicas          int
+	fenceURL          string
+	interval          time.Duration
+	state             bool
+	stalePuts         int
+}
+
+func run(out *emitter, o options) error {
+	if o.renew == 0 {
+		o.renew = o.ttl / 4
 	}
-	f := &fenceClient{url: fenceURL, node: nodeID, http: &http.Client{Timeout: 2 * time.Second}}
+	f := &fenceClient{url: o.fenceURL, node: o.nodeID, http: &http.Client{Timeout: 2 * time.Second}}
 	var node *cluster.Node
 	var writers sync.WaitGroup
+	sw := &stateWriter{out: out, interval: o.interval, stale: o.stalePuts}
 	hooks := cluster.HookFuncs{
 		BecomeLeader: func(ctx context.Context) error {
 			out.emit(Event{Event: "become"})
 			writers.Add(1)
 			go func() {
 				defer writers.Done()
-				lead(ctx, node, f, out, interval)
+				if o.state {
+					sw.lead(ctx, node)
+				} else {
+					lead(ctx, node, f, out, o.interval)
+				}
 			}()
 			return nil
 		},
@@ -116,8 +154,9 @@ func run(out *emitter, clusterID, nodeID string, urls []string, ttl, renew time.
 		},
 	}
 	n, err := cluster.NewNode(cluster.Config{
-		ClusterID: clusterID, NodeID: nodeID, NATSURLs: urls, LeaseTTL: ttl, RenewInterval: renew,
-		Logger: slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		ClusterID: o.clusterID, NodeID: o.nodeID, NATSURLs: o.urls, LeaseTTL: o.ttl, RenewInterval: o.renew,
+		BucketReplicas: o.replicas,
+		Logger:         slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}, hooks)
 	if err != nil {
 		return err
