@@ -24,7 +24,7 @@ var (
 )
 
 // TestChaos runs the nodes under a seeded schedule of faults and fails on
-// any invariant violation, any node that stopped on its own without an
+// any invariant violation (the fenced-state check included), any node that stopped on its own without an
 // out-of-band fault calling for it, and a cluster left without a leader
 // long after every fault healed. In the
 // normal test suite it is a short run with seed 1; a long run:
@@ -86,5 +86,8 @@ func TestChaos(t *testing.T) {
 	}
 	if rep.Fence.Accepted == 0 {
 		t.Error("no fenced write was accepted")
+	}
+	if rep.State.Acked == 0 || rep.State.Checked == 0 {
+		t.Errorf("state writes: %d acknowledged, %d checked in the stream's order: the fenced-state check had nothing to check", rep.State.Acked, rep.State.Checked)
 	}
 }

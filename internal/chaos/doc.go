@@ -34,11 +34,38 @@
 // ValidateLeadership returns: the current leader must never be refused,
 // and every ended tenure later tries one stale write that must be refused.
 //
+// Every leader also writes fenced state through Node.State() the whole
+// time: a Put, or a Commit of 2 or 3 keys a quarter of the time (the run
+// enables atomic batches with State.EnableCommit, and again after a
+// bucket recreate), each value tagged "<instance>/<epoch>/<sequence>", plus
+// one last write after its tenure ends, which must be refused or land in a
+// later tenure of the same Node. Every write's outcome is kept:
+// acknowledged (with its revision), refused (ErrFenced, ErrNotLeader), or
+// unknown (a timeout, the node stopping). An order recorder, on a
+// connection of its own that no fault touches, follows the bucket's
+// stream from sequence 1 before the first node starts, with a consumer it
+// makes again from the next sequence whenever delivery stops; a bucket
+// deleted and created again is recorded as a new incarnation from
+// sequence 1. At the end CheckState asserts on that total order: every
+// state write in it was accepted while its writer held the lease (the
+// latest lease record before it is a held record of the writer's NodeID
+// at the epoch of its Go-Cluster-Epoch header, and that epoch is no other
+// instance's tenure); every acknowledged write is in it at the revision
+// State returned; no refused write is in it; a Commit of unknown outcome
+// is in it whole or not at all. What the recorder could not see is
+// counted, not judged: a write after messages it missed (removed by the
+// bucket's 8-revision history or a purge before it read them) is not
+// checked, and an acknowledged write is excused when the bucket was
+// deleted after it was sent or its revision is one the recorder missed.
+// A compaction purges only the lease key and the markers, so it removes
+// no state write. The report counts writes acknowledged, refused and of
+// unknown outcome, and what was checked, unchecked and excused.
+//
 // Run returns a Report: availability (share of time some node led), leader
-// transitions, faults by kind, the longest time without a leader compared
-// with LeaseTTL, the recovery after healing, and every violation and
-// liveness failure found. TestChaos runs a short seeded
-// run in the normal test suite; a long run is
+// transitions, faults by kind, the state writes and their check, the
+// longest time without a leader compared with LeaseTTL, the recovery after
+// healing, and every violation and liveness failure found. TestChaos runs
+// a short seeded run in the normal test suite; a long run is
 //
 //	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 //

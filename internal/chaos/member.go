@@ -79,10 +79,14 @@ func (m *member) start() error {
 			if e := node.Epoch(); ctx.Err() == nil {
 				r.checker.Claimed(ten, e)
 			}
-			r.writers.Add(1)
+			r.writers.Add(2)
 			go func() {
 				defer r.writers.Done()
 				r.write(node, inst, ten, ctx)
+			}()
+			go func() {
+				defer r.writers.Done()
+				r.writeState(node, inst, ctx)
 			}()
 			return nil
 		},

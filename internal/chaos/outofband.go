@@ -75,7 +75,9 @@ func (r *run) injectRecreate() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	before := r.describeLease(ctx)
-	if err := r.js.DeleteKeyValue(ctx, r.bucket()); err != nil {
+	err := r.js.DeleteKeyValue(ctx, r.bucket())
+	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
+	if err != nil {
 		return fmt.Sprintf("bucket recreate: delete %s (lease %s): %v", r.bucket(), before, err)
 	}
 	r.lastRecreate = time.Now()

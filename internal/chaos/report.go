@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +28,7 @@ type Report struct {
 	Unproven    int            // tenures that ended before their epoch was known
 	FinalEpoch  int64          // highest epoch of a tenure
 	Fence       FenceStats     // what the fenced resource accepted and refused
+	State       StateStats     // the leaders' writes through Node.State() and the bucket stream's order (CheckState)
 	ValidateErr map[string]int // ValidateLeadership failures during live tenures, by cause
 
 	Availability float64       // share of sampled time in which some node led
@@ -102,6 +105,12 @@ func (r *run) report(faultsEnd, end time.Time, recovery time.Duration, recovered
 	rep.Liveness = append([]string(nil), r.liveness...)
 	r.statsMu.Unlock()
 	rep.Violations = append(r.checker.Check(true), r.fence.Violations()...)
+	if !r.order.finish(10 * time.Second) {
+		r.logf("state: the order recorder did not catch up with the stream in 10s; the rest counts as not seen")
+	}
+	stats, viol := CheckState(StateHistory{Order: r.order.incarnations(), Writes: r.state.all(), Deletions: r.deletions, Tenures: ts})
+	rep.State = stats
+	rep.Violations = append(rep.Violations, viol...)
 	return rep
 }
 
@@ -125,6 +134,14 @@ func (r *Report) String() string {
 		r.Tenures, r.Stillborn, r.Unproven, r.FinalEpoch)
 	fmt.Fprintf(&b, "  fence: %d writes accepted, %d refused (%d stale-leader writes replayed, all must be refused), highest epoch %d\n",
 		r.Fence.Accepted, r.Fence.Refused, r.Fence.StaleWrites, r.Fence.Highest)
+	st := r.State
+	fmt.Fprintf(&b, "  state writes: %d acknowledged (Puts and the writes of %d Commits), refused %d (ErrFenced %d, ErrNotLeader %d), outcome unknown %d %s\n",
+		st.Acked, st.Commits, st.Fenced+st.NotLeader, st.Fenced, st.NotLeader, sum(st.Unknown), causes(st.Unknown))
+	for _, c := range slices.Sorted(maps.Keys(st.UnknownErr)) {
+		fmt.Fprintf(&b, "    %s, e.g.: %s\n", c, st.UnknownErr[c])
+	}
+	fmt.Fprintf(&b, "  state order: %d state writes in %d stream(s), %d checked against the lease record before them, %d after a message not seen (%d messages not seen); acknowledged but gone: %d with a recreated bucket, %d not seen\n",
+		st.InOrder, st.Streams, st.Checked, st.Unchecked, st.NotSeen, st.LostToRecreate, st.LostUnseen)
 	if len(r.ValidateErr) > 0 {
 		fmt.Fprintf(&b, "  ValidateLeadership failures in live tenures: %v\n", r.ValidateErr)
 	}
@@ -192,4 +209,24 @@ func gapHistogram(gaps []Gap, ttl, renew time.Duration) string {
 		}
 	}
 	return fmt.Sprintf("%d under LeaseTTL/2, %d up to LeaseTTL+RenewInterval+LeaseTTL/2, %d longer", fast, expiry, long)
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// causes renders counts by cause, sorted: "(timeout=3 other=1)", or "".
+func causes(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return "(" + strings.Join(parts, " ") + ")"
 }

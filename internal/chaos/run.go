@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -103,6 +105,11 @@ type run struct {
 	samples sampler
 	writers sync.WaitGroup
 
+	state     stateLedger    // every state write the leaders made
+	order     *orderRecorder // the bucket stream's total order
+	commitOK  atomic.Bool    // the bucket allowed atomic batches at the start: writers Commit too
+	deletions []time.Time    // bucket deletions by FaultBucketRecreate (schedule goroutine only)
+
 	rng   *rand.Rand // the schedule's, used on the test goroutine only
 	rngMu sync.Mutex // guards wrng
 	wrng  *rand.Rand // writers' jitter
@@ -195,6 +202,15 @@ func setUp(t testing.TB, opts Options) *run {
 		t.Fatalf("chaos: jetstream: %v", err)
 	}
 	r.js = js
+	// Its own connection, not behind a fault proxy: it must see every
+	// message. It starts before the nodes create the bucket, to read it
+	// from sequence 1.
+	ojs, err := jetstream.New(r.cluster.Connect(t))
+	if err != nil {
+		t.Fatalf("chaos: jetstream: %v", err)
+	}
+	r.order = startOrderRecorder(ojs, r.bucket())
+	t.Cleanup(r.order.close)
 	ttls, renews := memberTTLs(opts)
 	for i := range opts.Nodes {
 		m := &member{id: fmt.Sprintf("node%d", i+1), r: r, ttl: ttls[i], renew: renews[i]}
@@ -224,7 +240,28 @@ func setUp(t testing.TB, opts Options) *run {
 	}
 	natstest.WaitFor(t, 30*time.Second, func() bool { return r.leader() != nil }, "chaos: no first leader")
 	opts.Log("chaos: servers n0..n%d, nodes node1..node%d; first leader %s", len(r.cluster.Servers())-1, opts.Nodes, r.leader().id)
+	r.enableCommit()
 	return r
+}
+
+// enableCommit lets the bucket take atomic batches, so that the leaders'
+// state writes include Commits; without it they Put only.
+func (r *run) enableCommit() {
+	l := r.leader()
+	if l == nil {
+		return
+	}
+	n := l.current()
+	if n == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.State().EnableCommit(ctx); err != nil {
+		r.opts.Log("chaos: EnableCommit: %v; state writes are Puts only", err)
+		return
+	}
+	r.commitOK.Store(true)
 }
 
 // memberTTLs draws which nodes get a long LeaseTTL, and how long, from the
@@ -487,6 +524,7 @@ func (r *run) shutdown() {
 		_ = m.stop()
 	}
 	r.writers.Wait()
+	r.order.close()
 }
 
 // later schedules a heal d from now.
