@@ -42,6 +42,9 @@ func (e *election) historyFloor() error {
 // takeOver acquires a lease that expired on this node's clock, or an
 // absent key, after reading the key's history for the epoch floor.
 func (e *election) takeOver(rev uint64) {
+	if e.bucketRecreated() {
+		return
+	}
 	if err := e.historyFloor(); err != nil {
 		if classify(err) == classPermanent {
 			e.fail(err)
@@ -62,6 +65,32 @@ func (e *election) takeOver(rev uint64) {
 	}
 	e.cur.expired = true
 	e.acquire(rev)
+}
+
+// bucketRecreated checks, before a compare-and-swap on a revision seen a
+// while ago, that the bucket is still the one it was seen in. Revisions
+// restart at 1 in a bucket created again, so a revision judged expired in
+// the old one can name a live record of a node that started on the new
+// one, and the CAS would succeed over it (rule 21). It reports true when
+// this node must not write now: the bucket is new (the node follows it,
+// with the wait of an absent key starting now), or the check failed.
+func (e *election) bucketRecreated() bool {
+	ctx, cancel := e.requestCtx(time.Time{})
+	recreated, lastSeq, err := e.store.incarnation(ctx)
+	cancel()
+	switch {
+	case err != nil && classify(err) == classPermanent:
+		e.fail(err)
+		return true
+	case err != nil:
+		e.failures++
+		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
+		return true
+	case !recreated:
+		return false
+	}
+	e.followNewBucket(lastSeq)
+	return true
 }
 
 // pendingAcquire is an acquire whose outcome is unknown: the request timed

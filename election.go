@@ -51,7 +51,8 @@ type election struct {
 	observations int            // lease revisions seen since Start
 	reconnects   uint64         // connection reconnect count when last checked
 	pending      *pendingAcquire
-	probedRev    uint64 // the held revision last read back (see probeDue)
+	probedRev    uint64    // the revision last read back (see probeDue)
+	probedAt     time.Time // when it was last read back
 
 	waiting   bool      // our CAS lost: wait for a revision above waitAbove
 	waitAbove uint64    // the revision we lost at

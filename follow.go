@@ -86,17 +86,25 @@ func (e *election) needsFloor() bool {
 	return false
 }
 
-// probeDue says a held record has stayed unchanged for half its holder's
-// TTL: renewals, every RenewInterval (at most TTL/3), have stopped. The
-// node reads the key once per revision, so that a key removed or a bucket
-// created again under a watch that shows nothing (its consumer went with
-// the old stream) is found well before the record expires. Steady state
-// sends nothing: renewals keep changing the revision.
+// probeDue says the lease as seen has stayed unchanged for half the
+// takeover wait: renewals, every RenewInterval (at most TTL/3), have
+// stopped. The node then reads the key back, and again every
+// min(RenewInterval, takeover wait / 4) until it expires, so that a key
+// removed or a bucket created again under a watch that shows nothing (its
+// consumer went with the old stream, or a compaction removed the marker
+// before it was delivered) is found while a node started on the new bucket
+// still waits (rule 21 in docs/design.md). A release handed back is taken
+// at once and needs none. Steady state sends nothing: renewals keep
+// changing the revision.
 func (e *election) probeDue(now time.Time) (due bool, at time.Time) {
-	if !e.cur.valid || e.cur.lease.NodeID == "" || e.cur.expired || e.probedRev == e.cur.rev {
+	if !e.cur.present || e.cur.expired || (e.cur.released() && e.cur.handedBack) {
 		return false, time.Time{}
 	}
-	at = e.cur.firstSeen.Add(max(e.cur.lease.ttl(), e.cfg.LeaseTTL) / 2)
+	wait := e.takeoverWait()
+	at = e.cur.firstSeen.Add(wait / 2)
+	if e.probedRev == e.cur.rev {
+		at = laterOf(at, e.probedAt.Add(min(e.cfg.RenewInterval, wait/4)))
+	}
 	return !now.Before(at), at
 }
 
@@ -128,7 +136,7 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 	}
 	probe, probeAt := e.probeDue(now)
 	if probe && e.store.nc.IsConnected() {
-		e.probedRev = e.cur.rev
+		e.probedRev, e.probedAt = e.cur.rev, now
 		e.resync()
 		return time.Time{}, true
 	}
@@ -173,6 +181,12 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 	case !e.cur.present:
 		e.takeOver(0)
 	case e.cur.released() && e.cur.handedBack:
+		// A release seen a while ago (a cooldown, a handover window, a
+		// failed check held this node back) may be from a bucket since
+		// created again: check before the CAS on its revision.
+		if now.Sub(e.cur.firstSeen) > e.cfg.RenewInterval && e.bucketRecreated() {
+			return time.Time{}, true
+		}
 		e.acquire(e.cur.rev)
 	default: // expired
 		e.takeOver(e.cur.rev)

@@ -100,13 +100,24 @@ func (e *election) vanished() {
 		}
 		return // asked again at the next resync
 	}
-	e.revFloor = max(e.revFloor, lastSeq)
 	if recreated {
-		e.log.Warn("the bucket was deleted and created again; following the new one", "bucket", e.store.bucket)
-		e.restartWatch()
-	} else {
-		e.log.Warn("the lease key was removed (purged and compacted); waiting before writing it again")
+		e.followNewBucket(lastSeq)
+		return
 	}
+	e.revFloor = max(e.revFloor, lastSeq)
+	e.log.Warn("the lease key was removed (purged and compacted); waiting before writing it again")
+	e.cur = observed{firstSeen: time.Now()}
+	e.waiting = false
+}
+
+// followNewBucket moves a follower to a bucket found deleted and created
+// again: the watch follows the new stream, and what the node saw in the
+// old one is forgotten (not the epoch or TTL it remembers): the key is
+// taken as absent from now, and waited out as such.
+func (e *election) followNewBucket(lastSeq uint64) {
+	e.revFloor = max(e.revFloor, lastSeq)
+	e.log.Warn("the bucket was deleted and created again; following the new one", "bucket", e.store.bucket)
+	e.restartWatch()
 	e.cur = observed{firstSeen: time.Now()}
 	e.waiting = false
 }

@@ -519,3 +519,40 @@ func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 	}
 	rec.check(t)
 }
+
+// TestSafety03RecreatedAfterTheProbe: the holder a (LeaseTTL 1s) is cut
+// off; follower b (LeaseTTL 3s) reads the unchanged record back at half
+// the TTL, finds it there, and then saw nothing more until its expiry,
+// 3s after the last renewal. The bucket is deleted and created again in
+// between, and a node c (LeaseTTL 1s, no memory) started on the new bucket
+// led at epoch 1 before b noticed (chaos, seed 7). A follower keeps
+// reading back a record whose renewals have stopped, every
+// min(RenewInterval, TTL/4), until it expires.
+func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
+	srv, rec, id := setup(t)
+	kv := openKV(t, srv.URL(), id)
+	high := int64(1000)
+	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: high, AcquiredAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()})); err != nil {
+		t.Fatal(err)
+	}
+	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.LeaseTTL, bcfg.RenewInterval = 3*time.Second, 250*time.Millisecond
+	b := startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	epoch := a.Epoch()
+
+	proxy.Blackhole()
+	cut := time.Now()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() }, "a did not demote")
+	// Past b's read-back at half its TTL (1.5s after the last renewal).
+	natstest.WaitFor(t, 5*time.Second, func() bool { return time.Since(cut) > 1700*time.Millisecond }, "")
+	safetyRecreateBucket(t, srv.URL(), id, 1)
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	leader := waitOneLeader(t, []*Node{b, c}, 15*time.Second)
+	if leader.Epoch() <= epoch {
+		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+	}
+	rec.check(t)
+}
