@@ -6,20 +6,32 @@
 // an in-process 3-server JetStream cluster (internal/natstest) with an R3
 // bucket. Each node reaches every server through its own fault proxies
 // (internal/faultproxy), so its connection alone can be cut, blackholed or
-// stalled.
+// stalled; and every route between two servers passes through proxies too
+// (natstest.RunClusterWithRouteProxies), so a server can be cut off from
+// the other two while it and its clients keep running.
 //
 // The schedule (math/rand/v2, seeded; the seed is printed) injects, with
 // random pauses in between: cut, blackhole and stall of a node's
 // connection; a stall of a node's hooks; StepDown; a graceful restart of a
 // node (Stop, then a new Node with the same NodeID); a crash of a node (its
 // connection closes with no release, then a new Node); shutdown and restart
-// of a NATS server, the stream leader included; and out-of-band changes of
-// the store: garbage written into the lease key, the bucket deleted and
-// created again (revisions restart at 1), the lease key compacted away
-// (purged, then its marker purged), and garbage or a delete while a node
-// with a long LeaseTTL leads (some nodes get 3 to 5 x LeaseTTL). Out-of-band
-// faults come at most once per Options.OutOfBandGap, so that the cluster can
-// elect in between. See FaultKind; -chaos.faults picks the kinds.
+// of a NATS server, the stream leader half of the time; a route partition
+// (route-partition): the routes between one server and the other two cut
+// or blackholed, then healed, the server being the bucket stream's leader
+// a third of the time and the JetStream meta leader a third of the time,
+// for 0.5 to 3 LeaseTTLs or, half of the time, 4 to 12 seconds: long
+// enough for the replicas to elect another stream leader (after 4-9s) and
+// for the cut-off one to step down (after 10s without a quorum), while a
+// node connected to that server alone still talks to it. Server shutdowns
+// and route partitions never overlap, so that two servers always keep a
+// quorum (quorum-loss, off by default, shuts two down on purpose). And
+// out-of-band changes of the store: garbage written into the lease key,
+// the bucket deleted and created again (revisions restart at 1), the lease
+// key compacted away (purged, then its marker purged), and garbage or a
+// delete while a node with a long LeaseTTL leads (some nodes get 3 to 5 x
+// LeaseTTL). Out-of-band faults come at most once per
+// Options.OutOfBandGap, so that the cluster can elect in between. See
+// FaultKind; -chaos.faults picks the kinds.
 //
 // A Checker records every tenure, from OnBecomeLeader until its ctx is
 // cancelled, and asserts that no two overlap, that every epoch handed out is

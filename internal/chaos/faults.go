@@ -25,6 +25,12 @@ const (
 	FaultGarbage    FaultKind = "garbage"     // write garbage (or a delete or purge marker) into the lease key
 	FaultQuorumLoss FaultKind = "quorum-loss" // shut two of three servers down at once (off unless asked for)
 
+	// FaultRoutePartition cuts or blackholes the routes between one server
+	// (the stream leader or the meta leader, some of the time) and the
+	// other two, then heals them: the servers stay up and the nodes keep
+	// their connections, but that server is cut off from its replicas.
+	FaultRoutePartition FaultKind = "route-partition"
+
 	// FaultBucketRecreate deletes the bucket and creates it again with the
 	// same settings: a new stream, whose revisions restart at 1.
 	FaultBucketRecreate FaultKind = "bucket-recreate"
@@ -45,7 +51,7 @@ const (
 // otherwise; FaultQuorumLoss is left out.
 var DefaultKinds = []FaultKind{
 	FaultCut, FaultBlackhole, FaultStall, FaultHookStall, FaultStepDown,
-	FaultRestart, FaultCrash, FaultServer, FaultGarbage,
+	FaultRestart, FaultCrash, FaultServer, FaultRoutePartition, FaultGarbage,
 	FaultBucketRecreate, FaultCompaction, FaultTTLGarbage,
 }
 
@@ -143,6 +149,8 @@ func (r *run) injectInBand(k FaultKind) string {
 		return r.injectStop(k)
 	case FaultServer:
 		return r.injectServer()
+	case FaultRoutePartition:
+		return r.injectRoutePartition()
 	case FaultQuorumLoss:
 		return r.injectQuorumLoss()
 	}
@@ -216,10 +224,10 @@ func (r *run) injectStop(k FaultKind) string {
 }
 
 // injectServer shuts down one NATS server, the stream leader half of the
-// time, while all are up, and restarts it later.
+// time, while all are up and routed, and restarts it later.
 func (r *run) injectServer() string {
-	if len(r.cluster.URLs()) < len(r.cluster.Servers()) {
-		return "" // one is down already: never two at once
+	if r.routesCut || len(r.cluster.URLs()) < len(r.cluster.Servers()) {
+		return "" // one is down or cut off already: never two at once
 	}
 	stream := "KV_" + r.bucket()
 	i, what := r.rngIntN(len(r.cluster.Servers())), "server"
@@ -237,7 +245,7 @@ func (r *run) injectServer() string {
 // injectQuorumLoss shuts down two servers at once: JetStream stops, no
 // lease can be renewed or won, and the leader must stop at its deadline.
 func (r *run) injectQuorumLoss() string {
-	if len(r.cluster.URLs()) < len(r.cluster.Servers()) {
+	if r.routesCut || len(r.cluster.URLs()) < len(r.cluster.Servers()) {
 		return ""
 	}
 	a := r.rngIntN(3)

@@ -122,6 +122,7 @@ type run struct {
 	log     []LogLine
 
 	lastOutOfBand time.Time // the last out-of-band fault
+	routesCut     bool      // a FaultRoutePartition is not healed yet
 	lastRecreate  time.Time // the last deletion or creation of the bucket by FaultBucketRecreate
 
 	started  chan startResult // Nodes started off the schedule's goroutine
@@ -195,7 +196,8 @@ func setUp(t testing.TB, opts Options) *run {
 		validateErrs: map[string]int{},
 		started:      make(chan startResult, 64),
 	}
-	r.cluster = natstest.RunCluster(t, 3)
+	// Routes through proxies, for FaultRoutePartition.
+	r.cluster = natstest.RunClusterWithRouteProxies(t, 3, func(target string) natstest.RouteProxy { return faultproxy.New(t, target) })
 	nc := r.cluster.Connect(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -395,6 +397,7 @@ func (r *run) healAll() {
 		m.stall.open()
 		m.restore()
 	}
+	r.healRoutes()
 	for i, s := range r.cluster.Servers() {
 		if s.NATS() == nil {
 			r.cluster.Restart(r.t, i)

@@ -24,6 +24,7 @@ const clusterReadyTimeout = 30 * time.Second
 type Cluster struct {
 	c       *clustertest.Cluster
 	servers []*Server
+	routes  *routeProxies // nil unless started by RunClusterWithRouteProxies
 }
 
 // RunCluster starts size servers forming one JetStream cluster via routes
@@ -32,6 +33,11 @@ type Cluster struct {
 // can be created. The servers are shut down and their stores removed at test
 // cleanup.
 func RunCluster(t testing.TB, size int, opts ...Option) *Cluster {
+	t.Helper()
+	return runCluster(t, size, opts)
+}
+
+func runCluster(t testing.TB, size int, opts []Option) *Cluster {
 	t.Helper()
 	c, err := clustertest.StartCluster(size, append([]Option{inCluster(ClusterName)}, opts...)...)
 	if err != nil {

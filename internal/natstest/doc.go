@@ -7,7 +7,12 @@
 //
 // The servers are those of the public package clustertest; this package adds
 // what only go-cluster's own tests need: client connections with test
-// defaults, stream leaders, a member restart that waits for the rejoin.
+// defaults, stream leaders, a member restart that waits for the rejoin, and
+// [RunClusterWithRouteProxies], a cluster whose every route between two
+// members passes through a proxy (an internal/faultproxy one), so that a
+// test can cut or blackhole the routes between two servers and heal them:
+// cut a stream leader off from its replicas, not only a client from a
+// server.
 //
 // It also provides [WaitFor], to poll for a condition instead of sleeping, and
 // [CheckLeaks], a goroutine-leak check to call first in a test.
