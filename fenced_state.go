@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // State is the cluster's replicated state: keys under "state." in the
@@ -104,6 +105,14 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	}
 	subject := kvSubject(st.bucket, stateKVKey(key))
 	leaseSubject := kvSubject(st.bucket, leaseKey)
+	// One message ID for every attempt of this write: nats.go resends a
+	// publish that met no responders (a stream leader cut off from the
+	// server the client is on), and the first copy may have been stored
+	// already; the server's duplicate window (2 minutes on a KV bucket)
+	// then answers the resend with the first copy's revision instead of
+	// storing the value twice. A refused attempt stores nothing, so the
+	// next one may reuse the ID.
+	msgID := nuid.Next()
 	return s.fenced(ctx, st, func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
 		msg := nats.NewMsg(subject)
 		msg.Data = value
@@ -111,7 +120,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 		if del {
 			msg.Header.Set("KV-Operation", "DEL")
 		}
-		return st.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(rev, leaseSubject))
+		return st.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(rev, leaseSubject), jetstream.WithMsgID(msgID))
 	})
 }
 

@@ -421,3 +421,40 @@ func TestStateAfterStop(t *testing.T) {
 		t.Errorf("Watch after Stop = %v, want ErrStopped", err)
 	}
 }
+
+// Each write carries its own message ID, so that a publish nats.go resends
+// after "no responders" (the first copy may have been stored) is answered
+// with the first copy's revision and not stored twice (chaos with route
+// partitions found a value stored at two revisions).
+func TestStateWriteIsStoredOnceWhenResent(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	for i := range 2 {
+		if _, err := leader.State().Put(ctx(t), "k", []byte(strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js := rawJS(t, srv.URL())
+	msgs := stateMsgs(t, js, id)
+	if len(msgs) != 2 {
+		t.Fatalf("%d state messages, want 2", len(msgs))
+	}
+	first, second := msgs[0].Header.Get(jetstream.MsgIDHeader), msgs[1].Header.Get(jetstream.MsgIDHeader)
+	if first == "" || first == second {
+		t.Fatalf("message IDs %q and %q: want one of its own per write", first, second)
+	}
+	// The resend, as nats.go makes it: the same message, the same ID.
+	resend := nats.NewMsg(msgs[0].Subject)
+	resend.Data, resend.Header = msgs[0].Data, msgs[0].Header
+	ack, err := js.PublishMsg(ctx(t), resend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ack.Duplicate || ack.Sequence != msgs[0].Sequence {
+		t.Errorf("resend answered %+v; want a duplicate of revision %d", ack, msgs[0].Sequence)
+	}
+	if n := len(stateMsgs(t, js, id)); n != 2 {
+		t.Errorf("%d state messages after the resend, want 2", n)
+	}
+}
