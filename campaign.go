@@ -169,6 +169,9 @@ func (e *election) acquire(rev uint64) {
 	cancel()
 	switch {
 	case err == nil:
+		if p := e.pending; p != nil && p.epoch == epoch && p.sent.Before(sent) {
+			sent = p.sent // conservative: count from the first attempt at this epoch
+		}
 		e.failures, e.retryAt, e.pending = 0, time.Time{}, nil
 		e.cfg.Metrics.ObserveElection(e.electionCause(rev), e.electionWait(rev, sent))
 		e.become(epoch, newRev, sent)
@@ -187,7 +190,15 @@ func (e *election) acquire(rev uint64) {
 	default:
 		// The write may still land: remember it, so that this node leads
 		// if its own record shows up rather than wait it out as a stranger's.
-		e.pending = &pendingAcquire{epoch: epoch, sent: sent, above: max(rev, e.cur.rev)}
+		p := &pendingAcquire{epoch: epoch, sent: sent, above: max(rev, e.cur.rev)}
+		if old := e.pending; old != nil && old.epoch == epoch {
+			// A retry at the same epoch: whichever attempt lands, the
+			// tenure counts from the first one sent, which the other
+			// nodes may have been waiting out since it landed (found by
+			// the simulator, seed 320).
+			p.sent, p.above = old.sent, min(old.above, p.above)
+		}
+		e.pending = p
 		e.failures++
 		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
 		e.log.Warn("campaign failed, will retry", "error", err, "retry_in", time.Until(e.retryAt).Round(time.Millisecond))

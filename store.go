@@ -252,9 +252,12 @@ func (s *store) bucketGone() bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound)
 }
 
-// create writes value under key only if the key does not exist.
+// create writes value under key only if the key has no entry at all. Not
+// KV Create, which also writes over a delete or purge marker: a marker
+// counts as present here (docs/design.md §5.2), and is written over only
+// by a CAS on its revision.
 func (s *store) create(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := s.kv.Create(ctx, key, value)
+	rev, err := s.kv.Update(ctx, key, value, 0)
 	return rev, s.explain(err)
 }
 
