@@ -251,14 +251,19 @@ func (e *election) seed() {
 	floor := Lease{Epoch: e.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: e.takeoverWait().Milliseconds()}
 	var err error
+	var rev uint64
 	if e.cur.present { // over a marker, garbage or a lower floor: compare and swap
-		_, err = e.store.update(ctx, leaseKey, mustEncode(floor), e.cur.rev)
+		rev, err = e.store.update(ctx, leaseKey, mustEncode(floor), e.cur.rev)
 	} else {
-		_, err = e.store.create(ctx, leaseKey, mustEncode(floor))
+		rev, err = e.store.create(ctx, leaseKey, mustEncode(floor))
 	}
 	cancel()
 	switch {
 	case err == nil:
+		// What the key holds now, before the watch says so: no second
+		// floor over the value this one replaced.
+		e.cur = observed{present: true, rev: rev, lease: floor, valid: true, firstSeen: time.Now()}
+		e.observations++
 		e.log.Info("wrote the epoch floor into the lease key", "epoch", e.maxEpoch, "over_revision", e.cur.rev)
 	case classify(err) == classPermanent:
 		e.fail(err)

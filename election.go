@@ -31,6 +31,7 @@ type election struct {
 	view     *view
 	cmds     chan command
 	control  chan controlRequest // step-down requests from NATS
+	created  chan struct{}       // the bucket's stream was created (advisory.go)
 	health   chan error          // ReadinessCheck results
 	expired  chan struct{}       // the tenure deadline passed (buffered, 1)
 	exited   chan struct{}       // closed when run returns
@@ -142,6 +143,8 @@ func (e *election) run() {
 			e.handleControl(r)
 		case err := <-e.health:
 			e.onHealth(err)
+		case <-e.created:
+			e.onBucketAdvisory()
 		}
 	}
 }

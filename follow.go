@@ -86,10 +86,11 @@ func (e *election) needsFloor() bool {
 	return false
 }
 
-// probeDue says the lease as seen has stayed unchanged for half the
-// takeover wait: renewals, every RenewInterval (at most TTL/3), have
-// stopped. The node then reads the key back, and again every
-// min(RenewInterval, takeover wait / 4) until it expires, so that a key
+// probeDue says the lease as seen has stayed unchanged for half its
+// holder's TTL (half the takeover wait for anything else): renewals, every
+// RenewInterval (at most TTL/3), have stopped. The node then reads the key
+// back, and again every min(RenewInterval, a quarter of that) until it
+// expires, so that a key
 // removed or a bucket created again under a watch that shows nothing (its
 // consumer went with the old stream, or a compaction removed the marker
 // before it was delivered) is found while a node started on the new bucket
@@ -97,13 +98,27 @@ func (e *election) needsFloor() bool {
 // at once and needs none. Steady state sends nothing: renewals keep
 // changing the revision.
 func (e *election) probeDue(now time.Time) (due bool, at time.Time) {
-	if !e.cur.present || e.cur.expired || (e.cur.released() && e.cur.handedBack) {
+	// Only a lease record: a read of a delete marker says "not found",
+	// as for an absent key, and would restart the wait at every read.
+	if !e.cur.valid || e.cur.expired || (e.cur.released() && e.cur.handedBack) {
 		return false, time.Time{}
 	}
-	wait := e.takeoverWait()
-	at = e.cur.firstSeen.Add(wait / 2)
+	// Half the holder's TTL: its renewals come at least three times as
+	// often. Not half the takeover wait: with mixed TTLs a node started
+	// meanwhile, with a short one, waits only its own for an absent key.
+	// A floor or a release nobody handed back comes only after an
+	// out-of-band change, and nothing renews it: read it back within the
+	// shortest TTL any node may have.
+	span := e.takeoverWait()
+	switch {
+	case e.cur.released():
+		span = MinLeaseTTL
+	case e.cur.lease.ttl() > 0:
+		span = min(span, e.cur.lease.ttl())
+	}
+	at = e.cur.firstSeen.Add(span / 2)
 	if e.probedRev == e.cur.rev {
-		at = laterOf(at, e.probedAt.Add(min(e.cfg.RenewInterval, wait/4)))
+		at = laterOf(at, e.probedAt.Add(min(e.cfg.RenewInterval, span/4)))
 	}
 	return !now.Before(at), at
 }

@@ -106,6 +106,12 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	el := newElection(n, st, watcher, control, base)
 	el.revFloor = st.lastSeqAtOpen
+	if n.campaign {
+		// Best effort: without it, a new bucket is found by reading back.
+		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, el.created); aerr == nil {
+			subs = append(subs, sub)
+		}
+	}
 	el.publishReady()
 
 	n.mu.Lock()
@@ -151,6 +157,7 @@ func newElection(n *Node, st *store, watcher *leaseWatch, control chan controlRe
 		view:       n.view,
 		cmds:       make(chan command),
 		control:    control,
+		created:    make(chan struct{}, 1),
 		health:     make(chan error),
 		expired:    make(chan struct{}, 1),
 		exited:     make(chan struct{}),

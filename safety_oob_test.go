@@ -556,3 +556,30 @@ func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
 	}
 	rec.check(t)
 }
+
+// TestSafety03RecreatedUnderLongTTLHolder: the holder a (LeaseTTL 3s) is
+// cut off just as its bucket is deleted and created again; follower b
+// (LeaseTTL 1s) has seen a's TTL; node c (LeaseTTL 1s) starts on the new
+// bucket and, knowing nothing, waits only its own TTL. b read the key back
+// only at half of a's TTL, after c led at epoch 1 beside a (chaos, seed
+// 7). The server's stream-created advisory tells b at once: it writes its
+// epoch and a's TTL into the new bucket as a floor, and c waits that out.
+func TestSafety03RecreatedUnderLongTTLHolder(t *testing.T) {
+	srv, rec, id := setup(t)
+	acfg := testConfig(id, "a", srv.URL())
+	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
+	a, proxy := proxiedNode(t, srv, acfg, rec)
+	waitOneLeader(t, []*Node{a}, 10*time.Second)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	epoch := a.Epoch()
+
+	proxy.Blackhole()
+	safetyRecreateBucket(t, srv.URL(), id, 1)
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	leader := waitOneLeader(t, []*Node{b, c}, 15*time.Second)
+	if leader.Epoch() <= epoch {
+		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+	}
+	rec.check(t) // nobody leads while a, cut off, still does
+}

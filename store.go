@@ -238,6 +238,9 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, "$JS.API.CONSUMER.DELETE.") {
 		return err // deleting a dropped watch's consumer is best effort: the server removes it when idle
 	}
+	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
+		return err // the bucket advisories are best effort (advisory.go)
+	}
 	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}

@@ -65,6 +65,10 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"cluster." + clusterID + ".health." + nodeID,
 			"cluster." + clusterID + ".control.stepdown",
 			"cluster." + clusterID + ".control." + nodeID + ".stepdown",
+			// the bucket created again: found at once (advisory.go); without
+			// it a node reads the key back, later, and the server refuses
+			// the subscription
+			"$JS.EVENT.ADVISORY.STREAM.CREATED." + stream,
 		},
 		AllowResponses: true,
 	}
