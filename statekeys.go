@@ -62,3 +62,6 @@ func kvSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // kvStream is the stream behind bucket.
 func kvStream(bucket string) string { return "KV_" + bucket }
+
+// kvOperationHeader marks a KV deletion ("DEL") or purge ("PURGE").
+const kvOperationHeader = "KV-Operation"
