@@ -103,7 +103,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	if err != nil {
 		return 0, err
 	}
-	subject := kvSubject(st.bucket, stateKVKey(key))
+	subject := stateSubject(st.bucket, key)
 	leaseSubject := kvSubject(st.bucket, leaseKey)
 	// One message ID for every attempt of this write: nats.go resends a
 	// publish that met no responders (a stream leader cut off from the
@@ -114,14 +114,29 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	// next one may reuse the ID.
 	msgID := nuid.Next()
 	return s.fenced(ctx, st, nil, func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
-		msg := nats.NewMsg(subject)
-		msg.Data = value
-		msg.Header.Set(StateEpochHeader, strconv.FormatInt(epoch, 10))
-		if del {
-			msg.Header.Set(kvOperationHeader, "DEL")
-		}
-		return st.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequenceForSubject(rev, leaseSubject), jetstream.WithMsgID(msgID))
+		return st.js.PublishMsg(ctx, fencedMsg(subject, value, del, epoch, rev, leaseSubject, msgID))
 	})
+}
+
+// fencedMsg is the message of one attempt of a state write. Its headers
+// are set here rather than through PublishOpts (an allocation for each,
+// and the revision formatted twice), from one string holding both numbers
+// and one slice holding every value: a write is a few allocations fewer.
+func fencedMsg(subject string, value []byte, del bool, epoch int64, leaseRev uint64, leaseSubject, msgID string) *nats.Msg {
+	var buf [40]byte
+	nums := strconv.AppendInt(buf[:0], epoch, 10)
+	n := len(nums)
+	numText := string(strconv.AppendUint(nums, leaseRev, 10))
+	vals := []string{numText[:n], numText[n:], leaseSubject, msgID, "DEL"}
+	h := make(nats.Header, 5)
+	h[StateEpochHeader] = vals[0:1:1]
+	h[jetstream.ExpectedLastSubjSeqHeader] = vals[1:2:2]
+	h[jetstream.ExpectedLastSubjSeqSubjHeader] = vals[2:3:3]
+	h[jetstream.MsgIDHeader] = vals[3:4:4]
+	if del {
+		h[kvOperationHeader] = vals[4:5:5]
+	}
+	return &nats.Msg{Subject: subject, Data: value, Header: h}
 }
 
 // fenced runs send, which publishes with the precondition that the lease's

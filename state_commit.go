@@ -8,11 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // StateWrite is one write of a Commit: Value under Key, or its deletion,
@@ -156,7 +156,7 @@ func newBatch(st *store, writes []StateWrite) *batch {
 	b := &batch{writes: writes, subjects: make([]string, len(writes)), expect: make([]uint64, len(writes)),
 		lease: kvSubject(st.bucket, leaseKey)}
 	for i, w := range writes {
-		b.subjects[i] = kvSubject(st.bucket, stateKVKey(w.Key))
+		b.subjects[i] = stateSubject(st.bucket, w.Key)
 		if rev, ok := w.Expect.revision(); ok {
 			b.expect[i] = rev
 			b.nChecked++
@@ -198,45 +198,49 @@ func (b *batch) resolveAbsent(ctx context.Context, st *store, timeout time.Durat
 // marker of commitFenceKey at the end does. The server checks every
 // message when the last arrives and stores all of them or none.
 func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64) (*jetstream.PubAck, error) {
-	id := strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix)
-	epochText := strconv.FormatInt(epoch, 10)
-	leaseRev := strconv.FormatUint(rev, 10)
+	// Header values every message shares are made once: nats.go only
+	// reads them.
+	epochVal := []string{strconv.FormatInt(epoch, 10)}
+	idVal := []string{nuid.Next()}
+	leaseVal, leaseRevVal := []string{b.lease}, []string{strconv.FormatUint(rev, 10)}
+	delVal := []string{"DEL"}
 	n := len(b.writes)
 	if b.fence != "" {
 		n++
 	}
 	leaseCarried := false
 	for i := range n {
-		var msg *nats.Msg
+		h := make(nats.Header, 6)
+		msg := &nats.Msg{Header: h}
 		checked := false // the message carries its key's check
 		if i < len(b.writes) {
 			w := b.writes[i]
-			msg = &nats.Msg{Subject: b.subjects[i], Data: w.Value, Header: make(nats.Header, 6)}
+			msg.Subject, msg.Data = b.subjects[i], w.Value
 			if w.Delete {
-				msg.Header.Set(kvOperationHeader, "DEL")
+				h[kvOperationHeader] = delVal
 			}
 			if _, checked = w.Expect.revision(); checked {
-				msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(b.expect[i], 10))
+				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(b.expect[i], 10)}
 			}
 		} else {
-			msg = &nats.Msg{Subject: b.fence, Header: make(nats.Header, 6)}
-			msg.Header.Set(kvOperationHeader, "DEL")
+			msg.Subject = b.fence
+			h[kvOperationHeader] = delVal
 		}
 		if !checked && !leaseCarried {
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, b.lease)
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, leaseRev)
+			h[jetstream.ExpectedLastSubjSeqSubjHeader] = leaseVal
+			h[jetstream.ExpectedLastSubjSeqHeader] = leaseRevVal
 			leaseCarried = true
 		}
-		msg.Header.Set(StateEpochHeader, epochText)
-		msg.Header.Set(batchIDHeader, id)
-		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+		h[StateEpochHeader] = epochVal
+		h[batchIDHeader] = idVal
+		h[batchSeqHeader] = []string{strconv.Itoa(i + 1)}
 		if i < n-1 {
 			if err := st.nc.PublishMsg(msg); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		msg.Header.Set(batchCommitHeader, "1")
+		h[batchCommitHeader] = []string{"1"}
 		return st.js.PublishMsg(ctx, msg)
 	}
 	return nil, errors.New("empty batch") // not reached: commit checks len(writes)

@@ -57,6 +57,10 @@ func stateFilters(prefix string) []string {
 	return []string{stateKVKey(prefix), stateKVKey(prefix) + ".>"}
 }
 
+// stateSubject is the subject of state key key in bucket: one
+// concatenation, not two.
+func stateSubject(bucket, key string) string { return "$KV." + bucket + "." + stateKeyPrefix + key }
+
 // kvSubject is the subject a KV client publishes key of bucket to.
 func kvSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
 
