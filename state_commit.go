@@ -81,12 +81,13 @@ const jsErrCodeAtomicPublishDisabled jetstream.ErrorCode = 10174
 // Commit writes every one of writes, or none, fenced on the lease like
 // Put: all of them land together while this node holds the lease and
 // every write's Expect holds, or nothing lands. They are stored in order
-// at consecutive revisions; it returns the last write's. A precondition that does not hold fails it
-// with an error wrapping ErrStateConflict that names the key; a lease
-// that moved, with ErrFenced. It needs nats-server 2.12 or later and a
-// bucket that allows atomic batches (see EnableCommit); otherwise it
-// fails with an error wrapping ErrBucketConfig. A key may appear once per
-// Commit. A compare-and-set of one key is a Commit of one write.
+// at consecutive revisions; it returns the last write's. A precondition
+// that does not hold fails it with an error wrapping ErrStateConflict
+// that names the key; a lease that moved, with ErrFenced. It needs
+// nats-server 2.12 or later and a bucket that allows atomic batches (see
+// EnableCommit); otherwise it fails with an error wrapping
+// ErrBucketConfig. A key may appear once per Commit. A compare-and-set of
+// one key is a Commit of one write.
 func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
 	rev, err := s.commit(ctx, writes)
 	if err != nil {
