@@ -2,7 +2,15 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
@@ -13,7 +21,7 @@ import (
 // ratio.
 func BenchmarkStatePut(b *testing.B) {
 	srv := natstest.RunServer(b)
-	leader := benchNodes(b, srv, 1)[0]
+	leader := stateBenchLeader(b, Config{Conn: srv.Connect(b)})
 	ctx := context.Background()
 	value := []byte(`{"orders":42,"mode":"fast"}`)
 	b.Run("fenced", func(b *testing.B) {
@@ -34,4 +42,141 @@ func BenchmarkStatePut(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStateCommit is one fenced Commit of 10 keys (an atomic batch:
+// nine messages without a reply, then the commit, which the server
+// answers once it has stored all ten); "batch-10" is the same atomic batch
+// without the fence (no lease check, no epoch), and "kv-put-10" 10 plain
+// KV Puts of the same values in turn, each waiting for its
+// acknowledgement. On one server the bucket is R1 on file storage, where
+// the server stages every atomic batch in a file store of its own.
+func BenchmarkStateCommit(b *testing.B) {
+	srv := natstest.RunServer(b)
+	leader := stateBenchLeader(b, Config{Conn: srv.Connect(b)})
+	benchCommits(b, leader, srv.Connect(b))
+}
+
+// BenchmarkStateR3 is BenchmarkStatePut's and BenchmarkStateCommit's
+// pairs on an R3 bucket of a 3-server cluster (in this process, so the
+// servers share the benchmark's CPUs); the node and the plain client are
+// on the same server.
+func BenchmarkStateR3(b *testing.B) {
+	c := natstest.RunCluster(b, 3)
+	leader := stateBenchLeader(b, Config{NATSURLs: c.URLs()[:1], BucketReplicas: 3})
+	ctx := context.Background()
+	value := []byte(`{"orders":42,"mode":"fast"}`)
+	nc := c.Server(0).Connect(b)
+	b.Run("put-fenced", func(b *testing.B) {
+		state := leader.State()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := state.Put(ctx, "bench", value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("put-kv", func(b *testing.B) {
+		kv := benchKV(b, nc)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := kv.Put(ctx, "state.bench-plain", value); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	benchCommits(b, leader, nc)
+}
+
+// benchCommits runs the Commit sub-benchmarks of leader's bucket, the
+// plain ones on nc.
+func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
+	ctx := context.Background()
+	if err := leader.State().EnableCommit(ctx); err != nil {
+		b.Fatal(err)
+	}
+	value := []byte(`{"orders":42,"mode":"fast"}`)
+	writes := make([]StateWrite, 10)
+	for i := range writes {
+		writes[i] = StateWrite{Key: fmt.Sprintf("bench.%d", i), Value: value}
+	}
+	b.Run("commit-10-fenced", func(b *testing.B) {
+		state := leader.State()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := state.Commit(ctx, writes...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("batch-10", func(b *testing.B) {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := plainBatch(ctx, nc, js, writes); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("kv-put-10", func(b *testing.B) {
+		kv := benchKV(b, nc)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, w := range writes {
+				if _, err := kv.Put(ctx, "state.plain-"+w.Key, w.Value); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// plainBatch publishes writes to bucket "cluster-bench" as one atomic
+// batch, unfenced.
+func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []StateWrite) error {
+	id := nuid.Next()
+	for i, w := range writes {
+		msg := nats.NewMsg(kvSubject(bucketName("bench"), "state.batch-"+w.Key))
+		msg.Data = w.Value
+		msg.Header.Set(batchIDHeader, id)
+		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+		if i < len(writes)-1 {
+			if err := nc.PublishMsg(msg); err != nil {
+				return err
+			}
+			continue
+		}
+		msg.Header.Set(batchCommitHeader, "1")
+		_, err := js.PublishMsg(ctx, msg)
+		return err
+	}
+	return nil
+}
+
+// stateBenchLeader starts node "node-1" of cluster "bench" with cfg's
+// connection and bucket settings, and the default LeaseTTL and
+// RenewInterval, and waits for it to lead: a new bucket is led one
+// LeaseTTL after its creation.
+func stateBenchLeader(b *testing.B, cfg Config) *Node {
+	b.Helper()
+	cfg.ClusterID, cfg.NodeID, cfg.Logger = "bench", "node-1", slog.New(slog.DiscardHandler)
+	node, err := NewNode(cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// A ctx never cancelled: see BENCHMARKS.md, finding 1.
+	if err := node.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = node.Stop(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*DefaultLeaseTTL)
+	defer cancel()
+	if _, err := node.WaitForLeader(ctx); err != nil {
+		b.Fatal(err)
+	}
+	natstest.WaitFor(b, time.Second, node.IsLeader, "node-1 does not lead")
+	return node
 }

@@ -128,3 +128,58 @@ func TestStateJSClusterBusyLeaderKeepsLease(t *testing.T) {
 	}
 	rec.check(t)
 }
+
+// The bucket stream's leader server dies right after acknowledging the
+// leader's Put, and the leadership moves: the successor reads that write.
+// An R3 stream acknowledges a write once a majority stores it, and only a
+// server holding every acknowledged write can become the stream's leader,
+// which is the one server Get asks.
+func TestStateJSClusterSuccessorReadsLastWriteAfterStreamLeaderDies(t *testing.T) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := startClusterNodes(t, c, id, rec, 3)
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	stream := kvStream(bucketName(id))
+	dead := c.WaitForStreamLeader(t, "$G", stream, 10*time.Second)
+	for i := range 20 { // a history, so that a stale replica would show an older value
+		if _, err := leader.State().Put(ctx(t), "owner", []byte("v"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev, err := leader.State().Put(ctx(t), "owner", []byte("last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Shutdown(dead)
+	epoch := leader.Epoch()
+	if err := leader.StepDown(ctx(t)); err != nil {
+		// The release may meet the stream without a leader; the lease
+		// then expires instead.
+		t.Logf("StepDown while the stream elects a leader: %v", err)
+	}
+	var successor *Node
+	natstest.WaitFor(t, 20*time.Second, func() bool {
+		successor = nil
+		for _, n := range nodes {
+			if n != leader && n.IsLeader() {
+				successor = n
+			}
+		}
+		return successor != nil
+	}, "no successor after the stream leader's server died")
+	if now := c.StreamLeader("$G", stream); now == dead {
+		t.Fatalf("stream leader still n%d", dead)
+	}
+	e, err := successor.State().Get(ctx(t), "owner")
+	if err != nil || string(e.Value) != "last" || e.Revision != rev || e.Epoch != epoch {
+		t.Fatalf("successor %s Get = %+v, %v; want the predecessor's last write at %d, epoch %d",
+			successor.NodeID(), e, err, rev, epoch)
+	}
+	next, err := successor.State().Put(ctx(t), "owner", []byte(successor.NodeID()))
+	if err != nil || next <= rev {
+		t.Errorf("successor Put = %d, %v; want a revision after %d", next, err, rev)
+	}
+	rec.check(t)
+}

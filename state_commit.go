@@ -8,22 +8,65 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
-// StateWrite is one write of a Commit: Value under Key, or its deletion.
+// StateWrite is one write of a Commit: Value under Key, or its deletion,
+// applied only if Expect holds.
 type StateWrite struct {
 	Key    string
 	Value  []byte
 	Delete bool
+	// Expect is a precondition on Key's latest revision (compare-and-set):
+	// ExpectRevision or ExpectAbsent. The zero value checks nothing.
+	Expect StateExpect
 }
 
+// StateExpect is what a Commit expects of a key before it writes it: the
+// server checks it with the lease, and when it does not hold the whole
+// Commit is refused with an error wrapping ErrStateConflict. The zero
+// StateExpect expects nothing.
+type StateExpect struct {
+	rev uint64 // 0: no value
+	set bool   // false in the zero value: no check
+}
+
+// ExpectRevision expects Key's latest revision to be rev: the Revision of
+// a StateEntry that Get or Watch returned (a deletion has a revision too).
+// Revision 0 means no value, as ExpectAbsent: so the Revision of the zero
+// StateEntry that a Get of a missing key leaves suits a
+// read-modify-write loop either way.
+func ExpectRevision(rev uint64) StateExpect { return StateExpect{rev: rev, set: true} }
+
+// ExpectAbsent expects Key to have no value: never written, or deleted
+// (Get returns ErrKeyNotFound). It costs one read per key before the
+// write: the server compares revisions, and a deleted key has one.
+func ExpectAbsent() StateExpect { return ExpectRevision(0) }
+
+// revision is the revision expected and whether one is.
+func (e StateExpect) revision() (uint64, bool) { return e.rev, e.set }
+
+// ErrStateConflict: a Commit's precondition on a key (StateWrite.Expect)
+// did not hold when the server checked it. Nothing of the Commit was
+// written; the wrapping message names the key. Unlike ErrFenced, the node
+// may still lead.
+var ErrStateConflict = errors.New("cluster: state conflict")
+
 // MaxCommitWrites is the most writes one Commit takes (the server's
-// default limit on an atomic batch is 1000).
-const MaxCommitWrites = 1000
+// default limit on an atomic batch is 1000; a Commit whose every write has
+// an Expect sends one message more).
+const MaxCommitWrites = 999
+
+// commitFenceKey is the bucket key of the message that carries a Commit's
+// lease precondition when every write carries a precondition of its own
+// (a message checks one subject): a deletion marker, which KV clients
+// list as no key, of which the bucket keeps its history's worth. It has
+// no '.', so it meets no state key, and is not "lease" or "cooldown-…".
+const commitFenceKey = "commit-fence"
 
 // JetStream's atomic batch headers (nats-server 2.12 or later).
 const (
@@ -36,11 +79,15 @@ const (
 const jsErrCodeAtomicPublishDisabled jetstream.ErrorCode = 10174
 
 // Commit writes every one of writes, or none, fenced on the lease like
-// Put: all of them land together while this node holds the lease, or
-// nothing lands. It returns the revision of the last write. It needs
+// Put: all of them land together while this node holds the lease and
+// every write's Expect holds, or nothing lands. They are stored in order
+// at consecutive revisions; it returns the last write's. A precondition
+// that does not hold fails it with an error wrapping ErrStateConflict
+// that names the key; a lease that moved, with ErrFenced. It needs
 // nats-server 2.12 or later and a bucket that allows atomic batches (see
-// EnableCommit); otherwise it fails with an error wrapping ErrBucketConfig.
-// A key may appear once per Commit.
+// EnableCommit); otherwise it fails with an error wrapping
+// ErrBucketConfig. A key may appear once per Commit. A compare-and-set of
+// one key is a Commit of one write.
 func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
 	rev, err := s.commit(ctx, writes)
 	if err != nil {
@@ -67,46 +114,168 @@ func (s *State) commit(ctx context.Context, writes []StateWrite) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
-	leaseSubject := kvSubject(st.bucket, leaseKey)
-	rev, err := s.fenced(ctx, st, func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
-		return publishBatch(ctx, st, writes, epoch, rev, leaseSubject)
-	})
+	b := newBatch(st, writes)
+	timeout := s.n.cfg.RequestTimeout
+	send := func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
+		if err := b.resolveAbsent(ctx, st, timeout); err != nil {
+			return nil, err
+		}
+		return b.publish(ctx, st, epoch, rev)
+	}
+	var conflict func(context.Context) error
+	if b.nChecked > 0 {
+		conflict = func(ctx context.Context) error { return b.conflict(ctx, st, timeout) }
+	}
+	rev, err := s.fenced(ctx, st, conflict, send)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrCodeAtomicPublishDisabled {
 		return 0, fmt.Errorf("%w: bucket %q does not allow atomic batches (State.EnableCommit): %w", ErrBucketConfig, st.bucket, err)
 	}
-	return rev, err
+	if err != nil {
+		return 0, err
+	}
+	if b.fence != "" {
+		rev-- // the marker's revision follows the last write's
+	}
+	return rev, nil
 }
 
-// publishBatch sends writes as one atomic batch: every message but the
-// last without a reply (the server answers the commit for the whole
-// batch), the first carrying the lease precondition.
-func publishBatch(ctx context.Context, st *store, writes []StateWrite, epoch int64, rev uint64, leaseSubject string) (*jetstream.PubAck, error) {
-	id := strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix)
-	epochText := strconv.FormatInt(epoch, 10)
+// batch is a Commit's messages, and the revisions the server is to check.
+type batch struct {
+	writes   []StateWrite
+	subjects []string // of writes[i]
+	// expect[i] is the last subject sequence sent for writes[i] when it
+	// has an Expect: its revision, or for "no value" the revision of the
+	// key's deletion if it has one (resolveAbsent).
+	expect   []uint64
+	nChecked int    // writes with an Expect
+	fence    string // the subject of the message carrying the lease check when no write can
+	lease    string // the lease's subject
+}
+
+func newBatch(st *store, writes []StateWrite) *batch {
+	b := &batch{writes: writes, subjects: make([]string, len(writes)), expect: make([]uint64, len(writes)),
+		lease: kvSubject(st.bucket, leaseKey)}
 	for i, w := range writes {
-		msg := nats.NewMsg(kvSubject(st.bucket, stateKVKey(w.Key)))
-		msg.Data = w.Value
-		msg.Header.Set(StateEpochHeader, epochText)
-		msg.Header.Set(batchIDHeader, id)
-		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
-		if w.Delete {
-			msg.Header.Set("KV-Operation", "DEL")
+		b.subjects[i] = stateSubject(st.bucket, w.Key)
+		if rev, ok := w.Expect.revision(); ok {
+			b.expect[i] = rev
+			b.nChecked++
 		}
-		if i == 0 {
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, leaseSubject)
-			msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	}
+	if b.nChecked == len(writes) {
+		b.fence = kvSubject(st.bucket, commitFenceKey)
+	}
+	return b
+}
+
+// resolveAbsent sets the revision to check for each write that expects no
+// value: 0 for a key never written, else its deletion's revision. A key
+// with a value is a conflict, found without sending anything.
+func (b *batch) resolveAbsent(ctx context.Context, st *store, timeout time.Duration) error {
+	for i, w := range b.writes {
+		if w.Expect != ExpectAbsent() {
+			continue
 		}
-		if i < len(writes)-1 {
+		ent, err := lastRecord(ctx, st, stateKVKey(w.Key), timeout)
+		switch {
+		case errors.Is(err, ErrKeyNotFound):
+			b.expect[i] = 0
+		case err != nil:
+			return fmt.Errorf("reading %q for its precondition: %w", w.Key, err)
+		case !ent.Deleted:
+			return fmt.Errorf("%w: %q has a value (revision %d), expected none", ErrStateConflict, w.Key, ent.Revision)
+		default:
+			b.expect[i] = ent.Revision
+		}
+	}
+	return nil
+}
+
+// publish sends the batch: every message but the last without a reply
+// (the server answers the commit for the whole batch). Each write with an
+// Expect carries its check (a message may carry one); the first write
+// without one carries the lease check, or when there is none, a deletion
+// marker of commitFenceKey at the end does. The server checks every
+// message when the last arrives and stores all of them or none.
+func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+	// Header values every message shares are made once: nats.go only
+	// reads them.
+	epochVal := []string{strconv.FormatInt(epoch, 10)}
+	idVal := []string{nuid.Next()}
+	leaseVal, leaseRevVal := []string{b.lease}, []string{strconv.FormatUint(rev, 10)}
+	delVal := []string{"DEL"}
+	n := len(b.writes)
+	if b.fence != "" {
+		n++
+	}
+	leaseCarried := false
+	for i := range n {
+		h := make(nats.Header, 6)
+		msg := &nats.Msg{Header: h}
+		checked := false // the message carries its key's check
+		if i < len(b.writes) {
+			w := b.writes[i]
+			msg.Subject, msg.Data = b.subjects[i], w.Value
+			if w.Delete {
+				h[kvOperationHeader] = delVal
+			}
+			if _, checked = w.Expect.revision(); checked {
+				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(b.expect[i], 10)}
+			}
+		} else {
+			msg.Subject = b.fence
+			h[kvOperationHeader] = delVal
+		}
+		if !checked && !leaseCarried {
+			h[jetstream.ExpectedLastSubjSeqSubjHeader] = leaseVal
+			h[jetstream.ExpectedLastSubjSeqHeader] = leaseRevVal
+			leaseCarried = true
+		}
+		h[StateEpochHeader] = epochVal
+		h[batchIDHeader] = idVal
+		h[batchSeqHeader] = []string{strconv.Itoa(i + 1)}
+		if i < n-1 {
 			if err := st.nc.PublishMsg(msg); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		msg.Header.Set(batchCommitHeader, "1")
+		h[batchCommitHeader] = []string{"1"}
 		return st.js.PublishMsg(ctx, msg)
 	}
 	return nil, errors.New("empty batch") // not reached: commit checks len(writes)
+}
+
+// conflict names the write whose precondition failed, once the server has
+// refused the batch on a last subject sequence and the lease is known to
+// be still this tenure's at the revision the batch checked (so a write's
+// check failed). It returns nil if every key is at the revision checked
+// (not expected: revisions only grow).
+func (b *batch) conflict(ctx context.Context, st *store, timeout time.Duration) error {
+	for i, w := range b.writes {
+		if _, ok := w.Expect.revision(); !ok {
+			continue
+		}
+		var now uint64
+		ent, err := lastRecord(ctx, st, stateKVKey(w.Key), timeout)
+		switch {
+		case errors.Is(err, ErrKeyNotFound):
+		case err != nil:
+			return fmt.Errorf("%w: a key was not at the revision expected (reading %q: %v)", ErrStateConflict, w.Key, err)
+		default:
+			now = ent.Revision
+		}
+		if now == b.expect[i] {
+			continue
+		}
+		if w.Expect == ExpectAbsent() {
+			return fmt.Errorf("%w: %q changed (revision %d) after it was read with no value (revision %d)",
+				ErrStateConflict, w.Key, now, b.expect[i])
+		}
+		return fmt.Errorf("%w: %q is at revision %d, expected %d", ErrStateConflict, w.Key, now, b.expect[i])
+	}
+	return nil
 }
 
 // EnableCommit lets the cluster's bucket take atomic batches (the stream

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,8 +56,8 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = publishBatch(ctx(t), st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}},
-		epoch, stale, kvSubject(bucketName(id), leaseKey))
+	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}).
+		publish(ctx(t), st, epoch, stale)
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 		t.Fatalf("stale batch = %v, want API error %d", err, jetstream.JSErrCodeStreamWrongLastSequence)
@@ -97,4 +100,191 @@ func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
 		}
 	}
 	rec.check(t)
+}
+
+func TestStateCommitPreconditions(t *testing.T) {
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b")
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	commitPreconditions(t, leader, without(nodes, leader)[0])
+	rec.check(t)
+}
+
+// On an R3 bucket, through a stream leader that may be on another server
+// than the node's.
+func TestStateJSClusterCommitPreconditions(t *testing.T) {
+	natstest.CheckLeaks(t)
+	c := natstest.RunCluster(t, 3)
+	rec := newRecorder()
+	id := uniqueClusterID(t)
+	nodes := startClusterNodes(t, c, id, rec, 2)
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	commitPreconditions(t, leader, without(nodes, leader)[0])
+	rec.check(t)
+}
+
+// commitPreconditions runs Commits with per-key preconditions on leader
+// (its bucket allowing commits) and reads the outcome back through reader
+// and the bucket stream's leader.
+func commitPreconditions(t *testing.T, leader, reader *Node) {
+	t.Helper()
+	st := leader.State()
+	get := func(key string) StateEntry {
+		t.Helper()
+		e, err := reader.State().Get(ctx(t), key)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", key, err)
+		}
+		return e
+	}
+	r1, err := st.Put(ctx(t), "acct.1", []byte("100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Preconditions that hold: a revision, no value; the write without
+	// one carries the lease check.
+	if _, err := st.Commit(ctx(t),
+		StateWrite{Key: "acct.1", Value: []byte("90"), Expect: ExpectRevision(r1)},
+		StateWrite{Key: "acct.2", Value: []byte("10"), Expect: ExpectAbsent()},
+		StateWrite{Key: "log.1", Value: []byte("1->2:10")}); err != nil {
+		t.Fatalf("Commit whose preconditions hold: %v", err)
+	}
+	a1, a2 := get("acct.1"), get("acct.2")
+	if string(a1.Value) != "90" || string(a2.Value) != "10" || string(get("log.1").Value) != "1->2:10" {
+		t.Fatalf("after the commit: acct.1 = %q, acct.2 = %q", a1.Value, a2.Value)
+	}
+
+	// One precondition fails: nothing of the batch is stored.
+	conflicts := []struct {
+		name   string
+		key    string // the key the error names
+		writes []StateWrite
+	}{
+		{"one stale revision among writes without", "acct.1", []StateWrite{
+			{Key: "acct.2", Value: []byte("0"), Expect: ExpectRevision(a2.Revision)},
+			{Key: "acct.1", Value: []byte("200"), Expect: ExpectRevision(r1)},
+			{Key: "log.2", Value: []byte("1->2:100")}}},
+		{"every write with a precondition, the last stale", "acct.2", []StateWrite{
+			{Key: "acct.1", Value: []byte("80"), Expect: ExpectRevision(a1.Revision)},
+			{Key: "acct.2", Value: []byte("20"), Expect: ExpectRevision(r1)}}},
+		{"a deletion expecting a revision of a key never written", "acct.3", []StateWrite{
+			{Key: "acct.3", Delete: true, Expect: ExpectRevision(a1.Revision)},
+			{Key: "log.2", Value: []byte("x")}}},
+		{"no value expected of a key that has one", "acct.1", []StateWrite{
+			{Key: "acct.1", Value: []byte("0"), Expect: ExpectAbsent()},
+			{Key: "log.2", Value: []byte("x")}}},
+		{"revision 0 expected of a key that has one", "acct.2", []StateWrite{
+			{Key: "acct.2", Value: []byte("0"), Expect: ExpectRevision(0)}}},
+	}
+	for _, c := range conflicts {
+		before := streamLastSeq(t, leader)
+		_, err := st.Commit(ctx(t), c.writes...)
+		if !errors.Is(err, ErrStateConflict) || errors.Is(err, ErrFenced) || errors.Is(err, ErrNotLeader) ||
+			!strings.Contains(err.Error(), strconv.Quote(c.key)) {
+			t.Errorf("%s: Commit = %v, want ErrStateConflict naming %q", c.name, err, c.key)
+		}
+		if m := storedSince(t, leader, before); len(m) > 0 {
+			t.Errorf("%s: the refused commit stored %d messages, first %s", c.name, len(m), m[0])
+		}
+	}
+	if !leader.IsLeader() {
+		t.Fatal("the leader lost its lease to conflicts")
+	}
+	if e := get("acct.1"); e.Revision != a1.Revision {
+		t.Errorf("acct.1 moved to %d after refused commits", e.Revision)
+	}
+
+	// Every write with a precondition, all holding, a deletion among them:
+	// the lease check rides on a marker of its own, stored with them.
+	rev, err := st.Commit(ctx(t),
+		StateWrite{Key: "acct.1", Value: []byte("80"), Expect: ExpectRevision(a1.Revision)},
+		StateWrite{Key: "acct.2", Delete: true, Expect: ExpectRevision(a2.Revision)})
+	if err != nil {
+		t.Fatalf("Commit with every precondition holding: %v", err)
+	}
+	if e := get("acct.1"); string(e.Value) != "80" || e.Revision != rev-1 {
+		t.Errorf("acct.1 = %+v, want 80 at revision %d", e, rev-1)
+	}
+	if _, err := reader.State().Get(ctx(t), "acct.2"); !errors.Is(err, ErrKeyNotFound) {
+		t.Errorf("acct.2 after its conditional deletion: %v, want ErrKeyNotFound", err)
+	}
+	stl, _ := leader.State().store()
+	if m, err := lastRecord(ctx(t), stl, stateKVKey("acct.2"), time.Second); err != nil || m.Revision != rev || !m.Deleted {
+		t.Errorf("acct.2's deletion = %+v, %v; want one at the revision returned, %d", m, err, rev)
+	}
+	if m, err := lastRecord(ctx(t), stl, commitFenceKey, time.Second); err != nil || m.Revision != rev+1 || !m.Deleted {
+		t.Errorf("lease-check marker = %+v, %v; want a deletion at %d", m, err, rev+1)
+	}
+	// A deleted key has no value: a compare-and-set of one key creates it.
+	rev, err = st.Commit(ctx(t), StateWrite{Key: "acct.2", Value: []byte("5"), Expect: ExpectAbsent()})
+	if err != nil {
+		t.Fatalf("create of a deleted key: %v", err)
+	}
+	if e := get("acct.2"); string(e.Value) != "5" || e.Revision != rev || e.Epoch != leader.Epoch() {
+		t.Errorf("acct.2 = %+v, want 5 at %d, epoch %d", e, rev, leader.Epoch())
+	}
+	// The revision returned chains the next compare-and-set.
+	if _, err := st.Commit(ctx(t), StateWrite{Key: "acct.2", Value: []byte("6"), Expect: ExpectRevision(rev)}); err != nil {
+		t.Errorf("compare-and-set on the revision returned: %v", err)
+	}
+}
+
+// streamLastSeq is the last sequence of n's bucket stream, from its leader.
+func streamLastSeq(t *testing.T, n *Node) uint64 {
+	t.Helper()
+	st, err := n.State().store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.js.Stream(ctx(t), kvStream(st.bucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.CachedInfo().State.LastSeq
+}
+
+// storedSince returns the subjects of the messages after seq in n's
+// bucket stream, but the lease's, read from the stream's leader (which
+// stores a batch before any replica acknowledges it).
+func storedSince(t *testing.T, n *Node, seq uint64) []string {
+	t.Helper()
+	st, err := n.State().store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := streamLastSeq(t, n)
+	var out []string
+	for s := seq + 1; s <= last; s++ {
+		req := []byte(`{"seq":` + strconv.FormatUint(s, 10) + `}`)
+		reply, err := st.nc.RequestWithContext(ctx(t), "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp msgGetResponse
+		if err := json.Unmarshal(reply.Data, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message != nil && resp.Message.Subject != kvSubject(st.bucket, leaseKey) {
+			out = append(out, fmt.Sprintf("%s at %d", resp.Message.Subject, s))
+		}
+	}
+	return out
+}
+
+func TestErrStateConflictWording(t *testing.T) {
+	for _, other := range []error{ErrFenced, ErrInvalidKey, ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
+		if ErrStateConflict.Error() == other.Error() || errors.Is(ErrStateConflict, other) {
+			t.Errorf("ErrStateConflict is worded as, or wraps, %v", other)
+		}
+	}
+	if !strings.HasPrefix(ErrStateConflict.Error(), "cluster: ") {
+		t.Errorf("%q does not start with \"cluster: \"", ErrStateConflict)
+	}
 }

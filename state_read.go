@@ -161,6 +161,21 @@ type msgGetResponse struct {
 // the direct get a KV Get uses). A deletion is ErrKeyNotFound. timeout
 // bounds the request when ctx has no deadline.
 func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
+	ent, err := lastRecord(ctx, st, bucketKey, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if ent.Deleted {
+		return nil, ErrKeyNotFound
+	}
+	return ent, nil
+}
+
+// lastRecord is getLatest with deletions: the key's latest message, a
+// value or a deletion (Deleted set: deleted, purged or aged out), or
+// ErrKeyNotFound when the stream holds none. Its Revision is what the
+// server compares an expected last subject sequence with.
+func lastRecord(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -194,9 +209,7 @@ func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Du
 		if err != nil {
 			return nil, fmt.Errorf("message get: %w", err)
 		}
-		if hdr.Get("KV-Operation") != "" || hdr.Get(jetstream.MarkerReasonHeader) != "" {
-			return nil, ErrKeyNotFound // deleted, purged or aged out
-		}
+		ent.Deleted = hdr.Get(kvOperationHeader) != "" || hdr.Get(jetstream.MarkerReasonHeader) != ""
 		ent.Epoch, _ = strconv.ParseInt(hdr.Get(StateEpochHeader), 10, 64)
 	}
 	return ent, nil
