@@ -164,7 +164,8 @@ func benchNodes(b *testing.B, srv *natstest.Server, n int) []*Node {
 		b.Cleanup(func() { _ = node.Stop(context.Background()) })
 		nodes = append(nodes, node)
 		if i == 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			// A new bucket's first election waits one LeaseTTL (10s here).
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_, err := node.WaitForLeader(ctx)
 			cancel()
 			if err != nil {
