@@ -87,6 +87,10 @@ func (e *election) bucketRecreated() bool {
 		e.retryAt = time.Now().Add(backoff(e.failures, 50*time.Millisecond, e.cfg.RenewInterval))
 		return true
 	case !recreated:
+		// Something was written since this node opened the bucket, even
+		// if its watch never showed it (written and compacted): the
+		// bucket is no longer an empty one (holdUntil).
+		e.revFloor = max(e.revFloor, lastSeq)
 		return false
 	}
 	e.followNewBucket(lastSeq)

@@ -21,6 +21,10 @@ type observed struct {
 	// a forger's) may have been written under a holder that is still
 	// running, cut off: it waits the takeover wait like a held record.
 	handedBack bool
+	// firstSight marks a release that is the first thing this node saw:
+	// the key's history tells whether it handed back the record before it
+	// (confirmHandBack); until then it is not taken.
+	firstSight bool
 	firstSeen  time.Time
 	expired    bool // unchanged for the takeover wait on this node's clock
 }
@@ -45,7 +49,7 @@ func (e *election) holdUntil() time.Time {
 	switch {
 	case e.cur.released() && e.cur.handedBack, e.cur.expired:
 		return time.Time{}
-	case !e.cur.present && e.observations == 0 && e.store.lastSeqAtOpen == 0:
+	case !e.cur.present && e.observations == 0 && e.revFloor == 0:
 		return e.cur.firstSeen.Add(e.emptyBucketWait())
 	case !e.cur.present:
 		return e.cur.firstSeen.Add(e.takeoverWait() + e.cfg.RenewInterval)
@@ -147,6 +151,10 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		// The key no longer carries what this node remembers: write it
 		// back at once, as a floor record that grants nobody anything.
 		e.seed()
+		return time.Time{}, true
+	}
+	if e.cur.released() && e.cur.firstSight && e.store.nc.IsConnected() {
+		e.confirmHandBack()
 		return time.Time{}, true
 	}
 	probe, probeAt := e.probeDue(now)

@@ -57,7 +57,8 @@ func (e *election) decode(ent jetstream.KeyValueEntry) observed {
 	o.lease, o.valid = l, true
 	if l.NodeID == "" && !l.Floor {
 		nothingBefore := !e.cur.present && e.cur.firstSeen.IsZero()
-		o.handedBack = nothingBefore || (e.cur.valid && e.cur.lease.Epoch == l.Epoch)
+		o.handedBack = !nothingBefore && e.cur.valid && e.cur.lease.Epoch == l.Epoch
+		o.firstSight = nothingBefore
 	}
 	e.maxEpoch = max(e.maxEpoch, l.Epoch)
 	e.maxTTL = max(e.maxTTL, l.ttl())
@@ -170,4 +171,38 @@ func (e *election) stopWatch() {
 	e.watcher.Stop(&e.cleanup)
 	e.watcher = nil
 	e.synced = false
+}
+
+// confirmHandBack reads the key's history for a release that was the first
+// thing this node saw (a restart of the whole cluster finds its last
+// leader's release there): it is taken at once only if the record just
+// before it is a held record at the same epoch, which it hands back. A
+// release forged over a live holder, or one whose history the bucket does
+// not keep, is waited out like a held lease (rule 27 in docs/design.md).
+func (e *election) confirmHandBack() {
+	e.cur.firstSight = false
+	ctx, cancel := e.requestCtx(time.Time{})
+	entries, err := e.store.history(ctx, leaseKey, &e.cleanup)
+	cancel()
+	if err != nil {
+		if classify(err) == classPermanent {
+			e.fail(err)
+		}
+		return // waited out
+	}
+	for i := len(entries) - 1; i > 0; i-- {
+		if entries[i].Revision() != e.cur.rev {
+			continue
+		}
+		prev := entries[i-1]
+		if prev.Operation() != jetstream.KeyValuePut {
+			return
+		}
+		l, derr := decodeLease(prev.Value(), prev.Revision())
+		if derr == nil && l.NodeID != "" && l.Epoch == e.cur.lease.Epoch {
+			e.cur.handedBack = true
+			e.maxTTL = max(e.maxTTL, l.ttl())
+		}
+		return
+	}
 }

@@ -583,3 +583,28 @@ func TestSafety03RecreatedUnderLongTTLHolder(t *testing.T) {
 	}
 	rec.check(t) // nobody leads while a, cut off, still does
 }
+
+// TestSafety13ForgedReleaseSeenFirst: like TestSafety13, but the node that
+// meets the forged release starts after it was written, so the release is
+// the first thing it sees. A release seen first was taken at once (a
+// clean restart of the whole cluster finds its own release there), beside
+// the holder it was forged over (found by the simulator, seed 648). Now
+// the key's history must show the release handing back the record before
+// it; anything else is waited out.
+func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
+	srv, rec, id := setup(t)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
+	a, proxy := proxiedNode(t, srv, cfg, rec)
+	waitOneLeader(t, []*Node{a}, 10*time.Second)
+	epoch := a.Epoch()
+	kv := bindKV(t, srv.URL(), id)
+	proxy.Blackhole()
+	forged := fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+3)
+	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+		t.Fatal(err)
+	}
+	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 10*time.Second, c.IsLeader, "c never took over the forged release")
+	rec.check(t) // c must not lead while a, cut off, still does
+}
