@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -61,6 +62,9 @@ type election struct {
 	watchAt   time.Time // retry a failed watch at this time
 	retryAt   time.Time // backoff after a transient error while campaigning
 	failures  int       // consecutive transient failures while campaigning
+
+	goneSince   time.Time // the bucket was found deleted (bucket_gone.go)
+	goneCheckAt time.Time // look for it again at this time
 
 	t             *tenure
 	lastEpoch     int64 // epoch of this node's last tenure
@@ -210,6 +214,9 @@ func (e *election) step(now time.Time) (next time.Time, again bool) {
 		e.finished = true
 		return time.Time{}, false
 	}
+	if !e.goneSince.IsZero() {
+		return e.stepBucketGone(now)
+	}
 	return e.stepFollowing(now)
 }
 
@@ -264,6 +271,14 @@ func (e *election) handle(c command) {
 
 // fail stops the election for good after a permanent error.
 func (e *election) fail(err error) {
+	if errors.Is(err, ErrBucketDeleted) && e.bucketDeleted(err) {
+		return // waiting for the bucket to be created again (bucket_gone.go)
+	}
+	e.failNow(err)
+}
+
+// failNow stops the node with a permanent error.
+func (e *election) failNow(err error) {
 	e.log.Error("permanent error; the node stops campaigning", "error", err)
 	e.err = err
 	if e.t != nil {

@@ -37,7 +37,10 @@ var (
 	// node ID) is missing or out of range. The wrapping message names it.
 	ErrInvalidConfig = errors.New("cluster: invalid config")
 	// ErrBucketDeleted: the coordination bucket disappeared while the node
-	// was running. Permanent: the node stops campaigning.
+	// was running, and was not created again within the grace (three
+	// takeover waits, at least 5s), during which the node keeps running
+	// without leading and follows a bucket created again. Permanent: the
+	// node then stops.
 	ErrBucketDeleted = errors.New("cluster: bucket deleted")
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.

@@ -122,20 +122,24 @@ func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
 	rec.check(t)
 }
 
-func TestBucketDeletedFailsFast(t *testing.T) {
+// TestBucketDeletedStopsAfterGrace: the leader stops leading at once; every
+// node stops with ErrBucketDeleted once the bucket has stayed deleted for
+// the grace (5s here).
+func TestBucketDeletedStopsAfterGrace(t *testing.T) {
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
-	waitOneLeader(t, nodes, 5*time.Second)
+	leader := waitOneLeader(t, nodes, 5*time.Second)
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
 	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
 		t.Fatal(err)
 	}
+	natstest.WaitFor(t, 3*time.Second, func() bool { return !leader.IsLeader() }, "the leader still leads 3s after its bucket was deleted")
 	for _, n := range nodes {
 		select {
 		case <-n.Done():
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s still running 10s after its bucket was deleted", n.NodeID())
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s still running 15s after its bucket was deleted", n.NodeID())
 		}
 		if !errors.Is(n.Err(), ErrBucketDeleted) {
 			t.Errorf("%s: Err() = %v, want ErrBucketDeleted", n.NodeID(), n.Err())

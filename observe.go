@@ -117,6 +117,7 @@ func (e *election) vanished() {
 // taken as absent from now, and waited out as such.
 func (e *election) followNewBucket(lastSeq uint64) {
 	e.revFloor = max(e.revFloor, lastSeq)
+	e.goneSince, e.goneCheckAt = time.Time{}, time.Time{}
 	e.log.Warn("the bucket was deleted and created again; following the new one", "bucket", e.store.bucket)
 	e.restartWatch()
 	e.cur = observed{firstSeen: time.Now()}

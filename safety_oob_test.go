@@ -352,15 +352,19 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	if err := js.DeleteKeyValue(ctx(t), bucketName(clusterID)); err != nil {
 		t.Fatalf("delete bucket: %v", err)
 	}
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
-		Bucket:         bucketName(clusterID),
-		Description:    "go-cluster leader election",
-		History:        leaseHistory,
-		Replicas:       replicas,
-		LimitMarkerTTL: time.Second,
-	}); err != nil {
-		t.Fatalf("recreate bucket: %v", err)
-	}
+	// Right after a deletion the server can refuse for a moment ("error
+	// creating store for stream", seen under load): ask again.
+	var err2 error
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		_, err2 = js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
+			Bucket:         bucketName(clusterID),
+			Description:    "go-cluster leader election",
+			History:        leaseHistory,
+			Replicas:       replicas,
+			LimitMarkerTTL: time.Second,
+		})
+		return err2 == nil || errors.Is(err2, jetstream.ErrBucketExists)
+	}, "recreate bucket: %v", err2)
 }
 
 // safetyLeadsAbove reports whether exactly one node leads, with an epoch
@@ -607,4 +611,35 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 10*time.Second, c.IsLeader, "c never took over the forged release")
 	rec.check(t) // c must not lead while a, cut off, still does
+}
+
+// TestSafety03BucketDeletedThenCreatedAgain: the bucket stays deleted for
+// a moment before it is created again. Nodes that found it gone stopped at
+// once with ErrBucketDeleted, taking their memory of the epoch with them,
+// and the new bucket started again at epoch 1 (chaos, seed 7). They now
+// wait for it (bucket_gone.go) and carry the epoch into it.
+func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b", "c")
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	epoch := leader.Epoch()
+	nc := srv.Connect(t)
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 3*time.Second, func() bool { return len(leaders(nodes)) == 0 }, "a node still leads with its bucket deleted")
+	// Every node finds the bucket gone (the leader through its renewals,
+	// followers when they read the stalled lease back) before it comes back.
+	lost := time.Now()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return time.Since(lost) > 2*time.Second }, "")
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	l := waitOneLeader(t, nodes, 15*time.Second)
+	if l.Epoch() <= epoch {
+		t.Errorf("%s leads at epoch %d in the bucket created again; epoch %d was handed out before", l.NodeID(), l.Epoch(), epoch)
+	}
+	safetyNoneStopped(t, nodes)
+	rec.check(t)
 }
