@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -496,16 +497,7 @@ func TestSafety01MixedTTLFreshNode(t *testing.T) {
 func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
-	high := int64(1000) // a released record: the first node takes it at once
-	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: high, AcquiredAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()})); err != nil {
-		t.Fatal(err)
-	}
-	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	bcfg := testConfig(id, "b", srv.URL())
-	bcfg.LeaseTTL, bcfg.RenewInterval = 3*time.Second, 750*time.Millisecond
-	b := startNode(t, bcfg, rec, nil)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 750*time.Millisecond)
 	epoch := a.Epoch()
 
 	proxy.Blackhole()
@@ -535,16 +527,7 @@ func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
-	high := int64(1000)
-	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: high, AcquiredAt: time.Now().UTC(), ExpiresAt: time.Now().UTC()})); err != nil {
-		t.Fatal(err)
-	}
-	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
-	waitOneLeader(t, []*Node{a}, 5*time.Second)
-	bcfg := testConfig(id, "b", srv.URL())
-	bcfg.LeaseTTL, bcfg.RenewInterval = 3*time.Second, 250*time.Millisecond
-	b := startNode(t, bcfg, rec, nil)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 250*time.Millisecond)
 	epoch := a.Epoch()
 
 	proxy.Blackhole()
@@ -642,4 +625,23 @@ func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
 	}
 	safetyNoneStopped(t, nodes)
 	rec.check(t)
+}
+
+// highEpochLeaderAndSlowFollower starts leader a (LeaseTTL 1s, behind a
+// fault proxy) at an epoch above 1000, well above the stream's revisions
+// (as after a recreated bucket), and follower b with LeaseTTL 3s and
+// bRenew, once b follows a.
+func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetstream.KeyValue, id string, rec *recorder, bRenew time.Duration) (a, b *Node, proxy *faultproxy.Proxy) {
+	t.Helper()
+	now := time.Now().UTC()
+	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
+		t.Fatal(err)
+	}
+	a, proxy = proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	bcfg := testConfig(id, "b", srv.URL())
+	bcfg.LeaseTTL, bcfg.RenewInterval = 3*time.Second, bRenew
+	b = startNode(t, bcfg, rec, nil)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	return a, b, proxy
 }
