@@ -163,6 +163,11 @@ func (e *election) stepFollowing(now time.Time) (time.Time, bool) {
 		e.resync()
 		return time.Time{}, true
 	}
+	if probe {
+		// Disconnected: look again in a RenewInterval, not at once (a
+		// wake-up time in the past would spin the loop until expiry).
+		probeAt = now.Add(e.cfg.RenewInterval)
+	}
 	expiry := e.holdUntil()
 	if !expiry.IsZero() && !now.Before(expiry) {
 		if !e.store.nc.IsConnected() {
