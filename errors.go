@@ -93,6 +93,14 @@ var errBucketRecreated = errors.New("the bucket was deleted and created again")
 // ErrNotLeader.
 var ErrFenced = errors.New("cluster: write fenced: the lease moved")
 
+// ErrWriteUncertain: a fenced state write whose outcome is not known. It
+// was sent, and a server behind the stream refused it (a stream leader cut
+// off from its peers answers from its old copy until it steps down) before
+// an answer that proves anything came; it may have landed, and if it did,
+// it landed while this node's tenure held the lease. Read the key to know.
+// Like a timeout, it is neither success nor ErrFenced (docs/design.md §10).
+var ErrWriteUncertain = errors.New("cluster: state write outcome unknown")
+
 // ErrInvalidKey: a state key is not one or more tokens of letters, digits,
 // '-' and '_' separated by '.'. The wrapping message names the key.
 var ErrInvalidKey = errors.New("cluster: invalid state key")

@@ -27,8 +27,9 @@ import (
 // the lease subject). Any write to the lease by anyone else (a successor
 // taking over, a release, an operator's delete) makes the server refuse
 // every later write of the old tenure; nothing of it lands. A write that
-// fails with a timeout may or may not have landed, like any NATS write,
-// but if it did, it landed before the lease moved.
+// fails with a timeout (or ErrWriteUncertain) may or may not have landed,
+// like any NATS write, but if it did, it landed before the lease moved.
+// Every attempt of a write carries one message ID, so it lands once.
 //
 // Reads: Get asks the bucket stream's leader, which holds every write it
 // has acknowledged, so a Get after a successful Put (on any node) sees it
@@ -56,7 +57,9 @@ type StateEntry struct {
 // Put writes value under key and returns its revision. It fails with an
 // error wrapping ErrNotLeader when this node does not lead, and with one
 // wrapping ErrFenced (and ErrNotLeader) when the server refused the write
-// because the lease moved; nothing was written then.
+// because the lease moved; nothing was written then. ErrWriteUncertain, a
+// timeout or a lost connection leave the outcome unknown: if the write
+// landed, it landed during this node's tenure (docs/design.md §10).
 func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	rev, err := s.write(ctx, key, value, false)
 	if err != nil {
@@ -103,20 +106,32 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	if err != nil {
 		return 0, err
 	}
-	subject := stateSubject(st.bucket, key)
-	leaseSubject := kvSubject(st.bucket, leaseKey)
-	// One message ID for every attempt of this write: nats.go resends a
-	// publish that met no responders (a stream leader cut off from the
-	// server the client is on), and the first copy may have been stored
-	// already; the server's duplicate window (2 minutes on a KV bucket)
-	// then answers the resend with the first copy's revision instead of
-	// storing the value twice. A refused attempt stores nothing, so the
-	// next one may reuse the ID.
-	msgID := nuid.Next()
-	return s.fenced(ctx, st, nil, func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
-		return st.js.PublishMsg(ctx, fencedMsg(subject, value, del, epoch, rev, leaseSubject, msgID))
-	})
+	w := &putWrite{st: st, subject: stateSubject(st.bucket, key), value: value, del: del,
+		leaseSubject: kvSubject(st.bucket, leaseKey), msgID: nuid.Next()}
+	return s.fenced(ctx, st, w)
 }
+
+// putWrite is one Put or Delete. One message ID serves every attempt:
+// nats.go resends a publish that met no responders, a server behind the
+// stream may refuse an attempt whose copy lands elsewhere, and the
+// server's duplicate window (2 minutes on a KV bucket) answers a copy
+// that landed already with its revision instead of storing it twice.
+type putWrite struct {
+	st           *store
+	subject      string
+	value        []byte
+	del          bool
+	leaseSubject string
+	msgID        string
+}
+
+func (w *putWrite) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+	return w.st.js.PublishMsg(ctx, fencedMsg(w.subject, w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
+}
+
+func (w *putWrite) checked(string) (string, uint64, bool) { return "", 0, false }
+func (w *putWrite) conflict(context.Context) error        { return nil }
+func (w *putWrite) last() (string, string)                { return w.subject, w.msgID }
 
 // fencedMsg is the message of one attempt of a state write. Its headers
 // are set here rather than through PublishOpts (an allocation for each,
@@ -139,33 +154,30 @@ func fencedMsg(subject string, value []byte, del bool, epoch int64, leaseRev uin
 	return &nats.Msg{Subject: subject, Data: value, Header: h}
 }
 
-// fenced runs send, which publishes with the precondition that the lease's
-// latest revision is rev, the revision of the tenure's latest lease
-// record, and reports the outcome to the metrics. When send carries
-// preconditions on other keys too, conflict says which failed after a
-// refusal that the lease does not explain; it is nil otherwise.
-func (s *State) fenced(ctx context.Context, st *store, conflict func(context.Context) error, send func(epoch int64, rev uint64) (*jetstream.PubAck, error)) (uint64, error) {
-	rev, err := s.fencedAttempts(ctx, st, conflict, send)
+// fenced runs the attempts of w and reports the outcome to the metrics.
+func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
+	rev, err := s.fencedAttempts(ctx, st, w)
 	observeStateWrite(s.n.cfg.Metrics, err)
 	return rev, err
 }
 
-// fencedAttempts is fenced without the metrics. The leader's own renewals
-// move the lease revision, so a refusal is retried while this node still
-// leads and the lease's latest record is still its own.
-func (s *State) fencedAttempts(ctx context.Context, st *store, conflict func(context.Context) error, send func(epoch int64, rev uint64) (*jetstream.PubAck, error)) (uint64, error) {
+// fencedAttempts sends w, checked on the lease's latest revision being the
+// tenure's latest record, until the server stores it or a refusal proves
+// the tenure over. The leader's own renewals move the lease revision, and
+// a server behind the stream may refuse a write the stream's leader takes,
+// so a refusal is judged before it is believed (state_refusal.go).
+func (s *State) fencedAttempts(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
 	var seen struct { // a newer lease record of ours that the view has not recorded yet
 		epoch int64
 		rev   uint64
 	}
-	refused := false // the server has refused an attempt: the lease moved
+	var first uint64 // the lease revision the first attempt was checked on: no copy lands before it
+	refused := false // a refusal showed the lease moved by this tenure's renewal
+	behind := false  // a server behind the stream refused an attempt: a copy may land
 	for attempt := 1; ; attempt++ {
 		epoch, rev, ok := s.n.view.tenure(time.Now())
-		if !ok && refused {
-			return 0, fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, ErrNotLeader)
-		}
 		if !ok {
-			return 0, ErrNotLeader
+			return 0, tenureEnded(refused, behind)
 		}
 		if seen.epoch == epoch && seen.rev > rev {
 			rev = seen.rev
@@ -180,62 +192,76 @@ func (s *State) fencedAttempts(ctx context.Context, st *store, conflict func(con
 				return 0, ctx.Err()
 			}
 		}
-		ack, err := send(epoch, rev)
+		if first == 0 {
+			first = rev
+		}
+		ack, err := w.send(ctx, epoch, rev)
 		if err == nil {
 			return ack.Sequence, nil
 		}
 		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) || attempt >= maxWriteAttempts {
-			return 0, st.explain(err)
+		if !errors.As(err, &apiErr) {
+			return 0, st.explain(err) // no answer: it may have landed, like any NATS write
+		}
+		if attempt >= maxWriteAttempts {
+			return 0, gaveUp(st.explain(err), behind)
 		}
 		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+		case jetstream.JSErrCodeStreamWrongLastSequenceConstant, jsErrCodeDuplicateInProcess:
 			// A replicated stream refuses a check on a subject with a
 			// write in flight (a renewal sent before this write waited,
-			// or another state write): the answer is not known yet, so
-			// ask again.
+			// or another state write), and a copy of this write may be
+			// being stored: the answer is not known yet, so ask again.
 			if err := pause(ctx, attempt); err != nil {
 				return 0, err
 			}
+		case jsErrCodeBatchDuplicate:
+			return s.landed(ctx, st, w, first)
 		case jetstream.JSErrCodeStreamWrongLastSequence:
-			refused = true
-			if _, now, ok := s.n.view.tenure(time.Now()); ok && now != rev {
-				continue // a renewal moved the lease: retry with its revision
+			v, at, err := s.judge(ctx, st, w, apiErr, epoch, rev)
+			if err != nil {
+				return 0, err
 			}
-			// The view may not have recorded a renewal that has landed:
-			// the lease's latest record tells whether it is still ours.
-			ent, gerr := getLatest(ctx, st, leaseKey, s.n.cfg.RequestTimeout)
-			if gerr != nil && !errors.Is(gerr, ErrKeyNotFound) {
-				return 0, gerr
+			if v == verdictRenewed {
+				// The refusing server has a record newer than any
+				// this write was checked on: it would have answered a
+				// copy stored before it as a duplicate.
+				refused, behind = true, false
+				seen.epoch, seen.rev = epoch, at
+				continue
 			}
-			if conflict != nil && ent != nil && ent.Revision == rev && s.ownRecord(ent, epoch) {
-				// The lease check held: a key's did not.
-				if err := conflict(ctx); err != nil {
-					return 0, err
-				}
+			behind = true
+			if err := pause(ctx, attempt); err != nil {
+				return 0, uncertain(err, behind)
 			}
-			if ent == nil || ent.Revision <= rev || !s.ownRecord(ent, epoch) {
-				return 0, fmt.Errorf("%w: %w: lease revision %d is not this tenure's (epoch %d, revision %d)",
-					ErrFenced, ErrNotLeader, leaseRevision(ent), epoch, rev)
-			}
-			seen.epoch, seen.rev = epoch, ent.Revision
 		default:
 			return 0, err
 		}
 	}
 }
 
-// ownRecord says ent is a lease record of this node's tenure at epoch.
-func (s *State) ownRecord(ent *StateEntry, epoch int64) bool {
-	l, err := decodeLease(ent.Value, ent.Revision)
-	return err == nil && l.NodeID == s.n.cfg.NodeID && l.Epoch == epoch
+// tenureEnded is the error of a write whose tenure ended between attempts.
+func tenureEnded(refused, behind bool) error {
+	switch {
+	case behind:
+		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, ErrNotLeader)
+	case refused:
+		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, ErrNotLeader)
+	}
+	return ErrNotLeader
 }
 
-func leaseRevision(ent *StateEntry) uint64 {
-	if ent == nil {
-		return 0
+// gaveUp is the error of a write out of attempts.
+func gaveUp(err error, behind bool) error {
+	return uncertain(fmt.Errorf("%d attempts: %w", maxWriteAttempts, err), behind)
+}
+
+// uncertain wraps err with ErrWriteUncertain when a copy may have landed.
+func uncertain(err error, behind bool) error {
+	if behind {
+		return fmt.Errorf("%w: %w", ErrWriteUncertain, err)
 	}
-	return ent.Revision
+	return err
 }
 
 // pause waits a little longer on each attempt, at most 20ms.

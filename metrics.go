@@ -61,6 +61,8 @@ const (
 	StateWriteOK        StateWriteOutcome = "ok"         // the server stored it
 	StateWriteFenced    StateWriteOutcome = "fenced"     // the server refused it: the lease had moved (ErrFenced)
 	StateWriteNotLeader StateWriteOutcome = "not_leader" // refused locally: this node's tenure had ended (ErrNotLeader)
+	StateWriteConflict  StateWriteOutcome = "conflict"   // a Commit's Expect did not hold (ErrStateConflict)
+	StateWriteUncertain StateWriteOutcome = "uncertain"  // refused by a server behind the stream; it may have landed (ErrWriteUncertain)
 	StateWriteError     StateWriteOutcome = "error"      // any other failure (a timeout: it may have landed)
 )
 
@@ -84,6 +86,10 @@ func stateWriteOutcome(err error) StateWriteOutcome {
 		return StateWriteOK
 	case errors.Is(err, ErrFenced):
 		return StateWriteFenced
+	case errors.Is(err, ErrStateConflict):
+		return StateWriteConflict
+	case errors.Is(err, ErrWriteUncertain):
+		return StateWriteUncertain
 	case errors.Is(err, ErrNotLeader):
 		return StateWriteNotLeader
 	default:

@@ -114,19 +114,14 @@ func (s *State) commit(ctx context.Context, writes []StateWrite) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
-	b := newBatch(st, writes)
-	timeout := s.n.cfg.RequestTimeout
-	send := func(epoch int64, rev uint64) (*jetstream.PubAck, error) {
-		if err := b.resolveAbsent(ctx, st, timeout); err != nil {
-			return nil, err
-		}
-		return b.publish(ctx, st, epoch, rev)
-	}
-	var conflict func(context.Context) error
-	if b.nChecked > 0 {
-		conflict = func(ctx context.Context) error { return b.conflict(ctx, st, timeout) }
-	}
-	rev, err := s.fenced(ctx, st, conflict, send)
+	b := newBatch(st, writes, s.n.cfg.RequestTimeout)
+	return s.commitWith(ctx, st, b, b)
+}
+
+// commitWith sends the batch b through w (b itself, but for tests) and
+// returns the revision of its last write.
+func (s *State) commitWith(ctx context.Context, st *store, w fencedWrite, b *batch) (uint64, error) {
+	rev, err := s.fenced(ctx, st, w)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrCodeAtomicPublishDisabled {
 		return 0, fmt.Errorf("%w: bucket %q does not allow atomic batches (State.EnableCommit): %w", ErrBucketConfig, st.bucket, err)
@@ -151,11 +146,18 @@ type batch struct {
 	nChecked int    // writes with an Expect
 	fence    string // the subject of the message carrying the lease check when no write can
 	lease    string // the lease's subject
+	// id is the Commit's: message i of every attempt has the ID id.i,
+	// so that a copy that landed already is answered as one (each
+	// attempt is a new batch).
+	id       string
+	resolved bool // the revisions of keys expected absent are read
+	st       *store
+	timeout  time.Duration // of each read
 }
 
-func newBatch(st *store, writes []StateWrite) *batch {
+func newBatch(st *store, writes []StateWrite, timeout time.Duration) *batch {
 	b := &batch{writes: writes, subjects: make([]string, len(writes)), expect: make([]uint64, len(writes)),
-		lease: kvSubject(st.bucket, leaseKey)}
+		lease: kvSubject(st.bucket, leaseKey), id: nuid.Next(), st: st, timeout: timeout}
 	for i, w := range writes {
 		b.subjects[i] = stateSubject(st.bucket, w.Key)
 		if rev, ok := w.Expect.revision(); ok {
@@ -168,6 +170,48 @@ func newBatch(st *store, writes []StateWrite) *batch {
 	}
 	return b
 }
+
+// send is one attempt of the Commit (fencedWrite).
+//
+// Keys expected absent are read before the first attempt only: a later
+// attempt may follow a copy of this Commit that landed, which the server
+// answers as a duplicate before it checks a key, and reading the key
+// again would find the Commit's own value and call it a conflict.
+func (b *batch) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+	if !b.resolved {
+		if err := b.resolveAbsent(ctx, b.st, b.timeout); err != nil {
+			return nil, err
+		}
+		b.resolved = true
+	}
+	return b.publish(ctx, b.st, epoch, rev)
+}
+
+// checked is the key of the write on subj and its expected revision, if
+// it has an Expect.
+func (b *batch) checked(subj string) (string, uint64, bool) {
+	for i, w := range b.writes {
+		if b.subjects[i] != subj {
+			continue
+		}
+		if _, ok := w.Expect.revision(); ok {
+			return w.Key, b.expect[i], true
+		}
+	}
+	return "", 0, false
+}
+
+// last is the subject and message ID of the batch's last message.
+func (b *batch) last() (string, string) {
+	n := len(b.writes)
+	if b.fence != "" {
+		return b.fence, b.msgID(n)
+	}
+	return b.subjects[n-1], b.msgID(n - 1)
+}
+
+// msgID is the message ID of the batch's message i (from 0).
+func (b *batch) msgID(i int) string { return b.id + "." + strconv.Itoa(i) }
 
 // resolveAbsent sets the revision to check for each write that expects no
 // value: 0 for a key never written, else its deletion's revision. A key
@@ -202,7 +246,7 @@ func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64)
 	// Header values every message shares are made once: nats.go only
 	// reads them.
 	epochVal := []string{strconv.FormatInt(epoch, 10)}
-	idVal := []string{nuid.Next()}
+	batchVal := []string{nuid.Next()}
 	leaseVal, leaseRevVal := []string{b.lease}, []string{strconv.FormatUint(rev, 10)}
 	delVal := []string{"DEL"}
 	n := len(b.writes)
@@ -211,7 +255,7 @@ func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64)
 	}
 	leaseCarried := false
 	for i := range n {
-		h := make(nats.Header, 6)
+		h := make(nats.Header, 7)
 		msg := &nats.Msg{Header: h}
 		checked := false // the message carries its key's check
 		if i < len(b.writes) {
@@ -233,7 +277,8 @@ func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64)
 			leaseCarried = true
 		}
 		h[StateEpochHeader] = epochVal
-		h[batchIDHeader] = idVal
+		h[batchIDHeader] = batchVal
+		h[jetstream.MsgIDHeader] = []string{b.msgID(i)}
 		h[batchSeqHeader] = []string{strconv.Itoa(i + 1)}
 		if i < n-1 {
 			if err := st.nc.PublishMsg(msg); err != nil {
@@ -252,7 +297,8 @@ func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64)
 // be still this tenure's at the revision the batch checked (so a write's
 // check failed). It returns nil if every key is at the revision checked
 // (not expected: revisions only grow).
-func (b *batch) conflict(ctx context.Context, st *store, timeout time.Duration) error {
+func (b *batch) conflict(ctx context.Context) error {
+	st, timeout := b.st, b.timeout
 	for i, w := range b.writes {
 		if _, ok := w.Expect.revision(); !ok {
 			continue

@@ -56,7 +56,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}).
+	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
 		publish(ctx(t), st, epoch, stale)
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {

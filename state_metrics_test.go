@@ -14,6 +14,8 @@ func TestStateWriteOutcome(t *testing.T) {
 		{nil, StateWriteOK},
 		{fmt.Errorf("state put: %w: %w: lease moved", ErrFenced, ErrNotLeader), StateWriteFenced},
 		{fmt.Errorf("state put: %w", ErrNotLeader), StateWriteNotLeader},
+		{fmt.Errorf("state commit: %w: \"a\" is at revision 3, expected 1", ErrStateConflict), StateWriteConflict},
+		{fmt.Errorf("state put: %w: %w: the tenure ended", ErrWriteUncertain, ErrNotLeader), StateWriteUncertain},
 		{fmt.Errorf("state put: %w", context.DeadlineExceeded), StateWriteError},
 	} {
 		if got := stateWriteOutcome(tc.err); got != tc.want {

@@ -176,16 +176,58 @@ func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Du
 // ErrKeyNotFound when the stream holds none. Its Revision is what the
 // server compares an expected last subject sequence with.
 func lastRecord(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
+	m, err := streamMsgGet(ctx, st, msgGetRequest{LastBySubject: kvSubject(st.bucket, bucketKey)}, timeout)
+	if err != nil {
+		return nil, err
+	}
+	ent := m.entry()
+	ent.Key = bucketKey
+	return ent, nil
+}
+
+// msgGetRequest asks the stream's leader for one message: the one at Seq,
+// the first at or after Seq on NextBySubject, or the last on
+// LastBySubject.
+type msgGetRequest struct {
+	Seq           uint64 `json:"seq,omitempty"`
+	NextBySubject string `json:"next_by_subj,omitempty"`
+	LastBySubject string `json:"last_by_subj,omitempty"`
+}
+
+// streamMsg is one message of the bucket's stream, headers decoded.
+type streamMsg struct {
+	Subject string
+	Seq     uint64
+	Header  nats.Header
+	Data    []byte
+	Time    time.Time
+}
+
+// entry is the message as a StateEntry without its Key.
+func (m *streamMsg) entry() *StateEntry {
+	ent := &StateEntry{Value: m.Data, Revision: m.Seq, Created: m.Time}
+	if m.Header != nil {
+		ent.Deleted = m.Header.Get(kvOperationHeader) != "" || m.Header.Get(jetstream.MarkerReasonHeader) != ""
+		ent.Epoch, _ = strconv.ParseInt(m.Header.Get(StateEpochHeader), 10, 64)
+	}
+	return ent
+}
+
+// streamMsgGet sends req to the bucket stream's leader
+// ($JS.API.STREAM.MSG.GET, which only the leader answers, unlike the
+// direct get a KV Get uses). No such message is ErrKeyNotFound. timeout
+// bounds the request when ctx has no deadline.
+func streamMsgGet(ctx context.Context, st *store, req msgGetRequest, timeout time.Duration) (*streamMsg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	req, err := json.Marshal(map[string]string{"last_by_subj": kvSubject(st.bucket, bucketKey)})
+	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := st.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), req)
+	reply, err := st.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), body)
 	if err != nil {
 		return nil, st.explain(err)
 	}
@@ -203,14 +245,13 @@ func lastRecord(ctx context.Context, st *store, bucketKey string, timeout time.D
 	if m == nil {
 		return nil, errors.New("message get: empty answer")
 	}
-	ent := &StateEntry{Key: bucketKey, Value: m.Data, Revision: m.Sequence, Created: m.Time}
+	out := &streamMsg{Subject: m.Subject, Seq: m.Sequence, Data: m.Data, Time: m.Time}
 	if len(m.Header) > 0 {
 		hdr, err := nats.DecodeHeadersMsg(m.Header)
 		if err != nil {
 			return nil, fmt.Errorf("message get: %w", err)
 		}
-		ent.Deleted = hdr.Get(kvOperationHeader) != "" || hdr.Get(jetstream.MarkerReasonHeader) != ""
-		ent.Epoch, _ = strconv.ParseInt(hdr.Get(StateEpochHeader), 10, 64)
+		out.Header = hdr
 	}
-	return ent, nil
+	return out, nil
 }

@@ -129,7 +129,7 @@ func (c *Collector) initEvents(ns string, labels prometheus.Labels) {
 	}
 	c.stateWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: ns, Name: NameStateWrites, ConstLabels: labels,
-		Help: "Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; error).",
+		Help: "Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; conflict: a Commit's Expect did not hold; uncertain: refused by a server behind the stream, may have landed; error).",
 	}, []string{LabelOutcome})
 	for _, o := range stateWriteOutcomes() {
 		c.stateWrites.WithLabelValues(o)

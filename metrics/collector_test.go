@@ -69,12 +69,14 @@ app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="erro
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="lease_expired"} 0
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="not_leader"} 0
 app_fencing_checks_total{cluster="orders",node="node-1",region="eu",result="ok"} 1
-# HELP app_state_writes_total Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; error).
+# HELP app_state_writes_total Fenced state writes (State Put, Delete, Commit) by this node, by outcome (ok; fenced: the server refused a write of a tenure that had ended; not_leader: refused by the node itself; conflict: a Commit's Expect did not hold; uncertain: refused by a server behind the stream, may have landed; error).
 # TYPE app_state_writes_total counter
+app_state_writes_total{cluster="orders",node="node-1",outcome="conflict",region="eu"} 0
 app_state_writes_total{cluster="orders",node="node-1",outcome="error",region="eu"} 0
 app_state_writes_total{cluster="orders",node="node-1",outcome="fenced",region="eu"} 1
 app_state_writes_total{cluster="orders",node="node-1",outcome="not_leader",region="eu"} 0
 app_state_writes_total{cluster="orders",node="node-1",outcome="ok",region="eu"} 2
+app_state_writes_total{cluster="orders",node="node-1",outcome="uncertain",region="eu"} 0
 `, "$L", labels)
 	if err := testutil.CollectAndCompare(m, strings.NewReader(expected),
 		"app_is_leader", "app_epoch", "app_leadership_transitions_total", "app_renewals_total",

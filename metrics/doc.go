@@ -33,7 +33,7 @@
 //	gocluster_hook_duration_seconds              histogram {hook="OnBecomeLeader"|"OnLoseLeadership"|"OnLeaderChange"}
 //	gocluster_hook_errors_total                  counter   {hook=...} calls that returned an error or panicked
 //	gocluster_fencing_checks_total               counter   {result="ok"|"not_leader"|"lease_expired"|"epoch_mismatch"|"canceled"|"error"}
-//	gocluster_state_writes_total                 counter   {outcome="ok"|"fenced"|"not_leader"|"error"} fenced state writes
+//	gocluster_state_writes_total                 counter   {outcome="ok"|"fenced"|"not_leader"|"conflict"|"uncertain"|"error"} fenced state writes
 //	gocluster_nats_connected                     gauge     1 while the node's connection is up (bound node only)
 //	gocluster_nats_connection_state              gauge     {state=...} 1 for the current state (bound node only)
 //	gocluster_nats_reconnects_total              counter   reconnections of the node's connection (bound node only)
@@ -47,7 +47,10 @@
 // Delete and Commit; the Collector is a cluster.StateMetrics). fenced: the
 // NATS server refused a write because the lease had moved, a write of a
 // tenure that had ended without the node knowing yet; not_leader: the node
-// refused it itself, its tenure over. Both are the fence at work, around a
+// refused it itself, its tenure over; conflict: a Commit's Expect did not
+// hold; uncertain: a server behind the stream (a stream leader cut off
+// from its peers) refused it, and it may have landed, within the tenure.
+// fenced and not_leader are the fence at work, around a
 // failover or a handover; fenced writes outside one mean a leader that
 // learns late that it was deposed (a slow or partitioned connection).
 //

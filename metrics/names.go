@@ -74,7 +74,8 @@ func renewalOutcomes() []string { return []string{"ok", "conflict", "timeout", "
 // stateWriteOutcomes are the outcomes of fenced state writes.
 func stateWriteOutcomes() []string {
 	return []string{string(cluster.StateWriteOK), string(cluster.StateWriteFenced),
-		string(cluster.StateWriteNotLeader), string(cluster.StateWriteError)}
+		string(cluster.StateWriteNotLeader), string(cluster.StateWriteConflict),
+		string(cluster.StateWriteUncertain), string(cluster.StateWriteError)}
 }
 
 // fencingResults are the values of LabelResult.

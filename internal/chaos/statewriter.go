@@ -191,6 +191,8 @@ func stateOutcome(err error) (Outcome, string) {
 		return Fenced, ""
 	case errors.Is(err, cluster.ErrNotLeader):
 		return NotLeader, ""
+	case errors.Is(err, cluster.ErrWriteUncertain):
+		return Unknown, "uncertain"
 	case errors.Is(err, context.DeadlineExceeded):
 		return Unknown, "timeout"
 	case errors.Is(err, cluster.ErrStopped), errors.Is(err, cluster.ErrNotStarted):

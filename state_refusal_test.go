@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// behindFirst sends its write's first attempt both to the stream's leader
+// and to a server behind the stream, and returns the answer of the one
+// behind: what a client meets when a stream leader cut off from its peers
+// answers from its old copy while the write (or a copy held in a route)
+// lands at the leader that replaced it. Later attempts go to the leader.
+type behindFirst struct {
+	fencedWrite
+	behind fencedWrite // the same write (same message IDs), sent to the server behind
+	sent   int
+}
+
+func (w *behindFirst) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+	w.sent++
+	if w.sent > 1 {
+		return w.fencedWrite.send(ctx, epoch, rev)
+	}
+	if _, err := w.fencedWrite.send(ctx, epoch, rev); err != nil {
+		return nil, fmt.Errorf("the copy to the stream's leader: %w", err)
+	}
+	return w.behind.send(ctx, epoch, rev)
+}
+
+// storeBehind is a bucket of the cluster's name on a server of its own
+// whose lease subject holds one message: a copy of the stream from before
+// the tenure's latest lease record.
+func storeBehind(t *testing.T, clusterID string) *store {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	st, err := openStore(ctx(t), nc, bucketName(clusterID), 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := st.js.Stream(ctx(t), kvStream(st.bucket))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	cfg.AllowAtomicPublish = true
+	if _, err := st.js.UpdateStream(ctx(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// leaderPastFirstRecord waits until the leader's tenure has renewed past
+// revision 1, so that the server behind has an older lease record.
+func leaderPastFirstRecord(t *testing.T, leader *Node) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, rev, ok := leader.view.tenure(time.Now()); ok && rev > 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not renew")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A Put refused by a server behind the stream, while its copy landed at
+// the stream's leader, is not ErrFenced: it is retried under its message
+// ID and returns the revision of the copy that landed, stored once.
+func TestStatePutRefusedByAServerBehind(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	leaderPastFirstRecord(t, leader)
+	st, err := leader.State().store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := storeBehind(t, id)
+	put := &putWrite{st: st, subject: stateSubject(st.bucket, "k"), value: []byte("v"),
+		leaseSubject: kvSubject(st.bucket, leaseKey), msgID: "put-1"}
+	copyBehind := *put
+	copyBehind.st = behind
+	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: put, behind: &copyBehind})
+	if err != nil {
+		t.Fatalf("Put whose copy landed = %v; want its revision", err)
+	}
+	msgs := stateMsgs(t, rawJS(t, srv.URL()), id)
+	if len(msgs) != 1 || msgs[0].Sequence != rev {
+		t.Fatalf("%d state messages, Put returned revision %d; want the one copy's revision", len(msgs), rev)
+	}
+}
+
+// The same for a Commit: the resend is answered as a duplicate, and the
+// Commit returns the revision of the copy that landed, stored once.
+func TestStateCommitRefusedByAServerBehind(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	leaderPastFirstRecord(t, leader)
+	st, err := leader.State().store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := storeBehind(t, id)
+	writes := []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}
+	b := newBatch(st, writes, time.Second)
+	copyBehind := *b
+	copyBehind.st = behind
+	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: b, behind: &copyBehind})
+	if err != nil {
+		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
+	}
+	msgs := stateMsgs(t, rawJS(t, srv.URL()), id)
+	if len(msgs) != 2 || msgs[1].Sequence != rev || msgs[0].Sequence != rev-1 {
+		t.Fatalf("%d state messages, Commit returned revision %d; want the one copy, stored once", len(msgs), rev)
+	}
+}
+
+// A Commit whose every write has an Expect carries the lease check on a
+// marker at its end; a resend of a Commit that landed finds the marker's
+// revision and returns the last write's.
+func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	leaderPastFirstRecord(t, leader)
+	st, err := leader.State().store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind := storeBehind(t, id)
+	writes := []StateWrite{{Key: "a", Value: []byte("1"), Expect: ExpectAbsent()}}
+	b := newBatch(st, writes, time.Second)
+	copyBehind := *b
+	copyBehind.st = behind
+	rev, err := leader.State().commitWith(ctx(t), st, &behindFirst{fencedWrite: b, behind: &copyBehind}, b)
+	if err != nil {
+		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
+	}
+	e, err := leader.State().Get(ctx(t), "a")
+	if err != nil || e.Revision != rev {
+		t.Fatalf("Get = %+v, %v; Commit returned revision %d", e, err, rev)
+	}
+	if msgs := stateMsgs(t, rawJS(t, srv.URL()), id); len(msgs) != 1 {
+		t.Fatalf("%d state messages; want the one copy", len(msgs))
+	}
+}
+
+// A refusal that proves the lease moved is still ErrFenced, and a refusal
+// of a key's check by a server that has stored a later revision of the key
+// is ErrStateConflict.
+func TestStateRefusalsThatProveSomething(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNodes(t, srv, rec, id, "a")[0]
+	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.State().Put(ctx(t), "a", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.State().Put(ctx(t), "a", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := leader.State().Commit(ctx(t), StateWrite{Key: "a", Value: []byte("2"), Expect: ExpectRevision(1)})
+	if !errors.Is(err, ErrStateConflict) || errors.Is(err, ErrFenced) {
+		t.Errorf("Commit expecting an old revision = %v; want ErrStateConflict", err)
+	}
+	kv := bindKV(t, srv.URL(), id)
+	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leader.State().Put(ctx(t), "a", []byte("3")); !errors.Is(err, ErrFenced) && !errors.Is(err, ErrNotLeader) {
+		t.Errorf("Put after the lease moved = %v; want ErrFenced", err)
+	}
+}
