@@ -112,7 +112,9 @@ type pendingAcquire struct {
 // so it is a floor where this node's memory is no help: after garbage or a
 // deleted key, when the record is the first one this node has ever seen (a
 // restored or forged record with a low epoch must not turn the epoch back),
-// and, for an absent key, the stream's last sequence. Between running
+// over a floor record (written by a node whose memory may be below what a
+// compaction removed while the nodes that knew more were cut off: rule
+// 31), and, for an absent key, the stream's last sequence. Between running
 // nodes the epoch grows by exactly one. It never wraps: past math.MaxInt64
 // there is no epoch left, and ErrEpochExhausted says so.
 func (e *election) nextEpoch() (int64, error) {
@@ -121,7 +123,7 @@ func (e *election) nextEpoch() (int64, error) {
 		floor = max(floor, e.cur.lease.Epoch)
 	}
 	switch {
-	case e.cur.present && (!e.cur.valid || e.observations <= 1):
+	case e.cur.present && (!e.cur.valid || e.observations <= 1 || e.cur.lease.Floor):
 		floor = max(floor, revisionEpoch(e.cur.rev)-1)
 	case !e.cur.present:
 		floor = max(floor, revisionEpoch(e.revFloor))

@@ -645,3 +645,44 @@ func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetst
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 	return a, b, proxy
 }
+
+// TestSafety04PurgedWhileTheHighestMemoryIsCutOff: c remembers epoch 1
+// and is cut off; b takes epoch 2 and is cut off with a; the lease key is
+// compacted. c comes back, finds the key absent, writes its floor at epoch
+// 1 and took that over at epoch 2: b's epoch again (simulator, seeds 19
+// and 20). A floor record's revision is above every record written
+// before it, whose epochs are at most their revisions: taking over a
+// floor counts from its revision too.
+func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
+	srv, rec, id := setup(t)
+	kv := openKV(t, srv.URL(), id)
+	a, pa := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
+	waitOneLeader(t, []*Node{a}, 5*time.Second)
+	c, pc := proxiedNode(t, srv, testConfig(id, "c", srv.URL()), rec)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return c.Leader() == "a" }, "c did not see a")
+	pc.Blackhole()
+
+	b, pb := proxiedNode(t, srv, testConfig(id, "b", srv.URL()), rec)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
+	if err := a.StepDownTo(ctx(t), "b"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.IsLeader() }, "b did not lead")
+	highest := b.Epoch()
+	pa.Blackhole()
+	pb.Blackhole()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !b.IsLeader() }, "b did not demote")
+	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
+		t.Fatal(err)
+	}
+
+	pc.Restore()
+	natstest.WaitFor(t, 15*time.Second, func() bool { return c.IsLeader() }, "c did not lead")
+	if got := c.Epoch(); got <= highest {
+		t.Errorf("c leads at epoch %d after the lease key was compacted; epoch %d was handed out before", got, highest)
+	}
+	rec.check(t)
+}
