@@ -167,98 +167,120 @@ func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, e
 // a server behind the stream may refuse a write the stream's leader takes,
 // so a refusal is judged before it is believed (state_refusal.go).
 func (s *State) fencedAttempts(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
-	var seen struct { // a newer lease record of ours that the view has not recorded yet
-		epoch int64
-		rev   uint64
-	}
-	var first uint64 // the lease revision the first attempt was checked on: no copy lands before it
-	refused := false // a refusal showed the lease moved by this tenure's renewal
-	behind := false  // a server behind the stream refused an attempt: a copy may land
-	for attempt := 1; ; attempt++ {
-		epoch, rev, ok := s.n.view.tenure(time.Now())
-		if !ok {
-			return 0, tenureEnded(refused, behind)
+	var a writeAttempts
+	for a.n = 1; ; a.n++ {
+		epoch, rev, ready, err := s.attemptOn(ctx, &a)
+		if err != nil {
+			return 0, err
 		}
-		if seen.epoch == epoch && seen.rev > rev {
-			rev = seen.rev
-		}
-		if renewing := s.n.view.renewalInFlight(); renewing != nil {
-			// Renewals first: this write would make the server refuse
-			// the renewal's check, and it would be refused itself.
-			select {
-			case <-renewing:
-				continue // the renewal may have moved the lease revision
-			case <-ctx.Done():
-				return 0, ctx.Err()
-			}
-		}
-		if first == 0 {
-			first = rev
+		if !ready {
+			continue // a renewal was in flight: it may have moved the lease
 		}
 		ack, err := w.send(ctx, epoch, rev)
 		if err == nil {
 			return ack.Sequence, nil
 		}
-		var apiErr *jetstream.APIError
-		if !errors.As(err, &apiErr) {
-			return 0, st.explain(err) // no answer: it may have landed, like any NATS write
-		}
-		if attempt >= maxWriteAttempts {
-			return 0, gaveUp(st.explain(err), behind)
-		}
-		switch apiErr.ErrorCode {
-		case jetstream.JSErrCodeStreamWrongLastSequenceConstant, jsErrCodeDuplicateInProcess:
-			// A replicated stream refuses a check on a subject with a
-			// write in flight (a renewal sent before this write waited,
-			// or another state write), and a copy of this write may be
-			// being stored: the answer is not known yet, so ask again.
-			if err := pause(ctx, attempt); err != nil {
-				return 0, err
-			}
-		case jsErrCodeBatchDuplicate:
-			return s.landed(ctx, st, w, first)
-		case jetstream.JSErrCodeStreamWrongLastSequence:
-			v, at, err := s.judge(ctx, st, w, apiErr, epoch, rev)
-			if err != nil {
-				return 0, err
-			}
-			if v == verdictRenewed {
-				// The refusing server has a record newer than any
-				// this write was checked on: it would have answered a
-				// copy stored before it as a duplicate.
-				refused, behind = true, false
-				seen.epoch, seen.rev = epoch, at
-				continue
-			}
-			behind = true
-			if err := pause(ctx, attempt); err != nil {
-				return 0, uncertain(err, behind)
-			}
-		default:
-			return 0, err
+		if rev, done, err := s.answered(ctx, st, w, &a, err, epoch, rev); done {
+			return rev, err
 		}
 	}
 }
 
+// writeAttempts is what the attempts of one fenced write have learned.
+type writeAttempts struct {
+	n     int    // the attempt under way, from 1
+	first uint64 // the lease revision the first attempt was checked on: no copy lands before it
+	// seenEpoch and seenRev: a newer lease record of this tenure that
+	// the view has not recorded yet.
+	seenEpoch int64
+	seenRev   uint64
+	refused   bool // a refusal showed the lease moved by this tenure's renewal
+	behind    bool // a server behind the stream refused an attempt: a copy may land
+}
+
+// attemptOn is the tenure and lease revision the next attempt is checked
+// on. ready is false after waiting for a renewal in flight: renewals go
+// first, since this write would make the server refuse the renewal's
+// check, and be refused itself.
+func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, rev uint64, ready bool, err error) {
+	epoch, rev, ok := s.n.view.tenure(time.Now())
+	if !ok {
+		return 0, 0, false, a.tenureEnded()
+	}
+	if a.seenEpoch == epoch && a.seenRev > rev {
+		rev = a.seenRev
+	}
+	if renewing := s.n.view.renewalInFlight(); renewing != nil {
+		select {
+		case <-renewing:
+			return 0, 0, false, nil
+		case <-ctx.Done():
+			return 0, 0, false, a.uncertain(ctx.Err())
+		}
+	}
+	if a.first == 0 {
+		a.first = rev
+	}
+	return epoch, rev, true, nil
+}
+
+// answered handles the error of an attempt checked on the lease record
+// rev of the tenure at epoch: done with the write's revision or error, or
+// not done (try again).
+func (s *State) answered(ctx context.Context, st *store, w fencedWrite, a *writeAttempts, err error, epoch int64, rev uint64) (uint64, bool, error) {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return 0, true, a.uncertain(st.explain(err)) // no answer: it may have landed, like any NATS write
+	}
+	if a.n >= maxWriteAttempts {
+		return 0, true, a.uncertain(fmt.Errorf("%d attempts: %w", maxWriteAttempts, st.explain(err)))
+	}
+	switch apiErr.ErrorCode {
+	case jetstream.JSErrCodeStreamWrongLastSequenceConstant, jsErrCodeDuplicateInProcess:
+		// A replicated stream refuses a check on a subject with a write
+		// in flight (a renewal sent before this write waited, or another
+		// state write), and a copy of this write may be being stored:
+		// the answer is not known yet, so ask again.
+	case jsErrCodeBatchDuplicate:
+		rev, err := s.landed(ctx, st, w, a.first)
+		return rev, true, err
+	case jetstream.JSErrCodeStreamWrongLastSequence:
+		v, at, err := s.judge(ctx, st, w, apiErr, epoch, rev)
+		if err != nil {
+			return 0, true, err
+		}
+		if v == verdictRenewed {
+			// The refusing server has a record newer than any this
+			// write was checked on: it would have answered a copy
+			// stored before it as a duplicate.
+			a.refused, a.behind = true, false
+			a.seenEpoch, a.seenRev = epoch, at
+			return 0, false, nil
+		}
+		a.behind = true
+	default:
+		return 0, true, a.uncertain(err)
+	}
+	if err := pause(ctx, a.n); err != nil {
+		return 0, true, a.uncertain(err)
+	}
+	return 0, false, nil
+}
+
 // tenureEnded is the error of a write whose tenure ended between attempts.
-func tenureEnded(refused, behind bool) error {
+func (a *writeAttempts) tenureEnded() error {
 	switch {
-	case behind:
+	case a.behind:
 		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, ErrNotLeader)
-	case refused:
+	case a.refused:
 		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, ErrNotLeader)
 	}
 	return ErrNotLeader
 }
 
-// gaveUp is the error of a write out of attempts.
-func gaveUp(err error, behind bool) error {
-	return uncertain(fmt.Errorf("%d attempts: %w", maxWriteAttempts, err), behind)
-}
-
 // uncertain wraps err with ErrWriteUncertain when a copy may have landed.
-func uncertain(err error, behind bool) error {
-	if behind {
+func (a *writeAttempts) uncertain(err error) error {
+	if a.behind {
 		return fmt.Errorf("%w: %w", ErrWriteUncertain, err)
 	}
 	return err
