@@ -156,22 +156,42 @@ func (c Config) Validate() error {
 }
 
 func (c Config) validate() error {
+	for _, check := range []func() error{c.validateIdentity, c.validateURLs, c.validateTimings, c.validateCounts} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return validateMetadata(c.Metadata)
+}
+
+// validateIdentity checks the names that become subjects and keys.
+func (c Config) validateIdentity() error {
 	if err := ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
 		return err
 	}
-	if err := ValidateIdentifier("NodeID", c.NodeID); err != nil {
-		return err
+	return ValidateIdentifier("NodeID", c.NodeID)
+}
+
+// validateURLs checks the servers to dial when no Conn is given.
+func (c Config) validateURLs() error {
+	if c.Conn != nil {
+		return nil
 	}
-	if c.Conn == nil {
-		if len(c.NATSURLs) == 0 {
-			return fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
-		}
-		for i, u := range c.NATSURLs {
-			if u == "" {
-				return fmt.Errorf("%w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
-			}
+	if len(c.NATSURLs) == 0 {
+		return fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
+	}
+	for i, u := range c.NATSURLs {
+		if u == "" {
+			return fmt.Errorf("%w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
 		}
 	}
+	return nil
+}
+
+// validateTimings checks the lease's durations against each other
+// (docs/design.md §3): LeaseTTL > RequestTimeout + SafetyMargin, and
+// RenewInterval at most a third of LeaseTTL.
+func (c Config) validateTimings() error {
 	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL {
 		return fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
 	}
@@ -184,23 +204,24 @@ func (c Config) validate() error {
 	if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
 		return fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin)
 	}
-	if c.DrainTimeout < 0 {
-		return fmt.Errorf("%w: DrainTimeout %v is negative", ErrInvalidConfig, c.DrainTimeout)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"DrainTimeout", c.DrainTimeout}, {"Cooldown", c.Cooldown}, {"ReadinessInterval", c.ReadinessInterval}} {
+		if d.v < 0 {
+			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, d.v)
+		}
 	}
-	if c.Cooldown < 0 {
-		return fmt.Errorf("%w: Cooldown %v is negative", ErrInvalidConfig, c.Cooldown)
-	}
+	return nil
+}
+
+// validateCounts checks the integer settings.
+func (c Config) validateCounts() error {
 	if c.Priority < 0 {
 		return fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority)
 	}
-	if c.ReadinessInterval < 0 {
-		return fmt.Errorf("%w: ReadinessInterval %v is negative", ErrInvalidConfig, c.ReadinessInterval)
-	}
 	if c.ReadinessThreshold < 0 {
 		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
-	}
-	if err := validateMetadata(c.Metadata); err != nil {
-		return err
 	}
 	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)

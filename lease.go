@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -97,39 +98,55 @@ func decodeLease(data []byte, revision uint64) (Lease, error) {
 	if err := json.Unmarshal(data, &l); err != nil {
 		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
 	}
+	if err := l.checkRanges(); err != nil {
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
+	}
+	if err := l.checkNames(); err != nil {
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
+	}
+	l.Revision = revision
+	return l, nil
+}
+
+// checkRanges checks a decoded record's numbers and times.
+func (l *Lease) checkRanges() error {
 	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
-		return Lease{}, fmt.Errorf("%w: ttl_ms %d out of range", ErrInvalidLease, l.TTLMillis)
+		return fmt.Errorf("ttl_ms %d out of range", l.TTLMillis)
 	}
 	// A release writes acquired_at back; JSON can only hold years 0-9999.
 	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
 		if y := at.UTC().Year(); y < 0 || y > 9999 {
-			return Lease{}, fmt.Errorf("%w: time %v out of range", ErrInvalidLease, at)
-		}
-	}
-	if l.Next != "" {
-		if err := ValidateIdentifier("next", l.Next); err != nil {
-			return Lease{}, fmt.Errorf("%w: %v", ErrInvalidLease, err)
+			return fmt.Errorf("time %v out of range", at)
 		}
 	}
 	if l.Priority < 0 {
-		return Lease{}, fmt.Errorf("%w: negative priority %d", ErrInvalidLease, l.Priority)
+		return fmt.Errorf("negative priority %d", l.Priority)
 	}
 	if l.Epoch < 0 {
-		return Lease{}, fmt.Errorf("%w: negative epoch %d", ErrInvalidLease, l.Epoch)
-	}
-	if l.Floor && l.NodeID != "" {
-		return Lease{}, fmt.Errorf("%w: a floor record names a holder", ErrInvalidLease)
+		return fmt.Errorf("negative epoch %d", l.Epoch)
 	}
 	if l.Epoch == 0 {
 		// Every record this library writes, released ones too, carries the
 		// epoch of a tenure: {} or null is not a release.
-		return Lease{}, fmt.Errorf("%w: epoch 0", ErrInvalidLease)
+		return errors.New("epoch 0")
+	}
+	return nil
+}
+
+// checkNames checks a decoded record's node names.
+func (l *Lease) checkNames() error {
+	if l.Floor && l.NodeID != "" {
+		return errors.New("a floor record names a holder")
+	}
+	if l.Next != "" {
+		if err := ValidateIdentifier("next", l.Next); err != nil {
+			return errors.New(err.Error()) // a bad record, not a bad Config
+		}
 	}
 	if l.NodeID != "" {
 		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
-			return Lease{}, fmt.Errorf("%w: %v", ErrInvalidLease, err)
+			return errors.New(err.Error())
 		}
 	}
-	l.Revision = revision
-	return l, nil
+	return nil
 }

@@ -15,13 +15,8 @@ const MaxMetadataSize = 1024
 // and names the field and the key.
 func validateMetadata(md map[string]string) error {
 	for k := range md {
-		if len(k) == 0 || len(k) > MaxIdentifierLen {
-			return fmt.Errorf("%w: Metadata key %q must be 1 to %d bytes", ErrInvalidConfig, k, MaxIdentifierLen)
-		}
-		for i := 0; i < len(k); i++ {
-			if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-				return fmt.Errorf("%w: Metadata key %q has character %q; only letters, digits, '-', '_' and '.' are allowed", ErrInvalidConfig, k, c)
-			}
+		if err := validateMetadataKey(k); err != nil {
+			return err
 		}
 	}
 	data, err := json.Marshal(md)
@@ -30,6 +25,20 @@ func validateMetadata(md map[string]string) error {
 	}
 	if len(data) > MaxMetadataSize {
 		return fmt.Errorf("%w: Metadata is %d bytes as JSON, at most %d", ErrInvalidConfig, len(data), MaxMetadataSize)
+	}
+	return nil
+}
+
+// validateMetadataKey checks one Metadata key: letters, digits, '-', '_'
+// and '.', 1 to MaxIdentifierLen bytes.
+func validateMetadataKey(k string) error {
+	if len(k) == 0 || len(k) > MaxIdentifierLen {
+		return fmt.Errorf("%w: Metadata key %q must be 1 to %d bytes", ErrInvalidConfig, k, MaxIdentifierLen)
+	}
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return fmt.Errorf("%w: Metadata key %q has character %q; only letters, digits, '-', '_' and '.' are allowed", ErrInvalidConfig, k, c)
+		}
 	}
 	return nil
 }
