@@ -78,6 +78,7 @@ func (r *run) injectRecreate() string {
 	before := r.describeLease(ctx)
 	err := r.js.DeleteKeyValue(ctx, r.bucket())
 	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
+	r.deletedAt = time.Now()
 	if err != nil {
 		return fmt.Sprintf("bucket recreate: delete %s (lease %s): %v", r.bucket(), before, err)
 	}
@@ -101,7 +102,28 @@ func (r *run) createBucket() error {
 		err = nil
 	}
 	r.lastRecreate = time.Now()
+	if err == nil {
+		r.deletedAt = time.Time{}
+	}
 	return err
+}
+
+// bucketAbsent says the bucket a recreate fault deleted has not been seen
+// since: a Start must create it, and the JetStream cluster may refuse the
+// placement (a server down: "no suitable peers") or not answer (its meta
+// leader cut off), for longer than recentRecreate allows. The nodes that
+// were running wait for the bucket meanwhile (design rule 29).
+func (r *run) bucketAbsent() bool {
+	if r.deletedAt.IsZero() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := r.js.KeyValue(ctx, r.bucket()); err == nil {
+		r.deletedAt = time.Time{}
+		return false
+	}
+	return true
 }
 
 // recreateBucket is the heal of a delayed recreate: it retries a failed

@@ -124,6 +124,7 @@ type run struct {
 	lastOutOfBand time.Time // the last out-of-band fault
 	routesCut     bool      // a FaultRoutePartition is not healed yet
 	lastRecreate  time.Time // the last deletion or creation of the bucket by FaultBucketRecreate
+	deletedAt     time.Time // a recreate fault deleted the bucket, and it has not been seen since (bucketAbsent)
 
 	started  chan startResult // Nodes started off the schedule's goroutine
 	starting int              // starts not reported yet
@@ -443,8 +444,8 @@ func (r *run) startDone(res startResult) {
 		return
 	}
 	msg := fmt.Sprintf("%s could not start: %v", res.m.id, res.err)
-	if r.recentRecreate() {
-		r.expectedStop(msg + " (expected: the bucket was deleted and created again)")
+	if r.recentRecreate() || r.bucketAbsent() {
+		r.expectedStop(msg + " (expected: the bucket was deleted and created again, or could not be yet)")
 	} else {
 		r.nodeFailure(msg)
 	}
