@@ -52,7 +52,7 @@ func (e *election) stepBucketGone(now time.Time) (time.Time, bool) {
 		e.bucketDeleted(err)
 		return e.goneCheckAt, false
 	case err != nil && classify(err) == classPermanent:
-		e.failNow(err)
+		e.fail(err)
 		return time.Time{}, false
 	case err != nil:
 		e.goneCheckAt = now.Add(e.cfg.RenewInterval)

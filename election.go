@@ -271,17 +271,13 @@ func (e *election) handle(c command) {
 	}
 }
 
-// fail stops the election for good after a permanent error.
+// fail stops the election for good after a permanent error, but for a
+// deleted bucket, which the node waits for.
 func (e *election) fail(err error) {
 	if errors.Is(err, ErrBucketDeleted) {
 		e.bucketDeleted(err) // waits for the bucket to be created again (bucket_gone.go)
 		return
 	}
-	e.failNow(err)
-}
-
-// failNow stops the node with a permanent error.
-func (e *election) failNow(err error) {
 	e.log.Error("permanent error; the node stops campaigning", "error", err)
 	e.err = err
 	if e.t != nil {

@@ -602,6 +602,14 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 // and the new bucket started again at epoch 1 (chaos, seed 7). They now
 // wait for it (bucket_gone.go) and carry the epoch into it.
 func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
+	bucketGoneThenBack(t, 2*time.Second)
+}
+
+// bucketGoneThenBack deletes the bucket of three running nodes, creates it
+// again after gone, and checks that no node stopped meanwhile and that the
+// next leader's epoch is above the last one handed out before.
+func bucketGoneThenBack(t *testing.T, gone time.Duration) {
+	t.Helper()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b", "c")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -615,7 +623,8 @@ func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
 	// Every node finds the bucket gone (the leader through its renewals,
 	// followers when they read the stalled lease back) before it comes back.
 	lost := time.Now()
-	natstest.WaitFor(t, 5*time.Second, func() bool { return time.Since(lost) > 2*time.Second }, "")
+	natstest.WaitFor(t, gone+3*time.Second, func() bool { return time.Since(lost) > gone }, "")
+	safetyNoneStopped(t, nodes)
 	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
@@ -694,25 +703,5 @@ func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
 // bucket they created began again at epoch 1, below fencing tokens already
 // handed out. A node waits for its bucket for as long as it runs.
 func TestSafety03BucketGoneLongerThanAGrace(t *testing.T) {
-	srv, rec, id := setup(t)
-	nodes := startNodes(t, srv, rec, id, "a", "b", "c")
-	leader := waitOneLeader(t, nodes, 5*time.Second)
-	epoch := leader.Epoch()
-	nc := srv.Connect(t)
-	js, _ := jetstream.New(nc)
-	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
-		t.Fatal(err)
-	}
-	natstest.WaitFor(t, 3*time.Second, func() bool { return len(leaders(nodes)) == 0 }, "a node still leads with its bucket deleted")
-	gone := time.Now()
-	natstest.WaitFor(t, 10*time.Second, func() bool { return time.Since(gone) > 8*time.Second }, "")
-	safetyNoneStopped(t, nodes)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
-		t.Fatal(err)
-	}
-	l := waitOneLeader(t, nodes, 15*time.Second)
-	if l.Epoch() <= epoch {
-		t.Errorf("%s leads at epoch %d in the bucket created again; epoch %d was handed out before", l.NodeID(), l.Epoch(), epoch)
-	}
-	rec.check(t)
+	bucketGoneThenBack(t, 8*time.Second)
 }

@@ -181,12 +181,12 @@ func newBatch(st *store, writes []StateWrite, timeout time.Duration) *batch {
 // again would find the Commit's own value and call it a conflict.
 func (b *batch) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
 	if !b.resolved {
-		if err := b.resolveAbsent(ctx, b.st, b.timeout); err != nil {
+		if err := b.resolveAbsent(ctx); err != nil {
 			return nil, err
 		}
 		b.resolved = true
 	}
-	return b.publish(ctx, b.st, epoch, rev)
+	return b.publish(ctx, epoch, rev)
 }
 
 // checked is the key of the write on subj and its expected revision, if
@@ -218,12 +218,12 @@ func (b *batch) msgID(i int) string { return b.id + "." + strconv.Itoa(i) }
 // resolveAbsent sets the revision to check for each write that expects no
 // value: 0 for a key never written, else its deletion's revision. A key
 // with a value is a conflict, found without sending anything.
-func (b *batch) resolveAbsent(ctx context.Context, st *store, timeout time.Duration) error {
+func (b *batch) resolveAbsent(ctx context.Context) error {
 	for i, w := range b.writes {
 		if w.Expect != ExpectAbsent() {
 			continue
 		}
-		ent, err := lastRecord(ctx, st, stateKVKey(w.Key), timeout)
+		ent, err := lastRecord(ctx, b.st, stateKVKey(w.Key), b.timeout)
 		switch {
 		case errors.Is(err, ErrKeyNotFound):
 			b.expect[i] = 0
@@ -244,7 +244,8 @@ func (b *batch) resolveAbsent(ctx context.Context, st *store, timeout time.Durat
 // without one carries the lease check, or when there is none, a deletion
 // marker of commitFenceKey at the end does. The server checks every
 // message when the last arrives and stores all of them or none.
-func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+	st := b.st
 	// Header values every message shares are made once: nats.go only
 	// reads them.
 	epochVal := []string{strconv.FormatInt(epoch, 10)}
@@ -300,13 +301,12 @@ func (b *batch) publish(ctx context.Context, st *store, epoch int64, rev uint64)
 // check failed). It returns nil if every key is at the revision checked
 // (not expected: revisions only grow).
 func (b *batch) conflict(ctx context.Context) error {
-	st, timeout := b.st, b.timeout
 	for i, w := range b.writes {
 		if _, ok := w.Expect.revision(); !ok {
 			continue
 		}
 		var now uint64
-		ent, err := lastRecord(ctx, st, stateKVKey(w.Key), timeout)
+		ent, err := lastRecord(ctx, b.st, stateKVKey(w.Key), b.timeout)
 		switch {
 		case errors.Is(err, ErrKeyNotFound):
 		case err != nil:

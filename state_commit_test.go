@@ -57,7 +57,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
-		publish(ctx(t), st, epoch, stale)
+		publish(ctx(t), epoch, stale)
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 		t.Fatalf("stale batch = %v, want API error %d", err, jetstream.JSErrCodeStreamWrongLastSequence)

@@ -80,19 +80,31 @@ func leaderPastFirstRecord(t *testing.T, leader *Node) {
 	}
 }
 
-// A Put refused by a server behind the stream, while its copy landed at
-// the stream's leader, is not ErrFenced: it is retried under its message
-// ID and returns the revision of the copy that landed, stored once.
-func TestStatePutRefusedByAServerBehind(t *testing.T) {
+// leaderAndServerBehind starts leader "a" on a server of its own, with
+// atomic batches allowed, once it has renewed past its first record; st is
+// its store, behind a server holding an older copy of its bucket
+// (storeBehind).
+func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leader *Node, st, behind *store) {
+	t.Helper()
 	srv, rec, id := setup(t)
-	leader := startNodes(t, srv, rec, id, "a")[0]
+	leader = startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	if err := leader.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
 	leaderPastFirstRecord(t, leader)
 	st, err := leader.State().store()
 	if err != nil {
 		t.Fatal(err)
 	}
-	behind := storeBehind(t, id)
+	return srv, id, leader, st, storeBehind(t, id)
+}
+
+// A Put refused by a server behind the stream, while its copy landed at
+// the stream's leader, is not ErrFenced: it is retried under its message
+// ID and returns the revision of the copy that landed, stored once.
+func TestStatePutRefusedByAServerBehind(t *testing.T) {
+	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	put := &putWrite{st: st, subject: stateSubject(st.bucket, "k"), value: []byte("v"),
 		leaseSubject: kvSubject(st.bucket, leaseKey), msgID: "put-1"}
 	copyBehind := *put
@@ -110,18 +122,7 @@ func TestStatePutRefusedByAServerBehind(t *testing.T) {
 // The same for a Commit: the resend is answered as a duplicate, and the
 // Commit returns the revision of the copy that landed, stored once.
 func TestStateCommitRefusedByAServerBehind(t *testing.T) {
-	srv, rec, id := setup(t)
-	leader := startNodes(t, srv, rec, id, "a")[0]
-	waitOneLeader(t, []*Node{leader}, 5*time.Second)
-	if err := leader.State().EnableCommit(ctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	leaderPastFirstRecord(t, leader)
-	st, err := leader.State().store()
-	if err != nil {
-		t.Fatal(err)
-	}
-	behind := storeBehind(t, id)
+	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	writes := []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}
 	b := newBatch(st, writes, time.Second)
 	copyBehind := *b
@@ -140,18 +141,7 @@ func TestStateCommitRefusedByAServerBehind(t *testing.T) {
 // marker at its end; a resend of a Commit that landed finds the marker's
 // revision and returns the last write's.
 func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
-	srv, rec, id := setup(t)
-	leader := startNodes(t, srv, rec, id, "a")[0]
-	waitOneLeader(t, []*Node{leader}, 5*time.Second)
-	if err := leader.State().EnableCommit(ctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	leaderPastFirstRecord(t, leader)
-	st, err := leader.State().store()
-	if err != nil {
-		t.Fatal(err)
-	}
-	behind := storeBehind(t, id)
+	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	writes := []StateWrite{{Key: "a", Value: []byte("1"), Expect: ExpectAbsent()}}
 	b := newBatch(st, writes, time.Second)
 	copyBehind := *b
@@ -169,9 +159,10 @@ func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
 	}
 }
 
-// A refusal that proves the lease moved is still ErrFenced, and a refusal
-// of a key's check by a server that has stored a later revision of the key
-// is ErrStateConflict.
+// A refusal of a key's check by a server that has stored a later revision
+// of the key is ErrStateConflict, and a Put after another node's record is
+// refused: ErrFenced by the server, or ErrNotLeader alone if the node saw
+// the record first.
 func TestStateRefusalsThatProveSomething(t *testing.T) {
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
