@@ -149,14 +149,17 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 		return nil
 	}
 	m.deadlineTimer(now)
+	var next time.Time
 	switch e := ev.(type) {
 	case evTick:
+		next = m.act(now)
 	case evResult:
 		m.onResult(now, e)
+		next = m.act(now) // the decision the request was part of goes on
 	default:
 		m.deferred = append(m.deferred, ev)
 	}
-	next := m.run(now)
+	next = m.run(now, next)
 	if m.finished {
 		m.shutdown()
 		return m.out
@@ -165,10 +168,10 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 	return m.out
 }
 
-// run handles the kept events and makes the decisions due, as the loop
-// does between two requests, and returns when to look again.
-func (m *machine) run(now time.Time) time.Time {
-	next := m.act(now)
+// run handles the kept events, each followed by the decisions it makes
+// due, as the loop does between two requests, and returns when to look
+// again (next if there was nothing to handle).
+func (m *machine) run(now, next time.Time) time.Time {
 	for m.req == nil && !m.finished && len(m.deferred) > 0 {
 		ev := m.deferred[0]
 		m.deferred = m.deferred[1:]

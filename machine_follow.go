@@ -78,10 +78,16 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	probe, probeAt := m.probeDue(now)
-	if probe && m.conn.connected {
+	switch {
+	case probe && m.conn.connected:
 		m.lv.probedRev = m.lv.cur.rev
 		m.resync(now)
 		return time.Time{}, true
+	case probe:
+		// Due, but cut off: the reconnect (evConn) brings the machine
+		// back. (follow.go returns the past probe time here, and its loop
+		// spins until reconnect or expiry.)
+		probeAt = time.Time{}
 	}
 	expiry := m.holdUntil()
 	if !expiry.IsZero() && !now.Before(expiry) {
