@@ -51,6 +51,15 @@ type machineKnobs struct {
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
 	shortTTLForNonRecords bool
+	// revisionFloorOverFloors tries a fix the simulator suggested: a floor
+	// record is taken over, and written, with the key's revision as an
+	// epoch floor too, as garbage and markers are (floors are written only
+	// after something went wrong). Off: today's rules.
+	revisionFloorOverFloors bool
+	// earliestPendingSend tries a fix for the overlap the simulator found:
+	// acquires retried at one epoch after timeouts count a tenure that
+	// lands from the earliest attempt's send time, not the last one's.
+	earliestPendingSend bool
 }
 
 // bucketFacts are what the node learned of the bucket when it opened it.

@@ -52,8 +52,9 @@ func (m *machine) nextEpoch() (int64, error) {
 	if c.valid {
 		floor = max(floor, c.lease.Epoch)
 	}
+	overFloor := m.knobs.revisionFloorOverFloors && c.valid && c.lease.Floor
 	switch {
-	case c.present && (!c.valid || m.lv.observations <= 1):
+	case c.present && (!c.valid || m.lv.observations <= 1 || overFloor):
 		floor = max(floor, revisionEpoch(c.rev)-1)
 	case !c.present:
 		floor = max(floor, revisionEpoch(m.lv.revFloor))
@@ -87,7 +88,13 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 		m.fail(now, r.err)
 	default:
 		// The write may still land: remember it (rule 12).
-		m.own.pending = &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
+		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
+		if old := m.own.pending; m.knobs.earliestPendingSend && old != nil && old.epoch == p.epoch {
+			// An earlier attempt wrote the same record: whichever lands,
+			// the tenure counts from the earliest send.
+			p.sent, p.above = old.sent, min(old.above, p.above)
+		}
+		m.own.pending = p
 		m.tim.failures++
 		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
 	}
@@ -108,7 +115,13 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 // seed writes a floor record: released, at the highest epoch and with the
 // longest TTL this node knows (§5.3).
 func (m *machine) seed(now time.Time) {
-	floor := Lease{Epoch: m.lv.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+	epoch := m.lv.maxEpoch
+	if m.knobs.revisionFloorOverFloors {
+		if next, err := m.nextEpoch(); err == nil {
+			epoch = max(epoch, next-1)
+		}
+	}
+	floor := Lease{Epoch: epoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: m.takeoverWait().Milliseconds()}
 	rev := uint64(0)
 	if m.lv.cur.present {

@@ -372,3 +372,35 @@ var errTest = errorString("test failure")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestMachineRetriedAmbiguousAcquire holds the overlap the simulator found
+// (seed 320, -sim.exclude=purge,compact,forged): an acquire times out, is
+// retried at the same epoch and times out again, and then the FIRST
+// attempt's record shows up. Today's rule (campaign.go: pendingAcquire is
+// replaced by each attempt) counts the tenure from the LAST attempt's send
+// time, so a record other nodes have watched since the first attempt
+// leads past their takeover. The earliestPendingSend knob counts from the
+// first attempt, and the record is given back instead.
+func TestMachineRetriedAmbiguousAcquire(t *testing.T) {
+	steps := func(landed []string) []mStep {
+		return []mStep{
+			{0, evSynced{}, []string{"history", "arm -"}},
+			{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+			{201, transient, []string{"arm *"}},
+			{260, evTick{}, []string{"history", "arm -"}},
+			{261, hist(), []string{"write acquire create epoch=1", "arm -"}},
+			{461, transient, []string{"arm *"}},
+			// The first attempt's record (sent at 1ms): its deadline was 901ms.
+			{950, held(1, "a", 1, time.Second), landed},
+		}
+	}
+	t.Run("today: leads from the last attempt", func(t *testing.T) {
+		runMachineCase(t, mCase{bucket: oldEmptyBucket,
+			steps: steps([]string{"become 1", "write renew rev=1 epoch=1", "leader a", "arm +211ms"})})
+	})
+	t.Run("fix: counts from the first attempt and gives the record back", func(t *testing.T) {
+		runMachineCase(t, mCase{bucket: oldEmptyBucket,
+			setup: func(m *machine) { m.knobs.earliestPendingSend = true },
+			steps: steps([]string{"write release-stale rev=1 epoch=1", "arm -"})})
+	})
+}
