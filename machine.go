@@ -51,10 +51,10 @@ type machineKnobs struct {
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
 	shortTTLForNonRecords bool
-	// revisionFloorOverFloors tries a fix the simulator suggested: a floor
-	// record is taken over, and written, with the key's revision as an
-	// epoch floor too, as garbage and markers are (floors are written only
-	// after something went wrong). Off: today's rules.
+	// revisionFloorOverFloors tries a fix the simulator suggested: every
+	// takeover but a handed-back release, and every floor record written,
+	// uses the key's revision as an epoch floor too, as garbage and markers
+	// do today. Off: today's rules.
 	revisionFloorOverFloors bool
 	// earliestPendingSend tries a fix for the overlap the simulator found:
 	// acquires retried at one epoch after timeouts count a tenure that

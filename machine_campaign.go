@@ -52,7 +52,7 @@ func (m *machine) nextEpoch() (int64, error) {
 	if c.valid {
 		floor = max(floor, c.lease.Epoch)
 	}
-	overFloor := m.knobs.revisionFloorOverFloors && c.valid && c.lease.Floor
+	overFloor := m.knobs.revisionFloorOverFloors && !(c.released() && c.handedBack)
 	switch {
 	case c.present && (!c.valid || m.lv.observations <= 1 || overFloor):
 		floor = max(floor, revisionEpoch(c.rev)-1)
