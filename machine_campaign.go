@@ -1,0 +1,163 @@
+package cluster
+
+// The machine's campaign: the writes a follower makes to take the lease or
+// to carry the epoch over, and the epoch a new tenure gets (campaign.go's
+// rules, §2.4, §4.1, §5.3).
+
+import (
+	"fmt"
+	"time"
+)
+
+// takeOver reads the key's history for the epoch floor, then acquires a
+// lease that expired on this node's clock, or an absent key (rev 0).
+func (m *machine) takeOver(now time.Time, rev uint64) {
+	m.request(&mRequest{cont: contHistory, rev: rev}, func(id uint64) mAction {
+		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+			return
+		}
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+		return
+	}
+	for _, ent := range r.history {
+		if ent.op != opPut {
+			continue
+		}
+		if l, err := decodeLease(ent.value, ent.rev); err == nil {
+			m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
+			m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+		}
+	}
+	// The history may show a longer TTL than this node knew (rule 17).
+	m.lv.cur.expired = false
+	if until := m.holdUntil(); now.Before(until) {
+		return
+	}
+	m.lv.cur.expired = true
+	m.acquire(now, q.rev)
+}
+
+// nextEpoch is the epoch of a new tenure (§2.4).
+func (m *machine) nextEpoch() (int64, error) {
+	c := m.lv.cur
+	floor := m.lv.maxEpoch
+	if c.valid {
+		floor = max(floor, c.lease.Epoch)
+	}
+	overFloor := m.knobs.revisionFloorOverFloors && !(c.released() && c.handedBack)
+	switch {
+	case c.present && (!c.valid || m.lv.observations <= 1 || overFloor):
+		floor = max(floor, revisionEpoch(c.rev)-1)
+	case !c.present:
+		floor = max(floor, revisionEpoch(m.lv.revFloor))
+	}
+	return epochAfter(floor)
+}
+
+// acquire writes this node's record: Create when rev is 0, else CAS on rev.
+func (m *machine) acquire(now time.Time, rev uint64) {
+	epoch, err := m.nextEpoch()
+	if err != nil {
+		m.fail(now, fmt.Errorf("acquire: %w", err))
+		return
+	}
+	q := &mRequest{purpose: writeAcquire, rev: rev, sent: now, epoch: epoch}
+	m.write(q, m.heldRecord(epoch, now, now), m.cfg.RequestTimeout)
+}
+
+func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err == nil:
+		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
+		m.become(q.epoch, r.rev, q.sent)
+	case r.class == classConflict:
+		m.waitFor(now, max(q.rev, m.lv.cur.rev))
+		if !m.lv.cur.released() {
+			m.tim.resyncAt = now // the key changed in a way the watch may not show
+		}
+		m.tim.failures = 0
+	case r.class == classPermanent:
+		m.fail(now, r.err)
+	default:
+		// The write may still land: remember it (rule 12).
+		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
+		if old := m.own.pending; m.knobs.earliestPendingSend && old != nil && old.epoch == p.epoch {
+			// An earlier attempt wrote the same record: whichever lands,
+			// the tenure counts from the earliest send.
+			p.sent, p.above = old.sent, min(old.above, p.above)
+		}
+		m.own.pending = p
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	}
+}
+
+// landed handles this node's own record showing up after an acquire whose
+// outcome was unknown: lead from its send time if time is left, otherwise
+// remember the epoch as ended so that the record is released (§4.1).
+func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
+	m.tim.failures, m.tim.retryAt = 0, time.Time{}
+	if !now.Before(m.deadline(p.sent)) {
+		m.own.lastEpoch = p.epoch
+		return
+	}
+	m.become(p.epoch, rev, p.sent)
+}
+
+// seed writes a floor record: released, at the highest epoch and with the
+// longest TTL this node knows (§5.3).
+func (m *machine) seed(now time.Time) {
+	epoch := m.lv.maxEpoch
+	if m.knobs.revisionFloorOverFloors {
+		if next, err := m.nextEpoch(); err == nil {
+			epoch = max(epoch, next-1)
+		}
+	}
+	floor := Lease{Epoch: epoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+		TTLMillis: m.takeoverWait().Milliseconds()}
+	rev := uint64(0)
+	if m.lv.cur.present {
+		rev = m.lv.cur.rev // over a marker, garbage or a lower floor
+	}
+	m.write(&mRequest{purpose: writeSeed, rev: rev, sent: now}, mustEncode(floor), m.cfg.RequestTimeout)
+}
+
+func (m *machine) onSeed(now time.Time, r evResult) {
+	switch {
+	case r.err == nil:
+	case r.class == classPermanent:
+		m.fail(now, r.err)
+	case r.class == classConflict:
+		m.tim.retryAt = now.Add(m.backoff(1, 50*time.Millisecond, m.cfg.RenewInterval))
+		m.resync(now) // someone wrote it first: learn what
+	default:
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	}
+}
+
+// waitFor stops campaigning until a revision above rev is seen.
+func (m *machine) waitFor(now time.Time, rev uint64) {
+	m.tim.waiting, m.tim.waitAbove = true, rev
+	m.tim.resyncAt = now.Add(m.cfg.RequestTimeout)
+}
+
+// heldRecord is this node's record holding the lease, written at now.
+func (m *machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
+	return mustEncode(Lease{NodeID: m.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
+		ExpiresAt: now.Add(m.cfg.LeaseTTL).UTC(), TTLMillis: m.cfg.LeaseTTL.Milliseconds(), Priority: m.cfg.Priority,
+		Metadata: m.cfg.Metadata})
+}
+
+// releasedRecord is a released record at epoch, written at now.
+func releasedAt(epoch int64, acquired, now time.Time, next string) []byte {
+	return mustEncode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}

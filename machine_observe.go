@@ -1,0 +1,144 @@
+package cluster
+
+// The machine observing the lease: entries from the watch and from reads,
+// and what it concludes when the key or its bucket changes out of band
+// (observe.go's rules, §4.3, §5).
+
+import (
+	"fmt"
+	"time"
+)
+
+// observe records an entry from the watch or a read. An older entry than
+// the one seen asks whether the bucket is a new one first.
+func (m *machine) observe(now time.Time, ent kvEntry) {
+	if m.lv.cur.present && ent.rev < m.lv.cur.rev {
+		m.request(&mRequest{cont: contRecreatedUnder, entry: ent}, func(id uint64) mAction {
+			return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+		})
+		return
+	}
+	m.observeNew(now, ent)
+}
+
+func (m *machine) observeNew(now time.Time, ent kvEntry) {
+	rev := ent.rev
+	if rev != m.lv.cur.rev || !m.lv.cur.present {
+		m.lv.cur = m.decode(now, ent)
+		m.lv.observations++
+		if m.tim.waiting && rev > m.tim.waitAbove {
+			m.tim.waiting = false
+		}
+	}
+	if m.pendingLanded(now, rev) {
+		return
+	}
+	c := m.lv.cur
+	if t := m.own.t; t != nil && rev > t.rev {
+		if c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == t.epoch {
+			t.rev = rev // our own write that we did not hear back about
+			return
+		}
+		m.lose(now, fmt.Errorf("%w: revision %d is not ours", ErrEpochMismatch, rev))
+	}
+}
+
+// pendingLanded settles an acquire whose outcome was unknown, once a
+// revision above the one it was written over shows up: it landed if that
+// revision is this node's record at its epoch (rule 12).
+func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
+	p, c := m.own.pending, m.lv.cur
+	if p == nil || rev <= p.above {
+		return false
+	}
+	m.own.pending = nil
+	if m.own.t == nil && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == p.epoch {
+		m.landed(now, p, rev)
+		return true
+	}
+	return false
+}
+
+// decode turns an entry into what this node saw, and remembers the highest
+// epoch and the longest TTL any record carried.
+func (m *machine) decode(now time.Time, ent kvEntry) observed {
+	o := observed{present: true, rev: ent.rev, firstSeen: now}
+	if ent.op != opPut {
+		return o
+	}
+	l, err := decodeLease(ent.value, ent.rev)
+	if err != nil {
+		return o
+	}
+	o.lease, o.valid = l, true
+	if l.NodeID == "" && !l.Floor {
+		c := m.lv.cur
+		nothingBefore := !c.present && c.firstSeen.IsZero()
+		o.handedBack = nothingBefore || (c.valid && c.lease.Epoch == l.Epoch)
+	}
+	m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
+	m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+	return o
+}
+
+// resync reads the key when the watch has not shown what a failed write
+// implies, or to probe a held record.
+func (m *machine) resync(now time.Time) {
+	m.tim.resyncAt = now.Add(m.cfg.RenewInterval)
+	m.request(&mRequest{cont: contResync}, func(id uint64) mAction {
+		return actGet{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onResync(now time.Time, r evResult) {
+	switch {
+	case r.notFound:
+		if m.lv.cur.present {
+			m.vanished(now)
+		}
+	case r.err != nil:
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+	default:
+		m.observe(now, r.entry)
+	}
+}
+
+// vanished asks the bucket's identity after the key was found absent
+// where this node saw an entry (rule 4).
+func (m *machine) vanished(now time.Time) {
+	m.request(&mRequest{cont: contVanished}, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onVanished(now time.Time, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+		return // asked again at the next resync
+	}
+	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	m.lv.cur = observed{firstSeen: now}
+	m.tim.waiting = false
+	if r.recreated {
+		m.restartWatch(now)
+	}
+}
+
+// onRecreatedUnder: after an older entry, a new bucket makes the node
+// forget what it saw in the old one (not the epoch or TTL it remembers).
+func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
+	if r.err != nil || !r.recreated {
+		return
+	}
+	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	if m.own.t != nil {
+		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
+	}
+	m.lv.cur = observed{}
+	m.tim.waiting = false
+	m.observeNew(now, q.entry)
+}

@@ -1,0 +1,318 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/sim"
+)
+
+// The simulator (internal/sim) drives the election machine here: the
+// machine is unexported, and internal/sim cannot import this package's
+// tests, so the binding (simMachine) lives beside the machine and the
+// simulator knows only its sim.Logic interface.
+//
+// The default run applies the two fixes the simulator motivated
+// (machineKnobs.earliestPendingSend and revisionFloorOverFloors) and
+// leaves out the fault kinds with gaps still open (openGapFaults, and the
+// bucket recreated); TestMachineSimKnownGaps shows each gap with today's
+// rules. Flags:
+//
+//	go test -run 'MachineSim$' . -sim.seeds=1000000        a million seeds
+//	go test -run 'MachineSim$' . -sim.seed=1234 -v         replay one, with its trace
+//	    -sim.node=n2                                        ... and every event of n2
+//	-sim.fixfloors=false -sim.fixpending=false              today's rules
+//	-sim.exclude= -sim.recreate                             every fault kind
+//
+// openGapFaults are the fault kinds the default run leaves out: each finds
+// a violation with the fixes applied too (see TestMachineSimKnownGaps).
+const openGapFaults = "purge,compact,delete,forged-release"
+
+var (
+	simSeeds      = flag.Int("sim.seeds", 10000, "how many seeds TestMachineSim explores")
+	simFirst      = flag.Uint64("sim.first", 1, "the first seed TestMachineSim explores")
+	simSeed       = flag.Uint64("sim.seed", 0, "replay this one seed (and print its trace)")
+	simFix        = flag.Bool("sim.fixfloors", true, "run with the revision floor over floor records (a fix under evaluation)")
+	simRecreate   = flag.Bool("sim.recreate", false, "let faults delete and recreate the bucket")
+	simExclude    = flag.String("sim.exclude", openGapFaults, "comma-separated fault kinds not to inject")
+	simFixPending = flag.Bool("sim.fixpending", true, "count a landed acquire from the earliest attempt (a fix under evaluation)")
+	simNode       = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
+)
+
+// simMachine binds a machine to sim.Logic.
+type simMachine struct{ m *machine }
+
+func simFactory(opt sim.Options) sim.Factory {
+	return func(nc sim.NodeConfig, facts sim.BucketFacts, seed uint64) sim.Logic {
+		cfg := Config{ClusterID: "sim", NodeID: nc.ID, LeaseTTL: nc.LeaseTTL, RenewInterval: nc.RenewInterval,
+			SafetyMargin: nc.SafetyMargin, RequestTimeout: nc.RequestTimeout, Priority: nc.Priority}.withDefaults()
+		cfg.SafetyMargin = nc.SafetyMargin // zero is zero here
+		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: facts.LastSeq, ageAtOpen: facts.Age}, seed)
+		m.knobs.shortTTLForNonRecords = nc.Bug1
+		m.knobs.revisionFloorOverFloors = nc.FixFloors
+		m.knobs.earliestPendingSend = nc.FixPending
+		return &simMachine{m: m}
+	}
+}
+
+func (s *simMachine) Deadline() (time.Time, bool) {
+	t := s.m.own.t
+	if t == nil || t.ended || t.cancelled {
+		return time.Time{}, false
+	}
+	return t.deadline, true
+}
+
+func (s *simMachine) Handle(now time.Time, ev sim.Event) []sim.Effect {
+	var out []sim.Effect
+	for _, a := range s.m.handle(now, toMachineEvent(ev)) {
+		if e := toSimEffect(s.m, a); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+var errSimTimeout = fmt.Errorf("sim: %w", context.DeadlineExceeded)
+
+func toMachineEvent(ev sim.Event) mEvent {
+	switch e := ev.(type) {
+	case sim.Tick:
+		return evTick{}
+	case sim.EntryEvent:
+		return evEntry{entry: toKVEntry(e.Entry)}
+	case sim.Synced:
+		return evSynced{}
+	case sim.WatchClosed:
+		return evWatchClosed{}
+	case sim.Conn:
+		return evConn{connected: e.Connected, reconnects: e.Reconnects}
+	case sim.LoseStarted:
+		return evLoseStarted{epoch: e.Epoch}
+	case sim.LoseDone:
+		return evLoseDone{epoch: e.Epoch}
+	case sim.StepDown:
+		return evStepDown{to: e.To, token: e.Token}
+	case sim.Stop:
+		return evStop{token: e.Token}
+	case sim.Control:
+		return evControl{data: e.Data, received: e.Received, token: e.Token}
+	case sim.Result:
+		return toMachineResult(e)
+	}
+	panic(fmt.Sprintf("unknown sim event %T", ev))
+}
+
+func toKVEntry(e sim.Entry) kvEntry {
+	return kvEntry{rev: e.Rev, op: map[sim.Op]entryOp{sim.OpPut: opPut, sim.OpDelete: opDelete, sim.OpPurge: opPurge}[e.Op], value: e.Value}
+}
+
+func toMachineResult(e sim.Result) evResult {
+	r := evResult{id: e.ID, rev: e.Rev, entry: toKVEntry(e.Entry), recreated: e.Recreated, lastSeq: e.LastSeq}
+	for _, h := range e.History {
+		r.history = append(r.history, toKVEntry(h))
+	}
+	switch e.Kind {
+	case sim.ResultConflict:
+		r.err, r.class = errors.New("sim: wrong last sequence"), classConflict
+	case sim.ResultNotFound:
+		r.err, r.notFound = errors.New("sim: key not found"), true
+	case sim.ResultTimeout:
+		r.err, r.class = errSimTimeout, classTransient
+	}
+	return r
+}
+
+func toSimEffect(m *machine, a mAction) sim.Effect {
+	switch a := a.(type) {
+	case actWrite:
+		return sim.Write{ID: a.id, Create: a.create, Rev: a.rev, Value: a.value, Timeout: a.timeout}
+	case actGet:
+		return sim.Get{ID: a.id, Timeout: a.timeout}
+	case actHistory:
+		return sim.History{ID: a.id, Timeout: a.timeout}
+	case actIncarnation:
+		return sim.Incarnation{ID: a.id, Timeout: a.timeout}
+	case actWatch:
+		return sim.Watch{ID: a.id, Timeout: a.timeout}
+	case actArm:
+		return sim.Arm{At: a.at}
+	case actBecome:
+		return sim.Become{Epoch: a.epoch}
+	case actLose:
+		return sim.Lose{Epoch: a.epoch}
+	case actAskToLead:
+		data, _ := json.Marshal(a.req)
+		return sim.Ask{Holder: a.holder, Data: data}
+	case actReply:
+		return sim.Reply{Token: a.token, OK: a.err == nil && (!a.control || a.reply.OK)}
+	case actCooldownKey:
+		return sim.Cooldown{}
+	case actFinished:
+		return sim.Finished{Err: m.err}
+	}
+	return nil // actFail (Finished carries it), actLeaderChange
+}
+
+func simOptionsFromFlags() sim.Options {
+	return sim.Options{FixFloors: *simFix, FixPending: *simFixPending, Recreate: *simRecreate, Exclude: splitList(*simExclude)}
+}
+
+// exploreSeeds runs count seeds from first on the machine's cores and
+// returns the failures (at most max) and how many seeds ran.
+func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) ([]sim.Outcome, int) {
+	var (
+		next     atomic.Uint64
+		ran      atomic.Int64
+		mu       sync.Mutex
+		failures []sim.Outcome
+		wg       sync.WaitGroup
+	)
+	next.Store(first)
+	factory := simFactory(opt)
+	for range min(runtime.GOMAXPROCS(0), 2) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seed := next.Add(1) - 1
+				if seed >= first+uint64(count) {
+					return
+				}
+				mu.Lock()
+				enough := len(failures) >= maxFailures
+				mu.Unlock()
+				if enough {
+					return
+				}
+				out := sim.Run(seed, opt, factory)
+				ran.Add(1)
+				if out.Failed() {
+					mu.Lock()
+					failures = append(failures, out)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return failures, int(ran.Load())
+}
+
+// TestMachineSim explores seeds of the simulator against the machine:
+// no overlap, epochs grow, a leader after faults stop, handovers finish.
+func TestMachineSim(t *testing.T) {
+	if *simSeed != 0 {
+		opt := simOptionsFromFlags()
+		opt.TraceNode = *simNode
+		out := sim.Run(*simSeed, opt, simFactory(opt))
+		t.Log(out.String())
+		for _, l := range out.Trace {
+			t.Log(l)
+		}
+		if out.Failed() {
+			t.Fail()
+		}
+		return
+	}
+	count := *simSeeds
+	if testing.Short() {
+		count = min(count, 500)
+	}
+	start := time.Now()
+	failures, ran := exploreSeeds(*simFirst, count, 3, simOptionsFromFlags())
+	el := time.Since(start)
+	t.Logf("explored %d seeds from %d in %v: %.0f seeds/s", ran, *simFirst, el.Round(time.Millisecond), float64(ran)/el.Seconds())
+	for _, f := range failures {
+		t.Error(f.String())
+	}
+}
+
+// defaultSimOptions is the run TestMachineSim makes without flags.
+func defaultSimOptions() sim.Options {
+	return sim.Options{FixFloors: true, FixPending: true, Exclude: splitList(openGapFaults)}
+}
+
+// findViolation searches seeds from 1 for the first violation under opt,
+// and reports it; it fails the test if none is found in count seeds.
+func findViolation(t *testing.T, count int, opt sim.Options) {
+	t.Helper()
+	start := time.Now()
+	failures, ran := exploreSeeds(1, count, 1, opt)
+	if len(failures) == 0 {
+		t.Fatalf("no violation in %d seeds", ran)
+	}
+	f := failures[0]
+	t.Logf("found in %v (%d seeds run): seed %d: %s", time.Since(start).Round(time.Millisecond), ran, f.Seed, f.Violations[0])
+}
+
+// TestMachineSimNegativeControls: the checker finds what it must find.
+// Each control breaks one assumption of the default run.
+func TestMachineSimNegativeControls(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		break_ func(*sim.Options)
+	}{
+		{"clock drift beyond SafetyMargin", func(o *sim.Options) { o.DriftBound = 0.25 }},
+		{"SafetyMargin 0 with drift inside the default bound", func(o *sim.Options) { o.MarginZero, o.DriftBound = true, 0.03 }},
+		{"bug 1: waiting the TTL of what the key holds now", func(o *sim.Options) { o.Bug1, o.MixedTTL = true, true }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opt := defaultSimOptions()
+			c.break_(&opt)
+			findViolation(t, 3000, opt)
+		})
+	}
+}
+
+// TestMachineSimKnownGaps shows, with a seed, each safety gap the
+// simulator found in the protocol as the machine models it (today's
+// rules unless a fix is named). They are open: when one is fixed, its
+// row here fails, and its fault kind joins the default run.
+func TestMachineSimKnownGaps(t *testing.T) {
+	only := func(on ...string) []string { // the open-gap kinds but these
+		var out []string
+		for _, k := range splitList(openGapFaults) {
+			if !slices.Contains(on, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name string
+		opt  sim.Options
+	}{
+		{"acquire retried at one epoch after timeouts leads from the last attempt (overlap)",
+			sim.Options{FixFloors: true, Exclude: only()}},
+		{"floors and takeovers ignore the revision floor (epoch goes back after a purge)",
+			sim.Options{FixPending: true, Exclude: only("purge")}},
+		{"Create over a delete marker takes a key just deleted under its holder (overlap)",
+			sim.Options{FixFloors: true, FixPending: true, Exclude: only("delete")}},
+		{"a forged release seen first by a fresh node is taken at once (overlap)",
+			sim.Options{FixFloors: true, FixPending: true, Exclude: only("forged-release")}},
+		{"purge and compaction, with both fixes",
+			sim.Options{FixFloors: true, FixPending: true, Exclude: only("purge", "compact")}},
+		{"a recreated bucket under followers that watch a floor or a release (epoch goes back)",
+			sim.Options{FixFloors: true, FixPending: true, Exclude: only(), Recreate: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { findViolation(t, 5000, c.opt) })
+	}
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
