@@ -2,7 +2,7 @@ package cluster
 
 // machine is the election as a pure state machine: every decision the
 // election loop makes (election.go, follow.go, campaign.go, lead.go,
-// observe.go, control.go, readiness.go), with its I/O turned into actions
+// observe.go, control.go, advisory.go, bucket_gone.go, readiness.go), with its I/O turned into actions
 // and its answers into events. It performs no I/O, reads no clock, starts
 // no goroutine and takes no lock: a driver feeds it events with the
 // node's own monotonic now and carries out the actions it returns.
@@ -15,6 +15,7 @@ package cluster
 // while a request is out.
 
 import (
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -32,6 +33,7 @@ type machine struct {
 	tim   campaignTiming // retries, races lost, resyncs
 	hand  handover       // drain, cooldown, stop
 	ready readiness      // ReadinessCheck results
+	gone  bucketGone     // the bucket found deleted (machine_gone.go)
 
 	req      *mRequest // the request out, nil when none
 	deferred []mEvent  // events kept while a request is out
@@ -51,15 +53,6 @@ type machineKnobs struct {
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
 	shortTTLForNonRecords bool
-	// revisionFloorOverFloors tries a fix the simulator suggested: every
-	// takeover but a handed-back release, and every floor record written,
-	// uses the key's revision as an epoch floor too, as garbage and markers
-	// do today. Off: today's rules.
-	revisionFloorOverFloors bool
-	// earliestPendingSend tries a fix for the overlap the simulator found:
-	// acquires retried at one epoch after timeouts count a tenure that
-	// lands from the earliest attempt's send time, not the last one's.
-	earliestPendingSend bool
 }
 
 // bucketFacts are what the node learned of the bucket when it opened it.
@@ -77,8 +70,9 @@ type leaseView struct {
 	observations int       // lease revisions seen since start
 	maxEpoch     int64     // highest epoch seen in any record, or held
 	maxTTL       time.Duration
-	revFloor     uint64 // a stream sequence at least every revision of the bucket
-	probedRev    uint64 // the held revision last read back (probeDue)
+	revFloor     uint64    // a stream sequence at least every revision of the bucket
+	probedRev    uint64    // the revision last read back (probeDue)
+	probedAt     time.Time // when it was last read back
 }
 
 // connState is the connection as the driver last reported it.
@@ -204,6 +198,17 @@ func (m *machine) apply(now time.Time, ev mEvent) {
 		m.restartWatch(now)
 	case evConn:
 		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
+	case evBucketCreated:
+		m.onBucketAdvisory(now)
+	default:
+		m.applyCommand(now, ev)
+	}
+}
+
+// applyCommand handles the events of the API, the dispatcher and control
+// requests.
+func (m *machine) applyCommand(now time.Time, ev mEvent) {
+	switch e := ev.(type) {
 	case evHealth:
 		m.onHealth(now, e.err)
 	case evLoseStarted:
@@ -256,6 +261,9 @@ func (m *machine) step(now time.Time) (next time.Time, again bool) {
 	if m.hand.stopReq {
 		m.finished = true
 		return time.Time{}, false
+	}
+	if !m.gone.since.IsZero() {
+		return m.stepBucketGone(now)
 	}
 	return m.stepFollowing(now)
 }
@@ -310,8 +318,17 @@ func (m *machine) publish() {
 	}
 }
 
-// fail stops the election for good after a permanent error.
+// fail stops the election for good after a permanent error; a deleted
+// bucket is waited for first (machine_gone.go, rule 29).
 func (m *machine) fail(now time.Time, err error) {
+	if errors.Is(err, ErrBucketDeleted) && m.bucketDeleted(now, err) {
+		return
+	}
+	m.failNow(now, err)
+}
+
+// failNow stops the node with a permanent error.
+func (m *machine) failNow(now time.Time, err error) {
 	m.err = err
 	m.emit(actFail{err: err})
 	if m.own.t != nil {

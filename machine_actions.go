@@ -25,8 +25,10 @@ func (p writePurpose) String() string {
 	return [...]string{"acquire", "renew", "release", "release-stale", "seed"}[p]
 }
 
-// actWrite writes value under the lease key: Create when create is set,
-// otherwise a compare-and-swap on rev. timeout bounds the request.
+// actWrite writes value under the lease key: when create is set, a
+// compare-and-swap on revision 0, which fails on any entry, a marker too
+// (store.create, rule 23); otherwise a compare-and-swap on rev. timeout
+// bounds the request.
 type actWrite struct {
 	id      uint64
 	purpose writePurpose
@@ -61,6 +63,10 @@ type actWatch struct {
 	id      uint64
 	timeout time.Duration
 }
+
+// actUnwatch drops the watch (the bucket is gone); no answer. Entries of
+// the old watch must not reach the machine after this action.
+type actUnwatch struct{}
 
 // actBecome queues OnBecomeLeader for a tenure at epoch; its ctx is live
 // until actLose for that epoch, or until deadline passes.
@@ -109,6 +115,7 @@ func (actGet) machineAction()          {}
 func (actHistory) machineAction()      {}
 func (actIncarnation) machineAction()  {}
 func (actWatch) machineAction()        {}
+func (actUnwatch) machineAction()      {}
 func (actBecome) machineAction()       {}
 func (actLose) machineAction()         {}
 func (actLeaderChange) machineAction() {}

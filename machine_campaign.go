@@ -9,9 +9,16 @@ import (
 	"time"
 )
 
-// takeOver reads the key's history for the epoch floor, then acquires a
-// lease that expired on this node's clock, or an absent key (rev 0).
+// takeOver checks the bucket's identity (rule 21), reads the key's history
+// for the epoch floor, then acquires a lease that expired on this node's
+// clock, or an absent key (rev 0).
 func (m *machine) takeOver(now time.Time, rev uint64) {
+	m.checkIdentity(now, thenHistory, rev)
+}
+
+// historyFloor reads the key's history for the highest epoch and longest
+// TTL its records carried, then acquires (onHistory).
+func (m *machine) historyFloor(now time.Time, rev uint64) {
 	m.request(&mRequest{cont: contHistory, rev: rev}, func(id uint64) mAction {
 		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
 	})
@@ -52,9 +59,10 @@ func (m *machine) nextEpoch() (int64, error) {
 	if c.valid {
 		floor = max(floor, c.lease.Epoch)
 	}
-	overFloor := m.knobs.revisionFloorOverFloors && !(c.released() && c.handedBack)
 	switch {
-	case c.present && (!c.valid || m.lv.observations <= 1 || overFloor):
+	// Over a floor record too: its writer may remember less than a
+	// compaction removed (rule 31).
+	case c.present && (!c.valid || m.lv.observations <= 1 || c.lease.Floor):
 		floor = max(floor, revisionEpoch(c.rev)-1)
 	case !c.present:
 		floor = max(floor, revisionEpoch(m.lv.revFloor))
@@ -76,8 +84,12 @@ func (m *machine) acquire(now time.Time, rev uint64) {
 func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 	switch {
 	case r.err == nil:
+		sent := q.sent
+		if p := m.own.pending; p != nil && p.epoch == q.epoch && p.sent.Before(sent) {
+			sent = p.sent // count from the first attempt at this epoch (rule 24)
+		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
-		m.become(q.epoch, r.rev, q.sent)
+		m.become(q.epoch, r.rev, sent)
 	case r.class == classConflict:
 		m.waitFor(now, max(q.rev, m.lv.cur.rev))
 		if !m.lv.cur.released() {
@@ -89,9 +101,9 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 	default:
 		// The write may still land: remember it (rule 12).
 		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
-		if old := m.own.pending; m.knobs.earliestPendingSend && old != nil && old.epoch == p.epoch {
+		if old := m.own.pending; old != nil && old.epoch == p.epoch {
 			// An earlier attempt wrote the same record: whichever lands,
-			// the tenure counts from the earliest send.
+			// the tenure counts from the earliest send (rule 24).
 			p.sent, p.above = old.sent, min(old.above, p.above)
 		}
 		m.own.pending = p
@@ -115,24 +127,22 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 // seed writes a floor record: released, at the highest epoch and with the
 // longest TTL this node knows (§5.3).
 func (m *machine) seed(now time.Time) {
-	epoch := m.lv.maxEpoch
-	if m.knobs.revisionFloorOverFloors {
-		if next, err := m.nextEpoch(); err == nil {
-			epoch = max(epoch, next-1)
-		}
-	}
-	floor := Lease{Epoch: epoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+	floor := Lease{Epoch: m.lv.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: m.takeoverWait().Milliseconds()}
 	rev := uint64(0)
 	if m.lv.cur.present {
 		rev = m.lv.cur.rev // over a marker, garbage or a lower floor
 	}
-	m.write(&mRequest{purpose: writeSeed, rev: rev, sent: now}, mustEncode(floor), m.cfg.RequestTimeout)
+	m.write(&mRequest{purpose: writeSeed, rev: rev, sent: now, floor: floor}, mustEncode(floor), m.cfg.RequestTimeout)
 }
 
-func (m *machine) onSeed(now time.Time, r evResult) {
+func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
 	switch {
 	case r.err == nil:
+		// What the key holds now, before the watch says so: no second
+		// floor over the value this one replaced (rule 26).
+		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now}
+		m.lv.observations++
 	case r.class == classPermanent:
 		m.fail(now, r.err)
 	case r.class == classConflict:

@@ -73,12 +73,22 @@ type evControl struct {
 	token    uint64
 }
 
+// evBucketCreated is the server's stream-created advisory for the bucket
+// (advisory.go): the bucket may have been deleted and created again.
+type evBucketCreated struct{}
+
 // evResult answers a request action (actWrite, actGet, actHistory,
-// actIncarnation, actWatch) with the same id.
+// actIncarnation, actWatch) with the same id. A permanent error wrapping
+// ErrBucketDeleted says the bucket is gone (the driver confirmed it, as
+// store.explain does; never for a renewal, as store.renew does not).
 type evResult struct {
 	id    uint64
 	class errClass // of err; ignored when err is nil
 	err   error
+	// inFlight: a conflict that is a replicated stream's refusal of a
+	// check on the lease subject while another was in flight
+	// (inFlightRefusal): the revisions were not compared.
+	inFlight bool
 	// notFound: actGet found no value (absent key, or a marker).
 	notFound bool
 	rev      uint64    // actWrite: the new revision
@@ -90,15 +100,16 @@ type evResult struct {
 	lastSeq   uint64
 }
 
-func (evTick) machineEvent()        {}
-func (evEntry) machineEvent()       {}
-func (evSynced) machineEvent()      {}
-func (evWatchClosed) machineEvent() {}
-func (evConn) machineEvent()        {}
-func (evHealth) machineEvent()      {}
-func (evLoseStarted) machineEvent() {}
-func (evLoseDone) machineEvent()    {}
-func (evStepDown) machineEvent()    {}
-func (evStop) machineEvent()        {}
-func (evControl) machineEvent()     {}
-func (evResult) machineEvent()      {}
+func (evTick) machineEvent()          {}
+func (evEntry) machineEvent()         {}
+func (evSynced) machineEvent()        {}
+func (evWatchClosed) machineEvent()   {}
+func (evConn) machineEvent()          {}
+func (evHealth) machineEvent()        {}
+func (evLoseStarted) machineEvent()   {}
+func (evLoseDone) machineEvent()      {}
+func (evStepDown) machineEvent()      {}
+func (evStop) machineEvent()          {}
+func (evControl) machineEvent()       {}
+func (evBucketCreated) machineEvent() {}
+func (evResult) machineEvent()        {}

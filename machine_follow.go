@@ -20,7 +20,7 @@ func (m *machine) holdUntil() time.Time {
 	switch {
 	case c.released() && c.handedBack, c.expired:
 		return time.Time{}
-	case !c.present && m.lv.observations == 0 && m.bucket.lastSeqAtOpen == 0:
+	case !c.present && m.lv.observations == 0 && m.lv.revFloor == 0: // rule 28
 		return c.firstSeen.Add(max(m.takeoverWait()-m.bucket.ageAtOpen, 0))
 	case !c.present:
 		return c.firstSeen.Add(m.takeoverWait() + m.cfg.RenewInterval)
@@ -43,14 +43,26 @@ func (m *machine) needsFloor() bool {
 	return false
 }
 
-// probeDue says a held record has stayed unchanged for half its holder's
-// TTL, and was not read back yet.
+// probeDue says the lease as seen has stayed unchanged for half its
+// holder's TTL (a floor or a release nobody handed back: half of
+// MinLeaseTTL, rule 26); then it is read back every min(RenewInterval, a
+// quarter of that) until it expires (rule 21).
 func (m *machine) probeDue(now time.Time) (bool, time.Time) {
 	c := m.lv.cur
-	if !c.valid || c.lease.NodeID == "" || c.expired || m.lv.probedRev == c.rev {
+	if !c.valid || c.expired || (c.released() && c.handedBack) {
 		return false, time.Time{}
 	}
-	at := c.firstSeen.Add(max(c.lease.ttl(), m.cfg.LeaseTTL) / 2)
+	span := m.takeoverWait()
+	switch {
+	case c.released():
+		span = MinLeaseTTL
+	case c.lease.ttl() > 0:
+		span = min(span, c.lease.ttl())
+	}
+	at := c.firstSeen.Add(span / 2)
+	if m.lv.probedRev == c.rev {
+		at = laterOf(at, m.lv.probedAt.Add(min(m.cfg.RenewInterval, span/4)))
+	}
 	return !now.Before(at), at
 }
 
@@ -77,17 +89,9 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 		m.seed(now)
 		return time.Time{}, true
 	}
-	probe, probeAt := m.probeDue(now)
-	switch {
-	case probe && m.conn.connected:
-		m.lv.probedRev = m.lv.cur.rev
-		m.resync(now)
+	probeAt, asked := m.readBack(now)
+	if asked {
 		return time.Time{}, true
-	case probe:
-		// Due, but cut off: the reconnect (evConn) brings the machine
-		// back. (follow.go returns the past probe time here, and its loop
-		// spins until reconnect or expiry.)
-		probeAt = time.Time{}
 	}
 	expiry := m.holdUntil()
 	if !expiry.IsZero() && !now.Before(expiry) {
@@ -101,6 +105,26 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 		return earliest(expiry, probeAt), false
 	}
 	return m.stepCampaign(now, expiry, probeAt)
+}
+
+// readBack reads the key's history for a release seen first (rule 27), or
+// reads a stalled lease back (rules 21, 26); asked says a request is out.
+// Otherwise it returns when the next read-back is due.
+func (m *machine) readBack(now time.Time) (next time.Time, asked bool) {
+	if c := m.lv.cur; c.released() && c.firstSight && m.conn.connected {
+		m.confirmHandBack(now)
+		return time.Time{}, true
+	}
+	probe, at := m.probeDue(now)
+	switch {
+	case probe && m.conn.connected:
+		m.lv.probedRev, m.lv.probedAt = m.lv.cur.rev, now
+		m.resync(now)
+		return time.Time{}, true
+	case probe:
+		return now.Add(m.cfg.RenewInterval), false // cut off: look again later, do not spin
+	}
+	return at, false
 }
 
 // stepCampaign decides whether to write, once the view is up to date.
@@ -128,6 +152,8 @@ func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 	switch c := m.lv.cur; {
 	case !c.present:
 		m.takeOver(now, 0)
+	case c.released() && c.handedBack && now.Sub(c.firstSeen) > m.cfg.RenewInterval:
+		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago: the same bucket? (rule 21)
 	case c.released() && c.handedBack:
 		m.acquire(now, c.rev)
 	default: // expired

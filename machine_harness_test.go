@@ -52,6 +52,10 @@ func runMachineCase(t *testing.T, c mCase) {
 	}
 	for i, s := range c.steps {
 		now := mBase.Add(time.Duration(s.ms) * time.Millisecond)
+		if rb, ok := s.ev.(readBacks); ok {
+			runReadBacks(m, now, rb)
+			continue
+		}
 		ev := s.ev
 		if r, ok := ev.(evResult); ok && r.id == 0 {
 			if m.req == nil {
@@ -67,6 +71,27 @@ func runMachineCase(t *testing.T, c mCase) {
 	}
 	if c.check != nil {
 		c.check(t, m)
+	}
+}
+
+// readBacks, as a step's event, ticks the machine every 10ms until until
+// (ms after the origin) and answers every read it makes with entry: a
+// stalled lease read back (rule 21) without a row per read. Its want is
+// not checked.
+type readBacks struct {
+	until int
+	entry evEntry
+}
+
+func (readBacks) machineEvent() {}
+
+func runReadBacks(m *machine, from time.Time, rb readBacks) {
+	for now := from; !now.After(mBase.Add(time.Duration(rb.until) * time.Millisecond)); now = now.Add(10 * time.Millisecond) {
+		for _, a := range m.handle(now, evTick{}) {
+			if g, ok := a.(actGet); ok {
+				m.handle(now, evResult{id: g.id, entry: rb.entry.entry})
+			}
+		}
 	}
 }
 
@@ -109,6 +134,15 @@ func summarize(now time.Time, a mAction) string {
 		return "incarnation"
 	case actWatch:
 		return "watch"
+	case actUnwatch:
+		return "unwatch"
+	}
+	return summarizeNode(a)
+}
+
+// summarizeNode writes the actions that are not requests of the store.
+func summarizeNode(a mAction) string {
+	switch a := a.(type) {
 	case actBecome:
 		return fmt.Sprintf("become %d", a.epoch)
 	case actLose:
@@ -162,7 +196,8 @@ func sentinelName(err error) string {
 		name string
 		err  error
 	}{{"ErrLeaseExpired", ErrLeaseExpired}, {"ErrEpochMismatch", ErrEpochMismatch}, {"ErrNotLeader", ErrNotLeader},
-		{"ErrEpochExhausted", ErrEpochExhausted}, {"ErrStopped", ErrStopped}, {"ErrBucketDeleted", ErrBucketDeleted}} {
+		{"ErrEpochExhausted", ErrEpochExhausted}, {"ErrStopped", ErrStopped}, {"ErrBucketDeleted", ErrBucketDeleted},
+		{"ErrPermissionDenied", ErrPermissionDenied}} {
 		if errors.Is(err, s.err) {
 			return s.name
 		}
@@ -201,11 +236,12 @@ func marker(rev uint64) evEntry { return evEntry{kvEntry{rev: rev, op: opDelete}
 // Results of requests, for the tables.
 
 var (
-	ok         = evResult{}
-	transient  = evResult{err: errors.New("timeout"), class: classTransient}
-	conflict   = evResult{err: errors.New("wrong last sequence"), class: classConflict}
-	notFound   = evResult{notFound: true, err: errors.New("key not found")}
-	permanentE = evResult{err: ErrBucketDeleted, class: classPermanent}
+	ok          = evResult{}
+	transient   = evResult{err: errors.New("timeout"), class: classTransient}
+	conflict    = evResult{err: errors.New("wrong last sequence"), class: classConflict}
+	notFound    = evResult{notFound: true, err: errors.New("key not found")}
+	permanentE  = evResult{err: ErrPermissionDenied, class: classPermanent}
+	bucketGoneE = evResult{err: fmt.Errorf("%w: stream not found", ErrBucketDeleted), class: classPermanent}
 )
 
 func wrote(rev uint64) evResult { return evResult{rev: rev} }

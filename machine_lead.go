@@ -62,8 +62,9 @@ func (m *machine) expiredCause(now time.Time, t *mTenure) error {
 // renew proves tenure with a CAS on the revision last written.
 func (m *machine) renew(now time.Time) {
 	t := m.own.t
-	q := &mRequest{purpose: writeRenew, rev: t.rev, sent: now}
-	m.write(q, m.heldRecord(t.epoch, t.acquiredAt, now), m.renewalTimeout(now))
+	timeout := m.renewalTimeout(now)
+	q := &mRequest{purpose: writeRenew, rev: t.rev, sent: now, until: now.Add(timeout)}
+	m.write(q, m.heldRecord(t.epoch, t.acquiredAt, now), timeout)
 }
 
 // renewalTimeout bounds a renewal by RequestTimeout and by half the time
@@ -89,6 +90,12 @@ func (m *machine) onRenew(now time.Time, q *mRequest, r evResult) {
 	case r.err == nil:
 		t.rev = r.rev
 		m.extend(q.sent)
+	case r.inFlight && now.Before(q.until):
+		// A fenced write checked on the lease was in flight: the server
+		// compared nothing. Ask again at once, within the same time
+		// (rule 19; lead.go pauses up to 20ms between attempts).
+		q2 := *q
+		m.write(&q2, q.value, q.until.Sub(now))
 	case r.class == classConflict:
 		m.resolveConflict(now)
 	case r.class == classPermanent:

@@ -74,7 +74,8 @@ func (m *machine) decode(now time.Time, ent kvEntry) observed {
 	if l.NodeID == "" && !l.Floor {
 		c := m.lv.cur
 		nothingBefore := !c.present && c.firstSeen.IsZero()
-		o.handedBack = nothingBefore || (c.valid && c.lease.Epoch == l.Epoch)
+		o.handedBack = !nothingBefore && c.valid && c.lease.Epoch == l.Epoch
+		o.firstSight = nothingBefore // confirmHandBack decides (rule 27)
 	}
 	m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
 	m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
@@ -120,12 +121,102 @@ func (m *machine) onVanished(now time.Time, r evResult) {
 		}
 		return // asked again at the next resync
 	}
+	if r.recreated {
+		m.followNewBucket(now, r.lastSeq)
+		return
+	}
 	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 	m.lv.cur = observed{firstSeen: now}
 	m.tim.waiting = false
-	if r.recreated {
-		m.restartWatch(now)
+}
+
+// followNewBucket moves a follower to a bucket found deleted and created
+// again: the watch follows the new stream, and what the node saw in the
+// old one is forgotten (not the epoch or TTL it remembers): the key is
+// taken as absent from now, and waited out as such.
+func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
+	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
+	m.gone = bucketGone{}
+	m.restartWatch(now)
+	m.lv.cur = observed{firstSeen: now}
+	m.tim.waiting = false
+}
+
+// confirmHandBack reads the key's history for a release that was the first
+// thing this node saw: it is taken at once only if the record just before
+// it is a held record at the same epoch, which it hands back; otherwise it
+// is waited out like a held lease (rule 27).
+func (m *machine) confirmHandBack(now time.Time) {
+	m.lv.cur.firstSight = false
+	m.request(&mRequest{cont: contHandBack}, func(id uint64) mAction {
+		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onHandBack(now time.Time, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+		return // waited out
 	}
+	h := r.history
+	for i := len(h) - 1; i > 0; i-- {
+		if h[i].rev != m.lv.cur.rev {
+			continue
+		}
+		if h[i-1].op != opPut {
+			return
+		}
+		l, err := decodeLease(h[i-1].value, h[i-1].rev)
+		if err == nil && l.NodeID != "" && l.Epoch == m.lv.cur.lease.Epoch {
+			m.lv.cur.handedBack = true
+			m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+		}
+		return
+	}
+}
+
+// checkIdentity asks the bucket's identity before a compare-and-swap on a
+// revision seen a while ago (rule 21): a revision of the old stream may
+// name a live record in a bucket created again. then says what follows
+// when the bucket is the one known (bucketRecreated in campaign.go).
+func (m *machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
+	m.request(&mRequest{cont: contIdentity, then: then, rev: rev}, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onIdentity(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err != nil && r.class == classPermanent:
+		m.fail(now, r.err)
+	case r.err != nil:
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	case r.recreated:
+		m.followNewBucket(now, r.lastSeq)
+	default:
+		// Something was written since this node opened the bucket, even if
+		// its watch never showed it: no longer an empty bucket (rule 28).
+		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		switch q.then {
+		case thenHistory:
+			m.historyFloor(now, q.rev)
+		case thenAcquire:
+			m.acquire(now, q.rev)
+		}
+	}
+}
+
+// onBucketAdvisory checks the bucket's identity after a stream-created
+// advisory (rule 25): a follower moves to a bucket created again, and
+// writes its floor there; a leader finds out through its renewals.
+func (m *machine) onBucketAdvisory(now time.Time) {
+	if !m.campaign || m.own.t != nil || m.hand.drain != nil {
+		return
+	}
+	m.checkIdentity(now, thenNothing, 0)
 }
 
 // onRecreatedUnder: after an older entry, a new bucket makes the node

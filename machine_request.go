@@ -17,6 +17,19 @@ const (
 	contGoneUnder                     // leaseGoneUnder: the bucket's identity
 	contVanished                      // vanished: the bucket's identity
 	contRecreatedUnder                // recreatedUnder: the bucket's identity
+	contIdentity                      // checkIdentity: the bucket's identity before a CAS
+	contHandBack                      // confirmHandBack: the key's history
+	contGone                          // stepBucketGone: is the bucket back?
+)
+
+// identityNext is what follows checkIdentity when the bucket is the one
+// the node knows.
+type identityNext int
+
+const (
+	thenNothing identityNext = iota // an advisory: nothing more
+	thenHistory                     // takeOver: the history, then acquire
+	thenAcquire                     // a handed-back release seen a while ago
 )
 
 // mRequest is the request out and what its answer continues.
@@ -31,6 +44,9 @@ type mRequest struct {
 	attempt int       // release: attempts made
 	present bool      // leaseGoneUnder: the read showed an older entry
 	entry   kvEntry   // recreatedUnder: the entry to observe if it is a new bucket
+	then    identityNext
+	floor   Lease     // seed: the floor record written
+	until   time.Time // renew: the end of the renewal's time (in-flight refusals)
 }
 
 // request sends r's action and waits for its answer.
@@ -83,6 +99,12 @@ func (m *machine) onResult(now time.Time, r evResult) {
 		m.onVanished(now, r)
 	case contRecreatedUnder:
 		m.onRecreatedUnder(now, q, r)
+	case contIdentity:
+		m.onIdentity(now, q, r)
+	case contHandBack:
+		m.onHandBack(now, r)
+	case contGone:
+		m.onGone(now, r)
 	}
 }
 
@@ -98,17 +120,35 @@ func (m *machine) onWrite(now time.Time, q *mRequest, r evResult) {
 	case writeReleaseStale:
 		m.onReleaseStale(now, q, r)
 	case writeSeed:
-		m.onSeed(now, r)
+		m.onSeed(now, q, r)
 	}
 }
 
 // restartWatch replaces the watch: after its channel closed, or to follow
 // a bucket created anew.
 func (m *machine) restartWatch(now time.Time) {
+	m.dropWatchEvents()
 	m.lv.watching, m.lv.synced = false, false
 	m.request(&mRequest{cont: contWatch}, func(id uint64) mAction {
 		return actWatch{id: id, timeout: m.cfg.RequestTimeout}
 	})
+}
+
+// dropWatchEvents forgets the kept events of the watch being replaced:
+// the loop reads only the new watch's channel. An entry of the old one
+// handled after the new watch's first entries would be taken for the
+// newest (found by the simulator: a deleted bucket's last record, kept
+// while requests were out, shadowed the same revision in the new one).
+func (m *machine) dropWatchEvents() {
+	kept := m.deferred[:0]
+	for _, ev := range m.deferred {
+		switch ev.(type) {
+		case evEntry, evSynced, evWatchClosed:
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	m.deferred = kept
 }
 
 func (m *machine) onWatch(now time.Time, r evResult) {

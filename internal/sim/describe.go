@@ -44,10 +44,46 @@ func recordEpoch(value []byte) int64 {
 
 // short renders an event or effects for a node's trace, values as text.
 func short(v any) string {
-	s := fmt.Sprintf("%+v", v)
+	var s string
+	switch v := v.(type) {
+	case []Effect:
+		parts := make([]string, 0, len(v))
+		for _, e := range v {
+			parts = append(parts, short(e))
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case EntryEvent:
+		s = "Entry" + shortEntry(v.Entry)
+	case Result:
+		s = fmt.Sprintf("Result{ID:%d Kind:%d Rev:%d", v.ID, v.Kind, v.Rev)
+		if v.Entry.Rev != 0 {
+			s += " Entry:" + shortEntry(v.Entry)
+		}
+		for _, h := range v.History {
+			s += " H:" + shortEntry(h)
+		}
+		s += fmt.Sprintf(" Recreated:%v LastSeq:%d}", v.Recreated, v.LastSeq)
+	case Write:
+		s = fmt.Sprintf("Write{ID:%d Create:%v Rev:%d %s}", v.ID, v.Create, v.Rev, v.Value)
+	case Arm:
+		s = "Arm{" + v.At.Format("05.000000") + "}"
+		if v.At.IsZero() {
+			s = "Arm{-}"
+		}
+	default:
+		s = fmt.Sprintf("%T%+v", v, v)
+		s = strings.TrimPrefix(s, "sim.")
+	}
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
+	if len(s) > 400 {
+		s = s[:400] + "..."
 	}
 	return s
+}
+
+func shortEntry(e Entry) string {
+	if e.Op != OpPut {
+		return fmt.Sprintf("{%d op%d}", e.Rev, e.Op)
+	}
+	return fmt.Sprintf("{%d %s}", e.Rev, e.Value)
 }

@@ -43,6 +43,7 @@ const (
 	fPurge
 	fCompact
 	fRecreate
+	fBucketDelete
 	fWatchClose
 	fStepDown
 	fStop
@@ -51,14 +52,14 @@ const (
 )
 
 var faultNames = [...]string{"partition", "crash", "pause", "garbage", "forged", "delete", "purge", "compact",
-	"recreate", "watch-close", "stepdown", "stop", "slow"}
+	"recreate", "bucket-delete", "watch-close", "stepdown", "stop", "slow"}
 
 // faultMix picks the kinds of fault this seed injects: partitions always,
 // and each other kind with probability 1/2.
 func (w *world) faultMix() []faultKind {
 	kinds := []faultKind{fPartition, fPartition}
 	for k := fCrash; k < nFaults; k++ {
-		if w.rnd.IntN(2) == 0 && (k != fRecreate || w.opt.Recreate) && !w.excluded(faultNames[k]) {
+		if w.rnd.IntN(2) == 0 && !w.excluded(faultNames[k]) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -87,7 +88,7 @@ func (w *world) fault(k faultKind) {
 		w.at(w.now+w.dur(10*time.Millisecond, 2*maxTTL(w)), p.restart)
 	case fPause:
 		w.pause(w.anyProc(), w.dur(10*time.Millisecond, 2*maxTTL(w)))
-	case fGarbage, fForged, fDelete, fPurge, fCompact, fRecreate:
+	case fGarbage, fForged, fDelete, fPurge, fCompact, fRecreate, fBucketDelete:
 		w.outOfBand(k)
 	case fWatchClose:
 		if p := w.anyProc(); p.up && p.watch != nil {
@@ -156,7 +157,11 @@ func (w *world) pause(p *proc, d time.Duration) {
 }
 
 // outOfBand changes the key or the bucket as an operator or a bug would.
+// Keys of a deleted bucket cannot be changed.
 func (w *world) outOfBand(k faultKind) {
+	if w.kv.deleted && k != fRecreate {
+		return
+	}
 	switch k {
 	case fGarbage:
 		w.kv.append(OpPut, []byte(`{"garbage":`))
@@ -172,10 +177,37 @@ func (w *world) outOfBand(k faultKind) {
 		w.kv.append(OpPurge, nil)
 		w.at(w.now+w.dur(0, 500*time.Millisecond), w.kv.compact)
 	case fRecreate:
-		w.kv.recreate(w.now)
+		w.createBucket()
+	case fBucketDelete:
+		w.deleteBucket(w.dur(0, 4*time.Second))
 	}
 	w.logf("OUT OF BAND: %s (seq %d)", faultNames[k], w.kv.seq)
 	w.entryAdded()
+}
+
+// deleteBucket deletes the bucket, and creates it again after d (if no
+// node's Start has created it first): less than the grace a node waits
+// for its bucket (5s at least) before it stops with ErrBucketDeleted.
+func (w *world) deleteBucket(d time.Duration) {
+	w.kv.remove()
+	w.logf("OUT OF BAND: bucket deleted for %v", d.Round(time.Millisecond))
+	w.at(min(w.now+d, w.quietAt), func() {
+		if w.kv.deleted {
+			w.createBucket()
+		}
+	})
+}
+
+// createBucket creates the bucket (again): a new stream, announced to
+// the nodes connected now by the stream-created advisory.
+func (w *world) createBucket() {
+	w.kv.recreate(w.now)
+	w.logf("bucket created (identity %d)", w.kv.inc)
+	for _, p := range w.procs {
+		if p.up && p.connected {
+			p.later(w.now+w.delay(p), BucketCreated{})
+		}
+	}
 }
 
 // forged is a record no node wrote: a holder that does not exist at an
@@ -230,6 +262,9 @@ func (w *world) apiStepDown() {
 // quiet ends every fault: all nodes connected, running and up.
 func (w *world) quiet() {
 	w.logf("QUIET: faults stop")
+	if w.kv.deleted {
+		w.createBucket()
+	}
 	for _, p := range w.procs {
 		p.slow = false
 		w.heal(p)

@@ -4,14 +4,17 @@ import "time"
 
 // kv models the bucket's stream as far as the lease key goes: one stream
 // sequence for every write (other keys only bump it), the key's kept
-// revisions (History 8), compare-and-swap, create-if-absent, delete and
-// purge markers, compaction, and the bucket deleted and created again.
+// revisions (History 8), compare-and-swap, create as a compare-and-swap on
+// revision 0, delete and purge markers, compaction, and the bucket
+// deleted (for a while, or for good) and created again with a new
+// identity (its stream's creation time).
 type kv struct {
 	inc     uint64        // the stream's identity; a new bucket has a new one
 	created time.Duration // when this incarnation was created (server time)
 	seq     uint64        // last sequence of the stream
 	entries []Entry       // the lease key's kept revisions, oldest first
 	history int
+	deleted bool // the bucket does not exist: every request says so
 }
 
 func newKV(now time.Duration) *kv { return &kv{inc: 1, created: now, history: 8} }
@@ -36,9 +39,11 @@ func (k *kv) append(op Op, value []byte) uint64 {
 	return e.Rev
 }
 
-// create writes value only if the key has no value (absent, or a marker).
+// create writes value only if the key has no entry at all, a marker
+// included: the store's create is a compare-and-swap on revision 0 (rule
+// 23), not nats.go's KeyValue.Create, which writes over a marker.
 func (k *kv) create(value []byte) (uint64, ResultKind) {
-	if l, ok := k.last(); ok && l.Op == OpPut {
+	if _, ok := k.last(); ok {
 		return 0, ResultConflict
 	}
 	return k.append(OpPut, value), ResultOK
@@ -81,8 +86,14 @@ func (k *kv) compact() {
 	}
 }
 
-// recreate deletes the bucket and creates it again: a new stream.
+// remove deletes the bucket: its stream and every entry go.
+func (k *kv) remove() {
+	k.deleted, k.seq, k.entries = true, 0, nil
+}
+
+// recreate creates the bucket again (deleting it first if it exists): a
+// new stream, with a new identity.
 func (k *kv) recreate(now time.Duration) {
 	k.inc++
-	k.created, k.seq, k.entries = now, 0, nil
+	k.created, k.seq, k.entries, k.deleted = now, 0, nil, false
 }

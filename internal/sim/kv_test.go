@@ -23,16 +23,19 @@ func TestKVCompareAndSwap(t *testing.T) {
 	}
 }
 
-// Create over a marker succeeds, as nats.go's KeyValue.Create does.
-func TestKVCreateOverMarker(t *testing.T) {
+// Create is a CAS on revision 0: refused over a marker (rule 23).
+func TestKVCreateRefusesAMarker(t *testing.T) {
 	k := newKV(0)
 	k.create([]byte("a"))
 	k.append(OpDelete, nil)
 	if _, ok := k.get(); ok {
 		t.Fatal("get of a deleted key found a value")
 	}
-	if rev, r := k.create([]byte("b")); r != ResultOK || rev != 3 {
-		t.Fatalf("create over a delete marker: rev %d %v", rev, r)
+	if _, r := k.create([]byte("b")); r != ResultConflict {
+		t.Fatalf("create over a delete marker: %v, want a conflict", r)
+	}
+	if rev, r := k.update([]byte("b"), 2); r != ResultOK || rev != 3 {
+		t.Fatalf("update over the marker: rev %d %v", rev, r)
 	}
 }
 
@@ -48,7 +51,7 @@ func TestKVPurgeCompactRecreate(t *testing.T) {
 	if h := k.historyEntries(); len(h) != 1 || h[0].Op != OpPurge {
 		t.Fatalf("after a purge the history is %v, want the marker alone", h)
 	}
-	k.create([]byte("floor"))
+	k.update([]byte("floor"), 11)
 	k.compact()
 	if _, ok := k.last(); !ok {
 		t.Fatal("compaction removed a key written again after its purge")
@@ -62,8 +65,12 @@ func TestKVPurgeCompactRecreate(t *testing.T) {
 		t.Fatalf("a compacted key shows %v", e)
 	}
 	inc := k.inc
+	k.remove()
+	if _, ok := k.last(); ok || !k.deleted || k.inc != inc {
+		t.Fatal("a deleted bucket still shows the key, or a new identity")
+	}
 	k.recreate(5)
-	if k.inc == inc || k.seq != 0 || k.created != 5 {
-		t.Fatalf("recreate: inc %d seq %d created %v", k.inc, k.seq, k.created)
+	if k.inc == inc || k.seq != 0 || k.created != 5 || k.deleted {
+		t.Fatalf("recreate: inc %d seq %d created %v deleted %v", k.inc, k.seq, k.created, k.deleted)
 	}
 }

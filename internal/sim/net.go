@@ -17,6 +17,9 @@ func (p *proc) request(e Effect) {
 			return
 		}
 		answered = true
+		if r.inc != 0 {
+			p.knownInc = r.inc // the store learns the identity with the answer
+		}
 		p.deliver(r)
 	}
 	if _, ok := e.(Watch); ok {
@@ -63,6 +66,10 @@ func requestID(e Effect) (uint64, time.Duration) {
 // serve is the server's side of a request, at its arrival.
 func (p *proc) serve(e Effect) Result {
 	w := p.w
+	if w.kv.deleted {
+		w.logf("%s: request %T: bucket not found", p.cfg.ID, e)
+		return Result{Kind: ResultBucketDeleted}
+	}
 	switch e := e.(type) {
 	case Write:
 		var rev uint64
@@ -74,6 +81,7 @@ func (p *proc) serve(e Effect) Result {
 		}
 		w.logf("%s: %s", p.cfg.ID, describeWrite(e, rev, kind))
 		if kind == ResultOK {
+			p.wroteAt = rev
 			w.epochs[recordEpoch(e.Value)] = true
 			w.entryAdded()
 		}
@@ -86,9 +94,7 @@ func (p *proc) serve(e Effect) Result {
 	case History:
 		return Result{History: w.kv.historyEntries()}
 	case Incarnation:
-		r := Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq}
-		p.knownInc = w.kv.inc
-		return r
+		return Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, inc: w.kv.inc}
 	case Watch:
 		p.openWatch()
 	}

@@ -31,6 +31,9 @@ type proc struct {
 	watch      *watcher
 	needWatch  bool   // started while cut off: Start's watch opens at reconnect
 	knownInc   uint64 // the bucket identity the node knows
+	knows      int64  // the highest epoch of a record this process was shown
+	wroteAt    uint64 // the revision of its last write that landed
+	knewAt     int64  // knows, when it sent its last write
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
 }
@@ -53,7 +56,7 @@ func (w *world) makeProcs() {
 			ttl = 3 * time.Second
 		}
 		cfg := NodeConfig{ID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, FixFloors: w.opt.FixFloors, FixPending: w.opt.FixPending}
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -82,7 +85,10 @@ func (p *proc) real(at time.Time) time.Duration {
 func (p *proc) start() {
 	w := p.w
 	p.gen++
-	p.up, p.paused, p.inbox, p.hooksFree = true, false, nil, 0
+	p.up, p.paused, p.inbox, p.hooksFree, p.knows = true, false, nil, 0, 0
+	if w.kv.deleted {
+		w.createBucket() // Start creates a bucket it does not find
+	}
 	p.knownInc = w.kv.inc
 	facts := BucketFacts{LastSeq: w.kv.seq, Age: w.now - w.kv.created}
 	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.ID)))
@@ -113,6 +119,7 @@ func (p *proc) deliver(ev Event) {
 		p.inbox = append(p.inbox, ev)
 		return
 	}
+	p.learn(ev)
 	effects := p.logic.Handle(p.local(p.w.now), ev)
 	if p.w.opt.TraceNode == p.cfg.ID {
 		p.w.logf("%s <- %s -> %s", p.cfg.ID, short(ev), short(effects))
@@ -136,6 +143,22 @@ func (p *proc) later(t time.Duration, ev Event) {
 			p.deliver(ev)
 		}
 	})
+}
+
+// learn records the epochs of the records ev shows the process.
+func (p *proc) learn(ev Event) {
+	var entries []Entry
+	switch e := ev.(type) {
+	case EntryEvent:
+		entries = []Entry{e.Entry}
+	case Result:
+		entries = append([]Entry{e.Entry}, e.History...)
+	}
+	for _, e := range entries {
+		if e.Op == OpPut {
+			p.knows = max(p.knows, recordEpoch(e.Value))
+		}
+	}
 }
 
 func (p *proc) resume() {
@@ -165,8 +188,13 @@ func (p *proc) effect(e Effect) {
 				}
 			})
 		}
-	case Write, Get, History, Incarnation, Watch:
+	case Write:
+		p.knewAt = p.knows
 		p.request(e)
+	case Get, History, Incarnation, Watch:
+		p.request(e)
+	case Unwatch:
+		p.watch = nil
 	case Become:
 		w.logf("%s: BECOME epoch %d", p.cfg.ID, e.Epoch)
 		w.chk.become(p, e.Epoch)
@@ -180,7 +208,9 @@ func (p *proc) effect(e Effect) {
 	case Reply:
 		w.chk.reply(p, e)
 	case Cooldown:
-		w.kv.seq++ // a write to another key of the stream
+		if !w.kv.deleted {
+			w.kv.seq++ // a write to another key of the stream
+		}
 	case Finished:
 		p.finished(e)
 	}

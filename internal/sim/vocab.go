@@ -22,12 +22,6 @@ type NodeConfig struct {
 	// Bug1 asks the logic to reintroduce bug 1 (wait only the TTL of what
 	// the key holds now): a negative control.
 	Bug1 bool
-	// FixFloors asks the logic to try the revision floor over floor
-	// records (a fix under evaluation).
-	FixFloors bool
-	// FixPending asks the logic to try counting a landed acquire from the
-	// earliest attempt's send time (a fix under evaluation).
-	FixPending bool
 }
 
 // BucketFacts are what a node learns of the bucket when it opens it.
@@ -99,6 +93,10 @@ type Control struct {
 	Token    uint64
 }
 
+// BucketCreated: the server's stream-created advisory for the bucket,
+// delivered to campaigning nodes that are connected when it is created.
+type BucketCreated struct{}
+
 // ResultKind sorts a request's outcome.
 type ResultKind int
 
@@ -108,6 +106,9 @@ const (
 	ResultConflict
 	ResultNotFound
 	ResultTimeout
+	// ResultBucketDeleted: the bucket does not exist (as the store's
+	// bucket lookup confirms it).
+	ResultBucketDeleted
 )
 
 // Result answers a request effect with the same ID.
@@ -119,19 +120,21 @@ type Result struct {
 	History   []Entry // a history read
 	Recreated bool    // an incarnation read
 	LastSeq   uint64  // an incarnation read
+	inc       uint64  // an incarnation read: the identity the node now knows
 }
 
-func (Tick) simEvent()        {}
-func (EntryEvent) simEvent()  {}
-func (Synced) simEvent()      {}
-func (WatchClosed) simEvent() {}
-func (Conn) simEvent()        {}
-func (LoseStarted) simEvent() {}
-func (LoseDone) simEvent()    {}
-func (StepDown) simEvent()    {}
-func (Control) simEvent()     {}
-func (Stop) simEvent()        {}
-func (Result) simEvent()      {}
+func (Tick) simEvent()          {}
+func (EntryEvent) simEvent()    {}
+func (Synced) simEvent()        {}
+func (WatchClosed) simEvent()   {}
+func (Conn) simEvent()          {}
+func (LoseStarted) simEvent()   {}
+func (LoseDone) simEvent()      {}
+func (StepDown) simEvent()      {}
+func (Control) simEvent()       {}
+func (Stop) simEvent()          {}
+func (Result) simEvent()        {}
+func (BucketCreated) simEvent() {}
 
 // Effect is an output of a node's Logic.
 type Effect interface{ simEffect() }
@@ -169,6 +172,9 @@ type Watch struct {
 	Timeout time.Duration
 }
 
+// Unwatch drops the watch (no answer).
+type Unwatch struct{}
+
 // Arm asks for a Tick at At on the node's clock (zero: none).
 type Arm struct{ At time.Time }
 
@@ -201,6 +207,7 @@ func (Get) simEffect()         {}
 func (History) simEffect()     {}
 func (Incarnation) simEffect() {}
 func (Watch) simEffect()       {}
+func (Unwatch) simEffect()     {}
 func (Arm) simEffect()         {}
 func (Become) simEffect()      {}
 func (Lose) simEffect()        {}

@@ -16,18 +16,14 @@ type Options struct {
 	MarginZero bool
 	// Bug1 asks the logic to reintroduce bug 1.
 	Bug1 bool
-	// FixFloors asks the logic to try a fix (NodeConfig.FixFloors).
-	FixFloors bool
-	// FixPending asks the logic to try a fix (NodeConfig.FixPending).
-	FixPending bool
 	// MixedTTL forces LeaseTTLs of 1s and 3s; otherwise a seed picks.
 	MixedTTL bool
-	// Recreate lets faults delete the bucket and create it again (off by
-	// default: see the known gap in the root package's simulator test).
-	Recreate bool
 	// Exclude names fault kinds this run never injects ("purge",
 	// "forged-release", ...: see faultNames).
 	Exclude []string
+	// StrictEpochs counts every epoch that does not grow as a violation,
+	// even where nothing left knew the earlier one (world.forgotten).
+	StrictEpochs bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
@@ -42,6 +38,9 @@ type Outcome struct {
 	Trace      []string // the last lines of the run's trace
 	Tenures    int
 	Events     int
+	// Forgotten counts tenures whose epoch did not grow where nothing
+	// left knew the earlier one: the protocol's stated limit, excused.
+	Forgotten int
 }
 
 // Failed reports whether the checker found a violation.
@@ -81,7 +80,7 @@ func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Du
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
-	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events}, w.chk.first
+	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused}, w.chk.first
 }
 
 // world is one run: the event queue, the bucket, the nodes, the checker.
@@ -168,6 +167,34 @@ func (w *world) loop(until time.Duration) {
 		}
 	}
 	w.now = until
+}
+
+// forgotten says nothing left knows epoch when leader's tenure begins:
+// no node that runs and is connected has seen it (the leader: when it
+// wrote its record), the lease key's kept history before that record
+// does not hold it, and
+// the stream's last sequence before the leader's record is below it (so
+// the revision floor cannot stand for it either). A new tenure at or
+// below it is then the protocol's stated limit (docs/design.md §5.4: a
+// bucket created again while every node that remembers is stopped or cut
+// off; §5.5: an epoch known only from values since removed; rule 31:
+// epochs carried into a new bucket exceed its revisions), not a violation.
+func (w *world) forgotten(leader *proc, epoch int64) bool {
+	for _, p := range w.procs {
+		knows := p.knows
+		if p == leader {
+			knows = p.knewAt
+		}
+		if p.up && p.connected && !p.paused && knows >= epoch {
+			return false
+		}
+	}
+	for _, e := range w.kv.entries {
+		if e.Op == OpPut && e.Rev < leader.wroteAt && recordEpoch(e.Value) >= epoch {
+			return false
+		}
+	}
+	return leader.wroteAt <= uint64(epoch)
 }
 
 // logf adds a line to the trace, when the run keeps one.
