@@ -47,12 +47,35 @@ type machine struct {
 }
 
 // machineKnobs turn off one rule each, for the simulator's negative
-// controls. The zero value is the protocol.
+// controls, or try a fix for a gap the simulator found in main's rules
+// (docs/sim.md). The zero value is the protocol as main has it.
 type machineKnobs struct {
 	// shortTTLForNonRecords reintroduces bug 1 (§9 rule 1): wait only the
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
 	shortTTLForNonRecords bool
+	// floorWithoutRevision undoes rule 31: taking over a floor record
+	// counts from its writer's memory only, not from its revision.
+	floorWithoutRevision bool
+	// Fixes under evaluation, each for a gap in docs/sim.md.
+	//
+	// revisionFloorAlways: every takeover but a handed-back release counts
+	// from the key's revision (gap A: a forged low held record taken over
+	// after the first sight, once the real epoch was compacted away).
+	revisionFloorAlways bool
+	// keepDroppedEpochs: entries dropped unread (with their watch, or as
+	// older than the one seen) still teach their epoch and TTL (gap B: a
+	// record shown just before its bucket went, or while the node was
+	// busy, was forgotten).
+	keepDroppedEpochs bool
+	// followOnOlderEntry: an older entry from a bucket created again moves
+	// the node to the new bucket as any other finding does, watch and all
+	// (gap C: the old watch's entries were taken for the new bucket's).
+	followOnOlderEntry bool
+	// checkAfterAcquire: the bucket's identity is checked again after an
+	// acquire landed, before leading (gap D: the bucket was created again
+	// between the check and the compare-and-swap).
+	checkAfterAcquire bool
 }
 
 // bucketFacts are what the node learned of the bucket when it opened it.

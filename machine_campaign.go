@@ -35,13 +35,7 @@ func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
 		return
 	}
 	for _, ent := range r.history {
-		if ent.op != opPut {
-			continue
-		}
-		if l, err := decodeLease(ent.value, ent.rev); err == nil {
-			m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
-			m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
-		}
+		m.learn(ent)
 	}
 	// The history may show a longer TTL than this node knew (rule 17).
 	m.lv.cur.expired = false
@@ -50,6 +44,17 @@ func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
 	}
 	m.lv.cur.expired = true
 	m.acquire(now, q.rev)
+}
+
+// learn remembers the epoch and TTL of a record, if ent is one.
+func (m *machine) learn(ent kvEntry) {
+	if ent.op != opPut {
+		return
+	}
+	if l, err := decodeLease(ent.value, ent.rev); err == nil {
+		m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
+		m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+	}
 }
 
 // nextEpoch is the epoch of a new tenure (§2.4).
@@ -62,7 +67,8 @@ func (m *machine) nextEpoch() (int64, error) {
 	switch {
 	// Over a floor record too: its writer may remember less than a
 	// compaction removed (rule 31).
-	case c.present && (!c.valid || m.lv.observations <= 1 || c.lease.Floor):
+	case c.present && (!c.valid || m.lv.observations <= 1 || (c.lease.Floor && !m.knobs.floorWithoutRevision) ||
+		(m.knobs.revisionFloorAlways && !(c.released() && c.handedBack))):
 		floor = max(floor, revisionEpoch(c.rev)-1)
 	case !c.present:
 		floor = max(floor, revisionEpoch(m.lv.revFloor))
@@ -89,6 +95,10 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 			sent = p.sent // count from the first attempt at this epoch (rule 24)
 		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
+		if m.knobs.checkAfterAcquire {
+			m.checkLanded(now, q.epoch, r.rev, sent)
+			return
+		}
 		m.become(q.epoch, r.rev, sent)
 	case r.class == classConflict:
 		m.waitFor(now, max(q.rev, m.lv.cur.rev))
@@ -110,6 +120,33 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 		m.tim.failures++
 		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
 	}
+}
+
+// checkLanded asks the bucket's identity after an acquire landed: a
+// bucket created since the check before the write may hold it over a
+// record of its own (checkAfterAcquire).
+func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time) {
+	m.request(&mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent}, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.deadline(sent))}
+	})
+}
+
+func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
+		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		m.become(q.epoch, q.rev, q.sent)
+		return
+	case r.err == nil && r.recreated:
+		m.followNewBucket(now, r.lastSeq)
+	case r.class == classTransient && m.deadline(q.sent).Sub(now) > 2*minAttempt:
+		m.checkLanded(now, q.epoch, q.rev, q.sent) // ask again while the tenure could start
+		return
+	}
+	// Not known to be the bucket it was checked in: lead nothing, write
+	// no second record at that epoch, and wait this one out like anyone's
+	// (given back as a release, it would be taken at once in a new bucket).
+	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch)
 }
 
 // landed handles this node's own record showing up after an acquire whose

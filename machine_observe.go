@@ -223,12 +223,20 @@ func (m *machine) onBucketAdvisory(now time.Time) {
 // forget what it saw in the old one (not the epoch or TTL it remembers).
 func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
 	if r.err != nil || !r.recreated {
+		if m.knobs.keepDroppedEpochs {
+			m.learn(q.entry) // a stale read, but a record all the same
+		}
 		return
 	}
-	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 	}
+	if m.knobs.followOnOlderEntry {
+		m.learn(q.entry)
+		m.followNewBucket(now, r.lastSeq)
+		return
+	}
+	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 	m.lv.cur = observed{}
 	m.tim.waiting = false
 	m.observeNew(now, q.entry)

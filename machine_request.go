@@ -20,6 +20,7 @@ const (
 	contIdentity                      // checkIdentity: the bucket's identity before a CAS
 	contHandBack                      // confirmHandBack: the key's history
 	contGone                          // stepBucketGone: is the bucket back?
+	contLanded                        // checkLanded: the identity after an acquire
 )
 
 // identityNext is what follows checkIdentity when the bucket is the one
@@ -105,6 +106,8 @@ func (m *machine) onResult(now time.Time, r evResult) {
 		m.onHandBack(now, r)
 	case contGone:
 		m.onGone(now, r)
+	case contLanded:
+		m.onLanded(now, q, r)
 	}
 }
 
@@ -142,8 +145,13 @@ func (m *machine) restartWatch(now time.Time) {
 func (m *machine) dropWatchEvents() {
 	kept := m.deferred[:0]
 	for _, ev := range m.deferred {
-		switch ev.(type) {
-		case evEntry, evSynced, evWatchClosed:
+		switch e := ev.(type) {
+		case evEntry:
+			if m.knobs.keepDroppedEpochs {
+				m.learn(e.entry)
+			}
+			continue
+		case evSynced, evWatchClosed:
 			continue
 		}
 		kept = append(kept, ev)

@@ -21,23 +21,27 @@ import (
 // tests, so the binding (simMachine) lives beside the machine and the
 // simulator knows only its sim.Logic interface.
 //
-// The default run injects every fault kind but those in openGapFaults
-// (none today); TestMachineSimKnownGaps shows each gap still open. Flags:
+// The default run injects every fault kind but those in openGapFaults;
+// TestMachineSimKnownGaps shows each gap still open with main's rules
+// (docs/sim.md), and -sim.fix tries the fixes under evaluation. Flags:
 //
 //	go test -run 'MachineSim$' . -sim.seeds=1000000        a million seeds
 //	go test -run 'MachineSim$' . -sim.seed=1234 -v         replay one, with its trace
 //	    -sim.node=n2                                        ... and every event of n2
-//	-sim.exclude=purge,compact                              leave fault kinds out
+//	-sim.exclude= -sim.fix=revfloor,keepepochs,follownew,checkafter
+//	                                                        every fault kind, every fix tried
 //
 // openGapFaults are the fault kinds the default run leaves out because
-// each finds a violation of a gap still open in the protocol.
-const openGapFaults = ""
+// each finds a violation of a gap still open in main's rules.
+const openGapFaults = "forged,recreate,bucket-delete"
 
 var (
 	simSeeds   = flag.Int("sim.seeds", 10000, "how many seeds TestMachineSim explores")
 	simFirst   = flag.Uint64("sim.first", 1, "the first seed TestMachineSim explores")
 	simSeed    = flag.Uint64("sim.seed", 0, "replay this one seed (and print its trace)")
 	simExclude = flag.String("sim.exclude", openGapFaults, "comma-separated fault kinds not to inject")
+	simFixes   = flag.String("sim.fix", "", "fixes under evaluation: revfloor,keepepochs,follownew,checkafter (docs/sim.md)")
+	simSameTTL = flag.Bool("sim.samettl", false, "give every node LeaseTTL 1s")
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
 	simStrict  = flag.Bool("sim.strict", false, "count an epoch nothing left knew as a violation too")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
@@ -53,6 +57,21 @@ func simFactory(opt sim.Options) sim.Factory {
 		cfg.SafetyMargin = nc.SafetyMargin // zero is zero here
 		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: facts.LastSeq, ageAtOpen: facts.Age}, seed)
 		m.knobs.shortTTLForNonRecords = nc.Bug1
+		m.knobs.floorWithoutRevision = nc.NoRule31
+		for _, f := range nc.Fixes {
+			switch f {
+			case "revfloor":
+				m.knobs.revisionFloorAlways = true
+			case "keepepochs":
+				m.knobs.keepDroppedEpochs = true
+			case "follownew":
+				m.knobs.followOnOlderEntry = true
+			case "checkafter":
+				m.knobs.checkAfterAcquire = true
+			default:
+				panic("unknown fix " + f)
+			}
+		}
 		return &simMachine{m: m}
 	}
 }
@@ -185,7 +204,7 @@ func toSimNodeEffect(m *machine, a mAction) sim.Effect {
 }
 
 func simOptionsFromFlags() sim.Options {
-	return sim.Options{Exclude: splitList(*simExclude), StrictEpochs: *simStrict}
+	return sim.Options{Exclude: splitList(*simExclude), StrictEpochs: *simStrict, Fixes: splitList(*simFixes), SameTTL: *simSameTTL}
 }
 
 // explored is what exploreSeeds found.
@@ -297,6 +316,7 @@ func TestMachineSimNegativeControls(t *testing.T) {
 		{"clock drift beyond SafetyMargin", func(o *sim.Options) { o.DriftBound = 0.25 }},
 		{"SafetyMargin 0 with drift inside the default bound", func(o *sim.Options) { o.MarginZero, o.DriftBound = true, 0.03 }},
 		{"bug 1: waiting the TTL of what the key holds now", func(o *sim.Options) { o.Bug1, o.MixedTTL = true, true }},
+		{"rule 31 undone: taking over a floor record from its writer's memory only", func(o *sim.Options) { o.NoRule31 = true }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opt := defaultSimOptions()
@@ -306,14 +326,43 @@ func TestMachineSimNegativeControls(t *testing.T) {
 	}
 }
 
-// TestMachineSimKnownGaps shows, with a seed, each safety gap the
-// simulator finds in the protocol as the machine models it.
+// TestMachineSimKnownGaps replays, for each gap the simulator finds in
+// main's rules (docs/sim.md, gaps A-F), a seed whose violation was traced
+// to it, and checks that it still fails that way. When main closes a gap,
+// its row fails: move the row's fault kinds into the default run.
 func TestMachineSimKnownGaps(t *testing.T) {
+	all := []string{"revfloor", "keepepochs", "follownew", "checkafter"}
 	for _, c := range []struct {
 		name string
+		seed uint64
 		opt  sim.Options
-	}{} {
-		t.Run(c.name, func(t *testing.T) { findViolation(t, 5000, c.opt) })
+		want string
+	}{
+		{"A: a forged low record taken over after the first sight ignores the revision floor",
+			301, sim.Options{Exclude: []string{"recreate", "bucket-delete"}}, "epoch did not grow: n1 epoch 5 after n2 epoch 7"},
+		{"B: records the watch showed, dropped unread with it, are forgotten",
+			1235, sim.Options{Exclude: []string{"forged"}}, "epoch did not grow: n1 epoch 2 after n2 epoch 6"},
+		{"B: records dropped as older than the one seen are forgotten",
+			136, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: []string{"revfloor", "follownew", "checkafter"}},
+			"epoch did not grow: n2 epoch 6 after n2 epoch 6"},
+		{"C: an older entry from a new bucket keeps the old watch, whose entries pass for the new bucket's",
+			516, sim.Options{Exclude: []string{"forged"}}, "epoch did not grow: n2 epoch 7 after n3 epoch 7"},
+		{"D: the bucket created again between the identity check and the takeover's compare-and-swap",
+			1665, sim.Options{}, "tenures overlap: n3 epoch 12"},
+		{"E: a held record below the epoch a running node remembers is not corrected",
+			1934, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all}, "epoch did not grow: n2 epoch 3 after n3 epoch 18"},
+		{"F: the deleted-bucket grace counts across a creation the node did not see",
+			35, sim.Options{}, "n4: permanent error"},
+		{"§5.6 (stated): a new bucket elects a short-TTL node beside a cut-off long-TTL holder",
+			321, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all}, "tenures overlap: n2 epoch 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := sim.Run(c.seed, c.opt, simFactory(c.opt))
+			if !out.Failed() || !strings.Contains(out.Violations[0], c.want) {
+				t.Fatalf("seed %d no longer fails with %q: %v", c.seed, c.want, out.Violations)
+			}
+			t.Logf("seed %d: %s", c.seed, out.Violations[0])
+		})
 	}
 }
 

@@ -562,6 +562,15 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{102, bucketGoneE, []string{"cooldown", "reply 7 ErrBucketDeleted", "write release-stale rev=1 epoch=1", "arm -"}},
 				mStep{103, bucketGoneE, []string{"unwatch", "arm +250ms"}},
 			)},
+		{name: "entries of a replaced watch kept while a request was out are dropped with it (simulator seed 230)",
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, held(6, "b", 3, time.Second), []string{"arm -"}}, // the old watch's, kept
+				mStep{502, notFound, []string{"incarnation", "arm -"}},
+				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{504, ok, []string{"leader -", "arm -"}},
+				mStep{505, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+			)},
 		{name: "rule 31 (TestSafety04PurgedWhileTheHighestMemoryIsCutOff): taking over a floor record counts from its revision",
 			bucket: bucketFacts{lastSeqAtOpen: 1},
 			steps: []mStep{

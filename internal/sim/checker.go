@@ -16,6 +16,8 @@ type checker struct {
 	lastHook   map[*proc]string
 	first      time.Duration // when the first violation happened
 	maxEpoch   int64         // the highest epoch of a tenure so far
+	maxInc     uint64        // the bucket's identity when it began
+	maxRev     uint64        // the revision of its record
 	excused    int           // tenures whose epoch did not grow, excused (forgotten)
 }
 
@@ -65,9 +67,11 @@ func (c *checker) become(p *proc, epoch int64) {
 	c.lastHook[p] = "become"
 	t := &tenure{node: p.cfg.ID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62}
 	if epoch <= c.maxEpoch && !p.w.opt.StrictEpochs {
-		t.forgotten = p.w.forgotten(p, c.maxEpoch)
+		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev)
 	}
-	c.maxEpoch = max(c.maxEpoch, epoch)
+	if epoch > c.maxEpoch {
+		c.maxEpoch, c.maxInc, c.maxRev = epoch, p.w.kv.inc, p.wroteAt
+	}
 	c.tenures = append(c.tenures, t)
 	c.live[p] = t
 }

@@ -128,7 +128,7 @@ func (w *world) heal(p *proc) {
 		return
 	}
 	w.logf("%s: heal", p.cfg.ID)
-	p.connected = true
+	p.connected, p.reachable = true, w.now
 	p.reconnects++
 	if p.up && p.needWatch {
 		p.needWatch = false

@@ -81,7 +81,7 @@ func (p *proc) serve(e Effect) Result {
 		}
 		w.logf("%s: %s", p.cfg.ID, describeWrite(e, rev, kind))
 		if kind == ResultOK {
-			p.wroteAt = rev
+			p.wroteAt, p.wroteWhen = rev, w.now
 			w.epochs[recordEpoch(e.Value)] = true
 			w.entryAdded()
 		}

@@ -29,11 +29,12 @@ type proc struct {
 	reconnects uint64
 	slow       bool
 	watch      *watcher
-	needWatch  bool   // started while cut off: Start's watch opens at reconnect
-	knownInc   uint64 // the bucket identity the node knows
-	knows      int64  // the highest epoch of a record this process was shown
-	wroteAt    uint64 // the revision of its last write that landed
-	knewAt     int64  // knows, when it sent its last write
+	needWatch  bool          // started while cut off: Start's watch opens at reconnect
+	knownInc   uint64        // the bucket identity the node knows
+	knows      []known       // the highest epoch of a record this process was shown, as it grew
+	wroteAt    uint64        // the revision of its last write that landed
+	wroteWhen  time.Duration // and when
+	reachable  time.Duration // last started, healed or resumed
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
 }
@@ -48,7 +49,7 @@ type watcher struct {
 
 func (w *world) makeProcs() {
 	n := 2 + w.rnd.IntN(4)
-	mixed := w.opt.MixedTTL || w.rnd.IntN(3) == 0
+	mixed := (w.opt.MixedTTL || w.rnd.IntN(3) == 0) && !w.opt.SameTTL
 	w.slowNet = w.rnd.IntN(2) == 0
 	for i := 0; i < n; i++ {
 		ttl := time.Second
@@ -56,7 +57,7 @@ func (w *world) makeProcs() {
 			ttl = 3 * time.Second
 		}
 		cfg := NodeConfig{ID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1}
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, NoRule31: w.opt.NoRule31, Fixes: w.opt.Fixes}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -85,7 +86,7 @@ func (p *proc) real(at time.Time) time.Duration {
 func (p *proc) start() {
 	w := p.w
 	p.gen++
-	p.up, p.paused, p.inbox, p.hooksFree, p.knows = true, false, nil, 0, 0
+	p.up, p.paused, p.inbox, p.hooksFree, p.knows, p.reachable = true, false, nil, 0, nil, w.now
 	if w.kv.deleted {
 		w.createBucket() // Start creates a bucket it does not find
 	}
@@ -155,10 +156,27 @@ func (p *proc) learn(ev Event) {
 		entries = append([]Entry{e.Entry}, e.History...)
 	}
 	for _, e := range entries {
-		if e.Op == OpPut {
-			p.knows = max(p.knows, recordEpoch(e.Value))
+		if e.Op == OpPut && recordEpoch(e.Value) > p.knowsAt(p.w.now) {
+			p.knows = append(p.knows, known{at: p.w.now, epoch: recordEpoch(e.Value)})
 		}
 	}
+}
+
+// known is an epoch a process learned at a time.
+type known struct {
+	at    time.Duration
+	epoch int64
+}
+
+// knowsAt is the highest epoch the process had been shown by time t.
+func (p *proc) knowsAt(t time.Duration) int64 {
+	e := int64(0)
+	for _, k := range p.knows {
+		if k.at <= t {
+			e = max(e, k.epoch)
+		}
+	}
+	return e
 }
 
 func (p *proc) resume() {
@@ -166,7 +184,7 @@ func (p *proc) resume() {
 		return
 	}
 	p.w.logf("%s: resume", p.cfg.ID)
-	p.paused = false
+	p.paused, p.reachable = false, p.w.now
 	inbox := p.inbox
 	p.inbox = nil
 	for _, ev := range inbox {
@@ -188,10 +206,7 @@ func (p *proc) effect(e Effect) {
 				}
 			})
 		}
-	case Write:
-		p.knewAt = p.knows
-		p.request(e)
-	case Get, History, Incarnation, Watch:
+	case Write, Get, History, Incarnation, Watch:
 		p.request(e)
 	case Unwatch:
 		p.watch = nil
@@ -244,14 +259,18 @@ func (p *proc) finished(e Finished) {
 		w.chk.permanent(p, e.Err)
 	}
 	p.crash("finished")
-	if w.now < w.quietAt {
-		w.at(w.now+w.dur(10*time.Millisecond, 2*time.Second), func() { p.restart() })
+	// A Stop handled after faults stopped (it waited out a pause or a
+	// partition) restarts too: the quiet phase runs every node.
+	d := w.dur(10*time.Millisecond, 2*time.Second)
+	if w.now >= w.quietAt {
+		d = 10 * time.Millisecond
 	}
+	w.at(w.now+d, func() { p.restart() })
 }
 
 func (p *proc) restart() {
-	if p.up || p.w.now >= p.w.quietAt {
-		return // the quiet phase restarts every node
+	if p.up {
+		return
 	}
 	p.start()
 }

@@ -22,6 +22,11 @@ type NodeConfig struct {
 	// Bug1 asks the logic to reintroduce bug 1 (wait only the TTL of what
 	// the key holds now): a negative control.
 	Bug1 bool
+	// NoRule31 asks the logic to undo rule 31 (a floor record's revision
+	// as an epoch floor): a negative control.
+	NoRule31 bool
+	// Fixes names fixes under evaluation the logic should apply.
+	Fixes []string
 }
 
 // BucketFacts are what a node learns of the bucket when it opens it.

@@ -16,11 +16,16 @@ type Options struct {
 	MarginZero bool
 	// Bug1 asks the logic to reintroduce bug 1.
 	Bug1 bool
-	// MixedTTL forces LeaseTTLs of 1s and 3s; otherwise a seed picks.
-	MixedTTL bool
+	// MixedTTL forces LeaseTTLs of 1s and 3s, SameTTL 1s for every node;
+	// otherwise a seed picks.
+	MixedTTL, SameTTL bool
 	// Exclude names fault kinds this run never injects ("purge",
 	// "forged-release", ...: see faultNames).
 	Exclude []string
+	// NoRule31 asks the logic to undo rule 31 (NodeConfig.NoRule31).
+	NoRule31 bool
+	// Fixes names fixes under evaluation for the logic (NodeConfig.Fixes).
+	Fixes []string
 	// StrictEpochs counts every epoch that does not grow as a violation,
 	// even where nothing left knew the earlier one (world.forgotten).
 	StrictEpochs bool
@@ -169,23 +174,23 @@ func (w *world) loop(until time.Duration) {
 	w.now = until
 }
 
-// forgotten says nothing left knows epoch when leader's tenure begins:
-// no node that runs and is connected has seen it (the leader: when it
-// wrote its record), the lease key's kept history before that record
-// does not hold it, and
-// the stream's last sequence before the leader's record is below it (so
-// the revision floor cannot stand for it either). A new tenure at or
-// below it is then the protocol's stated limit (docs/design.md §5.4: a
-// bucket created again while every node that remembers is stopped or cut
-// off; §5.5: an epoch known only from values since removed; rule 31:
-// epochs carried into a new bucket exceed its revisions), not a violation.
-func (w *world) forgotten(leader *proc, epoch int64) bool {
+// forgotten says nothing left knows epoch (led with a record at revision
+// rev of the bucket with identity inc) when leader's tenure begins: no
+// node that runs, and has been connected (not paused) for its LeaseTTL (a
+// node that reconnects finds a new bucket by reading the key back, half
+// its TTL later), had seen it when the leader's record was stored; the
+// lease key's kept history before that record does not hold it; and the
+// revision floor cannot stand for it: it was led in a bucket since
+// deleted, or above its record's revision (an epoch carried into a
+// bucket created again). A new tenure at or below it is then the
+// protocol's stated limit (docs/design.md §5.4: a bucket created again
+// while every node that remembers is stopped or cut off; §5.5: an epoch
+// known only from values since removed, the revision no floor in a
+// recreated bucket; rule 31), not a violation.
+func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
 	for _, p := range w.procs {
-		knows := p.knows
-		if p == leader {
-			knows = p.knewAt
-		}
-		if p.up && p.connected && !p.paused && knows >= epoch {
+		settled := p.reachable+p.cfg.LeaseTTL <= leader.wroteWhen
+		if p.up && p.connected && !p.paused && settled && p.knowsAt(leader.wroteWhen) >= epoch {
 			return false
 		}
 	}
@@ -194,7 +199,7 @@ func (w *world) forgotten(leader *proc, epoch int64) bool {
 			return false
 		}
 	}
-	return leader.wroteAt <= uint64(epoch)
+	return inc != w.kv.inc || rev < uint64(epoch)
 }
 
 // logf adds a line to the trace, when the run keeps one.
