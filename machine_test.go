@@ -590,3 +590,71 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
 	}
 }
+
+// TestMachineFixesUnderEvaluation holds the machine knobs that try a fix
+// for a gap the simulator found in main's rules (docs/sim.md, gaps A-D):
+// each row shows main's decision and the knob's.
+func TestMachineFixesUnderEvaluation(t *testing.T) {
+	// followB, then a forged held record at a low epoch, waited out.
+	forgedLow := func(acquire string) []mStep {
+		return withPrefix(followB,
+			mStep{100, held(9, "x", 1, time.Second), []string{"leader x", "arm +500ms"}},
+			mStep{600, readBacks{1090, held(9, "x", 1, time.Second)}, nil},
+			mStep{1100, evTick{}, []string{"get", "arm -"}},
+			mStep{1100, got(held(9, "x", 1, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+			mStep{1100, incarnation(false, 9), []string{"history", "arm -"}},
+			mStep{1101, hist(held(9, "x", 1, time.Second)), []string{acquire, "arm -"}},
+		)
+	}
+	for _, c := range []mCase{
+		{name: "gap A, main: a forged low held record seen after others is taken over above the memory only",
+			steps: forgedLow("write acquire rev=9 epoch=4")},
+		{name: "gap A, revfloor: above its revision too",
+			setup: func(m *machine) { m.knobs.revisionFloorAlways = true },
+			steps: forgedLow("write acquire rev=9 epoch=9")},
+		{name: "gap B, keepepochs: an entry dropped with its watch still teaches its epoch",
+			setup: func(m *machine) { m.knobs.keepDroppedEpochs = true },
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, held(6, "b", 7, time.Second), []string{"arm -"}}, // kept, then dropped
+				mStep{502, notFound, []string{"incarnation", "arm -"}},
+				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{504, ok, []string{"leader -", "arm -"}},
+				mStep{505, evSynced{}, []string{"write seed create epoch=7 floor ttl=1s", "arm -"}},
+			)},
+		{name: "gap C, main: an older entry from a new bucket keeps the watch",
+			steps: withPrefix(followB,
+				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"leader c", "arm +500ms"}},
+			)},
+		{name: "gap C, follownew: it follows the new bucket, watch and all",
+			setup: func(m *machine) { m.knobs.followOnOlderEntry = true },
+			steps: withPrefix(followB,
+				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"watch", "arm -"}},
+				mStep{106, ok, []string{"leader -", "arm -"}},
+			)},
+		{name: "gap D, checkafter: an acquire that landed in a bucket created since the check leads nothing",
+			bucket: oldEmptyBucket,
+			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{2, wrote(1), []string{"incarnation", "arm -"}},
+				{3, incarnation(true, 1), []string{"watch", "arm -"}},
+			}},
+		{name: "gap D, checkafter: the same bucket: lead from the write's send time",
+			bucket: oldEmptyBucket,
+			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{2, wrote(1), []string{"incarnation", "arm -"}},
+				{3, incarnation(false, 1), []string{"become 1", "leader a", "arm +248ms"}},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
