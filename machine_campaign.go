@@ -57,6 +57,21 @@ func (m *machine) learn(ent kvEntry) {
 	}
 }
 
+// revisionIsFloor says the revision of what the key holds is an epoch
+// floor for the next tenure: over garbage and markers, at the first
+// sight (a forged low epoch must not turn the epoch back), and over a
+// floor record, whose writer may remember less than a compaction removed
+// (rule 31).
+func (m *machine) revisionIsFloor(c observed) bool {
+	switch {
+	case !c.valid, m.lv.observations <= 1:
+		return true
+	case c.lease.Floor && !m.knobs.floorWithoutRevision:
+		return true
+	}
+	return m.knobs.revisionFloorAlways && !(c.released() && c.handedBack)
+}
+
 // nextEpoch is the epoch of a new tenure (§2.4).
 func (m *machine) nextEpoch() (int64, error) {
 	c := m.lv.cur
@@ -65,10 +80,7 @@ func (m *machine) nextEpoch() (int64, error) {
 		floor = max(floor, c.lease.Epoch)
 	}
 	switch {
-	// Over a floor record too: its writer may remember less than a
-	// compaction removed (rule 31).
-	case c.present && (!c.valid || m.lv.observations <= 1 || (c.lease.Floor && !m.knobs.floorWithoutRevision) ||
-		(m.knobs.revisionFloorAlways && !(c.released() && c.handedBack))):
+	case c.present && m.revisionIsFloor(c):
 		floor = max(floor, revisionEpoch(c.rev)-1)
 	case !c.present:
 		floor = max(floor, revisionEpoch(m.lv.revFloor))
