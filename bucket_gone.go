@@ -1,8 +1,7 @@
 package cluster
 
 // A deleted bucket: the node keeps running, and its memory of the epoch,
-// for a grace period in which the bucket may be created again; only then
-// does it stop with ErrBucketDeleted.
+// for as long as it runs, leading nothing, until the bucket exists again.
 
 import (
 	"errors"
@@ -10,27 +9,26 @@ import (
 	"time"
 )
 
-// bucketGoneGrace is how long a node waits for its deleted bucket to be
-// created again before it stops with ErrBucketDeleted: three takeover
-// waits, at least 5s. A node that stopped at once took its memory of the
-// epoch with it, and if every node that remembered did, the new bucket
-// started again at epoch 1 (rule 29 in docs/design.md).
-func (e *election) bucketGoneGrace() time.Duration {
-	return max(3*e.takeoverWait(), 5*time.Second)
-}
+// bucketGoneReport is how often a node whose bucket is gone says so again.
+const bucketGoneReport = time.Minute
 
-// bucketDeleted handles ErrBucketDeleted from any request: within the
-// grace, the tenure ends (nothing can be renewed), the watch goes, and the
-// node looks for the bucket every RenewInterval (stepBucketGone). It
-// reports false once the grace has passed: the error is then permanent.
-func (e *election) bucketDeleted(err error) bool {
+// bucketDeleted handles ErrBucketDeleted from any request: the tenure ends
+// (nothing can be renewed), the watch goes, and the node looks for the
+// bucket every RenewInterval (stepBucketGone). It does not stop: its
+// memory of the epoch is what carries the epoch into a bucket created
+// again. Nodes that stopped after a grace of 5s, and were started again by
+// their supervisor with no memory, began a new bucket at epoch 1 (rule 29
+// in docs/design.md).
+func (e *election) bucketDeleted(err error) {
 	now := time.Now()
-	if e.goneSince.IsZero() {
-		e.goneSince = now
-		e.log.Warn("the bucket was deleted; waiting for it to be created again", "bucket", e.store.bucket, "grace", e.bucketGoneGrace())
-	}
-	if now.Sub(e.goneSince) >= e.bucketGoneGrace() {
-		return false
+	switch {
+	case e.goneSince.IsZero():
+		e.goneSince, e.goneReported = now, now
+		e.log.Warn("the bucket was deleted; waiting for it to be created again, leading nothing", "bucket", e.store.bucket, "error", err)
+	case now.Sub(e.goneReported) >= bucketGoneReport:
+		e.goneReported = now
+		e.log.Error("the bucket is still deleted; waiting for it, leading nothing (Stop the node to give up)",
+			"bucket", e.store.bucket, "gone_for", now.Sub(e.goneSince).Round(time.Second))
 	}
 	if e.t != nil {
 		e.lose(fmt.Errorf("%w: %w", ErrEpochMismatch, err))
@@ -38,7 +36,6 @@ func (e *election) bucketDeleted(err error) bool {
 	e.stopWatch()
 	e.watchAt = time.Time{}
 	e.goneCheckAt = now.Add(e.cfg.RenewInterval)
-	return true
 }
 
 // stepBucketGone looks for the deleted bucket: once it exists again, the
@@ -52,9 +49,7 @@ func (e *election) stepBucketGone(now time.Time) (time.Time, bool) {
 	cancel()
 	switch {
 	case errors.Is(err, ErrBucketDeleted):
-		if !e.bucketDeleted(err) {
-			e.failNow(err)
-		}
+		e.bucketDeleted(err)
 		return e.goneCheckAt, false
 	case err != nil && classify(err) == classPermanent:
 		e.failNow(err)

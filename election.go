@@ -63,8 +63,10 @@ type election struct {
 	retryAt   time.Time // backoff after a transient error while campaigning
 	failures  int       // consecutive transient failures while campaigning
 
-	goneSince   time.Time // the bucket was found deleted (bucket_gone.go)
-	goneCheckAt time.Time // look for it again at this time
+	goneSince time.Time // the bucket was found deleted (bucket_gone.go)
+	// goneReported is when the node last logged that its bucket is gone.
+	goneReported time.Time
+	goneCheckAt  time.Time // look for it again at this time
 
 	t             *tenure
 	lastEpoch     int64 // epoch of this node's last tenure
@@ -271,8 +273,9 @@ func (e *election) handle(c command) {
 
 // fail stops the election for good after a permanent error.
 func (e *election) fail(err error) {
-	if errors.Is(err, ErrBucketDeleted) && e.bucketDeleted(err) {
-		return // waiting for the bucket to be created again (bucket_gone.go)
+	if errors.Is(err, ErrBucketDeleted) {
+		e.bucketDeleted(err) // waits for the bucket to be created again (bucket_gone.go)
+		return
 	}
 	e.failNow(err)
 }

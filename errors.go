@@ -36,11 +36,11 @@ var (
 	// ErrInvalidConfig: a Config field (or an argument such as StepDownTo's
 	// node ID) is missing or out of range. The wrapping message names it.
 	ErrInvalidConfig = errors.New("cluster: invalid config")
-	// ErrBucketDeleted: the coordination bucket disappeared while the node
-	// was running, and was not created again within the grace (three
-	// takeover waits, at least 5s), during which the node keeps running
-	// without leading and follows a bucket created again. Permanent: the
-	// node then stops.
+	// ErrBucketDeleted: the coordination bucket does not exist (deleted
+	// while the node ran). State calls return it, and a Start that races
+	// the deletion. A running node does not stop on it: it leads nothing
+	// and waits for the bucket, keeping its memory of the epoch, for as
+	// long as it runs (docs/design.md rule 29); Stop ends the wait.
 	ErrBucketDeleted = errors.New("cluster: bucket deleted")
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.

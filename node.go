@@ -260,7 +260,8 @@ func (n *Node) Conn() *nats.Conn {
 func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Err returns why the Node stopped on its own: an error wrapping
-// ErrBucketDeleted, ErrPermissionDenied or another permanent cause. It is
+// ErrPermissionDenied, ErrBucketConfig or another permanent cause (not
+// ErrBucketDeleted: a node waits for its bucket). It is
 // nil while running and after a plain Stop.
 func (n *Node) Err() error {
 	n.mu.Lock()

@@ -686,3 +686,33 @@ func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
 	}
 	rec.check(t)
 }
+
+// TestSafety03BucketGoneLongerThanAGrace: the bucket stays deleted for 8s
+// (the JetStream cluster could not place it again: chaos, seed 42, one
+// hour, 23s gone). Every node stopped with ErrBucketDeleted after a grace
+// of 5s, their supervisor started them again with no memory, and the
+// bucket they created began again at epoch 1, below fencing tokens already
+// handed out. A node waits for its bucket for as long as it runs.
+func TestSafety03BucketGoneLongerThanAGrace(t *testing.T) {
+	srv, rec, id := setup(t)
+	nodes := startNodes(t, srv, rec, id, "a", "b", "c")
+	leader := waitOneLeader(t, nodes, 5*time.Second)
+	epoch := leader.Epoch()
+	nc := srv.Connect(t)
+	js, _ := jetstream.New(nc)
+	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 3*time.Second, func() bool { return len(leaders(nodes)) == 0 }, "a node still leads with its bucket deleted")
+	gone := time.Now()
+	natstest.WaitFor(t, 10*time.Second, func() bool { return time.Since(gone) > 8*time.Second }, "")
+	safetyNoneStopped(t, nodes)
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	l := waitOneLeader(t, nodes, 15*time.Second)
+	if l.Epoch() <= epoch {
+		t.Errorf("%s leads at epoch %d in the bucket created again; epoch %d was handed out before", l.NodeID(), l.Epoch(), epoch)
+	}
+	rec.check(t)
+}

@@ -83,7 +83,9 @@ const jsErrCodeAtomicPublishDisabled jetstream.ErrorCode = 10174
 // every write's Expect holds, or nothing lands. They are stored in order
 // at consecutive revisions; it returns the last write's. A precondition
 // that does not hold fails it with an error wrapping ErrStateConflict
-// that names the key; a lease that moved, with ErrFenced. It needs
+// that names the key; a lease that moved, with ErrFenced. After
+// ErrWriteUncertain or a timeout the outcome is unknown: if it landed, it
+// landed whole, once, within this tenure. It needs
 // nats-server 2.12 or later and a bucket that allows atomic batches (see
 // EnableCommit); otherwise it fails with an error wrapping
 // ErrBucketConfig. A key may appear once per Commit. A compare-and-set of

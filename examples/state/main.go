@@ -311,10 +311,10 @@ func (w *worker) once(ctx context.Context, state *cluster.State) error {
 		return err
 	}
 	if _, err := state.Put(ctx, counterKey, []byte(strconv.FormatInt(v+1, 10))); err != nil {
-		if errors.Is(err, cluster.ErrNotLeader) {
-			return err
+		if errors.Is(err, cluster.ErrNotLeader) && !errors.Is(err, cluster.ErrWriteUncertain) {
+			return err // refused: nothing landed
 		}
-		return fmt.Errorf("%w: %w", errPut, err)
+		return fmt.Errorf("%w: %w", errPut, err) // it may have landed
 	}
 	return nil
 }

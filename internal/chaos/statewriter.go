@@ -187,12 +187,12 @@ func stateOutcome(err error) (Outcome, string) {
 	switch {
 	case err == nil:
 		return Acked, ""
+	case errors.Is(err, cluster.ErrWriteUncertain): // it wraps ErrNotLeader too
+		return Unknown, "uncertain"
 	case errors.Is(err, cluster.ErrFenced):
 		return Fenced, ""
 	case errors.Is(err, cluster.ErrNotLeader):
 		return NotLeader, ""
-	case errors.Is(err, cluster.ErrWriteUncertain):
-		return Unknown, "uncertain"
 	case errors.Is(err, context.DeadlineExceeded):
 		return Unknown, "timeout"
 	case errors.Is(err, cluster.ErrStopped), errors.Is(err, cluster.ErrNotStarted):

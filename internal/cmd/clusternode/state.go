@@ -59,6 +59,8 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return "acked"
+	case errors.Is(err, cluster.ErrWriteUncertain): // it wraps ErrNotLeader too
+		return "uncertain"
 	case errors.Is(err, cluster.ErrFenced):
 		return "fenced"
 	case errors.Is(err, cluster.ErrNotLeader):
