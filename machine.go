@@ -342,9 +342,11 @@ func (m *machine) publish() {
 }
 
 // fail stops the election for good after a permanent error; a deleted
-// bucket is waited for first (machine_gone.go, rule 29).
+// bucket is waited for instead, for as long as the node runs
+// (machine_gone.go, rule 29).
 func (m *machine) fail(now time.Time, err error) {
-	if errors.Is(err, ErrBucketDeleted) && m.bucketDeleted(now, err) {
+	if errors.Is(err, ErrBucketDeleted) {
+		m.bucketDeleted(now, err)
 		return
 	}
 	m.failNow(now, err)

@@ -1,9 +1,8 @@
 package cluster
 
 // The machine's deleted bucket (bucket_gone.go's rules, rule 29): the node
-// keeps running, and its memory of the epoch, for a grace in which the
-// bucket may be created again; only then does it stop with
-// ErrBucketDeleted.
+// keeps running, and its memory of the epoch, for as long as it runs,
+// leading nothing, until the bucket exists again; Stop ends the wait.
 
 import (
 	"errors"
@@ -17,21 +16,14 @@ type bucketGone struct {
 	checkAt time.Time // look for it again at this time
 }
 
-// bucketGoneGrace is how long a node waits for its deleted bucket: three
-// takeover waits, at least 5s.
-func (m *machine) bucketGoneGrace() time.Duration {
-	return max(3*m.takeoverWait(), 5*time.Second)
-}
-
-// bucketDeleted handles ErrBucketDeleted from any request: within the
-// grace, the tenure ends, the watch goes, and the node looks for the
-// bucket every RenewInterval. It reports false once the grace has passed.
-func (m *machine) bucketDeleted(now time.Time, err error) bool {
+// bucketDeleted handles ErrBucketDeleted from any request: the tenure
+// ends, the watch goes, and the node looks for the bucket every
+// RenewInterval. It does not stop: its memory of the epoch is what carries
+// the epoch into a bucket created again. (The loop's log lines, a warning
+// at once and an error every minute, are the driver's.)
+func (m *machine) bucketDeleted(now time.Time, err error) {
 	if m.gone.since.IsZero() {
 		m.gone.since = now
-	}
-	if now.Sub(m.gone.since) >= m.bucketGoneGrace() {
-		return false
 	}
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, err))
@@ -42,7 +34,6 @@ func (m *machine) bucketDeleted(now time.Time, err error) bool {
 	m.dropWatchEvents()
 	m.lv.watching, m.lv.synced, m.lv.watchAt = false, false, time.Time{}
 	m.gone.checkAt = now.Add(m.cfg.RenewInterval)
-	return true
 }
 
 // stepBucketGone looks for the deleted bucket.
@@ -61,9 +52,7 @@ func (m *machine) stepBucketGone(now time.Time) (time.Time, bool) {
 func (m *machine) onGone(now time.Time, r evResult) {
 	switch {
 	case errors.Is(r.err, ErrBucketDeleted):
-		if !m.bucketDeleted(now, r.err) {
-			m.failNow(now, r.err)
-		}
+		m.bucketDeleted(now, r.err)
 	case r.err != nil && r.class == classPermanent:
 		m.failNow(now, r.err)
 	case r.err != nil:

@@ -22,6 +22,18 @@ func withPrefix(prefix []mStep, steps ...mStep) []mStep {
 	return append(append([]mStep{}, prefix...), steps...)
 }
 
+// stillGone is the deleted-bucket wait from from until to (ms): every
+// RenewInterval the node asks for the bucket and finds it still deleted.
+func stillGone(from, to int) []mStep {
+	var steps []mStep
+	for ms := from; ms < to; ms += 251 {
+		steps = append(steps,
+			mStep{ms, evTick{}, []string{"incarnation", "arm -"}},
+			mStep{ms + 1, bucketGoneE, []string{"arm +250ms"}})
+	}
+	return steps
+}
+
 // followB has node a follow b's record (epoch 3, TTL 1s) at revision 5.
 var followB = []mStep{
 	{0, held(5, "b", 3, time.Second), []string{"leader b", "arm -"}},
@@ -545,15 +557,37 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{1004, ok, []string{"leader -", "arm -"}},
 				mStep{1005, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
-		{name: "rule 29 (TestBucketDeletedStopsAfterGrace): after three takeover waits (at least 5s) the node stops with ErrBucketDeleted",
-			steps: withPrefix(followB,
+		{name: "rule 29 (TestBucketDeletedIsWaitedForUntilStop): the leader loses its tenure; the node waits for the bucket, leading nothing, past any grace, until Stop",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{950, transient, []string{"leader -", "get", "arm -"}},
+				mStep{951, bucketGoneE, []string{"unwatch", "arm +250ms"}},
+			), append(stillGone(1201, 61201),
+				mStep{61300, evStop{token: 5}, []string{"reply 5 ok", "finished"}},
+			)...),
+			check: func(t *testing.T, m *machine) {
+				if m.err != nil {
+					t.Errorf("err = %v after Stop, want nil", m.err)
+				}
+			}},
+		{name: "rule 29 (TestSafety03BucketGoneLongerThanAGrace): a bucket gone 8s is waited for; the epoch carries over into the bucket created again",
+			steps: withPrefix(withPrefix(followB,
 				mStep{500, evTick{}, []string{"get", "arm -"}},
 				mStep{501, bucketGoneE, []string{"unwatch", "arm +250ms"}},
-				mStep{5400, evTick{}, []string{"incarnation", "arm -"}},
-				mStep{5401, bucketGoneE, []string{"arm +250ms"}},
-				mStep{5651, evTick{}, []string{"incarnation", "arm -"}},
-				mStep{5652, bucketGoneE, []string{"fail ErrBucketDeleted", "finished"}},
-			)},
+			), append(stillGone(751, 8751),
+				mStep{8800, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{8801, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{8802, ok, []string{"leader -", "arm -"}},
+				mStep{8803, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{8804, wrote(1), []string{"arm +250ms"}},
+				mStep{9054, readBacks{9794, floorRec(1, 3, time.Second)}, nil},
+				mStep{9804, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{9804, incarnation(false, 1), []string{"history", "arm -"}},
+				mStep{9815, hist(floorRec(1, 3, time.Second)), []string{"write acquire rev=1 epoch=4", "arm -"}},
+				mStep{9816, wrote(2), []string{"become 4", "leader a", "arm +249ms"}},
+			)...)},
 		{name: "rule 29: a release refused in a deleted bucket ends the step-down with its error; the node then waits for the bucket",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
