@@ -212,6 +212,8 @@ type explored struct {
 	failures  []sim.Outcome // at most the max asked for
 	ran       int           // seeds run
 	forgotten int           // seeds with an epoch nothing left knew (excused)
+	faults    int64         // faults injected in all
+	simulated time.Duration // simulated real time in all
 }
 
 // exploreSeeds runs count seeds from first on the machine's cores.
@@ -220,6 +222,8 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 		next      atomic.Uint64
 		ran       atomic.Int64
 		forgotten atomic.Int64
+		faults    atomic.Int64
+		simulated atomic.Int64 // nanoseconds
 		mu        sync.Mutex
 		failures  []sim.Outcome
 		wg        sync.WaitGroup
@@ -243,6 +247,8 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 				}
 				out := sim.Run(seed, opt, factory)
 				ran.Add(1)
+				faults.Add(int64(out.Faults))
+				simulated.Add(int64(out.Simulated))
 				if out.Forgotten > 0 {
 					forgotten.Add(1)
 				}
@@ -255,7 +261,8 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 		}()
 	}
 	wg.Wait()
-	return explored{failures: failures, ran: int(ran.Load()), forgotten: int(forgotten.Load())}
+	return explored{failures: failures, ran: int(ran.Load()), forgotten: int(forgotten.Load()),
+		faults: faults.Load(), simulated: time.Duration(simulated.Load())}
 }
 
 // TestMachineSim explores seeds of the simulator against the machine:
@@ -283,6 +290,10 @@ func TestMachineSim(t *testing.T) {
 	el := time.Since(start)
 	t.Logf("explored %d seeds from %d in %v: %.0f seeds/s; %d with an epoch nothing left knew (the stated limit, excused)",
 		ex.ran, *simFirst, el.Round(time.Millisecond), float64(ex.ran)/el.Seconds(), ex.forgotten)
+	if ex.ran > 0 {
+		t.Logf("%.1f faults per seed; %.1f simulated hours in all, %.1f simulated hours per real minute",
+			float64(ex.faults)/float64(ex.ran), ex.simulated.Hours(), ex.simulated.Hours()/el.Minutes())
+	}
 	for _, f := range ex.failures {
 		t.Error(f.String())
 	}

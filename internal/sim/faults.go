@@ -79,6 +79,7 @@ func (w *world) anyProc() *proc { return w.procs[w.rnd.IntN(len(w.procs))] }
 
 // fault injects one fault of kind k.
 func (w *world) fault(k faultKind) {
+	w.faults++
 	switch k {
 	case fPartition:
 		w.partition(w.anyProc(), w.dur(50*time.Millisecond, 2*maxTTL(w)))

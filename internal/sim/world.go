@@ -46,6 +46,8 @@ type Outcome struct {
 	// Forgotten counts tenures whose epoch did not grow where nothing
 	// left knew the earlier one: the protocol's stated limit, excused.
 	Forgotten int
+	Faults    int           // faults injected
+	Simulated time.Duration // simulated real time the run covered
 }
 
 // Failed reports whether the checker found a violation.
@@ -85,7 +87,8 @@ func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Du
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
-	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused}, w.chk.first
+	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused,
+		Faults: w.faults, Simulated: w.now}, w.chk.first
 }
 
 // world is one run: the event queue, the bucket, the nodes, the checker.
@@ -98,6 +101,7 @@ type world struct {
 	q       eventQueue
 	seq     uint64
 	events  int
+	faults  int // faults injected
 	kv      *kv
 	procs   []*proc
 	chk     *checker
