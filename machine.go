@@ -16,6 +16,7 @@ package cluster
 
 import (
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -35,8 +36,10 @@ type machine struct {
 	ready readiness      // ReadinessCheck results
 	gone  bucketGone     // the bucket found deleted (machine_gone.go)
 
-	req      *mRequest // the request out, nil when none
-	deferred []mEvent  // events kept while a request is out
+	req      *mRequest     // the request out, nil when none
+	checks   []mValidation // ValidateLeadership calls waiting for a renewal
+	deferred []mEvent      // events kept while a request is out
+	answered int           // answers followed up since a kept event was last handled
 	nextID   uint64
 
 	known    string // leader last reported through actLeaderChange
@@ -181,7 +184,15 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 		next = m.act(now)
 	case evResult:
 		m.onResult(now, e)
-		next = m.act(now) // the decision the request was part of goes on
+		m.answered++
+		// The decision the request was part of goes on; but after a few
+		// answers in a row with events kept, the kept events come first
+		// (run): a node whose every decision asks again (a read-back that
+		// times out, on and on) must still hear Stop, as the loop's select
+		// did after at most 9 decisions.
+		if len(m.deferred) == 0 || m.answered < maxAnswersFirst {
+			next = m.act(now)
+		}
 	default:
 		m.deferred = append(m.deferred, ev)
 	}
@@ -194,6 +205,10 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 	return m.out
 }
 
+// maxAnswersFirst is how many answers in a row the machine follows up
+// before it handles the events kept meanwhile.
+const maxAnswersFirst = 8
+
 // run handles the kept events, each followed by the decisions it makes
 // due, as the loop does between two requests, and returns when to look
 // again (next if there was nothing to handle).
@@ -201,6 +216,7 @@ func (m *machine) run(now, next time.Time) time.Time {
 	for m.req == nil && !m.finished && len(m.deferred) > 0 {
 		ev := m.deferred[0]
 		m.deferred = m.deferred[1:]
+		m.answered = 0
 		m.apply(now, ev)
 		next = m.act(now)
 	}
@@ -246,6 +262,8 @@ func (m *machine) applyCommand(now time.Time, ev mEvent) {
 		m.onStepDown(now, e)
 	case evStop:
 		m.onStop(now, e)
+	case evValidate:
+		m.onValidate(now, e)
 	case evControl:
 		m.onControl(now, e)
 	}
@@ -315,6 +333,11 @@ func (m *machine) arm(now time.Time, next time.Time) {
 
 func (m *machine) emit(a mAction) { m.out = append(m.out, a) }
 
+// logf emits a line for the node's log.
+func (m *machine) logf(level slog.Level, msg string, args ...any) {
+	m.emit(actLog{level: level, msg: msg, args: args})
+}
+
 // leading reports whether a tenure is live at now.
 func (m *machine) leading(now time.Time) bool {
 	t := m.own.t
@@ -383,6 +406,16 @@ func (m *machine) shutdown() {
 	}
 	m.publish()
 	m.emit(actFinished{})
+}
+
+// stopNow ends the machine at once, with a request out or not: the Node's
+// teardown has given up waiting for a graceful end.
+func (m *machine) stopNow() []mAction {
+	m.out = nil
+	if !m.shutDown {
+		m.shutdown()
+	}
+	return m.out
 }
 
 // backoff is capped exponential backoff with full jitter over its upper

@@ -5,7 +5,10 @@ package cluster
 // actIncarnation, actWatch) is answered by an evResult with its id; while one is
 // out, the machine makes no other request, as the election loop does.
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // mAction is one output of the machine.
 type mAction interface{ machineAction() }
@@ -69,10 +72,14 @@ type actWatch struct {
 type actUnwatch struct{}
 
 // actBecome queues OnBecomeLeader for a tenure at epoch; its ctx is live
-// until actLose for that epoch, or until deadline passes.
+// until actLose for that epoch, or until the tenure's deadline passes
+// (machine.tenure). cause and wait are the election's, for the metrics.
 type actBecome struct {
-	epoch int64
-	rev   uint64
+	epoch    int64
+	rev      uint64
+	deadline time.Time
+	cause    ElectionCause
+	wait     time.Duration // how long the node saw the lease before it won
 }
 
 // actLose cancels the tenure at epoch and queues OnLoseLeadership.
@@ -97,7 +104,9 @@ type actCooldownKey struct{ d time.Duration }
 type actReply struct {
 	token   uint64
 	err     error         // commands: nil on success
+	epoch   int64         // a validation that succeeded: the proven epoch
 	control bool          // a control request: reply is the answer
+	silent  bool          // a control request nobody answers (not for this node)
 	reply   StepDownReply // control requests
 }
 
@@ -106,6 +115,13 @@ type actFail struct{ err error }
 
 // actFinished says the machine is done (Stop, or a permanent error).
 type actFinished struct{}
+
+// actLog is a line for the node's log: what the machine decided and why.
+type actLog struct {
+	level slog.Level
+	msg   string
+	args  []any
+}
 
 // actArm asks for an evTick at at (zero: no timer needed).
 type actArm struct{ at time.Time }
@@ -125,3 +141,4 @@ func (actReply) machineAction()        {}
 func (actFail) machineAction()         {}
 func (actFinished) machineAction()     {}
 func (actArm) machineAction()          {}
+func (actLog) machineAction()          {}

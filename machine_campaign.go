@@ -6,6 +6,8 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
+	"math"
 	"time"
 )
 
@@ -40,6 +42,7 @@ func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
 	// The history may show a longer TTL than this node knew (rule 17).
 	m.lv.cur.expired = false
 	if until := m.holdUntil(); now.Before(until) {
+		m.logf(slog.LevelInfo, "the lease's history shows a longer TTL; waiting it out", "ttl", m.takeoverWait(), "until", until.Sub(now).Round(time.Millisecond))
 		return
 	}
 	m.lv.cur.expired = true
@@ -107,11 +110,12 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 			sent = p.sent // count from the first attempt at this epoch (rule 24)
 		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
+		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, sent)
 		if m.knobs.checkAfterAcquire {
-			m.checkLanded(now, q.epoch, r.rev, sent)
+			m.checkLanded(now, q.epoch, r.rev, sent, cause, wait)
 			return
 		}
-		m.become(q.epoch, r.rev, sent)
+		m.become(q.epoch, r.rev, sent, cause, wait)
 	case r.class == classConflict:
 		m.waitFor(now, max(q.rev, m.lv.cur.rev))
 		if !m.lv.cur.released() {
@@ -137,8 +141,9 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 // checkLanded asks the bucket's identity after an acquire landed: a
 // bucket created since the check before the write may hold it over a
 // record of its own (checkAfterAcquire).
-func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time) {
-	m.request(&mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent}, func(id uint64) mAction {
+func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
+	q := &mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent, cause: cause, wait: wait}
+	m.request(q, func(id uint64) mAction {
 		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.deadline(sent))}
 	})
 }
@@ -147,12 +152,12 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 	switch {
 	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
-		m.become(q.epoch, q.rev, q.sent)
+		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
 		return
 	case r.err == nil && r.recreated:
 		m.followNewBucket(now, r.lastSeq)
 	case r.class == classTransient && m.deadline(q.sent).Sub(now) > 2*minAttempt:
-		m.checkLanded(now, q.epoch, q.rev, q.sent) // ask again while the tenure could start
+		m.checkLanded(now, q.epoch, q.rev, q.sent, q.cause, q.wait) // ask again while the tenure could start
 		return
 	}
 	// Not known to be the bucket it was checked in: lead nothing, write
@@ -167,10 +172,12 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 	m.tim.failures, m.tim.retryAt = 0, time.Time{}
 	if !now.Before(m.deadline(p.sent)) {
+		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", p.epoch, "revision", rev)
 		m.own.lastEpoch = p.epoch
 		return
 	}
-	m.become(p.epoch, rev, p.sent)
+	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
+	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
 }
 
 // seed writes a floor record: released, at the highest epoch and with the
@@ -192,6 +199,7 @@ func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
 		// floor over the value this one replaced (rule 26).
 		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now}
 		m.lv.observations++
+		m.logf(slog.LevelInfo, "wrote the epoch floor into the lease key", "epoch", q.floor.Epoch, "over_revision", q.rev)
 	case r.class == classPermanent:
 		m.fail(now, r.err)
 	case r.class == classConflict:
@@ -219,4 +227,30 @@ func (m *machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
 // releasedRecord is a released record at epoch, written at now.
 func releasedAt(epoch int64, acquired, now time.Time, next string) []byte {
 	return mustEncode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}
+
+// pendingAcquire is an acquire whose outcome is unknown: the request timed
+// out, but the write may have landed. If the watch (or a read) shows this
+// node's record at this epoch, it landed, and the tenure counts from sent.
+type pendingAcquire struct {
+	epoch int64
+	sent  time.Time
+	above uint64 // the revision it was written over (0 for a create)
+}
+
+// epochAfter is the epoch that follows floor, or ErrEpochExhausted.
+func epochAfter(floor int64) (int64, error) {
+	if floor == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: epoch %d cannot grow", ErrEpochExhausted, floor)
+	}
+	return max(floor, 0) + 1, nil
+}
+
+// revisionEpoch converts a revision to an epoch, saturating: revisions are
+// unsigned, epochs are not.
+func revisionEpoch(rev uint64) int64 {
+	if rev > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(rev)
 }

@@ -5,6 +5,7 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -40,7 +41,8 @@ func (m *machine) onControl(now time.Time, r evControl) {
 	leading := m.leading(now)
 	stale := leading && r.received.Before(m.own.t.acquiredAt)
 	if r.generic && (!leading || stale) {
-		return // only the leader answers on the cluster's subject
+		m.emit(actReply{token: r.token, control: true, silent: true}) // only the leader answers on the cluster's subject
+		return
 	}
 	reply := StepDownReply{Node: m.cfg.NodeID}
 	req, err := decodeStepDown(r.data)
@@ -57,6 +59,7 @@ func (m *machine) onControl(now time.Time, r evControl) {
 		return
 	}
 	epoch, token, to := m.own.t.epoch, r.token, req.To
+	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
 	m.beginDrain(true, to, func(err error) mAction {
 		out := StepDownReply{OK: err == nil, Node: m.cfg.NodeID, Epoch: epoch, To: to}
 		if err != nil {
@@ -96,11 +99,14 @@ func (m *machine) onHealth(now time.Time, err error) {
 		m.ready.passed, m.ready.fails = true, 0
 		if !was {
 			m.conn.stableSince = now
+			m.logf(slog.LevelInfo, "readiness check passes; the node campaigns")
 		}
 		return
 	}
 	m.ready.fails++
+	m.logf(slog.LevelWarn, "readiness check failed", "error", err, "failures", m.ready.fails, "threshold", m.cfg.ReadinessThreshold)
 	if m.ready.fails == m.cfg.ReadinessThreshold && m.own.t != nil && !m.own.t.ended {
+		m.logf(slog.LevelWarn, "readiness check failed too often: stepping down")
 		m.beginDrain(true, "", nil)
 	}
 }

@@ -61,6 +61,9 @@ type evStepDown struct {
 	token uint64
 }
 
+// evValidate is Node.ValidateLeadership: prove the tenure with a renewal.
+type evValidate struct{ token uint64 }
+
 // evStop is Node.Stop.
 type evStop struct{ token uint64 }
 
@@ -110,6 +113,7 @@ func (evLoseStarted) machineEvent()   {}
 func (evLoseDone) machineEvent()      {}
 func (evStepDown) machineEvent()      {}
 func (evStop) machineEvent()          {}
+func (evValidate) machineEvent()      {}
 func (evControl) machineEvent()       {}
 func (evBucketCreated) machineEvent() {}
 func (evResult) machineEvent()        {}

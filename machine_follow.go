@@ -3,7 +3,10 @@ package cluster
 // The machine's follower side: expiry on this node's clock and when to
 // campaign (follow.go's rules, §3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // takeoverWait is W (§3.2, §5.6): this node's LeaseTTL, or the longest TTL
 // any record on the key has carried, whichever is longer.
@@ -99,6 +102,7 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 			return now.Add(m.cfg.RenewInterval), false // not seeing renewals is not expiry
 		}
 		m.lv.cur.expired = true
+		m.logf(slog.LevelInfo, "lease expired on this node's clock", "holder", m.lv.cur.lease.NodeID, "revision", m.lv.cur.rev, "present", m.lv.cur.present)
 		return time.Time{}, true
 	}
 	if !m.campaign || m.err != nil {
@@ -203,4 +207,12 @@ func (m *machine) askToLead(now time.Time) time.Time {
 	m.conn.askedAt = now
 	m.emit(actAskToLead{holder: holder.NodeID, req: StepDownRequest{To: m.cfg.NodeID, Reason: reasonPriority, Priority: m.cfg.Priority}})
 	return now.Add(m.cfg.LeaseTTL)
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

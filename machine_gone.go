@@ -7,23 +7,34 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
 // bucketGone is a bucket found deleted and not seen again yet.
 type bucketGone struct {
-	since   time.Time // found deleted; zero when not gone
-	checkAt time.Time // look for it again at this time
+	since    time.Time // found deleted; zero when not gone
+	checkAt  time.Time // look for it again at this time
+	reported time.Time // when the node last said so in its log
 }
+
+// bucketGoneReport is how often a node whose bucket is gone says so again.
+const bucketGoneReport = time.Minute
 
 // bucketDeleted handles ErrBucketDeleted from any request: the tenure
 // ends, the watch goes, and the node looks for the bucket every
 // RenewInterval. It does not stop: its memory of the epoch is what carries
-// the epoch into a bucket created again. (The loop's log lines, a warning
-// at once and an error every minute, are the driver's.)
+// the epoch into a bucket created again. It says so in the log at once,
+// and every minute after.
 func (m *machine) bucketDeleted(now time.Time, err error) {
-	if m.gone.since.IsZero() {
-		m.gone.since = now
+	switch {
+	case m.gone.since.IsZero():
+		m.gone.since, m.gone.reported = now, now
+		m.logf(slog.LevelWarn, "the bucket was deleted; waiting for it to be created again, leading nothing", "error", err)
+	case now.Sub(m.gone.reported) >= bucketGoneReport:
+		m.gone.reported = now
+		m.logf(slog.LevelError, "the bucket is still deleted; waiting for it, leading nothing (Stop the node to give up)",
+			"gone_for", now.Sub(m.gone.since).Round(time.Second))
 	}
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, err))

@@ -110,6 +110,12 @@ func matchActions(got, want []string) bool {
 func summarizeAll(now time.Time, acts []mAction) []string {
 	out := make([]string, 0, len(acts))
 	for _, a := range acts {
+		if _, ok := a.(actLog); ok {
+			continue // log lines are not decisions
+		}
+		if r, ok := a.(actReply); ok && r.silent {
+			continue // nobody is answered
+		}
 		out = append(out, summarize(now, a))
 	}
 	return out

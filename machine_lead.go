@@ -5,6 +5,7 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -14,13 +15,35 @@ func (m *machine) deadline(sent time.Time) time.Time {
 }
 
 // become starts a tenure won with a write sent at sent. OnBecomeLeader is
-// queued before the deadline counts (§6.4).
-func (m *machine) become(epoch int64, rev uint64, sent time.Time) {
+// queued before the deadline counts (§6.4). cause and wait describe the
+// election, for the metrics.
+func (m *machine) become(epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
 	m.own.t = &mTenure{epoch: epoch, rev: rev, acquiredAt: sent}
 	m.tim.waiting, m.own.pending = false, nil
 	m.lv.maxEpoch = max(m.lv.maxEpoch, epoch)
-	m.emit(actBecome{epoch: epoch, rev: rev})
 	m.extend(sent)
+	m.emit(actBecome{epoch: epoch, rev: rev, deadline: m.own.t.deadline, cause: cause, wait: wait})
+}
+
+// electionCause says what the write over rev won: a key created, a
+// released lease, or an expired one.
+func (m *machine) electionCause(rev uint64) ElectionCause {
+	switch {
+	case rev != 0 && m.lv.cur.released():
+		return ElectionReleased
+	case rev != 0:
+		return ElectionExpired
+	}
+	return ElectionCreated
+}
+
+// electionWait is how long the node saw what it took over before the
+// write that won was sent.
+func (m *machine) electionWait(rev uint64, sent time.Time) time.Duration {
+	if rev == 0 {
+		return 0
+	}
+	return sent.Sub(m.lv.cur.firstSeen)
 }
 
 // extend moves the deadline after a write sent at sent succeeded.
@@ -41,6 +64,9 @@ func (m *machine) stepHolding(now time.Time) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	if d := m.hand.drain; d != nil && (d.hookDone || (!d.deadline.IsZero() && !now.Before(d.deadline))) {
+		if !d.hookDone {
+			m.logf(slog.LevelWarn, "OnLoseLeadership still running after DrainTimeout; releasing the lease anyway", "drain_timeout", m.cfg.DrainTimeout)
+		}
 		m.release(now)
 		return time.Time{}, true
 	}
@@ -67,6 +93,10 @@ func (m *machine) renew(now time.Time) {
 	m.write(q, m.heldRecord(t.epoch, t.acquiredAt, now), timeout)
 }
 
+// minAttempt is the shortest renewal attempt renewalTimeout makes; below
+// twice that, the last attempt gets all the time that is left.
+const minAttempt = 5 * time.Millisecond
+
 // renewalTimeout bounds a renewal by RequestTimeout and by half the time
 // left before the deadline (none while draining): §4.2.
 func (m *machine) renewalTimeout(now time.Time) time.Duration {
@@ -90,6 +120,8 @@ func (m *machine) onRenew(now time.Time, q *mRequest, r evResult) {
 	case r.err == nil:
 		t.rev = r.rev
 		m.extend(q.sent)
+		m.answerChecks(now, true)
+		return
 	case r.inFlight && now.Before(q.until):
 		// A fenced write checked on the lease was in flight: the server
 		// compared nothing. Ask again at once, within the same time
@@ -104,6 +136,7 @@ func (m *machine) onRenew(now time.Time, q *mRequest, r evResult) {
 		t.failures++
 		t.renewDue = now.Add(m.backoff(t.failures, 20*time.Millisecond, m.cfg.RenewInterval/2))
 	}
+	m.answerChecks(now, false)
 }
 
 // tenureDeadline is the live tenure's deadline; zero while draining.
@@ -239,6 +272,7 @@ func (m *machine) onReleaseStale(now time.Time, q *mRequest, r evResult) {
 // beginDrain ends the tenure and keeps the lease until OnLoseLeadership
 // has run (or DrainTimeout after it began), then releases it.
 func (m *machine) beginDrain(stepDown bool, next string, reply func(error) mAction) {
+	m.logf(slog.LevelInfo, "stepping down", "epoch", m.own.t.epoch, "step_down", stepDown, "next", next)
 	m.hand.drain = &mDrain{stepDown: stepDown, next: next, reply: reply}
 	m.endTenure(nil)
 }
@@ -275,6 +309,7 @@ func (m *machine) queueLose(t *mTenure, cause error) {
 		t.loseQueued = true
 		m.emit(actLose{epoch: t.epoch, cause: cause})
 	}
+	m.endChecks(cause)
 }
 
 // lose ends the tenure involuntarily.

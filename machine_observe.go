@@ -6,6 +6,7 @@ package cluster
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -135,6 +136,7 @@ func (m *machine) onVanished(now time.Time, r evResult) {
 // old one is forgotten (not the epoch or TTL it remembers): the key is
 // taken as absent from now, and waited out as such.
 func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
+	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
 	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
 	m.gone = bucketGone{}
 	m.restartWatch(now)
@@ -241,3 +243,26 @@ func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
 	m.tim.waiting = false
 	m.observeNew(now, q.entry)
 }
+
+// observed is a lease entry as this node saw it.
+type observed struct {
+	present bool   // some entry exists (delete and purge markers count)
+	rev     uint64 // its revision
+	lease   Lease  // decoded record, when valid
+	valid   bool   // decoded as a lease record (not garbage, not a marker)
+	// handedBack says a released record releases what this node saw just
+	// before it (a record at the same epoch), or is the first thing this
+	// node sees: taken at once. A release out of the blue (an operator's,
+	// a forger's) may have been written under a holder that is still
+	// running, cut off: it waits the takeover wait like a held record.
+	handedBack bool
+	// firstSight marks a release that is the first thing this node saw:
+	// the key's history tells whether it handed back the record before it
+	// (confirmHandBack); until then it is not taken.
+	firstSight bool
+	firstSeen  time.Time
+	expired    bool // unchanged for the takeover wait on this node's clock
+}
+
+// released says the entry is a released record: nobody holds the lease.
+func (o observed) released() bool { return o.valid && o.lease.NodeID == "" }

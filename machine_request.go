@@ -46,8 +46,10 @@ type mRequest struct {
 	present bool      // leaseGoneUnder: the read showed an older entry
 	entry   kvEntry   // recreatedUnder: the entry to observe if it is a new bucket
 	then    identityNext
-	floor   Lease     // seed: the floor record written
-	until   time.Time // renew: the end of the renewal's time (in-flight refusals)
+	floor   Lease         // seed: the floor record written
+	until   time.Time     // renew: the end of the renewal's time (in-flight refusals)
+	cause   ElectionCause // landed: the election's, for the metrics
+	wait    time.Duration // landed: the election's wait
 }
 
 // request sends r's action and waits for its answer.
