@@ -193,6 +193,13 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 		if len(m.deferred) == 0 || m.answered < maxAnswersFirst {
 			next = m.act(now)
 		}
+	case evConn:
+		// The connection's state is a fact, not a request: known at once,
+		// as the loop read it from the connection between two requests.
+		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
+		if m.req == nil {
+			next = m.act(now)
+		}
 	default:
 		m.deferred = append(m.deferred, ev)
 	}
@@ -235,8 +242,6 @@ func (m *machine) apply(now time.Time, ev mEvent) {
 		}
 	case evWatchClosed:
 		m.restartWatch(now)
-	case evConn:
-		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
 	case evBucketCreated:
 		m.onBucketAdvisory(now)
 	default:
