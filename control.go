@@ -55,7 +55,7 @@ const (
 	reasonPriority = "priority"
 )
 
-// controlRequest is a step-down request on its way to the election loop.
+// controlRequest is a step-down request on its way to the driver.
 type controlRequest struct {
 	msg      *nats.Msg
 	generic  bool      // arrived on ControlSubject: only a leader answers
@@ -110,8 +110,8 @@ func respond(m *nats.Msg, r StepDownReply) {
 	_ = m.Respond(data)
 }
 
-// subscribeControl forwards step-down requests to the loop. The callback
-// only queues: the loop decides, never a NATS goroutine.
+// subscribeControl forwards step-down requests to the driver. The callback
+// only queues: the machine decides, never a NATS goroutine.
 func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*nats.Subscription, error) {
 	forward := func(generic bool) nats.MsgHandler {
 		return func(m *nats.Msg) {

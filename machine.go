@@ -1,18 +1,19 @@
 package cluster
 
-// machine is the election as a pure state machine: every decision the
-// election loop makes (election.go, follow.go, campaign.go, lead.go,
-// observe.go, control.go, advisory.go, bucket_gone.go, readiness.go), with its I/O turned into actions
-// and its answers into events. It performs no I/O, reads no clock, starts
-// no goroutine and takes no lock: a driver feeds it events with the
-// node's own monotonic now and carries out the actions it returns.
+// machine is the election as a pure state machine: every decision of a
+// Node's election, with its I/O turned into actions and the answers into
+// events. It performs no I/O, reads no clock, starts no goroutine and
+// takes no lock (TestMachineIsPure): the driver (driver.go) feeds it
+// events with the node's own monotonic now and carries out the actions it
+// returns, and the simulator (internal/sim) does the same with simulated
+// clocks.
 //
-// Like the loop, it has at most one request out at a time. Events other
-// than results and ticks that arrive meanwhile are kept and handled, in
-// order, once the answer is in: the loop, blocked in a request, would have
-// left them in its channels. The tenure deadline is the exception, as the
-// loop's deadline timer is: a tick at the deadline ends the tenure even
-// while a request is out.
+// It has at most one request out at a time. Commands, watch entries and
+// other events that arrive meanwhile are kept and handled, in order, once
+// the answer is in, so that a decision spanning several requests is never
+// cut into. Two things are known at once: the connection's state, and the
+// tenure deadline (a tick at the deadline ends the tenure even while a
+// request is out).
 
 import (
 	"errors"
@@ -126,8 +127,8 @@ type mTenure struct {
 	deadline   time.Time // lastSent + LeaseTTL - SafetyMargin
 	renewDue   time.Time
 	failures   int
-	// cancelled: the deadline passed (the timer's part: Lose queued);
-	// ended: the loop has ended the tenure (lost, or draining).
+	// cancelled: the deadline passed (Lose queued); ended: the tenure
+	// was ended by a decision (lost, or draining).
 	cancelled  bool
 	ended      bool
 	loseQueued bool
@@ -188,14 +189,13 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 		// The decision the request was part of goes on; but after a few
 		// answers in a row with events kept, the kept events come first
 		// (run): a node whose every decision asks again (a read-back that
-		// times out, on and on) must still hear Stop, as the loop's select
-		// did after at most 9 decisions.
+		// times out, on and on) must still hear Stop.
 		if len(m.deferred) == 0 || m.answered < maxAnswersFirst {
 			next = m.act(now)
 		}
 	case evConn:
 		// The connection's state is a fact, not a request: known at once,
-		// as the loop read it from the connection between two requests.
+		// so that a node cut off stops reading back what it cannot see.
 		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
 		if m.req == nil {
 			next = m.act(now)
@@ -217,8 +217,8 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 const maxAnswersFirst = 8
 
 // run handles the kept events, each followed by the decisions it makes
-// due, as the loop does between two requests, and returns when to look
-// again (next if there was nothing to handle).
+// due, until a request is out, and returns when to look again (next if
+// there was nothing to handle).
 func (m *machine) run(now, next time.Time) time.Time {
 	for m.req == nil && !m.finished && len(m.deferred) > 0 {
 		ev := m.deferred[0]
@@ -314,8 +314,8 @@ func (m *machine) step(now time.Time) (next time.Time, again bool) {
 	return m.stepFollowing(now)
 }
 
-// deadlineTimer is the loop's deadline timer: once the deadline passes,
-// the tenure is over, even while a request is out.
+// deadlineTimer ends the tenure once its deadline has passed, even while
+// a request is out (the driver's timer does the same, whichever is first).
 func (m *machine) deadlineTimer(now time.Time) {
 	t := m.own.t
 	if t == nil || t.ended || t.cancelled || now.Before(t.deadline) {
@@ -394,7 +394,7 @@ func (m *machine) failNow(now time.Time, err error) {
 	m.finished = true
 }
 
-// shutdown is the loop's exit: the tenure ends, a step-down in progress
+// shutdown is the machine's end: the tenure ends, a step-down in progress
 // ends with ErrStopped, Stop is answered.
 func (m *machine) shutdown() {
 	m.shutDown = true

@@ -2,8 +2,8 @@ package cluster
 
 // The outputs of the election machine (machine.go): what the driver
 // carries out. A request action (actWrite, actGet, actHistory,
-// actIncarnation, actWatch) is answered by an evResult with its id; while one is
-// out, the machine makes no other request, as the election loop does.
+// actIncarnation, actWatch) is answered by an evResult with its id; while
+// one is out, the machine makes no other request.
 
 import (
 	"log/slog"
