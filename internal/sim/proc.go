@@ -217,7 +217,7 @@ func (p *proc) effect(e Effect) {
 	case Lose:
 		w.logf("%s: LOSE epoch %d", p.cfg.ID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		p.hook(w.dur(0, p.hookDuration()), LoseStarted{Epoch: e.Epoch}, LoseDone{Epoch: e.Epoch})
+		p.hook(w.dur(0, p.hookDuration()), LoseStarted(e), LoseDone(e))
 	case Ask:
 		p.ask(e)
 	case Reply:
