@@ -33,14 +33,3 @@ func subscribeBucketAdvisories(nc *nats.Conn, bucket string, out chan<- struct{}
 		}
 	})
 }
-
-// onBucketAdvisory checks the bucket's identity after an advisory: a
-// follower moves to a bucket created again (and writes its floor there);
-// a leader finds out through its renewals, which fail in a deleted bucket
-// and conflict in a new one.
-func (e *election) onBucketAdvisory() {
-	if e.t != nil || e.drain != nil {
-		return
-	}
-	e.bucketRecreated()
-}

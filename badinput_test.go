@@ -320,14 +320,13 @@ func TestDecodedLeaseCanBeWrittenBack(t *testing.T) {
 		if err != nil {
 			continue // rejecting it is a fine fix too
 		}
-		e := &election{cfg: Config{LeaseTTL: time.Second}}
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
 					t.Errorf("decodeLease accepted %s, and writing back its acquired_at panics: %v", v, r)
 				}
 			}()
-			e.releasedRecord(l.Epoch, l.AcquiredAt, "")
+			releasedAt(l.Epoch, l.AcquiredAt, time.Now(), "")
 		}()
 	}
 }

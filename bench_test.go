@@ -20,20 +20,6 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// benchEntry is a lease entry as the watch delivers it.
-type benchEntry struct {
-	value []byte
-	rev   uint64
-}
-
-func (e benchEntry) Bucket() string                  { return "cluster-bench" }
-func (e benchEntry) Key() string                     { return leaseKey }
-func (e benchEntry) Value() []byte                   { return e.value }
-func (e benchEntry) Revision() uint64                { return e.rev }
-func (e benchEntry) Created() time.Time              { return time.Time{} }
-func (e benchEntry) Delta() uint64                   { return 0 }
-func (e benchEntry) Operation() jetstream.KeyValueOp { return jetstream.KeyValuePut }
-
 // benchLease is a held lease record as a leader writes it.
 func benchLease(nodeID string) Lease {
 	now := time.Now()
@@ -64,14 +50,25 @@ func BenchmarkLeaseDecode(b *testing.B) {
 	}
 }
 
-// benchFollower is the election loop state of a follower, without NATS:
-// enough to run observe and publish, which handle every watch event.
-func benchFollower(b *testing.B, hooks Hooks) *election {
+// benchFollower is the driver of a follower, without NATS: enough to
+// hand the machine a watch entry, carry out what it returns and publish
+// the view, which is what every watch event costs.
+func benchFollower(b *testing.B, hooks Hooks) *driver {
 	cfg := Config{ClusterID: "bench", NodeID: "node-2", NATSURLs: []string{"nats://127.0.0.1:1"},
 		Logger: slog.New(slog.DiscardHandler)}.withDefaults()
-	d := newDispatcher(cfg.Logger, cfg.Metrics)
-	b.Cleanup(func() { d.close(); <-d.done })
-	return &election{cfg: cfg, log: cfg.Logger, view: newView(), disp: d, hooks: hooks, hookCtx: context.Background()}
+	disp := newDispatcher(cfg.Logger, cfg.Metrics)
+	b.Cleanup(func() { disp.close(); <-disp.done })
+	d := &driver{cfg: cfg, log: cfg.Logger, view: newView(), disp: disp, hooks: hooks, hookCtx: context.Background(),
+		m: newMachine(cfg, true, bucketFacts{}, 1), timer: time.NewTimer(time.Hour)}
+	b.Cleanup(func() { d.timer.Stop() })
+	d.carryOut(d.m.handle(time.Now(), evSynced{}))
+	return d
+}
+
+// observe hands the follower's machine one watch entry and publishes.
+func (d *driver) benchObserve(ent kvEntry) {
+	d.carryOut(d.m.handle(time.Now(), evEntry{entry: ent}))
+	d.publish()
 }
 
 // BenchmarkWatchRenewal is what a follower does for each renewal it sees
@@ -87,8 +84,7 @@ func BenchmarkWatchRenewal(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rev++
-		e.observe(benchEntry{value: data, rev: rev})
-		e.publish()
+		e.benchObserve(kvEntry{rev: rev, value: data})
 	}
 	if e.view.leader != "node-1" {
 		b.Fatalf("leader %q, want node-1", e.view.leader)
@@ -111,8 +107,7 @@ func BenchmarkWatchLeaderChange(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rev++
-		e.observe(benchEntry{value: data[rev%2], rev: rev})
-		e.publish()
+		e.benchObserve(kvEntry{rev: rev, value: data[rev%2]})
 	}
 }
 

@@ -55,7 +55,7 @@ const (
 	reasonPriority = "priority"
 )
 
-// controlRequest is a step-down request on its way to the election loop.
+// controlRequest is a step-down request on its way to the driver.
 type controlRequest struct {
 	msg      *nats.Msg
 	generic  bool      // arrived on ControlSubject: only a leader answers
@@ -110,8 +110,8 @@ func respond(m *nats.Msg, r StepDownReply) {
 	_ = m.Respond(data)
 }
 
-// subscribeControl forwards step-down requests to the loop. The callback
-// only queues: the loop decides, never a NATS goroutine.
+// subscribeControl forwards step-down requests to the driver. The callback
+// only queues: the machine decides, never a NATS goroutine.
 func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*nats.Subscription, error) {
 	forward := func(generic bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
@@ -137,46 +137,4 @@ func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*
 		subs = append(subs, sub)
 	}
 	return subs, nil
-}
-
-// minTenureForPriority is how long a leader leads before it yields to a
-// node of higher priority: no flapping when a preferred node comes and goes.
-func (e *election) minTenureForPriority() time.Duration { return e.cfg.LeaseTTL }
-
-// handleControl answers a step-down request that arrived over NATS.
-func (e *election) handleControl(r controlRequest) {
-	leading := e.t != nil && !e.t.ended && e.view.leading(time.Now())
-	stale := leading && r.received.Before(e.t.acquiredAt)
-	if r.generic && (!leading || stale) {
-		return // only the leader answers on the cluster's subject, and only requests meant for it
-	}
-	reply := StepDownReply{Node: e.cfg.NodeID}
-	req, err := decodeStepDown(r.msg.Data)
-	switch {
-	case err != nil:
-		reply.Error = err.Error()
-	case !leading || stale:
-		reply.Error, reply.Leader = ErrNotLeader.Error(), e.knownLeader()
-	case req.Epoch != 0 && req.Epoch != e.t.epoch:
-		reply.Error = fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, e.t.epoch, req.Epoch)
-	case req.To == e.cfg.NodeID:
-		reply.Error = fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
-	case req.Reason == reasonPriority && req.Priority <= e.cfg.Priority:
-		reply.Error = fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, e.cfg.Priority)
-	case req.Reason == reasonPriority && time.Since(e.t.acquiredAt) < e.minTenureForPriority():
-		reply.Error = "the leader has led for less than LeaseTTL; ask again later"
-	}
-	if reply.Error != "" {
-		respond(r.msg, reply)
-		return
-	}
-	epoch, msg := e.t.epoch, r.msg
-	e.log.Info("step-down requested over NATS", "to", req.To, "reason", req.Reason)
-	e.beginDrain(true, req.To, func(err error) {
-		out := StepDownReply{OK: err == nil, Node: e.cfg.NodeID, Epoch: epoch, To: req.To}
-		if err != nil {
-			out.Error = err.Error()
-		}
-		respond(msg, out)
-	})
 }

@@ -150,3 +150,12 @@ func (l *Lease) checkNames() error {
 	}
 	return nil
 }
+
+// mustEncode encodes a record this node made, which always encodes.
+func mustEncode(l Lease) []byte {
+	data, err := encodeLease(l)
+	if err != nil {
+		panic(fmt.Sprintf("encode lease: %v", err))
+	}
+	return data
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"time"
@@ -104,15 +105,14 @@ func (n *Node) start(ctx context.Context) error {
 			return fmt.Errorf("start: %w", err)
 		}
 	}
-	el := newElection(n, st, watcher, control, base)
-	el.revFloor = st.lastSeqAtOpen
+	el := newDriver(n, st, watcher, control, base)
 	if n.campaign {
 		// Best effort: without it, a new bucket is found by reading back.
 		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, el.created); aerr == nil {
 			subs = append(subs, sub)
 		}
 	}
-	el.publishReady()
+	el.publish()
 
 	n.mu.Lock()
 	if n.stopped { // Stop came while we were starting
@@ -144,31 +144,6 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
-// newElection makes the election loop of n, not yet running.
-func newElection(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *election {
-	hookCtx, hookStop := context.WithCancel(context.Background())
-	return &election{
-		cfg:        n.cfg,
-		log:        n.log,
-		store:      st,
-		campaign:   n.campaign,
-		hooks:      n.hooks,
-		disp:       newDispatcher(n.log, n.cfg.Metrics),
-		view:       n.view,
-		cmds:       make(chan command),
-		control:    control,
-		created:    make(chan struct{}, 1),
-		health:     make(chan error),
-		expired:    make(chan struct{}, 1),
-		exited:     make(chan struct{}),
-		base:       base,
-		hookCtx:    hookCtx,
-		stopHooks:  hookStop,
-		watcher:    watcher,
-		reconnects: st.nc.Stats().Reconnects,
-	}
-}
-
 // retryStartup runs a start-up step until it succeeds, fails permanently,
 // or ctx ends. Each attempt gets RequestTimeout: a request lost with a
 // connection that comes back at once is asked again, not waited for.
@@ -190,7 +165,7 @@ func retryStartup(ctx context.Context, timeout time.Duration, step func(context.
 
 // supervise tears the Node down when the election ends on its own
 // (permanent error).
-func (n *Node) supervise(el *election) {
+func (n *Node) supervise(el *driver) {
 	<-el.exited
 	n.mu.Lock()
 	if el.err != nil && n.err == nil {
@@ -286,9 +261,10 @@ func (n *Node) beginTeardown() {
 
 // finishTeardown waits for the node's goroutines and hooks, then closes
 // the connection the Node owns and closes Done.
-func (n *Node) finishTeardown(el *election) {
+func (n *Node) finishTeardown(el *driver) {
 	<-el.exited
-	<-n.checks // a ReadinessCheck that ignores its ctx holds Done up here
+	el.requests.Wait() // base is cancelled: requests end at once
+	<-n.checks         // a ReadinessCheck that ignores its ctx holds Done up here
 	el.disp.close()
 	<-el.disp.done
 	n.events.close()
@@ -323,4 +299,13 @@ func goroutineID() uint64 {
 	}
 	id, _ := strconv.ParseUint(string(b), 10, 64)
 	return id
+}
+
+// backoff is capped exponential backoff with full jitter over its upper half.
+func backoff(attempt int, base, limit time.Duration) time.Duration {
+	d := base << min(attempt-1, 16)
+	if d <= 0 || d > limit {
+		d = limit
+	}
+	return d/2 + rand.N(d/2+1)
 }

@@ -32,7 +32,7 @@ type Node struct {
 	startDone   chan struct{}      // closed when Start returns
 	nc          *nats.Conn
 	ownsConn    bool
-	el          *election
+	el          *driver
 	cancel      context.CancelFunc // aborts in-flight KV requests
 	subs        []*nats.Subscription
 	checks      chan struct{}      // closed when the health-check goroutine ends
@@ -155,8 +155,8 @@ func (n *Node) validateLeadership(ctx context.Context) (int64, error) {
 	}
 }
 
-// send hands a command to the election loop and returns the loop.
-func (n *Node) send(ctx context.Context, c command) (*election, error) {
+// send hands a command to the driver and returns it.
+func (n *Node) send(ctx context.Context, c command) (*driver, error) {
 	n.mu.Lock()
 	started, el := n.started, n.el
 	n.mu.Unlock()

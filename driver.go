@@ -1,0 +1,344 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// driver runs the election machine (machine.go) of one Node: a goroutine
+// that turns what happens (watch entries, timers, answers from NATS, API
+// calls, control requests, readiness results, advisories) into the
+// machine's events, and carries out the actions the machine returns. It
+// makes no decision of its own.
+//
+// Clock model: the driver hands the machine this process's monotonic
+// clock (time.Now). A follower takes over a held lease only after seeing
+// one revision unchanged for LeaseTTL; the leader stops at
+// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. The follower first
+// sees a revision after it was sent, so the old leader has always stopped
+// before a successor starts, without comparing clocks of different
+// machines (docs/design.md §3).
+//
+// Requests run on goroutines of their own, one at a time (the machine has
+// at most one out), and their answers come back as events; so the loop
+// never blocks on NATS, and the tenure's deadline ends the tenure on time
+// even while a request hangs.
+type driver struct {
+	cfg   Config
+	log   *slog.Logger
+	store *store
+	hooks Hooks
+	disp  *dispatcher
+	view  *view
+	m     *machine
+
+	cmds    chan command
+	control chan controlRequest // step-down requests from NATS
+	created chan struct{}       // the bucket's stream was created (advisory.go)
+	health  chan error          // ReadinessCheck results
+	answers chan answer         // answers to the machine's requests
+	conns   chan evConn         // the connection's state, latest only (watchConn)
+	expired chan struct{}       // the deadline timer ended the tenure (buffered, 1)
+	exited  chan struct{}       // closed when run returns
+
+	base    context.Context
+	hookCtx context.Context
+	// stopHooks cancels hookCtx; tornDown says the Node's teardown has
+	// begun (guarded by the Node's mu).
+	stopHooks context.CancelFunc
+	tornDown  bool
+
+	watcher  *leaseWatch
+	watchID  uint64         // the actWatch whose watch is awaited; 0 for none
+	cleanup  sync.WaitGroup // watches being stopped in the background
+	requests sync.WaitGroup // requests out, and cooldown records
+
+	tenure  *driverTenure // the live tenure's ctx; nil when none
+	losing  *loseSignals  // the OnLoseLeadership last queued, until it returns
+	replies map[uint64]func(actReply)
+	tokens  uint64
+	conn    evConn // the connection as it was at Start
+	timer   *time.Timer
+
+	known    string // leader last reported through OnLeaderChange
+	err      error  // permanent failure
+	finished bool
+}
+
+type commandKind int
+
+const (
+	cmdStepDown commandKind = iota
+	cmdStop
+	cmdValidate
+)
+
+// command is a call of the public API on its way to the driver.
+type command struct {
+	kind  commandKind
+	reply chan error
+	epoch chan int64 // cmdValidate: the proven epoch
+	to    string     // cmdStepDown: preferred successor
+	// async (cmdStepDown): reply once the step-down has begun, not when
+	// the lease is released. A hook calling StepDown cannot wait for the
+	// release: it waits for OnLoseLeadership, which runs after that hook.
+	async bool
+}
+
+// newDriver makes the election of n, not yet running, after it opened st.
+func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *driver {
+	hookCtx, hookStop := context.WithCancel(context.Background())
+	facts := bucketFacts{lastSeqAtOpen: st.lastSeqAtOpen, ageAtOpen: st.ageAtOpen}
+	m := newMachine(n.cfg, n.campaign, facts, uint64(time.Now().UnixNano()))
+	reconnects := st.nc.Stats().Reconnects
+	// The count so far is not a reconnect this node has to account for.
+	m.conn.reconnects, m.conn.seen = reconnects, reconnects
+	return &driver{
+		cfg:       n.cfg,
+		log:       n.log,
+		store:     st,
+		hooks:     n.hooks,
+		disp:      newDispatcher(n.log, n.cfg.Metrics),
+		view:      n.view,
+		m:         m,
+		cmds:      make(chan command),
+		control:   control,
+		created:   make(chan struct{}, 1),
+		health:    make(chan error),
+		answers:   make(chan answer, 1),
+		conns:     make(chan evConn, 1),
+		expired:   make(chan struct{}, 1),
+		exited:    make(chan struct{}),
+		base:      base,
+		hookCtx:   hookCtx,
+		stopHooks: hookStop,
+		watcher:   watcher,
+		replies:   make(map[uint64]func(actReply)),
+		conn:      evConn{connected: true, reconnects: reconnects},
+	}
+}
+
+// run is the driver's loop: one event at a time, until the machine is
+// done or the Node's teardown cancels base.
+func (d *driver) run() {
+	defer close(d.exited)
+	defer d.shutdown()
+	d.timer = time.NewTimer(time.Hour)
+	defer d.timer.Stop()
+	d.requests.Add(1)
+	go d.watchConn(d.store.nc.StatusChanged())
+	d.feed(evTick{})
+	for !d.finished {
+		if d.base.Err() != nil {
+			return // Stop gave up waiting for a graceful end
+		}
+		started, done := d.losing.channels()
+		select {
+		case ent, ok := <-d.updates():
+			d.feed(watchEvent(ent, ok))
+		case <-d.timer.C:
+			d.feed(evTick{})
+		case <-d.expired:
+			d.feed(evTick{})
+		case c := <-d.conns:
+			d.feed(c)
+		case a := <-d.answers:
+			d.onAnswer(a)
+		case <-d.base.Done():
+		case <-started:
+			d.losing.started = nil
+			d.feed(evLoseStarted{epoch: d.losing.epoch})
+		case <-done:
+			epoch := d.losing.epoch
+			d.losing = nil
+			d.feed(evLoseDone{epoch: epoch})
+		case c := <-d.cmds:
+			d.feed(d.commandEvent(c))
+		case r := <-d.control:
+			d.feed(d.controlEvent(r))
+		case err := <-d.health:
+			d.feed(evHealth{err: err})
+		case <-d.created:
+			d.feed(evBucketCreated{})
+		}
+	}
+}
+
+// updates is the watch's channel; nil (never ready) without a watch.
+func (d *driver) updates() <-chan jetstream.KeyValueEntry {
+	if d.watcher == nil {
+		return nil
+	}
+	return d.watcher.Updates()
+}
+
+// watchEvent is what the watch delivered, as the machine's event: an
+// entry, the end of the initial values (nil), or the channel closed.
+func watchEvent(ent jetstream.KeyValueEntry, ok bool) mEvent {
+	switch {
+	case !ok:
+		return evWatchClosed{}
+	case ent == nil:
+		return evSynced{}
+	}
+	return evEntry{entry: toEntry(ent)}
+}
+
+// toEntry is a KV entry as the machine sees it.
+func toEntry(ent jetstream.KeyValueEntry) kvEntry {
+	op := opPut
+	switch ent.Operation() {
+	case jetstream.KeyValueDelete:
+		op = opDelete
+	case jetstream.KeyValuePurge:
+		op = opPurge
+	}
+	return kvEntry{rev: ent.Revision(), op: op, value: ent.Value()}
+}
+
+// feed hands the machine one event at this process's now, and carries out
+// what it returns.
+func (d *driver) feed(ev mEvent) {
+	d.carryOut(d.m.handle(time.Now(), ev))
+	d.publish()
+}
+
+// watchConn reports the connection's state to the loop after each change
+// of its status. It reads the state here, not on the loop: the connection's
+// lock is held while it writes to a socket that does not drain.
+func (d *driver) watchConn(statuses chan nats.Status) {
+	defer d.requests.Done()
+	nc := d.store.nc
+	defer nc.RemoveStatusListener(statuses)
+	last := d.conn
+	for {
+		select {
+		case <-statuses:
+		case <-d.base.Done():
+			return
+		}
+		c := evConn{connected: nc.IsConnected(), reconnects: nc.Stats().Reconnects}
+		if c == last {
+			continue
+		}
+		last = c
+		select { // the latest state replaces one the loop has not read
+		case <-d.conns:
+		default:
+		}
+		d.conns <- c
+	}
+}
+
+// carryOut does what the machine asked, in order.
+func (d *driver) carryOut(acts []mAction) {
+	for _, a := range acts {
+		if !d.request(a) {
+			d.carryOutLocal(a)
+		}
+	}
+}
+
+// request starts a request action; false if a is not one.
+func (d *driver) request(a mAction) bool {
+	switch a := a.(type) {
+	case actWrite:
+		d.write(a)
+	case actGet:
+		d.get(a)
+	case actHistory:
+		d.history(a)
+	case actIncarnation:
+		d.incarnation(a)
+	case actWatch:
+		d.startWatch(a)
+	default:
+		return false
+	}
+	return true
+}
+
+// carryOutLocal carries out an action that asks nothing of NATS's
+// JetStream: timers, the watch's end, hooks, replies, the log.
+func (d *driver) carryOutLocal(a mAction) {
+	switch a := a.(type) {
+	case actArm:
+		d.arm(a.at)
+	case actUnwatch:
+		d.stopWatch()
+	case actBecome:
+		d.become(a)
+	case actLose:
+		d.lose(a)
+	case actLeaderChange:
+		d.leaderChanged(a.leader)
+	case actAskToLead:
+		d.askToLead(a)
+	case actCooldownKey:
+		d.recordCooldown(a.d)
+	case actReply:
+		d.reply(a)
+	case actFail:
+		d.log.Error("permanent error; the node stops campaigning", "error", a.err)
+		d.err = a.err
+	case actFinished:
+		d.finished = true
+	case actLog:
+		d.log.Log(context.Background(), a.level, a.msg, a.args...)
+	}
+}
+
+// arm sets the timer for the machine's next look (zero: none needed).
+func (d *driver) arm(at time.Time) {
+	d.timer.Stop()
+	wait := time.Hour
+	if !at.IsZero() {
+		wait = max(time.Until(at), 0)
+	}
+	d.timer.Reset(wait)
+}
+
+// shutdown releases what run holds when it exits: if teardown cut the loop
+// short, the machine still ends its tenure and answers its callers.
+func (d *driver) shutdown() {
+	if !d.finished {
+		d.carryOut(d.m.stopNow())
+		d.publish()
+	}
+	d.stopWatch()
+}
+
+// newToken names a caller waiting for an actReply.
+func (d *driver) newToken(answer func(actReply)) uint64 {
+	d.tokens++
+	if answer != nil {
+		d.replies[d.tokens] = answer
+	}
+	return d.tokens
+}
+
+// reply answers the caller the token names.
+func (d *driver) reply(a actReply) {
+	answer, ok := d.replies[a.token]
+	if !ok {
+		return
+	}
+	delete(d.replies, a.token)
+	answer(a)
+}
+
+// earliest returns the earliest non-zero time.
+func earliest(times ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range times {
+		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package cluster
+
+// The driver's requests: each request action of the machine runs on a
+// goroutine of its own against the store, bounded by the action's timeout,
+// and its answer comes back to the loop as an evResult.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// answer is a request's evResult on its way to the loop, with what the
+// loop does besides handing it to the machine.
+type answer struct {
+	ev      evResult
+	write   *actWrite   // a write: its purpose, for the log and the metrics
+	sent    time.Time   // a write's send time
+	watcher *leaseWatch // actWatch: the watch made
+}
+
+// ask runs do as the request id on a goroutine of its own.
+func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Context) answer) {
+	d.requests.Add(1)
+	go func() {
+		defer d.requests.Done()
+		ctx, cancel := context.WithTimeout(d.base, timeout)
+		a := do(ctx)
+		cancel()
+		a.ev.id = id
+		select {
+		case d.answers <- a:
+		case <-d.base.Done():
+			if a.watcher != nil {
+				a.watcher.Stop(&d.cleanup)
+			}
+		}
+	}()
+}
+
+// result is an answer's evResult for err.
+func result(err error) evResult {
+	return evResult{err: err, class: classify(err), inFlight: inFlightRefusal(err)}
+}
+
+// write writes the lease key: create (a CAS on revision 0), a CAS on
+// a.rev, or, for a renewal, the CAS that never spends its time on telling
+// a deleted bucket from a slow one (store.renew).
+func (d *driver) write(a actWrite) {
+	sent := time.Now()
+	if a.purpose == writeRenew {
+		d.view.renewalStarted() // fenced state writes hold back meanwhile
+	}
+	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+		var rev uint64
+		var err error
+		switch {
+		case a.purpose == writeRenew:
+			rev, err = d.store.renew(ctx, leaseKey, a.value, a.rev)
+			// A state write checked on the lease was in flight: the server
+			// compared nothing. Ask again, within the same time.
+			for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
+				rev, err = d.store.renew(ctx, leaseKey, a.value, a.rev)
+			}
+		case a.create:
+			rev, err = d.store.create(ctx, leaseKey, a.value)
+		default:
+			rev, err = d.store.update(ctx, leaseKey, a.value, a.rev)
+		}
+		r := result(err)
+		r.rev = rev
+		return answer{ev: r, write: &a, sent: sent}
+	})
+}
+
+// get reads the lease key.
+func (d *driver) get(a actGet) {
+	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+		ent, err := d.store.get(ctx, leaseKey)
+		r := result(err)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			r.notFound = true
+		case err == nil:
+			r.entry = toEntry(ent)
+		}
+		return answer{ev: r}
+	})
+}
+
+// history reads every revision the bucket keeps of the lease key.
+func (d *driver) history(a actHistory) {
+	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+		entries, err := d.store.history(ctx, leaseKey, &d.cleanup)
+		r := result(err)
+		for _, ent := range entries {
+			r.history = append(r.history, toEntry(ent))
+		}
+		return answer{ev: r}
+	})
+}
+
+// incarnation reads the bucket's identity and its last sequence.
+func (d *driver) incarnation(a actIncarnation) {
+	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+		recreated, lastSeq, err := d.store.incarnation(ctx)
+		r := result(err)
+		r.recreated, r.lastSeq = recreated, lastSeq
+		return answer{ev: r}
+	})
+}
+
+// startWatch drops the watch and starts a new one; its entries reach the
+// machine once the answer is in.
+func (d *driver) startWatch(a actWatch) {
+	d.stopWatch()
+	d.watchID = a.id
+	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+		timeout := a.timeout
+		if dl, ok := ctx.Deadline(); ok {
+			timeout = time.Until(dl)
+		}
+		w, err := d.store.watch(d.base, timeout)
+		return answer{ev: result(err), watcher: w}
+	})
+}
+
+// stopWatch drops the watch without waiting for the network: the clean-up
+// goes on in the background, counted in d.cleanup for teardown.
+func (d *driver) stopWatch() {
+	d.watchID = 0
+	if d.watcher != nil {
+		d.watcher.Stop(&d.cleanup)
+		d.watcher = nil
+	}
+}
+
+// onAnswer hands an answer to the machine, after what the driver does
+// with it: the watch made, the renewal's end and metrics, the log.
+func (d *driver) onAnswer(a answer) {
+	if w := a.watcher; w != nil {
+		if a.ev.id == d.watchID {
+			d.watcher = w
+		} else {
+			w.Stop(&d.cleanup) // the machine dropped that watch meanwhile
+		}
+	}
+	if w := a.write; w != nil {
+		d.noteWrite(w, a.sent, a.ev.err)
+	} else if a.ev.err != nil && a.watcher == nil && a.ev.id == d.watchID {
+		d.log.Warn("lease watch failed; retrying", "error", a.ev.err)
+	}
+	d.feed(a.ev)
+}
+
+// noteWrite logs a write's outcome and records a renewal's metrics.
+func (d *driver) noteWrite(w *actWrite, sent time.Time, err error) {
+	switch w.purpose {
+	case writeRenew:
+		d.view.renewalEnded()
+		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
+		if err != nil && classify(err) == classTransient && !inFlightRefusal(err) {
+			d.log.Warn("renewal failed; retrying until the lease deadline", "error", err)
+		}
+	case writeAcquire:
+		switch {
+		case err == nil:
+		case classify(err) == classConflict:
+			d.log.Debug("lost the race for the lease", "revision", w.rev)
+		default:
+			d.log.Warn("campaign failed, will retry", "error", err)
+		}
+	case writeRelease:
+		if err != nil {
+			d.log.Warn("could not release the lease; followers take over when it expires", "error", err)
+		} else {
+			d.log.Info("released the lease")
+		}
+	}
+}
+
+// renewalOutcome is a renewal's result for the metrics.
+func renewalOutcome(err error) RenewalOutcome {
+	switch {
+	case err == nil:
+		return RenewalOK
+	case classify(err) == classConflict:
+		return RenewalConflict
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return RenewalTimeout
+	}
+	return RenewalError
+}

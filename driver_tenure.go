@@ -1,0 +1,217 @@
+package cluster
+
+// The driver's side of a tenure and of what the Node shows: the tenure's
+// ctx, the hooks queued on the dispatcher, the metrics, and the view that
+// the public queries read.
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// driverTenure is the live tenure as the driver carries it: the ctx handed
+// to OnBecomeLeader, and the timer that ends it at its deadline.
+type driverTenure struct {
+	epoch  int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	// timer cancels ctx and queues OnLoseLeadership once the deadline
+	// has passed, even if the loop is slow to hear of it: the machine's
+	// tick at the deadline does the same, whichever is first.
+	timer    *time.Timer
+	loseOnce sync.Once
+	lose     *loseSignals
+}
+
+// loseSignals are the dispatcher's signals for the OnLoseLeadership last
+// queued: started closes when it begins, done when it returns.
+type loseSignals struct {
+	epoch   int64
+	started chan struct{} // nil once reported
+	done    chan struct{}
+}
+
+// channels returns the signals not yet reported; nil channels for none.
+func (l *loseSignals) channels() (started, done <-chan struct{}) {
+	if l == nil {
+		return nil, nil
+	}
+	if l.started != nil {
+		return l.started, nil // done is reported after started
+	}
+	return nil, l.done
+}
+
+// become starts the tenure the machine won: its ctx, the view, the
+// metrics, OnBecomeLeader, and the deadline timer.
+func (d *driver) become(a actBecome) {
+	ctx, cancel := context.WithCancel(context.WithValue(d.base, tenureEpochKey{}, a.epoch))
+	t := &driverTenure{epoch: a.epoch, ctx: ctx, cancel: cancel,
+		lose: &loseSignals{epoch: a.epoch, started: make(chan struct{}), done: make(chan struct{})}}
+	d.tenure = t
+	d.view.mu.Lock()
+	d.view.tenureCtx, d.view.tenureCancel, d.view.tenureEpoch, d.view.tenureRev = ctx, cancel, a.epoch, a.rev
+	d.view.deadline = a.deadline
+	d.view.epoch = a.epoch // with the tenure: whoever sees IsLeader sees its epoch
+	d.view.mu.Unlock()
+	// Made before it can fire (deadlineFired uses t.timer), armed after
+	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
+	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
+	d.log.Info("became leader", "epoch", a.epoch, "revision", a.rev)
+	d.cfg.Metrics.ObserveElection(a.cause, a.wait)
+	d.cfg.Metrics.ObserveLeadership(true, a.epoch)
+	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return d.hooks.OnBecomeLeader(ctx) }})
+	t.timer.Reset(time.Until(a.deadline))
+}
+
+// deadlineFired runs on the timer's goroutine: it ends the tenure if the
+// deadline (which renewals move, in the view) has passed, or waits for the
+// moved one. The loop may be busy, or stuck on a connection that does not
+// drain; the tenure must not outlive its deadline because of that.
+func (d *driver) deadlineFired(t *driverTenure) {
+	d.view.mu.Lock()
+	if d.view.tenureCtx != t.ctx {
+		d.view.mu.Unlock()
+		return
+	}
+	if wait := time.Until(d.view.deadline); wait > 0 {
+		d.view.mu.Unlock()
+		t.timer.Reset(wait)
+		return
+	}
+	t.cancel()
+	d.view.mu.Unlock()
+	d.queueLose(t)
+	select {
+	case d.expired <- struct{}{}: // the machine hears of it at once
+	default:
+	}
+}
+
+// lose ends the tenure at a.epoch: its ctx is cancelled, and
+// OnLoseLeadership is queued with DrainTimeout, unless the deadline timer
+// did it first.
+func (d *driver) lose(a actLose) {
+	t := d.tenure
+	if t == nil || t.epoch != a.epoch {
+		return
+	}
+	d.tenure = nil
+	t.timer.Stop()
+	d.view.mu.Lock()
+	t.cancel()
+	d.view.tenureCtx, d.view.tenureCancel = nil, nil
+	d.view.mu.Unlock()
+	if a.cause != nil {
+		d.log.Warn("lost leadership", "epoch", a.epoch, "cause", a.cause)
+	}
+	d.losing = t.lose
+	d.queueLose(t)
+}
+
+// queueLose queues OnLoseLeadership for t, once. sync.Once makes a second
+// caller wait until the first has queued it, so no hook of a later tenure
+// can be queued ahead of it.
+func (d *driver) queueLose(t *driverTenure) {
+	t.loseOnce.Do(func() {
+		d.cfg.Metrics.ObserveLeadership(false, t.epoch)
+		timeout := d.cfg.DrainTimeout
+		d.disp.enqueue(hookCall{name: "OnLoseLeadership", started: t.lose.started, done: t.lose.done, fn: func() error {
+			ctx, cancel := context.WithTimeout(d.hookCtx, timeout)
+			defer cancel()
+			return d.hooks.OnLoseLeadership(ctx)
+		}})
+	})
+}
+
+// leaderChanged reports a new known leader: the view, the metric, and
+// OnLeaderChange.
+func (d *driver) leaderChanged(leader string) {
+	d.view.mu.Lock()
+	d.view.leader = leader
+	close(d.view.changed)
+	d.view.changed = make(chan struct{})
+	d.view.mu.Unlock()
+	d.known = leader
+	d.cfg.Metrics.ObserveLeader(leader)
+	d.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return d.hooks.OnLeaderChange(d.hookCtx, leader) }})
+}
+
+// publish copies the machine's state to the view the public queries read.
+func (d *driver) publish() {
+	s := d.m.snapshot()
+	d.view.mu.Lock()
+	d.view.epoch = s.epoch
+	d.view.lease, d.view.hasRec = s.lease, s.hasRec
+	d.view.ready = s.ready
+	if s.tenure && d.view.tenureCtx != nil && d.view.tenureEpoch == s.epoch {
+		d.view.tenureRev, d.view.deadline = s.rev, s.deadline
+	}
+	d.view.mu.Unlock()
+}
+
+// askToLead publishes a priority request to the holder's control subject,
+// off the loop: a publish waits for a connection that does not drain.
+func (d *driver) askToLead(a actAskToLead) {
+	data, _ := json.Marshal(a.req)
+	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.holder, "priority", d.cfg.Priority)
+	d.offLoop(func() {
+		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.holder), data); err != nil {
+			d.log.Debug("could not ask the leader to yield", "error", err)
+		}
+	})
+}
+
+// offLoop runs f on a goroutine of its own, counted for teardown: what
+// touches the connection without a timeout stays off the loop.
+func (d *driver) offLoop(f func()) {
+	d.requests.Add(1)
+	go func() {
+		defer d.requests.Done()
+		f()
+	}()
+}
+
+// recordCooldown writes cooldown-<NodeID> (informational), in the
+// background.
+func (d *driver) recordCooldown(cooldown time.Duration) {
+	d.offLoop(func() {
+		ctx, cancel := context.WithTimeout(d.base, d.cfg.RequestTimeout)
+		defer cancel()
+		if err := d.store.putCooldown(ctx, d.cfg.NodeID, cooldown); err != nil {
+			d.log.Debug("could not record the cooldown key", "error", err)
+		}
+	})
+}
+
+// commandEvent turns an API call into the machine's event; the answer goes
+// back on the command's channels.
+func (d *driver) commandEvent(c command) mEvent {
+	switch c.kind {
+	case cmdStepDown:
+		return evStepDown{to: c.to, async: c.async, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+	case cmdValidate:
+		return evValidate{token: d.newToken(func(a actReply) {
+			if a.err != nil {
+				c.reply <- a.err
+				return
+			}
+			c.epoch <- a.epoch
+		})}
+	}
+	return evStop{token: d.newToken(func(a actReply) { c.reply <- a.err })}
+}
+
+// controlEvent turns a step-down request from NATS into the machine's
+// event; the answer goes back to the requester.
+func (d *driver) controlEvent(r controlRequest) mEvent {
+	msg := r.msg
+	token := d.newToken(func(a actReply) {
+		if !a.silent {
+			d.offLoop(func() { respond(msg, a.reply) })
+		}
+	})
+	return evControl{data: msg.Data, generic: r.generic, received: r.received, token: token}
+}

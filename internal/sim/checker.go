@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// checker watches a run in simulated real time.
+type checker struct {
+	tenures    []*tenure
+	live       map[*proc]*tenure
+	violations []string
+	stepDowns  map[uint64]time.Duration // token -> when StepDown was called
+	handovers  []time.Duration          // StepDowns that released: when called
+	lastHook   map[*proc]string
+	first      time.Duration // when the first violation happened
+	maxEpoch   int64         // the highest epoch of a tenure so far
+	maxInc     uint64        // the bucket's identity when it began
+	maxRev     uint64        // the revision of its record
+	excused    int           // tenures whose epoch did not grow, excused (forgotten)
+}
+
+// tenure is one node's tenure: from its Become until its Lose or its
+// deadline, whichever is first.
+type tenure struct {
+	node     string
+	epoch    int64
+	start    time.Duration
+	lostAt   time.Duration // -1 while not lost
+	deadline time.Duration // the deadline, in simulated time, as last seen
+	// forgotten: when it began, at an epoch not above an earlier
+	// tenure's, nothing left knew that earlier epoch (world.forgotten).
+	forgotten bool
+}
+
+func (t *tenure) end() time.Duration {
+	if t.lostAt >= 0 {
+		return min(t.lostAt, t.deadline)
+	}
+	return t.deadline
+}
+
+func newChecker() *checker {
+	return &checker{live: map[*proc]*tenure{}, stepDowns: map[uint64]time.Duration{}, lastHook: map[*proc]string{}}
+}
+
+func (c *checker) violate(now time.Duration, format string, args ...any) {
+	if len(c.violations) == 0 || now < c.first {
+		c.first = now
+	}
+	if len(c.violations) < 10 {
+		c.violations = append(c.violations, fmt.Sprintf("at %.3fs: ", now.Seconds())+fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *checker) procStarted(p *proc) { c.lastHook[p] = "" }
+
+// procEnded: a crashed process leads no more than its deadline allows.
+func (c *checker) procEnded(p *proc) { delete(c.live, p) }
+
+func (c *checker) become(p *proc, epoch int64) {
+	now := p.w.now
+	if c.lastHook[p] == "become" {
+		c.violate(now, "%s: OnBecomeLeader twice without OnLoseLeadership", p.cfg.ID)
+	}
+	c.lastHook[p] = "become"
+	t := &tenure{node: p.cfg.ID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62}
+	if epoch <= c.maxEpoch && !p.w.opt.StrictEpochs {
+		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev)
+	}
+	if epoch > c.maxEpoch {
+		c.maxEpoch, c.maxInc, c.maxRev = epoch, p.w.kv.inc, p.wroteAt
+	}
+	c.tenures = append(c.tenures, t)
+	c.live[p] = t
+}
+
+func (c *checker) lose(p *proc, epoch int64) {
+	now := p.w.now
+	if c.lastHook[p] != "become" {
+		c.violate(now, "%s: OnLoseLeadership without OnBecomeLeader", p.cfg.ID)
+	}
+	c.lastHook[p] = "lose"
+	t := c.live[p]
+	if t == nil || t.epoch != epoch {
+		c.violate(now, "%s: Lose of epoch %d, which is not its tenure", p.cfg.ID, epoch)
+		return
+	}
+	t.lostAt = now
+	delete(c.live, p)
+}
+
+// deadline records the live tenure's deadline after the logic handled an
+// event: only a handled event can move it.
+func (c *checker) deadline(p *proc) {
+	t := c.live[p]
+	if t == nil {
+		return
+	}
+	if d, ok := p.logic.Deadline(); ok {
+		t.deadline = p.real(d)
+	} else {
+		t.deadline = min(t.deadline, p.w.now)
+	}
+}
+
+func (c *checker) permanent(p *proc, err error) {
+	c.violate(p.w.now, "%s: permanent error in a run that should have none: %v", p.cfg.ID, err)
+}
+
+func (c *checker) stepDownCalled(token uint64, now time.Duration) { c.stepDowns[token] = now }
+
+func (c *checker) reply(p *proc, r Reply) {
+	if at, ok := c.stepDowns[r.Token]; ok && r.OK {
+		c.handovers = append(c.handovers, at)
+	}
+}
+
+// finish checks the whole run, ended at now with faults stopped at quietAt.
+func (c *checker) finish(now, quietAt, maxTTL time.Duration) []string {
+	for _, t := range c.tenures {
+		t.deadline = min(t.deadline, now)
+	}
+	ts := append([]*tenure(nil), c.tenures...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].start < ts[j].start })
+	c.checkOverlap(ts)
+	c.checkEpochs(ts)
+	c.checkLiveness(ts, quietAt, maxTTL)
+	return c.violations
+}
+
+func (c *checker) checkOverlap(ts []*tenure) {
+	for i, a := range ts {
+		if a.end() <= a.start {
+			continue
+		}
+		for _, b := range ts[i+1:] {
+			if b.start >= a.end() {
+				break
+			}
+			if b.end() > b.start {
+				c.violate(b.start, "tenures overlap: %s epoch %d [%.6fs, %.6fs] and %s epoch %d [%.6fs, %.6fs]",
+					a.node, a.epoch, a.start.Seconds(), a.end().Seconds(), b.node, b.epoch, b.start.Seconds(), b.end().Seconds())
+			}
+		}
+	}
+}
+
+// checkEpochs: the epochs of tenures that were live strictly increase in
+// the order the tenures began. A tenure whose Become comes after its own
+// deadline (an acquire answered after it could lead: Become and Lose at
+// once, with a cancelled ctx) was never live, and is left out. An epoch
+// that nothing left knew (tenure.forgotten) is the protocol's stated
+// limit, not a violation: counted, and the epochs go on from it.
+func (c *checker) checkEpochs(ts []*tenure) {
+	var prev *tenure
+	for _, t := range ts {
+		if t.end() <= t.start {
+			continue
+		}
+		if prev != nil && t.epoch <= prev.epoch && t.forgotten {
+			c.excused++
+		} else if prev != nil && t.epoch <= prev.epoch {
+			c.violate(t.start, "epoch did not grow: %s epoch %d after %s epoch %d",
+				t.node, t.epoch, prev.node, prev.epoch)
+		}
+		prev = t
+	}
+}
+
+// checkLiveness: a leader exists within twice the longest TTL and a
+// second after faults stop (a held record waited out, an absent key's
+// extra RenewInterval, round trips), and every StepDown that released
+// in the quiet phase is followed by a new tenure within handoverBound.
+func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
+	bound := 2*maxTTL + time.Second
+	if !leaderWithin(ts, quietAt, quietAt+bound) {
+		c.violate(quietAt+bound, "no leader within %v after faults stopped", bound)
+	}
+	for _, at := range c.handovers {
+		if at < quietAt {
+			continue
+		}
+		if !startsWithin(ts, at, at+handoverBound) {
+			c.violate(at+handoverBound, "StepDown at %.3fs: no new tenure within %v", at.Seconds(), handoverBound)
+		}
+	}
+}
+
+// handoverBound: a slow OnLoseLeadership (2·TTL), the drain, the handover
+// window and a few round trips.
+const handoverBound = 8 * time.Second
+
+func leaderWithin(ts []*tenure, from, to time.Duration) bool {
+	for _, t := range ts {
+		if t.start < to && t.end() > from && t.end() > t.start {
+			return true
+		}
+	}
+	return false
+}
+
+func startsWithin(ts []*tenure, from, to time.Duration) bool {
+	for _, t := range ts {
+		if t.start > from && t.start <= to {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// schedule plans the run: nodes start, faults come at random during the
+// fault phase, and at quietAt every fault stops.
+func (w *world) schedule() {
+	for _, p := range w.procs {
+		w.at(w.dur(0, 500*time.Millisecond), p.start)
+	}
+	kinds := w.faultMix()
+	for t := w.dur(0, time.Second); t < w.quietAt; t += w.dur(10*time.Millisecond, 1200*time.Millisecond) {
+		k := kinds[w.rnd.IntN(len(kinds))]
+		w.at(t, func() { w.fault(k) })
+	}
+	w.at(w.quietAt, w.quiet)
+	for t := w.quietAt + 3*maxTTL(w); t < w.quietAt+w.opt.QuietPhase-3*maxTTL(w); t += 3 * maxTTL(w) {
+		w.at(t, w.apiStepDown)
+	}
+}
+
+func maxTTL(w *world) time.Duration {
+	m := time.Duration(0)
+	for _, t := range w.ttls {
+		m = max(m, t)
+	}
+	return m
+}
+
+type faultKind int
+
+const (
+	fPartition faultKind = iota
+	fCrash
+	fPause
+	fGarbage
+	fForged
+	fDelete
+	fPurge
+	fCompact
+	fRecreate
+	fBucketDelete
+	fWatchClose
+	fStepDown
+	fStop
+	fSlow
+	nFaults
+)
+
+var faultNames = [...]string{"partition", "crash", "pause", "garbage", "forged", "delete", "purge", "compact",
+	"recreate", "bucket-delete", "watch-close", "stepdown", "stop", "slow"}
+
+// faultMix picks the kinds of fault this seed injects: partitions always,
+// and each other kind with probability 1/2.
+func (w *world) faultMix() []faultKind {
+	kinds := []faultKind{fPartition, fPartition}
+	for k := fCrash; k < nFaults; k++ {
+		if w.rnd.IntN(2) == 0 && !w.excluded(faultNames[k]) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+func (w *world) excluded(name string) bool {
+	for _, x := range w.opt.Exclude {
+		if x == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) anyProc() *proc { return w.procs[w.rnd.IntN(len(w.procs))] }
+
+// fault injects one fault of kind k.
+func (w *world) fault(k faultKind) {
+	w.faults++
+	switch k {
+	case fPartition:
+		w.partition(w.anyProc(), w.dur(50*time.Millisecond, 2*maxTTL(w)))
+	case fCrash:
+		p := w.anyProc()
+		p.crash("CRASH")
+		w.at(w.now+w.dur(10*time.Millisecond, 2*maxTTL(w)), p.restart)
+	case fPause:
+		w.pause(w.anyProc(), w.dur(10*time.Millisecond, 2*maxTTL(w)))
+	case fGarbage, fForged, fDelete, fPurge, fCompact, fRecreate, fBucketDelete:
+		w.outOfBand(k)
+	case fWatchClose:
+		if p := w.anyProc(); p.up && p.watch != nil {
+			w.logf("%s: watch closed", p.cfg.ID)
+			p.watch = nil
+			p.deliver(WatchClosed{})
+		}
+	case fStepDown:
+		w.apiStepDown()
+	case fStop:
+		if p := w.anyProc(); p.up {
+			w.tokens++
+			w.logf("%s: Stop", p.cfg.ID)
+			p.deliver(Stop{Token: w.tokens})
+		}
+	case fSlow:
+		p := w.anyProc()
+		p.slow = true
+		w.at(w.now+w.dur(100*time.Millisecond, 2*time.Second), func() { p.slow = false })
+	}
+}
+
+// partition cuts p off for d: requests and watch deliveries are lost.
+func (w *world) partition(p *proc, d time.Duration) {
+	if !p.connected {
+		return
+	}
+	w.logf("%s: PARTITION for %v", p.cfg.ID, d.Round(time.Millisecond))
+	p.connected = false
+	p.partGen++
+	p.deliver(Conn{Connected: false, Reconnects: p.reconnects})
+	w.at(min(w.now+d, w.quietAt), func() { w.heal(p) })
+}
+
+func (w *world) heal(p *proc) {
+	if p.connected {
+		return
+	}
+	w.logf("%s: heal", p.cfg.ID)
+	p.connected, p.reachable = true, w.now
+	p.reconnects++
+	if p.up && p.needWatch {
+		p.needWatch = false
+		p.openWatch()
+	}
+	p.deliver(Conn{Connected: true, Reconnects: p.reconnects})
+	if p.watch != nil {
+		p.watch.schedule()
+	}
+}
+
+// pause stops p's process for d (SIGSTOP): its clock runs on, it
+// handles nothing until it resumes.
+func (w *world) pause(p *proc, d time.Duration) {
+	if !p.up || p.paused {
+		return
+	}
+	w.logf("%s: PAUSE for %v", p.cfg.ID, d.Round(time.Millisecond))
+	p.paused = true
+	gen := p.gen
+	w.at(min(w.now+d, w.quietAt), func() {
+		if p.gen == gen {
+			p.resume()
+		}
+	})
+}
+
+// outOfBand changes the key or the bucket as an operator or a bug would.
+// Keys of a deleted bucket cannot be changed.
+func (w *world) outOfBand(k faultKind) {
+	if w.kv.deleted && k != fRecreate {
+		return
+	}
+	switch k {
+	case fGarbage:
+		w.kv.append(OpPut, []byte(`{"garbage":`))
+	case fForged:
+		v := w.forged()
+		w.kv.append(OpPut, v)
+		w.logf("OUT OF BAND: forged %s", v)
+	case fDelete:
+		w.kv.append(OpDelete, nil)
+	case fPurge:
+		w.kv.append(OpPurge, nil)
+	case fCompact:
+		w.kv.append(OpPurge, nil)
+		w.at(w.now+w.dur(0, 500*time.Millisecond), w.kv.compact)
+	case fRecreate:
+		w.createBucket()
+	case fBucketDelete:
+		w.deleteBucket(w.dur(0, 4*time.Second))
+	}
+	w.logf("OUT OF BAND: %s (seq %d)", faultNames[k], w.kv.seq)
+	w.entryAdded()
+}
+
+// deleteBucket deletes the bucket, and creates it again after d (if no
+// node's Start has created it first). A node waits for its bucket for as
+// long as it runs (rule 29), so d has no bound to stay under.
+func (w *world) deleteBucket(d time.Duration) {
+	w.kv.remove()
+	w.logf("OUT OF BAND: bucket deleted for %v", d.Round(time.Millisecond))
+	w.at(min(w.now+d, w.quietAt), func() {
+		if w.kv.deleted {
+			w.createBucket()
+		}
+	})
+}
+
+// createBucket creates the bucket (again): a new stream, announced to
+// the nodes connected now by the stream-created advisory.
+func (w *world) createBucket() {
+	w.kv.recreate(w.now)
+	w.logf("bucket created (identity %d)", w.kv.inc)
+	for _, p := range w.procs {
+		if p.up && p.connected {
+			p.later(w.now+w.delay(p), BucketCreated{})
+		}
+	}
+}
+
+// forged is a record no node wrote: a holder that does not exist at an
+// epoch below the real one, or a release. A release at an epoch some record had hands that record back
+// to a node that saw it last (§5.5, limit), so forged releases use epochs
+// no record had. It keeps to what §5.5 promises to survive: a forger who writes
+// exactly the holder's own release cannot be told from it, and a forged
+// epoch above the stream's revisions breaks the revision floor of a node
+// without memory (both limits stated there).
+func (w *world) forged() []byte {
+	cur := int64(1)
+	if e, ok := w.kv.last(); ok && e.Op == OpPut {
+		var l struct {
+			Epoch int64 `json:"epoch"`
+		}
+		if json.Unmarshal(e.Value, &l) == nil && l.Epoch > 0 {
+			cur = l.Epoch
+		}
+	}
+	epoch := 1 + w.rnd.Int64N(cur)
+	now := base.Add(w.now).UTC().Format(time.RFC3339Nano)
+	if w.rnd.IntN(2) == 0 && !w.epochs[epoch] && !w.excluded("forged-release") {
+		w.epochs[epoch] = true // a second release at it would hand this one back
+		return []byte(fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":%q,"acquired_at":%q}`, epoch, now, now))
+	}
+	w.epochs[epoch] = true // its own release would hand it back
+	return []byte(fmt.Sprintf(`{"node_id":"intruder","epoch":%d,"expires_at":%q,"acquired_at":%q,"ttl_ms":1000}`, epoch, now, now))
+}
+
+// apiStepDown calls StepDown on the node that leads, naming a successor
+// half the time.
+func (w *world) apiStepDown() {
+	for _, p := range w.procs {
+		if !p.up || p.paused {
+			continue
+		}
+		if _, ok := p.logic.Deadline(); !ok {
+			continue
+		}
+		to := ""
+		if q := w.anyProc(); q != p && w.rnd.IntN(2) == 0 {
+			to = q.cfg.ID
+		}
+		w.tokens++
+		w.logf("%s: StepDown(to=%q)", p.cfg.ID, to)
+		w.chk.stepDownCalled(w.tokens, w.now)
+		p.deliver(StepDown{To: to, Token: w.tokens})
+		return
+	}
+}
+
+// quiet ends every fault: all nodes connected, running and up.
+func (w *world) quiet() {
+	w.logf("QUIET: faults stop")
+	if w.kv.deleted {
+		w.createBucket()
+	}
+	for _, p := range w.procs {
+		p.slow = false
+		w.heal(p)
+		if p.up {
+			p.resume()
+		} else {
+			p.start()
+		}
+	}
+}

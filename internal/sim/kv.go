@@ -1,0 +1,99 @@
+package sim
+
+import "time"
+
+// kv models the bucket's stream as far as the lease key goes: one stream
+// sequence for every write (other keys only bump it), the key's kept
+// revisions (History 8), compare-and-swap, create as a compare-and-swap on
+// revision 0, delete and purge markers, compaction, and the bucket
+// deleted (for a while, or for good) and created again with a new
+// identity (its stream's creation time).
+type kv struct {
+	inc     uint64        // the stream's identity; a new bucket has a new one
+	created time.Duration // when this incarnation was created (server time)
+	seq     uint64        // last sequence of the stream
+	entries []Entry       // the lease key's kept revisions, oldest first
+	history int
+	deleted bool // the bucket does not exist: every request says so
+}
+
+func newKV(now time.Duration) *kv { return &kv{inc: 1, created: now, history: 8} }
+
+func (k *kv) last() (Entry, bool) {
+	if len(k.entries) == 0 {
+		return Entry{}, false
+	}
+	return k.entries[len(k.entries)-1], true
+}
+
+func (k *kv) append(op Op, value []byte) uint64 {
+	k.seq++
+	e := Entry{Rev: k.seq, Op: op, Value: value}
+	if op == OpPurge {
+		k.entries = nil
+	}
+	k.entries = append(k.entries, e)
+	if len(k.entries) > k.history {
+		k.entries = append([]Entry(nil), k.entries[len(k.entries)-k.history:]...)
+	}
+	return e.Rev
+}
+
+// create writes value only if the key has no entry at all, a marker
+// included: the store's create is a compare-and-swap on revision 0 (rule
+// 23), not nats.go's KeyValue.Create, which writes over a marker.
+func (k *kv) create(value []byte) (uint64, ResultKind) {
+	if _, ok := k.last(); ok {
+		return 0, ResultConflict
+	}
+	return k.append(OpPut, value), ResultOK
+}
+
+// update writes value only if the key's last revision is rev.
+func (k *kv) update(value []byte, rev uint64) (uint64, ResultKind) {
+	if l, ok := k.last(); !ok || l.Rev != rev {
+		return 0, ResultConflict
+	}
+	return k.append(OpPut, value), ResultOK
+}
+
+// get reads the key's value; a marker reads as not found, as in nats.go.
+func (k *kv) get() (Entry, bool) {
+	l, ok := k.last()
+	if !ok || l.Op != OpPut {
+		return Entry{}, false
+	}
+	return l, true
+}
+
+func (k *kv) historyEntries() []Entry { return append([]Entry(nil), k.entries...) }
+
+// after returns the first kept entry above rev.
+func (k *kv) after(rev uint64) (Entry, bool) {
+	for _, e := range k.entries {
+		if e.Rev > rev {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// compact removes the key without a trace if its last entry is a marker
+// (purge-deletes); a key written again since keeps its entries.
+func (k *kv) compact() {
+	if l, ok := k.last(); ok && l.Op != OpPut {
+		k.entries = nil
+	}
+}
+
+// remove deletes the bucket: its stream and every entry go.
+func (k *kv) remove() {
+	k.deleted, k.seq, k.entries = true, 0, nil
+}
+
+// recreate creates the bucket again (deleting it first if it exists): a
+// new stream, with a new identity.
+func (k *kv) recreate(now time.Duration) {
+	k.inc++
+	k.created, k.seq, k.entries, k.deleted = now, 0, nil, false
+}

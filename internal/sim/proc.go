@@ -1,0 +1,297 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// base is the origin of every node's clock: what the clock shows at
+// simulated time 0 (plus the node's offset).
+var base = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// proc is one node's process: its logic, clock, connection, watch and
+// hook dispatcher. A crash forgets all of it but the configuration.
+type proc struct {
+	w      *world
+	cfg    NodeConfig
+	logic  Logic
+	up     bool
+	gen    uint64 // process incarnation: events of an earlier one are dropped
+	offset time.Duration
+	rate   float64 // local seconds per real second
+
+	paused bool
+	inbox  []Event // events that arrived while paused
+
+	connected  bool
+	partGen    uint64 // bumped by every partition: requests in flight are lost
+	reconnects uint64
+	slow       bool
+	watch      *watcher
+	needWatch  bool          // started while cut off: Start's watch opens at reconnect
+	knownInc   uint64        // the bucket identity the node knows
+	knows      []known       // the highest epoch of a record this process was shown, as it grew
+	wroteAt    uint64        // the revision of its last write that landed
+	wroteWhen  time.Duration // and when
+	reachable  time.Duration // last started, healed or resumed
+	timerGen   uint64
+	hooksFree  time.Duration // the dispatcher is busy until then
+}
+
+// watcher is a watch on the lease key: it delivers the key's entries
+// above last, in order, while the node is connected.
+type watcher struct {
+	p         *proc
+	last      uint64
+	scheduled bool
+}
+
+func (w *world) makeProcs() {
+	n := 2 + w.rnd.IntN(4)
+	mixed := (w.opt.MixedTTL || w.rnd.IntN(3) == 0) && !w.opt.SameTTL
+	w.slowNet = w.rnd.IntN(2) == 0
+	for i := 0; i < n; i++ {
+		ttl := time.Second
+		if mixed && i%2 == 1 {
+			ttl = 3 * time.Second
+		}
+		cfg := NodeConfig{ID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, NoRule31: w.opt.NoRule31, Fixes: w.opt.Fixes}
+		if w.opt.MarginZero {
+			cfg.SafetyMargin = 0
+		}
+		if i == 0 && w.rnd.IntN(3) == 0 {
+			cfg.Priority = 1 // a preferred node: it asks lower ones to hand over
+		}
+		drift := (w.rnd.Float64()*2 - 1) * w.opt.DriftBound
+		p := &proc{w: w, cfg: cfg, rate: 1 + drift, offset: time.Duration(w.rnd.Int64N(int64(time.Hour))), connected: true}
+		w.procs = append(w.procs, p)
+		w.ttls = append(w.ttls, ttl)
+	}
+}
+
+// local is the node's clock at simulated time t.
+func (p *proc) local(t time.Duration) time.Time {
+	return base.Add(p.offset + time.Duration(float64(t)*p.rate))
+}
+
+// real is the simulated time at which the node's clock shows at,
+// rounded up.
+func (p *proc) real(at time.Time) time.Duration {
+	return time.Duration(math.Ceil(float64(at.Sub(base)-p.offset)/p.rate)) + 1
+}
+
+// start runs a fresh process: it opens the bucket and starts its watch.
+func (p *proc) start() {
+	w := p.w
+	p.gen++
+	p.up, p.paused, p.inbox, p.hooksFree, p.knows, p.reachable = true, false, nil, 0, nil, w.now
+	if w.kv.deleted {
+		w.createBucket() // Start creates a bucket it does not find
+	}
+	p.knownInc = w.kv.inc
+	facts := BucketFacts{LastSeq: w.kv.seq, Age: w.now - w.kv.created}
+	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.ID)))
+	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.ID, facts.LastSeq, facts.Age)
+	w.chk.procStarted(p)
+	p.needWatch = !p.connected
+	p.openWatch()
+	p.deliver(Conn{Connected: p.connected, Reconnects: p.reconnects})
+}
+
+// crash ends the process: it forgets everything.
+func (p *proc) crash(why string) {
+	if !p.up {
+		return
+	}
+	p.w.logf("%s: %s", p.cfg.ID, why)
+	p.up, p.logic, p.watch, p.inbox = false, nil, nil, nil
+	p.timerGen++
+	p.w.chk.procEnded(p)
+}
+
+// deliver hands ev to the logic now (or at resume, if paused).
+func (p *proc) deliver(ev Event) {
+	if !p.up {
+		return
+	}
+	if p.paused {
+		p.inbox = append(p.inbox, ev)
+		return
+	}
+	p.learn(ev)
+	effects := p.logic.Handle(p.local(p.w.now), ev)
+	if p.w.opt.TraceNode == p.cfg.ID {
+		p.w.logf("%s <- %s -> %s", p.cfg.ID, short(ev), short(effects))
+	}
+	for _, e := range effects {
+		if !p.up {
+			return
+		}
+		p.effect(e)
+	}
+	if p.up {
+		p.w.chk.deadline(p)
+	}
+}
+
+// later delivers ev at t to this process incarnation, if it still runs.
+func (p *proc) later(t time.Duration, ev Event) {
+	gen := p.gen
+	p.w.at(t, func() {
+		if p.gen == gen {
+			p.deliver(ev)
+		}
+	})
+}
+
+// learn records the epochs of the records ev shows the process.
+func (p *proc) learn(ev Event) {
+	var entries []Entry
+	switch e := ev.(type) {
+	case EntryEvent:
+		entries = []Entry{e.Entry}
+	case Result:
+		entries = append([]Entry{e.Entry}, e.History...)
+	}
+	for _, e := range entries {
+		if e.Op == OpPut && recordEpoch(e.Value) > p.knowsAt(p.w.now) {
+			p.knows = append(p.knows, known{at: p.w.now, epoch: recordEpoch(e.Value)})
+		}
+	}
+}
+
+// known is an epoch a process learned at a time.
+type known struct {
+	at    time.Duration
+	epoch int64
+}
+
+// knowsAt is the highest epoch the process had been shown by time t.
+func (p *proc) knowsAt(t time.Duration) int64 {
+	e := int64(0)
+	for _, k := range p.knows {
+		if k.at <= t {
+			e = max(e, k.epoch)
+		}
+	}
+	return e
+}
+
+func (p *proc) resume() {
+	if !p.paused {
+		return
+	}
+	p.w.logf("%s: resume", p.cfg.ID)
+	p.paused, p.reachable = false, p.w.now
+	inbox := p.inbox
+	p.inbox = nil
+	for _, ev := range inbox {
+		p.deliver(ev)
+	}
+}
+
+// effect carries out one effect of the logic.
+func (p *proc) effect(e Effect) {
+	w := p.w
+	switch e := e.(type) {
+	case Arm:
+		p.timerGen++
+		if !e.At.IsZero() {
+			gen, tg := p.gen, p.timerGen
+			w.at(p.real(e.At), func() {
+				if p.gen == gen && p.timerGen == tg {
+					p.deliver(Tick{})
+				}
+			})
+		}
+	case Write, Get, History, Incarnation, Watch:
+		p.request(e)
+	case Unwatch:
+		p.watch = nil
+	case Become:
+		w.logf("%s: BECOME epoch %d", p.cfg.ID, e.Epoch)
+		w.chk.become(p, e.Epoch)
+		p.hook(w.dur(0, p.hookDuration()), nil, nil)
+	case Lose:
+		w.logf("%s: LOSE epoch %d", p.cfg.ID, e.Epoch)
+		w.chk.lose(p, e.Epoch)
+		p.hook(w.dur(0, p.hookDuration()), LoseStarted(e), LoseDone(e))
+	case Ask:
+		p.ask(e)
+	case Reply:
+		w.chk.reply(p, e)
+	case Cooldown:
+		if !w.kv.deleted {
+			w.kv.seq++ // a write to another key of the stream
+		}
+	case Finished:
+		p.finished(e)
+	}
+}
+
+// hookDuration is how long a hook may run: mostly short, sometimes slow.
+func (p *proc) hookDuration() time.Duration {
+	if p.w.rnd.IntN(10) == 0 {
+		return 2 * p.cfg.LeaseTTL
+	}
+	return 20 * time.Millisecond
+}
+
+// hook queues a hook of duration d on the dispatcher; started and done
+// (may be nil) are delivered when it begins and returns.
+func (p *proc) hook(d time.Duration, started, done Event) {
+	begin := max(p.w.now, p.hooksFree)
+	p.hooksFree = begin + d
+	if started != nil {
+		p.later(begin, started)
+	}
+	if done != nil {
+		p.later(begin+d, done)
+	}
+}
+
+func (p *proc) finished(e Finished) {
+	w := p.w
+	if e.Err != nil {
+		w.logf("%s: stopped by a permanent error: %v", p.cfg.ID, e.Err)
+		w.chk.permanent(p, e.Err)
+	}
+	p.crash("finished")
+	// A Stop handled after faults stopped (it waited out a pause or a
+	// partition) restarts too: the quiet phase runs every node.
+	d := w.dur(10*time.Millisecond, 2*time.Second)
+	if w.now >= w.quietAt {
+		d = 10 * time.Millisecond
+	}
+	w.at(w.now+d, func() { p.restart() })
+}
+
+func (p *proc) restart() {
+	if p.up {
+		return
+	}
+	p.start()
+}
+
+// ask publishes a priority request to the holder, if both are connected.
+func (p *proc) ask(e Ask) {
+	w := p.w
+	if !p.connected {
+		return
+	}
+	for _, h := range w.procs {
+		if h.cfg.ID != e.Holder || !h.connected || !h.up {
+			continue
+		}
+		w.tokens++
+		tok, gen := w.tokens, h.gen
+		w.at(w.now+w.delay(p)+w.delay(h), func() {
+			if h.gen == gen {
+				h.deliver(Control{Data: e.Data, Received: h.local(w.now), Token: tok})
+			}
+		})
+		return
+	}
+}

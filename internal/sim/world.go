@@ -1,0 +1,229 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Options shape a run. The zero value is the protocol's own bounds.
+type Options struct {
+	// DriftBound is the largest clock-rate error of a node (0.04 when
+	// zero; §3.4 needs below M/(2·TTL−M), about 5.3 % with the default M).
+	DriftBound float64
+	// MarginZero runs every node with SafetyMargin 0.
+	MarginZero bool
+	// Bug1 asks the logic to reintroduce bug 1.
+	Bug1 bool
+	// MixedTTL forces LeaseTTLs of 1s and 3s, SameTTL 1s for every node;
+	// otherwise a seed picks.
+	MixedTTL, SameTTL bool
+	// Exclude names fault kinds this run never injects ("purge",
+	// "forged-release", ...: see faultNames).
+	Exclude []string
+	// NoRule31 asks the logic to undo rule 31 (NodeConfig.NoRule31).
+	NoRule31 bool
+	// Fixes names fixes under evaluation for the logic (NodeConfig.Fixes).
+	Fixes []string
+	// StrictEpochs counts every epoch that does not grow as a violation,
+	// even where nothing left knew the earlier one (world.forgotten).
+	StrictEpochs bool
+	// TraceNode adds every event and effect of this node to the trace.
+	TraceNode string
+	// FaultPhase and QuietPhase are how long faults are injected, and how
+	// long the run goes on without them (20s and 10s when zero).
+	FaultPhase, QuietPhase time.Duration
+}
+
+// Outcome is what one seed's run found.
+type Outcome struct {
+	Seed       uint64
+	Violations []string
+	Trace      []string // the last lines of the run's trace
+	Tenures    int
+	Events     int
+	// Forgotten counts tenures whose epoch did not grow where nothing
+	// left knew the earlier one: the protocol's stated limit, excused.
+	Forgotten int
+	Faults    int           // faults injected
+	Simulated time.Duration // simulated real time the run covered
+}
+
+// Failed reports whether the checker found a violation.
+func (r Outcome) Failed() bool { return len(r.Violations) > 0 }
+
+func (r Outcome) String() string {
+	s := fmt.Sprintf("seed %d: %d tenures, %d events", r.Seed, r.Tenures, r.Events)
+	for _, v := range r.Violations {
+		s += "\n  VIOLATION: " + v
+	}
+	if r.Failed() {
+		s += "\n  trace (last lines):"
+		for _, l := range r.Trace {
+			s += "\n    " + l
+		}
+		s += fmt.Sprintf("\n  replay: -sim.seed=%d", r.Seed)
+	}
+	return s
+}
+
+// Run simulates one seed with the logic factory makes.
+func Run(seed uint64, opt Options, factory Factory) Outcome {
+	out, first := run(seed, opt, factory, nil)
+	if out.Failed() {
+		// The same seed again, the same schedule: this time with its trace,
+		// the lines before the first violation and a few after.
+		tr := &trace{from: first - 14*time.Second, to: first + 300*time.Millisecond, keep: 800}
+		out, _ = run(seed, opt, factory, tr)
+		out.Trace = tr.lines()
+	}
+	return out
+}
+
+func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Duration) {
+	w := newWorld(seed, opt, factory)
+	w.trace = tr
+	w.schedule()
+	w.loop(w.quietAt + w.opt.QuietPhase)
+	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
+	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused,
+		Faults: w.faults, Simulated: w.now}, w.chk.first
+}
+
+// world is one run: the event queue, the bucket, the nodes, the checker.
+type world struct {
+	seed    uint64
+	opt     Options
+	rnd     *rand.Rand
+	factory Factory
+	now     time.Duration // simulated real time
+	q       eventQueue
+	seq     uint64
+	events  int
+	faults  int // faults injected
+	kv      *kv
+	procs   []*proc
+	chk     *checker
+	trace   *trace
+	quietAt time.Duration
+	tokens  uint64
+	ttls    []time.Duration
+	slowNet bool           // some network delays are long
+	epochs  map[int64]bool // every epoch a node's record carried
+}
+
+func newWorld(seed uint64, opt Options, factory Factory) *world {
+	if opt.DriftBound == 0 {
+		opt.DriftBound = 0.04
+	}
+	if opt.FaultPhase == 0 {
+		opt.FaultPhase = 20 * time.Second
+	}
+	if opt.QuietPhase == 0 {
+		opt.QuietPhase = 10 * time.Second
+	}
+	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
+		kv: newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
+	w.quietAt = opt.FaultPhase
+	w.makeProcs()
+	return w
+}
+
+type qItem struct {
+	at  time.Duration
+	seq uint64
+	f   func()
+}
+
+type eventQueue []qItem
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *eventQueue) Push(x any)   { *q = append(*q, x.(qItem)) }
+func (q *eventQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+// at runs f at simulated time t (now, if t is in the past).
+func (w *world) at(t time.Duration, f func()) {
+	w.seq++
+	heap.Push(&w.q, qItem{at: max(t, w.now), seq: w.seq, f: f})
+}
+
+func (w *world) loop(until time.Duration) {
+	for w.q.Len() > 0 {
+		it := heap.Pop(&w.q).(qItem)
+		if it.at > until {
+			w.now = until
+			return
+		}
+		w.now = it.at
+		w.events++
+		it.f()
+		if w.events > 5_000_000 {
+			w.chk.violate(w.now, "the run did not end: more than 5,000,000 events")
+			return
+		}
+	}
+	w.now = until
+}
+
+// forgotten says nothing left knows epoch (led with a record at revision
+// rev of the bucket with identity inc) when leader's tenure begins: no
+// node that runs, and has been connected (not paused) for its LeaseTTL (a
+// node that reconnects finds a new bucket by reading the key back, half
+// its TTL later), had seen it when the leader's record was stored; the
+// lease key's kept history before that record does not hold it; and the
+// revision floor cannot stand for it: it was led in a bucket since
+// deleted, or above its record's revision (an epoch carried into a
+// bucket created again). A new tenure at or below it is then the
+// protocol's stated limit (docs/design.md §5.4: a bucket created again
+// while every node that remembers is stopped or cut off; §5.5: an epoch
+// known only from values since removed, the revision no floor in a
+// recreated bucket; rule 31), not a violation.
+func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
+	for _, p := range w.procs {
+		settled := p.reachable+p.cfg.LeaseTTL <= leader.wroteWhen
+		if p.up && p.connected && !p.paused && settled && p.knowsAt(leader.wroteWhen) >= epoch {
+			return false
+		}
+	}
+	for _, e := range w.kv.entries {
+		if e.Op == OpPut && e.Rev < leader.wroteAt && recordEpoch(e.Value) >= epoch {
+			return false
+		}
+	}
+	return inc != w.kv.inc || rev < uint64(epoch)
+}
+
+// logf adds a line to the trace, when the run keeps one.
+func (w *world) logf(format string, args ...any) {
+	if w.trace == nil || w.now < w.trace.from || w.now > w.trace.to {
+		return
+	}
+	w.trace.add(fmt.Sprintf("%9.6fs ", w.now.Seconds()) + fmt.Sprintf(format, args...))
+}
+
+// delay is one network hop: usually up to 5 ms, sometimes (a slow
+// network) up to 300 ms.
+func (w *world) delay(p *proc) time.Duration {
+	d := 100*time.Microsecond + time.Duration(w.rnd.Int64N(int64(5*time.Millisecond)))
+	if p.slow || (w.slowNet && w.rnd.IntN(20) == 0) {
+		d += time.Duration(w.rnd.Int64N(int64(300 * time.Millisecond)))
+	}
+	return d
+}
+
+func (w *world) dur(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(w.rnd.Int64N(int64(hi-lo)+1))
+}

@@ -1,0 +1,54 @@
+package cluster
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestLayoutMatchesFiles keeps the layout in docs/design.md §1.2 true:
+// every non-test Go file of the package is named there (directly, or by a
+// pattern such as state_*.go), and every file named there exists.
+func TestLayoutMatchesFiles(t *testing.T) {
+	doc, err := os.ReadFile("docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "**1.2**")
+	end := strings.Index(text, "Other packages:")
+	if start < 0 || end < start {
+		t.Fatal("docs/design.md has no §1.2 layout followed by \"Other packages:\"")
+	}
+	named := regexp.MustCompile(`[a-z_*]+\.go`).FindAllString(text[start:end], -1)
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			sources = append(sources, f)
+		}
+	}
+	for _, f := range sources {
+		found := false
+		for _, n := range named {
+			if ok, _ := filepath.Match(n, f); ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("%s is not in the layout of docs/design.md §1.2", f)
+		}
+	}
+	for _, n := range named {
+		m, _ := filepath.Glob(n)
+		if len(m) == 0 {
+			t.Errorf("the layout of docs/design.md §1.2 names %s, which does not exist", n)
+		}
+	}
+}

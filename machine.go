@@ -1,0 +1,434 @@
+package cluster
+
+// machine is the election as a pure state machine: every decision of a
+// Node's election, with its I/O turned into actions and the answers into
+// events. It performs no I/O, reads no clock, starts no goroutine and
+// takes no lock (TestMachineIsPure): the driver (driver.go) feeds it
+// events with the node's own monotonic now and carries out the actions it
+// returns, and the simulator (internal/sim) does the same with simulated
+// clocks.
+//
+// It has at most one request out at a time. Commands, watch entries and
+// other events that arrive meanwhile are kept and handled, in order, once
+// the answer is in, so that a decision spanning several requests is never
+// cut into. Two things are known at once: the connection's state, and the
+// tenure deadline (a tick at the deadline ends the tenure even while a
+// request is out).
+
+import (
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+type machine struct {
+	cfg      Config
+	campaign bool // false for an observer
+	knobs    machineKnobs
+	rnd      *rand.Rand // jitter of backoffs; seeded by the driver
+	bucket   bucketFacts
+
+	lv    leaseView      // the lease as seen
+	conn  connState      // the connection as the driver reports it
+	own   ownTenure      // this node's tenure and the writes that may start one
+	tim   campaignTiming // retries, races lost, resyncs
+	hand  handover       // drain, cooldown, stop
+	ready readiness      // ReadinessCheck results
+	gone  bucketGone     // the bucket found deleted (machine_gone.go)
+
+	req      *mRequest     // the request out, nil when none
+	checks   []mValidation // ValidateLeadership calls waiting for a renewal
+	deferred []mEvent      // events kept while a request is out
+	answered int           // answers followed up since a kept event was last handled
+	nextID   uint64
+
+	known    string // leader last reported through actLeaderChange
+	err      error  // permanent failure
+	finished bool
+	shutDown bool
+	out      []mAction
+}
+
+// machineKnobs turn off one rule each, for the simulator's negative
+// controls, or try a fix for a gap the simulator found in main's rules
+// (docs/sim.md). The zero value is the protocol as main has it.
+type machineKnobs struct {
+	// shortTTLForNonRecords reintroduces bug 1 (§9 rule 1): wait only the
+	// TTL of what the key holds now (0 for garbage, markers and absent
+	// keys), not the longest TTL the key has carried.
+	shortTTLForNonRecords bool
+	// floorWithoutRevision undoes rule 31: taking over a floor record
+	// counts from its writer's memory only, not from its revision.
+	floorWithoutRevision bool
+	// Fixes under evaluation, each for a gap in docs/sim.md.
+	//
+	// revisionFloorAlways: every takeover but a handed-back release counts
+	// from the key's revision (gap A: a forged low held record taken over
+	// after the first sight, once the real epoch was compacted away).
+	revisionFloorAlways bool
+	// keepDroppedEpochs: entries dropped unread (with their watch, or as
+	// older than the one seen) still teach their epoch and TTL (gap B: a
+	// record shown just before its bucket went, or while the node was
+	// busy, was forgotten).
+	keepDroppedEpochs bool
+	// followOnOlderEntry: an older entry from a bucket created again moves
+	// the node to the new bucket as any other finding does, watch and all
+	// (gap C: the old watch's entries were taken for the new bucket's).
+	followOnOlderEntry bool
+	// checkAfterAcquire: the bucket's identity is checked again after an
+	// acquire landed, before leading (gap D: the bucket was created again
+	// between the check and the compare-and-swap).
+	checkAfterAcquire bool
+}
+
+// bucketFacts are what the node learned of the bucket when it opened it.
+type bucketFacts struct {
+	lastSeqAtOpen uint64        // at least the revision of every entry written before
+	ageAtOpen     time.Duration // on the server's clock; zero when unknown
+}
+
+// leaseView is the current view of the lease key.
+type leaseView struct {
+	watching     bool      // a watch is running
+	watchAt      time.Time // retry a failed watch at this time
+	synced       bool      // the watch delivered the initial value
+	cur          observed  // the latest lease entry seen
+	observations int       // lease revisions seen since start
+	maxEpoch     int64     // highest epoch seen in any record, or held
+	maxTTL       time.Duration
+	revFloor     uint64    // a stream sequence at least every revision of the bucket
+	probedRev    uint64    // the revision last read back (probeDue)
+	probedAt     time.Time // when it was last read back
+}
+
+// connState is the connection as the driver last reported it.
+type connState struct {
+	connected   bool
+	reconnects  uint64    // reported
+	seen        uint64    // last taken into account (noteReconnect)
+	stableSince time.Time // connected, synced and healthy since
+	askedAt     time.Time // last priority request sent
+}
+
+// ownTenure is this node's tenure, and what is known of its own writes.
+type ownTenure struct {
+	t         *mTenure
+	lastEpoch int64           // epoch of this node's last tenure
+	pending   *pendingAcquire // an acquire whose outcome is unknown
+}
+
+// mTenure is this node holding the lease.
+type mTenure struct {
+	epoch      int64
+	rev        uint64
+	acquiredAt time.Time // send time of the acquiring write
+	lastSent   time.Time // send time of the last write that succeeded
+	deadline   time.Time // lastSent + LeaseTTL - SafetyMargin
+	renewDue   time.Time
+	failures   int
+	// cancelled: the deadline passed (Lose queued); ended: the tenure
+	// was ended by a decision (lost, or draining).
+	cancelled  bool
+	ended      bool
+	loseQueued bool
+}
+
+// campaignTiming is when the follower may write next.
+type campaignTiming struct {
+	waiting   bool      // our CAS lost: wait for a revision above waitAbove
+	waitAbove uint64    // the revision we lost at
+	resyncAt  time.Time // read the key if the watch shows nothing newer by then
+	retryAt   time.Time // backoff after a transient error while campaigning
+	failures  int       // consecutive transient failures while campaigning
+}
+
+// handover is a step-down in progress and what follows it.
+type handover struct {
+	drain         *mDrain
+	cooldownUntil time.Time
+	stopReq       bool
+	stopToken     uint64
+}
+
+// mDrain is a StepDown or Stop in progress on the leader.
+type mDrain struct {
+	hookStarted bool
+	hookDone    bool
+	deadline    time.Time // DrainTimeout after OnLoseLeadership began
+	stepDown    bool
+	next        string
+	reply       func(error) mAction // the answer when released; nil for none
+}
+
+// newMachine makes the machine of a node with cfg (defaults applied),
+// after it opened the bucket. A watch is running, not yet synced.
+func newMachine(cfg Config, campaign bool, bucket bucketFacts, seed uint64) *machine {
+	m := &machine{cfg: cfg, campaign: campaign, bucket: bucket,
+		rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	m.lv.watching = true
+	m.lv.revFloor = bucket.lastSeqAtOpen
+	m.conn.connected = true
+	return m
+}
+
+// handle takes one event at now and returns what to do.
+func (m *machine) handle(now time.Time, ev mEvent) []mAction {
+	m.out = nil
+	if m.shutDown {
+		return nil
+	}
+	m.deadlineTimer(now)
+	var next time.Time
+	switch e := ev.(type) {
+	case evTick:
+		next = m.act(now)
+	case evResult:
+		m.onResult(now, e)
+		m.answered++
+		// The decision the request was part of goes on; but after a few
+		// answers in a row with events kept, the kept events come first
+		// (run): a node whose every decision asks again (a read-back that
+		// times out, on and on) must still hear Stop.
+		if len(m.deferred) == 0 || m.answered < maxAnswersFirst {
+			next = m.act(now)
+		}
+	case evConn:
+		// The connection's state is a fact, not a request: known at once,
+		// so that a node cut off stops reading back what it cannot see.
+		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
+		if m.req == nil {
+			next = m.act(now)
+		}
+	default:
+		m.deferred = append(m.deferred, ev)
+	}
+	next = m.run(now, next)
+	if m.finished {
+		m.shutdown()
+		return m.out
+	}
+	m.arm(now, next)
+	return m.out
+}
+
+// maxAnswersFirst is how many answers in a row the machine follows up
+// before it handles the events kept meanwhile.
+const maxAnswersFirst = 8
+
+// run handles the kept events, each followed by the decisions it makes
+// due, until a request is out, and returns when to look again (next if
+// there was nothing to handle).
+func (m *machine) run(now, next time.Time) time.Time {
+	for m.req == nil && !m.finished && len(m.deferred) > 0 {
+		ev := m.deferred[0]
+		m.deferred = m.deferred[1:]
+		m.answered = 0
+		m.apply(now, ev)
+		next = m.act(now)
+	}
+	return next
+}
+
+// apply handles an event that is not a result.
+func (m *machine) apply(now time.Time, ev mEvent) {
+	switch e := ev.(type) {
+	case evEntry:
+		m.observe(now, e.entry)
+	case evSynced:
+		m.lv.synced = true
+		if !m.lv.cur.present {
+			m.lv.cur.firstSeen = now // the key is absent: since now, as far as we know
+		}
+	case evWatchClosed:
+		m.restartWatch(now)
+	case evBucketCreated:
+		m.onBucketAdvisory(now)
+	default:
+		m.applyCommand(now, ev)
+	}
+}
+
+// applyCommand handles the events of the API, the dispatcher and control
+// requests.
+func (m *machine) applyCommand(now time.Time, ev mEvent) {
+	switch e := ev.(type) {
+	case evHealth:
+		m.onHealth(now, e.err)
+	case evLoseStarted:
+		if d := m.hand.drain; d != nil && !d.hookStarted {
+			d.hookStarted, d.deadline = true, now.Add(m.cfg.DrainTimeout)
+		}
+	case evLoseDone:
+		if d := m.hand.drain; d != nil {
+			d.hookStarted, d.hookDone = true, true
+		}
+	case evStepDown:
+		m.onStepDown(now, e)
+	case evStop:
+		m.onStop(now, e)
+	case evValidate:
+		m.onValidate(now, e)
+	case evControl:
+		m.onControl(now, e)
+	}
+}
+
+// act does what is due now and returns when to look again.
+func (m *machine) act(now time.Time) time.Time {
+	for i := 0; ; i++ {
+		if m.finished || m.req != nil {
+			return time.Time{}
+		}
+		next, again := m.step(now)
+		m.publish()
+		if !again || i > 8 {
+			return next
+		}
+	}
+}
+
+// step makes one decision; again says another may be due at once.
+func (m *machine) step(now time.Time) (next time.Time, again bool) {
+	if !m.lv.watching && !m.lv.watchAt.IsZero() {
+		if !now.Before(m.lv.watchAt) {
+			m.restartWatch(now)
+			return time.Time{}, true
+		}
+		defer func() { next = earliest(next, m.lv.watchAt) }()
+	}
+	if m.own.t != nil {
+		return m.stepHolding(now)
+	}
+	if m.hand.drain != nil {
+		m.finishDrain(now, nil)
+		return time.Time{}, true
+	}
+	if m.hand.stopReq {
+		m.finished = true
+		return time.Time{}, false
+	}
+	if !m.gone.since.IsZero() {
+		return m.stepBucketGone(now)
+	}
+	return m.stepFollowing(now)
+}
+
+// deadlineTimer ends the tenure once its deadline has passed, even while
+// a request is out (the driver's timer does the same, whichever is first).
+func (m *machine) deadlineTimer(now time.Time) {
+	t := m.own.t
+	if t == nil || t.ended || t.cancelled || now.Before(t.deadline) {
+		return
+	}
+	t.cancelled = true
+	m.queueLose(t, m.expiredCause(now, t))
+}
+
+// arm asks for a tick at the earliest of next and the live deadline.
+func (m *machine) arm(now time.Time, next time.Time) {
+	if t := m.own.t; t != nil && !t.ended && !t.cancelled {
+		next = earliest(next, t.deadline)
+	}
+	if !next.IsZero() && next.Before(now) {
+		next = now
+	}
+	m.emit(actArm{at: next})
+}
+
+func (m *machine) emit(a mAction) { m.out = append(m.out, a) }
+
+// logf emits a line for the node's log.
+func (m *machine) logf(level slog.Level, msg string, args ...any) {
+	m.emit(actLog{level: level, msg: msg, args: args})
+}
+
+// leading reports whether a tenure is live at now.
+func (m *machine) leading(now time.Time) bool {
+	t := m.own.t
+	return t != nil && !t.ended && !t.cancelled && now.Before(t.deadline)
+}
+
+// knownLeader is the leader as this node sees it now.
+func (m *machine) knownLeader() string {
+	if t := m.own.t; t != nil && !t.ended && !t.cancelled {
+		return m.cfg.NodeID
+	}
+	c := m.lv.cur
+	if !c.valid || c.expired || c.lease.NodeID == m.cfg.NodeID {
+		return ""
+	}
+	return c.lease.NodeID
+}
+
+// publish reports a change of the known leader.
+func (m *machine) publish() {
+	if leader := m.knownLeader(); leader != m.known {
+		m.known = leader
+		m.emit(actLeaderChange{leader: leader})
+	}
+}
+
+// fail stops the election for good after a permanent error; a deleted
+// bucket is waited for instead, for as long as the node runs
+// (machine_gone.go, rule 29).
+func (m *machine) fail(now time.Time, err error) {
+	if errors.Is(err, ErrBucketDeleted) {
+		m.bucketDeleted(now, err)
+		return
+	}
+	m.failNow(now, err)
+}
+
+// failNow stops the node with a permanent error.
+func (m *machine) failNow(now time.Time, err error) {
+	m.err = err
+	m.emit(actFail{err: err})
+	if m.own.t != nil {
+		m.endTenure(err)
+		m.own.t = nil
+	}
+	if m.hand.drain != nil {
+		m.finishDrain(now, err)
+	}
+	m.finished = true
+}
+
+// shutdown is the machine's end: the tenure ends, a step-down in progress
+// ends with ErrStopped, Stop is answered.
+func (m *machine) shutdown() {
+	m.shutDown = true
+	if m.own.t != nil {
+		m.endTenure(ErrStopped)
+		m.own.t = nil
+	}
+	if d := m.hand.drain; d != nil && d.reply != nil {
+		m.hand.drain = nil
+		m.emit(d.reply(ErrStopped))
+	}
+	if m.hand.stopReq {
+		m.emit(actReply{token: m.hand.stopToken})
+	}
+	m.publish()
+	m.emit(actFinished{})
+}
+
+// stopNow ends the machine at once, with a request out or not: the Node's
+// teardown has given up waiting for a graceful end.
+func (m *machine) stopNow() []mAction {
+	m.out = nil
+	if !m.shutDown {
+		m.shutdown()
+	}
+	return m.out
+}
+
+// backoff is capped exponential backoff with full jitter over its upper
+// half, as backoff is, on the machine's own random source.
+func (m *machine) backoff(attempt int, base, limit time.Duration) time.Duration {
+	d := base << min(attempt-1, 16)
+	if d <= 0 || d > limit {
+		d = limit
+	}
+	return d/2 + time.Duration(m.rnd.Int64N(int64(d/2)+1))
+}

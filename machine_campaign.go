@@ -1,0 +1,256 @@
+package cluster
+
+// The machine's campaign: the writes a follower makes to take the lease or
+// to carry the epoch over, and the epoch a new tenure gets (campaign.go's
+// rules, §2.4, §4.1, §5.3).
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// takeOver checks the bucket's identity (rule 21), reads the key's history
+// for the epoch floor, then acquires a lease that expired on this node's
+// clock, or an absent key (rev 0).
+func (m *machine) takeOver(now time.Time, rev uint64) {
+	m.checkIdentity(now, thenHistory, rev)
+}
+
+// historyFloor reads the key's history for the highest epoch and longest
+// TTL its records carried, then acquires (onHistory).
+func (m *machine) historyFloor(now time.Time, rev uint64) {
+	m.request(&mRequest{cont: contHistory, rev: rev}, func(id uint64) mAction {
+		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+			return
+		}
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+		return
+	}
+	for _, ent := range r.history {
+		m.learn(ent)
+	}
+	// The history may show a longer TTL than this node knew (rule 17).
+	m.lv.cur.expired = false
+	if until := m.holdUntil(); now.Before(until) {
+		m.logf(slog.LevelInfo, "the lease's history shows a longer TTL; waiting it out", "ttl", m.takeoverWait(), "until", until.Sub(now).Round(time.Millisecond))
+		return
+	}
+	m.lv.cur.expired = true
+	m.acquire(now, q.rev)
+}
+
+// learn remembers the epoch and TTL of a record, if ent is one.
+func (m *machine) learn(ent kvEntry) {
+	if ent.op != opPut {
+		return
+	}
+	if l, err := decodeLease(ent.value, ent.rev); err == nil {
+		m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
+		m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+	}
+}
+
+// revisionIsFloor says the revision of what the key holds is an epoch
+// floor for the next tenure: over garbage and markers, at the first
+// sight (a forged low epoch must not turn the epoch back), and over a
+// floor record, whose writer may remember less than a compaction removed
+// (rule 31).
+func (m *machine) revisionIsFloor(c observed) bool {
+	switch {
+	case !c.valid, m.lv.observations <= 1:
+		return true
+	case c.lease.Floor && !m.knobs.floorWithoutRevision:
+		return true
+	}
+	return m.knobs.revisionFloorAlways && !(c.released() && c.handedBack)
+}
+
+// nextEpoch is the epoch of a new tenure (§2.4).
+func (m *machine) nextEpoch() (int64, error) {
+	c := m.lv.cur
+	floor := m.lv.maxEpoch
+	if c.valid {
+		floor = max(floor, c.lease.Epoch)
+	}
+	switch {
+	case c.present && m.revisionIsFloor(c):
+		floor = max(floor, revisionEpoch(c.rev)-1)
+	case !c.present:
+		floor = max(floor, revisionEpoch(m.lv.revFloor))
+	}
+	return epochAfter(floor)
+}
+
+// acquire writes this node's record: Create when rev is 0, else CAS on rev.
+func (m *machine) acquire(now time.Time, rev uint64) {
+	epoch, err := m.nextEpoch()
+	if err != nil {
+		m.fail(now, fmt.Errorf("acquire: %w", err))
+		return
+	}
+	q := &mRequest{purpose: writeAcquire, rev: rev, sent: now, epoch: epoch}
+	m.write(q, m.heldRecord(epoch, now, now), m.cfg.RequestTimeout)
+}
+
+func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err == nil:
+		sent := q.sent
+		if p := m.own.pending; p != nil && p.epoch == q.epoch && p.sent.Before(sent) {
+			sent = p.sent // count from the first attempt at this epoch (rule 24)
+		}
+		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
+		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, sent)
+		if m.knobs.checkAfterAcquire {
+			m.checkLanded(now, q.epoch, r.rev, sent, cause, wait)
+			return
+		}
+		m.become(q.epoch, r.rev, sent, cause, wait)
+	case r.class == classConflict:
+		m.waitFor(now, max(q.rev, m.lv.cur.rev))
+		if !m.lv.cur.released() {
+			m.tim.resyncAt = now // the key changed in a way the watch may not show
+		}
+		m.tim.failures = 0
+	case r.class == classPermanent:
+		m.fail(now, r.err)
+	default:
+		// The write may still land: remember it (rule 12).
+		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
+		if old := m.own.pending; old != nil && old.epoch == p.epoch {
+			// An earlier attempt wrote the same record: whichever lands,
+			// the tenure counts from the earliest send (rule 24).
+			p.sent, p.above = old.sent, min(old.above, p.above)
+		}
+		m.own.pending = p
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	}
+}
+
+// checkLanded asks the bucket's identity after an acquire landed: a
+// bucket created since the check before the write may hold it over a
+// record of its own (checkAfterAcquire).
+func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
+	q := &mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent, cause: cause, wait: wait}
+	m.request(q, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.deadline(sent))}
+	})
+}
+
+func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
+		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
+		return
+	case r.err == nil && r.recreated:
+		m.followNewBucket(now, r.lastSeq)
+	case r.class == classTransient && m.deadline(q.sent).Sub(now) > 2*minAttempt:
+		m.checkLanded(now, q.epoch, q.rev, q.sent, q.cause, q.wait) // ask again while the tenure could start
+		return
+	}
+	// Not known to be the bucket it was checked in: lead nothing, write
+	// no second record at that epoch, and wait this one out like anyone's
+	// (given back as a release, it would be taken at once in a new bucket).
+	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch)
+}
+
+// landed handles this node's own record showing up after an acquire whose
+// outcome was unknown: lead from its send time if time is left, otherwise
+// remember the epoch as ended so that the record is released (§4.1).
+func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
+	m.tim.failures, m.tim.retryAt = 0, time.Time{}
+	if !now.Before(m.deadline(p.sent)) {
+		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", p.epoch, "revision", rev)
+		m.own.lastEpoch = p.epoch
+		return
+	}
+	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
+	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
+}
+
+// seed writes a floor record: released, at the highest epoch and with the
+// longest TTL this node knows (§5.3).
+func (m *machine) seed(now time.Time) {
+	floor := Lease{Epoch: m.lv.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+		TTLMillis: m.takeoverWait().Milliseconds()}
+	rev := uint64(0)
+	if m.lv.cur.present {
+		rev = m.lv.cur.rev // over a marker, garbage or a lower floor
+	}
+	m.write(&mRequest{purpose: writeSeed, rev: rev, sent: now, floor: floor}, mustEncode(floor), m.cfg.RequestTimeout)
+}
+
+func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err == nil:
+		// What the key holds now, before the watch says so: no second
+		// floor over the value this one replaced (rule 26).
+		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now}
+		m.lv.observations++
+		m.logf(slog.LevelInfo, "wrote the epoch floor into the lease key", "epoch", q.floor.Epoch, "over_revision", q.rev)
+	case r.class == classPermanent:
+		m.fail(now, r.err)
+	case r.class == classConflict:
+		m.tim.retryAt = now.Add(m.backoff(1, 50*time.Millisecond, m.cfg.RenewInterval))
+		m.resync(now) // someone wrote it first: learn what
+	default:
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	}
+}
+
+// waitFor stops campaigning until a revision above rev is seen.
+func (m *machine) waitFor(now time.Time, rev uint64) {
+	m.tim.waiting, m.tim.waitAbove = true, rev
+	m.tim.resyncAt = now.Add(m.cfg.RequestTimeout)
+}
+
+// heldRecord is this node's record holding the lease, written at now.
+func (m *machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
+	return mustEncode(Lease{NodeID: m.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
+		ExpiresAt: now.Add(m.cfg.LeaseTTL).UTC(), TTLMillis: m.cfg.LeaseTTL.Milliseconds(), Priority: m.cfg.Priority,
+		Metadata: m.cfg.Metadata})
+}
+
+// releasedRecord is a released record at epoch, written at now.
+func releasedAt(epoch int64, acquired, now time.Time, next string) []byte {
+	return mustEncode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}
+
+// pendingAcquire is an acquire whose outcome is unknown: the request timed
+// out, but the write may have landed. If the watch (or a read) shows this
+// node's record at this epoch, it landed, and the tenure counts from sent.
+type pendingAcquire struct {
+	epoch int64
+	sent  time.Time
+	above uint64 // the revision it was written over (0 for a create)
+}
+
+// epochAfter is the epoch that follows floor, or ErrEpochExhausted.
+func epochAfter(floor int64) (int64, error) {
+	if floor == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: epoch %d cannot grow", ErrEpochExhausted, floor)
+	}
+	return max(floor, 0) + 1, nil
+}
+
+// revisionEpoch converts a revision to an epoch, saturating: revisions are
+// unsigned, epochs are not.
+func revisionEpoch(rev uint64) int64 {
+	if rev > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(rev)
+}

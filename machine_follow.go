@@ -1,0 +1,218 @@
+package cluster
+
+// The machine's follower side: expiry on this node's clock and when to
+// campaign (follow.go's rules, §3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
+
+import (
+	"log/slog"
+	"time"
+)
+
+// takeoverWait is W (§3.2, §5.6): this node's LeaseTTL, or the longest TTL
+// any record on the key has carried, whichever is longer.
+func (m *machine) takeoverWait() time.Duration {
+	if m.knobs.shortTTLForNonRecords {
+		return max(m.cfg.LeaseTTL, m.lv.cur.lease.ttl())
+	}
+	return max(m.cfg.LeaseTTL, m.lv.maxTTL)
+}
+
+// holdUntil is when the lease as seen may be taken over; zero when now.
+func (m *machine) holdUntil() time.Time {
+	c := m.lv.cur
+	switch {
+	case c.released() && c.handedBack, c.expired:
+		return time.Time{}
+	case !c.present && m.lv.observations == 0 && m.lv.revFloor == 0: // rule 28
+		return c.firstSeen.Add(max(m.takeoverWait()-m.bucket.ageAtOpen, 0))
+	case !c.present:
+		return c.firstSeen.Add(m.takeoverWait() + m.cfg.RenewInterval)
+	}
+	return c.firstSeen.Add(m.takeoverWait())
+}
+
+// needsFloor says the key no longer carries the epoch or TTL this node
+// remembers (§5.3, rule 20).
+func (m *machine) needsFloor() bool {
+	c := m.lv.cur
+	switch {
+	case m.lv.maxEpoch == 0:
+		return false
+	case !c.valid:
+		return true
+	case c.lease.Floor:
+		return c.lease.Epoch < m.lv.maxEpoch || c.lease.ttl() < m.takeoverWait()
+	}
+	return false
+}
+
+// probeDue says the lease as seen has stayed unchanged for half its
+// holder's TTL (a floor or a release nobody handed back: half of
+// MinLeaseTTL, rule 26); then it is read back every min(RenewInterval, a
+// quarter of that) until it expires (rule 21).
+func (m *machine) probeDue(now time.Time) (bool, time.Time) {
+	c := m.lv.cur
+	if !c.valid || c.expired || (c.released() && c.handedBack) {
+		return false, time.Time{}
+	}
+	span := m.takeoverWait()
+	switch {
+	case c.released():
+		span = MinLeaseTTL
+	case c.lease.ttl() > 0:
+		span = min(span, c.lease.ttl())
+	}
+	at := c.firstSeen.Add(span / 2)
+	if m.lv.probedRev == c.rev {
+		at = laterOf(at, m.lv.probedAt.Add(min(m.cfg.RenewInterval, span/4)))
+	}
+	return !now.Before(at), at
+}
+
+// noteReconnect restarts the expiry count after a reconnect (§3.2).
+func (m *machine) noteReconnect(now time.Time) {
+	if m.conn.reconnects != m.conn.seen {
+		m.conn.seen = m.conn.reconnects
+		m.lv.cur.firstSeen = now
+		m.lv.cur.expired = false
+		m.conn.stableSince = now
+	}
+	if m.conn.stableSince.IsZero() {
+		m.conn.stableSince = now
+	}
+}
+
+// stepFollowing keeps the view (floor, probe, expiry), then campaigns.
+func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
+	if !m.lv.synced {
+		return time.Time{}, false
+	}
+	m.noteReconnect(now)
+	if m.campaign && m.needsFloor() && !now.Before(m.tim.retryAt) {
+		m.seed(now)
+		return time.Time{}, true
+	}
+	probeAt, asked := m.readBack(now)
+	if asked {
+		return time.Time{}, true
+	}
+	expiry := m.holdUntil()
+	if !expiry.IsZero() && !now.Before(expiry) {
+		if !m.conn.connected {
+			return now.Add(m.cfg.RenewInterval), false // not seeing renewals is not expiry
+		}
+		m.lv.cur.expired = true
+		m.logf(slog.LevelInfo, "lease expired on this node's clock", "holder", m.lv.cur.lease.NodeID, "revision", m.lv.cur.rev, "present", m.lv.cur.present)
+		return time.Time{}, true
+	}
+	if !m.campaign || m.err != nil {
+		return earliest(expiry, probeAt), false
+	}
+	return m.stepCampaign(now, expiry, probeAt)
+}
+
+// readBack reads the key's history for a release seen first (rule 27), or
+// reads a stalled lease back (rules 21, 26); asked says a request is out.
+// Otherwise it returns when the next read-back is due.
+func (m *machine) readBack(now time.Time) (next time.Time, asked bool) {
+	if c := m.lv.cur; c.released() && c.firstSight && m.conn.connected {
+		m.confirmHandBack(now)
+		return time.Time{}, true
+	}
+	probe, at := m.probeDue(now)
+	switch {
+	case probe && m.conn.connected:
+		m.lv.probedRev, m.lv.probedAt = m.lv.cur.rev, now
+		m.resync(now)
+		return time.Time{}, true
+	case probe:
+		return now.Add(m.cfg.RenewInterval), false // cut off: look again later, do not spin
+	}
+	return at, false
+}
+
+// stepCampaign decides whether to write, once the view is up to date.
+func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool) {
+	if now.Before(m.tim.retryAt) {
+		return earliest(expiry, m.tim.retryAt), false
+	}
+	if m.ownStaleLease() {
+		m.releaseStale(now)
+		return time.Time{}, true
+	}
+	if !expiry.IsZero() {
+		return earliest(expiry, probeAt, m.askToLead(now)), false
+	}
+	if wait := m.campaignGate(now); !wait.IsZero() || !m.healthy() {
+		return wait, false
+	}
+	if m.tim.waiting && m.lv.cur.rev <= m.tim.waitAbove {
+		if !now.Before(m.tim.resyncAt) {
+			m.resync(now)
+			return time.Time{}, true
+		}
+		return m.tim.resyncAt, false
+	}
+	switch c := m.lv.cur; {
+	case !c.present:
+		m.takeOver(now, 0)
+	case c.released() && c.handedBack && now.Sub(c.firstSeen) > m.cfg.RenewInterval:
+		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago: the same bucket? (rule 21)
+	case c.released() && c.handedBack:
+		m.acquire(now, c.rev)
+	default: // expired
+		m.takeOver(now, c.rev)
+	}
+	return time.Time{}, true
+}
+
+// ownStaleLease says the lease names this node at the epoch of a tenure
+// that has already ended here.
+func (m *machine) ownStaleLease() bool {
+	c := m.lv.cur
+	return m.own.lastEpoch > 0 && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.lastEpoch
+}
+
+// campaignGate returns the end of a cooldown or of a handover window left
+// to another node; zero when this node may campaign now (§4.5).
+func (m *machine) campaignGate(now time.Time) time.Time {
+	c := m.lv.cur
+	namedNext := c.released() && c.lease.Next == m.cfg.NodeID
+	if now.Before(m.hand.cooldownUntil) && !namedNext {
+		return m.hand.cooldownUntil
+	}
+	if c.released() && c.lease.Next != "" && c.lease.Next != m.cfg.NodeID {
+		if until := c.firstSeen.Add(m.cfg.RenewInterval); now.Before(until) {
+			return until
+		}
+	}
+	return time.Time{}
+}
+
+// askToLead asks a holder of lower priority to hand over (§4.6), and
+// returns when to look again (zero: never).
+func (m *machine) askToLead(now time.Time) time.Time {
+	holder := m.lv.cur.lease
+	if m.cfg.Priority == 0 || !m.lv.cur.valid || holder.NodeID == "" || holder.NodeID == m.cfg.NodeID ||
+		m.cfg.Priority <= holder.Priority || !m.healthy() {
+		return time.Time{}
+	}
+	ready := m.conn.stableSince.Add(m.cfg.LeaseTTL)
+	if !m.conn.askedAt.IsZero() {
+		ready = laterOf(ready, m.conn.askedAt.Add(m.cfg.LeaseTTL))
+	}
+	if now.Before(ready) {
+		return ready
+	}
+	m.conn.askedAt = now
+	m.emit(actAskToLead{holder: holder.NodeID, req: StepDownRequest{To: m.cfg.NodeID, Reason: reasonPriority, Priority: m.cfg.Priority}})
+	return now.Add(m.cfg.LeaseTTL)
+}
+
+// laterOf returns the later of a and b.
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,268 @@
+package cluster
+
+// The machine observing the lease: entries from the watch and from reads,
+// and what it concludes when the key or its bucket changes out of band
+// (observe.go's rules, §4.3, §5).
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// observe records an entry from the watch or a read. An older entry than
+// the one seen asks whether the bucket is a new one first.
+func (m *machine) observe(now time.Time, ent kvEntry) {
+	if m.lv.cur.present && ent.rev < m.lv.cur.rev {
+		m.request(&mRequest{cont: contRecreatedUnder, entry: ent}, func(id uint64) mAction {
+			return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+		})
+		return
+	}
+	m.observeNew(now, ent)
+}
+
+func (m *machine) observeNew(now time.Time, ent kvEntry) {
+	rev := ent.rev
+	if rev != m.lv.cur.rev || !m.lv.cur.present {
+		m.lv.cur = m.decode(now, ent)
+		m.lv.observations++
+		if m.tim.waiting && rev > m.tim.waitAbove {
+			m.tim.waiting = false
+		}
+	}
+	if m.pendingLanded(now, rev) {
+		return
+	}
+	c := m.lv.cur
+	if t := m.own.t; t != nil && rev > t.rev {
+		if c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == t.epoch {
+			t.rev = rev // our own write that we did not hear back about
+			return
+		}
+		m.lose(now, fmt.Errorf("%w: revision %d is not ours", ErrEpochMismatch, rev))
+	}
+}
+
+// pendingLanded settles an acquire whose outcome was unknown, once a
+// revision above the one it was written over shows up: it landed if that
+// revision is this node's record at its epoch (rule 12).
+func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
+	p, c := m.own.pending, m.lv.cur
+	if p == nil || rev <= p.above {
+		return false
+	}
+	m.own.pending = nil
+	if m.own.t == nil && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == p.epoch {
+		m.landed(now, p, rev)
+		return true
+	}
+	return false
+}
+
+// decode turns an entry into what this node saw, and remembers the highest
+// epoch and the longest TTL any record carried.
+func (m *machine) decode(now time.Time, ent kvEntry) observed {
+	o := observed{present: true, rev: ent.rev, firstSeen: now}
+	if ent.op != opPut {
+		return o
+	}
+	l, err := decodeLease(ent.value, ent.rev)
+	if err != nil {
+		return o
+	}
+	o.lease, o.valid = l, true
+	if l.NodeID == "" && !l.Floor {
+		c := m.lv.cur
+		nothingBefore := !c.present && c.firstSeen.IsZero()
+		o.handedBack = !nothingBefore && c.valid && c.lease.Epoch == l.Epoch
+		o.firstSight = nothingBefore // confirmHandBack decides (rule 27)
+	}
+	m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
+	m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+	return o
+}
+
+// resync reads the key when the watch has not shown what a failed write
+// implies, or to probe a held record.
+func (m *machine) resync(now time.Time) {
+	m.tim.resyncAt = now.Add(m.cfg.RenewInterval)
+	m.request(&mRequest{cont: contResync}, func(id uint64) mAction {
+		return actGet{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onResync(now time.Time, r evResult) {
+	switch {
+	case r.notFound:
+		if m.lv.cur.present {
+			m.vanished(now)
+		}
+	case r.err != nil:
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+	default:
+		m.observe(now, r.entry)
+	}
+}
+
+// vanished asks the bucket's identity after the key was found absent
+// where this node saw an entry (rule 4).
+func (m *machine) vanished(now time.Time) {
+	m.request(&mRequest{cont: contVanished}, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onVanished(now time.Time, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+		return // asked again at the next resync
+	}
+	if r.recreated {
+		m.followNewBucket(now, r.lastSeq)
+		return
+	}
+	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	m.lv.cur = observed{firstSeen: now}
+	m.tim.waiting = false
+}
+
+// followNewBucket moves a follower to a bucket found deleted and created
+// again: the watch follows the new stream, and what the node saw in the
+// old one is forgotten (not the epoch or TTL it remembers): the key is
+// taken as absent from now, and waited out as such.
+func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
+	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
+	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
+	m.gone = bucketGone{}
+	m.restartWatch(now)
+	m.lv.cur = observed{firstSeen: now}
+	m.tim.waiting = false
+}
+
+// confirmHandBack reads the key's history for a release that was the first
+// thing this node saw: it is taken at once only if the record just before
+// it is a held record at the same epoch, which it hands back; otherwise it
+// is waited out like a held lease (rule 27).
+func (m *machine) confirmHandBack(now time.Time) {
+	m.lv.cur.firstSight = false
+	m.request(&mRequest{cont: contHandBack}, func(id uint64) mAction {
+		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onHandBack(now time.Time, r evResult) {
+	if r.err != nil {
+		if r.class == classPermanent {
+			m.fail(now, r.err)
+		}
+		return // waited out
+	}
+	h := r.history
+	for i := len(h) - 1; i > 0; i-- {
+		if h[i].rev != m.lv.cur.rev {
+			continue
+		}
+		if h[i-1].op != opPut {
+			return
+		}
+		l, err := decodeLease(h[i-1].value, h[i-1].rev)
+		if err == nil && l.NodeID != "" && l.Epoch == m.lv.cur.lease.Epoch {
+			m.lv.cur.handedBack = true
+			m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
+		}
+		return
+	}
+}
+
+// checkIdentity asks the bucket's identity before a compare-and-swap on a
+// revision seen a while ago (rule 21): a revision of the old stream may
+// name a live record in a bucket created again. then says what follows
+// when the bucket is the one known (bucketRecreated in campaign.go).
+func (m *machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
+	m.request(&mRequest{cont: contIdentity, then: then, rev: rev}, func(id uint64) mAction {
+		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+	})
+}
+
+func (m *machine) onIdentity(now time.Time, q *mRequest, r evResult) {
+	switch {
+	case r.err != nil && r.class == classPermanent:
+		m.fail(now, r.err)
+	case r.err != nil:
+		m.tim.failures++
+		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
+	case r.recreated:
+		m.followNewBucket(now, r.lastSeq)
+	default:
+		// Something was written since this node opened the bucket, even if
+		// its watch never showed it: no longer an empty bucket (rule 28).
+		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		switch q.then {
+		case thenHistory:
+			m.historyFloor(now, q.rev)
+		case thenAcquire:
+			m.acquire(now, q.rev)
+		}
+	}
+}
+
+// onBucketAdvisory checks the bucket's identity after a stream-created
+// advisory (rule 25): a follower moves to a bucket created again, and
+// writes its floor there; a leader finds out through its renewals.
+func (m *machine) onBucketAdvisory(now time.Time) {
+	if !m.campaign || m.own.t != nil || m.hand.drain != nil {
+		return
+	}
+	m.checkIdentity(now, thenNothing, 0)
+}
+
+// onRecreatedUnder: after an older entry, a new bucket makes the node
+// forget what it saw in the old one (not the epoch or TTL it remembers).
+func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
+	if r.err != nil || !r.recreated {
+		if m.knobs.keepDroppedEpochs {
+			m.learn(q.entry) // a stale read, but a record all the same
+		}
+		return
+	}
+	if m.own.t != nil {
+		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
+	}
+	if m.knobs.followOnOlderEntry {
+		m.learn(q.entry)
+		m.followNewBucket(now, r.lastSeq)
+		return
+	}
+	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	m.lv.cur = observed{}
+	m.tim.waiting = false
+	m.observeNew(now, q.entry)
+}
+
+// observed is a lease entry as this node saw it.
+type observed struct {
+	present bool   // some entry exists (delete and purge markers count)
+	rev     uint64 // its revision
+	lease   Lease  // decoded record, when valid
+	valid   bool   // decoded as a lease record (not garbage, not a marker)
+	// handedBack says a released record releases what this node saw just
+	// before it (a record at the same epoch), or is the first thing this
+	// node sees: taken at once. A release out of the blue (an operator's,
+	// a forger's) may have been written under a holder that is still
+	// running, cut off: it waits the takeover wait like a held record.
+	handedBack bool
+	// firstSight marks a release that is the first thing this node saw:
+	// the key's history tells whether it handed back the record before it
+	// (confirmHandBack); until then it is not taken.
+	firstSight bool
+	firstSeen  time.Time
+	expired    bool // unchanged for the takeover wait on this node's clock
+}
+
+// released says the entry is a released record: nobody holds the lease.
+func (o observed) released() bool { return o.valid && o.lease.NodeID == "" }

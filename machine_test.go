@@ -1,0 +1,694 @@
+package cluster
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// leadPrefix makes node a the leader at epoch 1 in a bucket made long ago
+// with nothing in it: deadline at 901ms, renewal due at 251ms.
+var leadPrefix = []mStep{
+	{0, evSynced{}, []string{"incarnation", "arm -"}},
+	{1, incarnation(false, 0), []string{"history", "arm -"}},
+	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+	{2, wrote(1), []string{"become 1", "leader a", "arm +249ms"}},
+	{3, held(1, "a", 1, time.Second), []string{"arm +248ms"}},
+}
+
+var oldEmptyBucket = bucketFacts{ageAtOpen: 10 * time.Second}
+
+func withPrefix(prefix []mStep, steps ...mStep) []mStep {
+	return append(append([]mStep{}, prefix...), steps...)
+}
+
+// stillGone is the deleted-bucket wait from from until to (ms): every
+// RenewInterval the node asks for the bucket and finds it still deleted.
+func stillGone(from, to int) []mStep {
+	var steps []mStep
+	for ms := from; ms < to; ms += 251 {
+		steps = append(steps,
+			mStep{ms, evTick{}, []string{"incarnation", "arm -"}},
+			mStep{ms + 1, bucketGoneE, []string{"arm +250ms"}})
+	}
+	return steps
+}
+
+// followB has node a follow b's record (epoch 3, TTL 1s) at revision 5.
+var followB = []mStep{
+	{0, held(5, "b", 3, time.Second), []string{"leader b", "arm -"}},
+	{0, evSynced{}, []string{"arm +500ms"}},
+}
+
+func TestMachineProtocol(t *testing.T) {
+	for _, c := range []mCase{
+		{name: "new empty bucket waits LeaseTTL less its age, then creates at epoch 1 (rule 16)",
+			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +700ms"}},
+				{699, evTick{}, []string{"arm +1ms"}},
+				{700, evTick{}, []string{"incarnation", "arm -"}},
+				{700, incarnation(false, 0), []string{"history", "arm -"}},
+				{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{710, wrote(1), []string{"become 1", "leader a", "arm +245ms"}},
+				{955, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				{960, wrote(2), []string{"arm +245ms"}}, // deadline 955+900
+			}},
+		{name: "absent key in a used bucket waits W plus RenewInterval; epoch above the stream's last sequence (§5.3)",
+			bucket: bucketFacts{lastSeqAtOpen: 10},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +1.25s"}},
+				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{1250, incarnation(false, 10), []string{"history", "arm -"}},
+				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
+			}},
+		{name: "held record: read back from TTL/2 every min(RenewInterval, TTL/4), take over after W on this clock, revision floor for a first sight (§3.2, §2.4, rule 21)",
+			bucket: bucketFacts{lastSeqAtOpen: 5},
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
+				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
+				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
+				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
+				mStep{1002, wrote(6), []string{"become 5", "leader a", "arm +249ms"}},
+			)},
+		{name: "a renewal resets the follower's count",
+			steps: withPrefix(followB,
+				mStep{250, held(6, "b", 3, time.Second), []string{"arm +500ms"}},
+				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{751, got(held(6, "b", 3, time.Second)), []string{"arm +249ms"}},
+			)},
+		{name: "a reconnect restarts the expiry count (§3.2)",
+			steps: withPrefix(followB,
+				mStep{400, evConn{connected: true, reconnects: 1}, []string{"arm +500ms"}},
+			)},
+		{name: "a disconnected follower never declares expiry; a read-back due while cut off looks again a RenewInterval later (a247aca)",
+			steps: withPrefix(followB,
+				mStep{100, evConn{connected: false}, []string{"arm +400ms"}},
+				mStep{500, evTick{}, []string{"arm +250ms"}},
+				mStep{750, evTick{}, []string{"arm +250ms"}},
+				mStep{1000, evTick{}, []string{"arm +250ms"}},
+				mStep{1250, evTick{}, []string{"arm +250ms"}},
+			)},
+		{name: "the history shows a longer TTL: wait it out (rule 17)",
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
+				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
+				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
+				mStep{1001, hist(held(4, "b", 3, 5*time.Second), held(5, "b", 3, time.Second)), []string{"leader b", "arm +249ms"}},
+				mStep{1010, readBacks{4990, held(5, "b", 3, time.Second)}, nil},
+				mStep{5000, evTick{}, []string{"get", "arm -"}},
+				mStep{5000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{5000, incarnation(false, 5), []string{"history", "arm -"}},
+				mStep{5001, hist(), []string{"write acquire rev=5 epoch=5", "arm -"}},
+			)},
+		{name: "a handed-back release is taken at once (§5.5)",
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, ""), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
+			)},
+		{name: "a release out of the blue is waited out (rule 13)",
+			steps: withPrefix(followB,
+				// Nothing renews it: read back within MinLeaseTTL (rule 26).
+				mStep{100, released(6, 9, ""), []string{"leader -", "arm +250ms"}},
+				mStep{350, evTick{}, []string{"get", "arm -"}},
+				mStep{351, got(released(6, 9, "")), []string{"arm +124ms"}},
+				mStep{360, readBacks{1090, released(6, 9, "")}, nil},
+				mStep{1100, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1100, incarnation(false, 6), []string{"history", "arm -"}},
+				mStep{1101, hist(), []string{"write acquire rev=6 epoch=10", "arm -"}},
+			)},
+		{name: "a release as the first entry seen is taken, above its revision, if the history shows it handing back (rule 27)",
+			bucket: bucketFacts{lastSeqAtOpen: 9},
+			steps: []mStep{
+				{0, released(9, 4, ""), []string{"arm -"}},
+				{0, evSynced{}, []string{"history", "arm -"}},
+				{1, hist(held(8, "b", 4, 3*time.Second), released(9, 4, "")), []string{"write acquire rev=9 epoch=9", "arm -"}},
+			}},
+		{name: "TestSafety13ForgedReleaseSeenFirst: a release seen first over another epoch is waited out, the longest TTL (rule 27)",
+			bucket: bucketFacts{lastSeqAtOpen: 9},
+			steps: []mStep{
+				{0, released(9, 2, ""), []string{"arm -"}},
+				{0, evSynced{}, []string{"history", "arm -"}},
+				{1, hist(held(8, "b", 4, 3*time.Second), released(9, 2, "")), []string{"arm +249ms"}},
+			},
+			check: func(t *testing.T, m *machine) {
+				if got := m.holdUntil().Sub(mBase); got != time.Second || m.lv.cur.handedBack {
+					t.Errorf("waits until %v (handed back %v), want 1s and not handed back", got, m.lv.cur.handedBack)
+				}
+			}},
+		{name: "a release seen first after a marker, or in a bucket that keeps one revision, is waited out (rule 27)",
+			bucket: bucketFacts{lastSeqAtOpen: 9},
+			steps: []mStep{
+				{0, released(9, 4, ""), []string{"arm -"}},
+				{0, evSynced{}, []string{"history", "arm -"}},
+				{1, hist(marker(8), released(9, 4, "")), []string{"arm +249ms"}},
+			}},
+		{name: "a release seen first is not read back while cut off, and waited out meanwhile (rule 27)",
+			bucket: bucketFacts{lastSeqAtOpen: 9},
+			steps: []mStep{
+				{0, evConn{connected: false}, []string{"arm -"}},
+				{0, released(9, 4, ""), []string{"arm -"}},
+				{0, evSynced{}, []string{"arm +250ms"}},
+				{100, evConn{connected: true}, []string{"history", "arm -"}},
+			}},
+		{name: "handover window: only the named node campaigns for RenewInterval (§4.5)",
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, "c"), []string{"leader -", "arm +250ms"}},
+				mStep{350, evTick{}, []string{"write acquire rev=6 epoch=4", "arm -"}},
+			)},
+		{name: "the named successor ignores its cooldown (§4.5)",
+			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(10 * time.Second) },
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, "a"), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
+			)},
+		{name: "cooldown keeps a node out of a free lease",
+			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, ""), []string{"leader -", "arm +1.9s"}},
+				// Seen a while ago: the same bucket? (rule 21)
+				mStep{2000, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{2000, incarnation(false, 6), []string{"write acquire rev=6 epoch=4", "arm -"}},
+			)},
+		{name: "no campaign before the first readiness check passes (§4.7)",
+			cfg:    func(c *Config) { c.ReadinessCheck = func(contextT) error { return nil } },
+			bucket: bucketFacts{lastSeqAtOpen: 9},
+			steps: []mStep{
+				{0, released(9, 4, ""), []string{"arm -"}},
+				{0, evSynced{}, []string{"history", "arm -"}},
+				{1, hist(held(8, "b", 4, time.Second), released(9, 4, "")), []string{"arm -"}},
+				{10, evHealth{}, []string{"write acquire rev=9 epoch=9", "arm -"}},
+			}},
+		{name: "lost race: wait for a newer revision, read the key when the loser's CAS says so (§4.1)",
+			steps: withPrefix(followB,
+				mStep{500, readBacks{990, held(5, "b", 3, time.Second)}, nil},
+				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
+				mStep{1001, hist(), []string{"write acquire rev=5 epoch=5", "arm -"}},
+				mStep{1002, conflict, []string{"get", "arm -"}},
+				mStep{1003, got(held(6, "c", 4, time.Second)), []string{"leader c", "arm +500ms"}},
+			)},
+		{name: "ambiguous acquire: the node's own record on the watch starts the tenure from its send time (rule 12)",
+			bucket: oldEmptyBucket,
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{201, transient, []string{"arm *"}},
+				{210, held(1, "a", 1, time.Second), []string{"become 1", "leader a", "arm +41ms"}},
+			}},
+		{name: "ambiguous acquire that lands after its deadline is released at once (§4.1)",
+			bucket: oldEmptyBucket,
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{201, transient, []string{"arm *"}},
+				{950, held(1, "a", 1, time.Second), []string{"write release-stale rev=1 epoch=1", "arm -"}},
+				{955, wrote(2), []string{"arm +495ms"}},
+			}},
+		{name: "renewal timeouts keep the last success; the deadline ends the tenure even with a request out (§3.3, §4.2)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{451, transient, []string{"arm *"}},
+				mStep{480, evTick{}, []string{"write renew rev=1 epoch=1", "arm +421ms"}},
+				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				// The renewal landed late: too late, the tenure is over, and
+				// the record it left is given back.
+				mStep{910, wrote(2), []string{"leader -", "get", "arm -"}},
+				mStep{915, got(held(2, "a", 1, time.Second)), []string{"write release-stale rev=2 epoch=1", "arm -"}},
+			)},
+		{name: "renewal conflict: the node's own late write is adopted and renewed at once (§4.2)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{260, conflict, []string{"get", "arm +641ms"}},
+				mStep{262, got(held(3, "a", 1, time.Second)), []string{"write renew rev=3 epoch=1", "arm +639ms"}},
+				mStep{263, wrote(4), []string{"arm +249ms"}},
+			)},
+		{name: "renewal conflict: someone else's record demotes at once with ErrEpochMismatch (§4.2)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{260, conflict, []string{"get", "arm +641ms"}},
+				mStep{262, got(held(3, "b", 2, time.Second)), []string{"lose 1 ErrEpochMismatch", "write release-stale rev=1 epoch=1", "leader -", "arm -"}},
+			)},
+		{name: "the watch shows a revision that is not ours: demote (§4.2, §5.5)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{100, held(2, "b", 2, time.Second), []string{"lose 1 ErrEpochMismatch", "leader b", "arm +500ms"}},
+			)},
+		{name: "garbage under the leader demotes it, and the epoch is written back as a floor (§5.1, rule 20)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{100, garbage(2), []string{"lose 1 ErrEpochMismatch", "write seed rev=2 epoch=1 floor ttl=1s", "leader -", "arm -"}},
+				// The floor is what the key holds now: no second one over
+				// the garbage; nothing renews it, read it back soon (rule 26).
+				mStep{101, wrote(3), []string{"arm +250ms"}},
+				mStep{102, floorRec(3, 1, time.Second), []string{"arm +249ms"}},
+				mStep{351, readBacks{1091, floorRec(3, 1, time.Second)}, nil},
+				mStep{1101, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1101, incarnation(false, 3), []string{"history", "arm -"}},
+				// Over a floor record: above its revision too (rule 31).
+				mStep{1102, hist(held(1, "a", 1, time.Second), garbage(2), floorRec(3, 1, time.Second)), []string{"write acquire rev=3 epoch=3", "arm -"}},
+			)},
+		{name: "a floor below what the node knows is raised (§5.3)",
+			steps: withPrefix(followB,
+				mStep{100, floorRec(6, 2, time.Second), []string{"write seed rev=6 epoch=3 floor ttl=1s", "leader -", "arm -"}},
+			)},
+		{name: "compacted under the leader: demote, write the epoch back into the absent key (§5.3, rule 4)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{260, conflict, []string{"get", "arm +641ms"}},
+				mStep{262, notFound, []string{"incarnation", "arm +639ms"}},
+				mStep{264, incarnation(false, 3), []string{"lose 1 ErrEpochMismatch", "write seed create epoch=1 floor ttl=1s", "arm -"}},
+			)},
+		{name: "a key found absent where an entry was seen is a new observation (rule 4)",
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, notFound, []string{"incarnation", "arm -"}},
+				mStep{502, incarnation(false, 9), []string{"write seed create epoch=3 floor ttl=1s", "leader -", "arm -"}},
+			)},
+		{name: "an older entry from a recreated bucket: forget the old view, keep the epoch (§5.4)",
+			steps: withPrefix(followB,
+				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"leader c", "arm +500ms"}},
+				mStep{605, readBacks{1095, held(2, "c", 1, time.Second)}, nil},
+				mStep{1105, evTick{}, []string{"get", "arm -"}},
+				mStep{1105, got(held(2, "c", 1, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1105, incarnation(false, 2), []string{"history", "arm -"}},
+				mStep{1106, hist(held(2, "c", 1, time.Second)), []string{"write acquire rev=2 epoch=4", "arm -"}},
+			)},
+		{name: "an older entry from the same bucket is a stale read, dropped",
+			steps: withPrefix(followB,
+				mStep{100, held(4, "b", 3, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(false, 5), []string{"arm +395ms"}},
+			)},
+		{name: "the epoch never wraps: ErrEpochExhausted is permanent (rule 5)",
+			steps: []mStep{
+				{0, held(5, "b", math.MaxInt64, time.Second), []string{"leader b", "arm -"}},
+				{0, evSynced{}, []string{"arm +500ms"}},
+				{500, readBacks{990, held(5, "b", math.MaxInt64, time.Second)}, nil},
+				{1000, evTick{}, []string{"get", "arm -"}},
+				{1000, got(held(5, "b", math.MaxInt64, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				{1000, incarnation(false, 5), []string{"history", "arm -"}},
+				{1001, hist(), []string{"fail ErrEpochExhausted", "finished"}},
+				{2000, evTick{}, []string{}},
+			}},
+		{name: "a permanent error stops the node (§7.1)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{260, permanentE, []string{"fail ErrPermissionDenied", "lose 1 ErrPermissionDenied", "leader -", "finished"}},
+			)},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
+
+func TestMachineStepDown(t *testing.T) {
+	for _, c := range []mCase{
+		{name: "StepDownTo drains: lose, renew until OnLoseLeadership returns, release naming the successor, cooldown (§4.4, §4.5)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{10, evStepDown{to: "b", token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, evLoseStarted{epoch: 1}, []string{"arm +231ms"}},
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
+				mStep{252, wrote(2), []string{"arm +249ms"}},
+				mStep{300, evLoseDone{epoch: 1}, []string{"write release rev=2 epoch=1 next=b", "arm -"}},
+				// The release's own record is not yet on the watch: the
+				// node gives back its held record (a CAS that loses).
+				mStep{305, wrote(3), []string{"cooldown", "reply 7 ok", "write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{306, conflict, []string{"arm *"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if want := mBase.Add(1305 * time.Millisecond); !m.hand.cooldownUntil.Equal(want) {
+					t.Errorf("cooldown until %v, want %v", m.hand.cooldownUntil.Sub(mBase), want.Sub(mBase))
+				}
+			}},
+		{name: "DrainTimeout counts from when OnLoseLeadership began (rule 9)",
+			bucket: oldEmptyBucket,
+			cfg:    func(c *Config) { c.DrainTimeout = 100 * time.Millisecond },
+			steps: withPrefix(leadPrefix,
+				mStep{10, evStepDown{token: 1}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{200, evLoseStarted{epoch: 1}, []string{"arm +51ms"}},
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
+				mStep{252, wrote(2), []string{"arm +48ms"}},
+				mStep{300, evTick{}, []string{"write release rev=2 epoch=1", "arm -"}},
+			)},
+		{name: "StepDown on a follower is refused",
+			steps: withPrefix(followB, mStep{10, evStepDown{token: 2}, []string{"reply 2 ErrNotLeader", "arm +490ms"}})},
+		{name: "Stop on the leader drains and releases without cooldown, then finishes (§4.4)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{10, evStop{token: 3}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, evLoseStarted{epoch: 1}, nil},
+				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
+				mStep{35, wrote(2), []string{"reply 3 ok", "finished"}},
+			)},
+		{name: "Stop after the deadline skips the drain",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{902, evStop{token: 4}, []string{"arm -"}}, // kept: a request is out
+				// The loop finishes what it is doing before it reads Stop:
+				// the probe of its own record, and giving it back.
+				mStep{950, transient, []string{"leader -", "get", "arm -"}},
+				mStep{951, got(held(1, "a", 1, time.Second)), []string{"write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{952, conflict, []string{"reply 4 ok", "finished"}},
+			)},
+		{name: "remote step-down: a follower is silent on the cluster subject, the leader checks epoch and obeys (§4.8)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{5, evControl{generic: true, data: []byte(`{"epoch":5}`), received: mBase.Add(5 * time.Millisecond), token: 9}, []string{"control refused", "arm +246ms"}},
+				mStep{6, evControl{generic: true, data: []byte(`{}`), received: mBase, token: 10}, []string{"arm +245ms"}}, // meant for a predecessor
+				mStep{7, evControl{data: []byte(`{"to":"a"}`), received: mBase.Add(7 * time.Millisecond), token: 11}, []string{"control refused", "arm +244ms"}},
+				mStep{8, evControl{data: []byte(`{"reason":"priority","priority":1}`), received: mBase.Add(8 * time.Millisecond), token: 12}, []string{"control refused", "arm +243ms"}},
+				mStep{20, evControl{generic: true, data: []byte(`{"to":"c","epoch":1}`), received: mBase.Add(20 * time.Millisecond), token: 13}, []string{"lose 1 ok", "leader -", "arm +231ms"}},
+				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1 next=c", "arm -"}},
+				mStep{35, wrote(2), []string{"cooldown", "control ok epoch=1 to=c", "write release-stale rev=1 epoch=1", "arm -"}},
+			)},
+		{name: "remote step-down on a follower: silent on the cluster subject, refused on its own",
+			steps: withPrefix(followB,
+				mStep{10, evControl{generic: true, data: []byte(`{}`), received: mBase, token: 1}, []string{"arm +490ms"}},
+				mStep{11, evControl{data: []byte(`{}`), received: mBase, token: 2}, []string{"control refused", "arm +489ms"}},
+			)},
+		{name: "a leader whose readiness check fails ReadinessThreshold times steps down (§4.7)",
+			bucket: oldEmptyBucket,
+			cfg:    func(c *Config) { c.ReadinessCheck = func(contextT) error { return nil } },
+			steps: append([]mStep{{0, evHealth{}, []string{"arm -"}}}, withPrefix(leadPrefix,
+				mStep{10, evHealth{err: errTest}, []string{"arm +241ms"}},
+				mStep{20, evHealth{err: errTest}, []string{"arm +231ms"}},
+				mStep{30, evHealth{err: errTest}, []string{"lose 1 ok", "leader -", "arm +221ms"}},
+			)...)},
+		{name: "priority: a higher-priority follower asks the holder after a stable LeaseTTL, at most once per LeaseTTL (§4.6)",
+			cfg: func(c *Config) { c.Priority = 5 },
+			steps: []mStep{
+				{0, heldPri(5, "b", 3, 1), []string{"leader b", "arm -"}},
+				{0, evSynced{}, []string{"arm +500ms"}},
+				{250, heldPri(6, "b", 3, 1), nil},
+				{500, heldPri(7, "b", 3, 1), nil},
+				{750, heldPri(8, "b", 3, 1), []string{"arm +250ms"}},
+				{1000, heldPri(9, "b", 3, 1), []string{"ask b", "arm +500ms"}},
+				{1250, heldPri(10, "b", 3, 1), []string{"arm +500ms"}},
+			}},
+		{name: "priority: equal priorities never ask",
+			cfg: func(c *Config) { c.Priority = 1 },
+			steps: []mStep{
+				{0, heldPri(5, "b", 3, 1), nil},
+				{0, evSynced{}, nil},
+				{1000, heldPri(9, "b", 3, 1), []string{"arm +500ms"}},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
+
+// TestMachineLongestTTL holds rule 1: after garbage, the wait is the
+// longest TTL the key carried, not the TTL of what it holds now; and the
+// knob the simulator's negative control uses turns that off.
+func TestMachineLongestTTL(t *testing.T) {
+	for _, bug := range []bool{false, true} {
+		cfg := machineTestConfig("a")
+		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: 5}, 1)
+		m.knobs.shortTTLForNonRecords = bug
+		m.handle(mBase, held(5, "b", 3, 3*time.Second))
+		m.handle(mBase, evSynced{})
+		at := mBase.Add(100 * time.Millisecond)
+		acts := summarizeAll(at, m.handle(at, garbage(6)))
+		seedTTL := map[bool]string{false: "3s", true: "1s"}[bug]
+		if want := []string{"write seed rev=6 epoch=3 floor ttl=" + seedTTL, "leader -", "arm -"}; !matchActions(acts, want) {
+			t.Fatalf("bug=%v: got %q, want %q", bug, acts, want)
+		}
+		m.handle(at, evResult{id: m.req.id, err: errTest, class: classTransient})
+		wait := m.holdUntil().Sub(at)
+		if want := map[bool]time.Duration{false: 3 * time.Second, true: time.Second}[bug]; wait != want {
+			t.Errorf("bug=%v: waits %v after garbage, want %v", bug, wait, want)
+		}
+	}
+}
+
+var errTest = errorString("test failure")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// TestMachineRetriedAmbiguousAcquire holds rule 24 (simulator seed 320):
+// an acquire times out, is retried at the same epoch and times out again,
+// and then the FIRST attempt's record shows up. The tenure counts from the
+// first attempt's send time, which the other nodes have been waiting out
+// since it landed: past its deadline, the record is given back.
+func TestMachineRetriedAmbiguousAcquire(t *testing.T) {
+	runMachineCase(t, mCase{bucket: oldEmptyBucket, steps: []mStep{
+		{0, evSynced{}, []string{"incarnation", "arm -"}},
+		{1, incarnation(false, 0), []string{"history", "arm -"}},
+		{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+		{201, transient, []string{"arm *"}},
+		{260, evTick{}, []string{"incarnation", "arm -"}},
+		{260, incarnation(false, 0), []string{"history", "arm -"}},
+		{261, hist(), []string{"write acquire create epoch=1", "arm -"}},
+		{461, transient, []string{"arm *"}},
+		// The first attempt's record (sent at 1ms): its deadline was 901ms.
+		{950, held(1, "a", 1, time.Second), []string{"write release-stale rev=1 epoch=1", "arm -"}},
+	}})
+}
+
+// TestMachineRulesSinceCoreMachine holds the rules main's election gained
+// after the machine's first version (docs/design.md §9 rules 19-31), each
+// row named after its rule and the TestSafety test it mirrors.
+func TestMachineRulesSinceCoreMachine(t *testing.T) {
+	inFlight := evResult{err: errTest, class: classConflict, inFlight: true}
+	for _, c := range []mCase{
+		{name: "rule 19: a renewal refused while a fenced write was in flight is sent again at once, within its time",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{255, inFlight, []string{"write renew rev=1 epoch=1", "arm +646ms"}},
+				mStep{257, wrote(2), []string{"arm +244ms"}}, // counted from the first send
+			)},
+		{name: "rule 19: past the renewal's time, the refusal is a conflict",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{451, inFlight, []string{"get", "arm +450ms"}},
+			)},
+		{name: "rule 23 (TestStoreCreateRefusesAMarker): a create refused by a marker is a lost race, not a write",
+			bucket: bucketFacts{lastSeqAtOpen: 10},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +1.25s"}},
+				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{1250, incarnation(false, 10), []string{"history", "arm -"}},
+				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
+				{1252, conflict, []string{"get", "arm -"}},
+				{1253, notFound, []string{"arm +249ms"}},
+				{1260, marker(11), []string{"arm +1s"}},
+			}},
+		{name: "rule 25 (TestSafety03RecreatedUnderLongTTLHolder): the stream-created advisory moves a follower to the new bucket, where it writes its floor at once",
+			steps: withPrefix(followB,
+				mStep{100, evBucketCreated{}, []string{"incarnation", "arm -"}},
+				mStep{101, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{102, ok, []string{"leader -", "arm -"}},
+				mStep{103, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 25: the leader ignores the advisory (its renewals find out)",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{100, evBucketCreated{}, []string{"arm +151ms"}},
+			)},
+		{name: "rule 25: an advisory for the same bucket changes nothing",
+			steps: withPrefix(followB,
+				mStep{100, evBucketCreated{}, []string{"incarnation", "arm -"}},
+				mStep{101, incarnation(false, 5), []string{"arm +399ms"}},
+			)},
+		{name: "rule 26 (TestSafety04CompactedUnderCutOffLeader): a floor is read back within MinLeaseTTL, and written again when found removed",
+			steps: withPrefix(followB,
+				mStep{100, floorRec(6, 3, time.Second), []string{"leader -", "arm +250ms"}},
+				mStep{350, evTick{}, []string{"get", "arm -"}},
+				mStep{351, notFound, []string{"incarnation", "arm -"}},
+				mStep{352, incarnation(false, 7), []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 21 (TestSafety03RecreatedAfterTheProbe): before a takeover the bucket's identity is checked; a new bucket is followed, the CAS not made",
+			steps: withPrefix(followB,
+				mStep{500, readBacks{990, held(5, "b", 3, time.Second)}, nil},
+				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1001, incarnation(true, 2), []string{"watch", "arm -"}},
+				mStep{1002, ok, []string{"arm -"}},
+				mStep{1003, held(2, "c", 1, time.Second), []string{"leader c", "arm -"}},
+				mStep{1003, evSynced{}, []string{"arm +500ms"}},
+			)},
+		{name: "rule 21: a handed-back release seen a while ago is taken only after the identity check",
+			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, ""), []string{"leader -", "arm +1.9s"}},
+				mStep{2000, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{2001, incarnation(true, 0), []string{"watch", "arm -"}},
+			)},
+		{name: "rule 28: the empty-bucket wait ends once anything was written (written and compacted under the watch)",
+			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +700ms"}},
+				{700, evTick{}, []string{"incarnation", "arm -"}},
+				{700, incarnation(false, 4), []string{"history", "arm -"}},
+				{701, hist(), []string{"arm +549ms"}},
+				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{1250, incarnation(false, 4), []string{"history", "arm -"}},
+				{1251, hist(), []string{"write acquire create epoch=5", "arm -"}},
+			}},
+		{name: "rule 29 (TestSafety03BucketDeletedThenCreatedAgain): a deleted bucket is waited for, with the memory of the epoch, and followed when created again",
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, bucketGoneE, []string{"unwatch", "arm +250ms"}},
+				mStep{751, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{752, bucketGoneE, []string{"arm +250ms"}},
+				mStep{1002, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1003, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{1004, ok, []string{"leader -", "arm -"}},
+				mStep{1005, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 29 (TestBucketDeletedIsWaitedForUntilStop): the leader loses its tenure; the node waits for the bucket, leading nothing, past any grace, until Stop",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{950, transient, []string{"leader -", "get", "arm -"}},
+				mStep{951, bucketGoneE, []string{"unwatch", "arm +250ms"}},
+			), append(stillGone(1201, 61201),
+				mStep{61300, evStop{token: 5}, []string{"reply 5 ok", "finished"}},
+			)...),
+			check: func(t *testing.T, m *machine) {
+				if m.err != nil {
+					t.Errorf("err = %v after Stop, want nil", m.err)
+				}
+			}},
+		{name: "rule 29 (TestSafety03BucketGoneLongerThanAGrace): a bucket gone 8s is waited for; the epoch carries over into the bucket created again",
+			steps: withPrefix(withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, bucketGoneE, []string{"unwatch", "arm +250ms"}},
+			), append(stillGone(751, 8751),
+				mStep{8800, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{8801, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{8802, ok, []string{"leader -", "arm -"}},
+				mStep{8803, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{8804, wrote(1), []string{"arm +250ms"}},
+				mStep{9054, readBacks{9794, floorRec(1, 3, time.Second)}, nil},
+				mStep{9804, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{9804, incarnation(false, 1), []string{"history", "arm -"}},
+				mStep{9815, hist(floorRec(1, 3, time.Second)), []string{"write acquire rev=1 epoch=4", "arm -"}},
+				mStep{9816, wrote(2), []string{"become 4", "leader a", "arm +249ms"}},
+			)...)},
+		{name: "rule 29: a release refused in a deleted bucket ends the step-down with its error; the node then waits for the bucket",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{100, evStepDown{token: 7}, []string{"lose 1 ok", "leader -", "arm +151ms"}},
+				mStep{101, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
+				mStep{102, bucketGoneE, []string{"cooldown", "reply 7 ErrBucketDeleted", "write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{103, bucketGoneE, []string{"unwatch", "arm +250ms"}},
+			)},
+		{name: "entries of a replaced watch kept while a request was out are dropped with it (simulator seed 230)",
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, held(6, "b", 3, time.Second), []string{"arm -"}}, // the old watch's, kept
+				mStep{502, notFound, []string{"incarnation", "arm -"}},
+				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{504, ok, []string{"leader -", "arm -"}},
+				mStep{505, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 31 (TestSafety04PurgedWhileTheHighestMemoryIsCutOff): taking over a floor record counts from its revision",
+			bucket: bucketFacts{lastSeqAtOpen: 1},
+			steps: []mStep{
+				{0, held(1, "c", 1, time.Second), []string{"leader c", "arm -"}},
+				{0, evSynced{}, []string{"arm +500ms"}},
+				// c's record, and b's at epoch 2 after it, were compacted.
+				{500, evTick{}, []string{"get", "arm -"}},
+				{501, notFound, []string{"incarnation", "arm -"}},
+				{502, incarnation(false, 4), []string{"write seed create epoch=1 floor ttl=1s", "leader -", "arm -"}},
+				{503, wrote(5), []string{"arm +250ms"}},
+				{753, readBacks{1493, floorRec(5, 1, time.Second)}, nil},
+				{1503, evTick{}, []string{"incarnation", "arm -"}},
+				{1503, incarnation(false, 5), []string{"history", "arm -"}},
+				{1504, hist(floorRec(5, 1, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
+
+// TestMachineFixesUnderEvaluation holds the machine knobs that try a fix
+// for a gap the simulator found in main's rules (docs/sim.md, gaps A-D):
+// each row shows main's decision and the knob's.
+func TestMachineFixesUnderEvaluation(t *testing.T) {
+	// followB, then a forged held record at a low epoch, waited out.
+	forgedLow := func(acquire string) []mStep {
+		return withPrefix(followB,
+			mStep{100, held(9, "x", 1, time.Second), []string{"leader x", "arm +500ms"}},
+			mStep{600, readBacks{1090, held(9, "x", 1, time.Second)}, nil},
+			mStep{1100, evTick{}, []string{"get", "arm -"}},
+			mStep{1100, got(held(9, "x", 1, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+			mStep{1100, incarnation(false, 9), []string{"history", "arm -"}},
+			mStep{1101, hist(held(9, "x", 1, time.Second)), []string{acquire, "arm -"}},
+		)
+	}
+	for _, c := range []mCase{
+		{name: "gap A, main: a forged low held record seen after others is taken over above the memory only",
+			steps: forgedLow("write acquire rev=9 epoch=4")},
+		{name: "gap A, revfloor: above its revision too",
+			setup: func(m *machine) { m.knobs.revisionFloorAlways = true },
+			steps: forgedLow("write acquire rev=9 epoch=9")},
+		{name: "gap B, keepepochs: an entry dropped with its watch still teaches its epoch",
+			setup: func(m *machine) { m.knobs.keepDroppedEpochs = true },
+			steps: withPrefix(followB,
+				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{501, held(6, "b", 7, time.Second), []string{"arm -"}}, // kept, then dropped
+				mStep{502, notFound, []string{"incarnation", "arm -"}},
+				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{504, ok, []string{"leader -", "arm -"}},
+				mStep{505, evSynced{}, []string{"write seed create epoch=7 floor ttl=1s", "arm -"}},
+			)},
+		{name: "gap C, main: an older entry from a new bucket keeps the watch",
+			steps: withPrefix(followB,
+				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"leader c", "arm +500ms"}},
+			)},
+		{name: "gap C, follownew: it follows the new bucket, watch and all",
+			setup: func(m *machine) { m.knobs.followOnOlderEntry = true },
+			steps: withPrefix(followB,
+				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"watch", "arm -"}},
+				mStep{106, ok, []string{"leader -", "arm -"}},
+			)},
+		{name: "gap D, checkafter: an acquire that landed in a bucket created since the check leads nothing",
+			bucket: oldEmptyBucket,
+			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{2, wrote(1), []string{"incarnation", "arm -"}},
+				{3, incarnation(true, 1), []string{"watch", "arm -"}},
+			}},
+		{name: "gap D, checkafter: the same bucket: lead from the write's send time",
+			bucket: oldEmptyBucket,
+			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{2, wrote(1), []string{"incarnation", "arm -"}},
+				{3, incarnation(false, 1), []string{"become 1", "leader a", "arm +248ms"}},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
