@@ -92,7 +92,14 @@ func (m *machine) nextEpoch() (int64, error) {
 }
 
 // acquire writes this node's record: Create when rev is 0, else CAS on rev.
+// Not on a view the watch has since moved past (rule 34): the takeover
+// is decided again once the kept entries are handled.
 func (m *machine) acquire(now time.Time, rev uint64) {
+	if m.keptEntry() {
+		m.logf(slog.LevelDebug, "the watch showed entries since the takeover was decided; deciding again on them")
+		m.answered = maxAnswersFirst // the kept events before the next decision
+		return
+	}
 	epoch, err := m.nextEpoch()
 	if err != nil {
 		m.fail(now, fmt.Errorf("acquire: %w", err))
@@ -178,6 +185,17 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 	}
 	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
 	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
+}
+
+// keptEntry says an entry of the watch is kept, not yet handled: the
+// view a decision was made on is no longer the newest.
+func (m *machine) keptEntry() bool {
+	for _, ev := range m.deferred {
+		if _, ok := ev.(evEntry); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // seed writes a floor record: released, at the highest epoch and with the

@@ -43,7 +43,7 @@ var (
 	simFixes   = flag.String("sim.fix", "", "fixes under evaluation: revfloor,keepepochs,follownew,checkafter (docs/sim.md)")
 	simSameTTL = flag.Bool("sim.samettl", false, "give every node LeaseTTL 1s")
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
-	simStrict  = flag.Bool("sim.strict", false, "count an epoch nothing left knew as a violation too")
+	simStrict  = flag.Bool("sim.strict", false, "count the stated limits (an epoch or a LeaseTTL nothing left knew) as violations too")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
 )
 
@@ -204,7 +204,7 @@ func toSimNodeEffect(m *machine, a mAction) sim.Effect {
 }
 
 func simOptionsFromFlags() sim.Options {
-	return sim.Options{Exclude: splitList(*simExclude), StrictEpochs: *simStrict, Fixes: splitList(*simFixes), SameTTL: *simSameTTL}
+	return sim.Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Fixes: splitList(*simFixes), SameTTL: *simSameTTL}
 }
 
 // explored is what exploreSeeds found.
@@ -212,6 +212,7 @@ type explored struct {
 	failures  []sim.Outcome // at most the max asked for
 	ran       int           // seeds run
 	forgotten int           // seeds with an epoch nothing left knew (excused)
+	blind     int           // seeds with an overlap beside a LeaseTTL nothing left knew (excused)
 	faults    int64         // faults injected in all
 	simulated time.Duration // simulated real time in all
 }
@@ -222,6 +223,7 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 		next      atomic.Uint64
 		ran       atomic.Int64
 		forgotten atomic.Int64
+		blind     atomic.Int64
 		faults    atomic.Int64
 		simulated atomic.Int64 // nanoseconds
 		mu        sync.Mutex
@@ -252,6 +254,9 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 				if out.Forgotten > 0 {
 					forgotten.Add(1)
 				}
+				if out.BlindOverlaps > 0 {
+					blind.Add(1)
+				}
 				if out.Failed() {
 					mu.Lock()
 					failures = append(failures, out)
@@ -261,7 +266,7 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 		}()
 	}
 	wg.Wait()
-	return explored{failures: failures, ran: int(ran.Load()), forgotten: int(forgotten.Load()),
+	return explored{failures: failures, ran: int(ran.Load()), forgotten: int(forgotten.Load()), blind: int(blind.Load()),
 		faults: faults.Load(), simulated: time.Duration(simulated.Load())}
 }
 
@@ -294,8 +299,8 @@ func TestMachineSim(t *testing.T) {
 	start := time.Now()
 	ex := exploreSeeds(*simFirst, count, *simMaxFail, simOptionsFromFlags())
 	el := time.Since(start)
-	t.Logf("explored %d seeds from %d in %v: %.0f seeds/s; %d with an epoch nothing left knew (the stated limit, excused)",
-		ex.ran, *simFirst, el.Round(time.Millisecond), float64(ex.ran)/el.Seconds(), ex.forgotten)
+	t.Logf("explored %d seeds from %d in %v: %.0f seeds/s; stated limits, excused: %d with an epoch nothing left knew (§5.4, §5.5), %d with an overlap beside a LeaseTTL nothing left knew (§5.6)",
+		ex.ran, *simFirst, el.Round(time.Millisecond), float64(ex.ran)/el.Seconds(), ex.forgotten, ex.blind)
 	if ex.ran > 0 {
 		t.Logf("%.1f faults per seed; %.1f simulated hours in all, %.1f simulated hours per real minute",
 			float64(ex.faults)/float64(ex.ran), ex.simulated.Hours(), ex.simulated.Hours()/el.Minutes())
@@ -356,20 +361,20 @@ func TestMachineSimKnownGaps(t *testing.T) {
 		want string
 	}{
 		{"A: a forged low record taken over after the first sight ignores the revision floor",
-			301, sim.Options{Exclude: []string{"recreate", "bucket-delete"}}, "epoch did not grow: n1 epoch 5 after n2 epoch 7"},
+			301, sim.Options{Exclude: []string{"recreate", "bucket-delete"}}, "epoch did not grow: n1 epoch 6 after n2 epoch 7"},
 		{"B: records the watch showed, dropped unread with it, are forgotten",
 			1235, sim.Options{Exclude: []string{"forged"}}, "epoch did not grow: n1 epoch 2 after n2 epoch 6"},
 		{"B: records dropped as older than the one seen are forgotten",
 			1281, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: []string{"revfloor", "follownew", "checkafter"}},
 			"epoch did not grow: n1 epoch 6 after n3 epoch 6"},
 		{"C: an older entry from a new bucket keeps the old watch, whose entries pass for the new bucket's",
-			516, sim.Options{Exclude: []string{"forged"}}, "epoch did not grow: n2 epoch 7 after n3 epoch 7"},
+			274, sim.Options{Exclude: []string{"forged"}}, "epoch did not grow: n1 epoch 20 after n2 epoch 26"},
 		{"D: the bucket created again between the identity check and the takeover's compare-and-swap",
-			565, sim.Options{}, "tenures overlap: n3 epoch 2"},
+			2479, sim.Options{}, "tenures overlap: n2 epoch 7"},
 		{"E: a held record below the epoch a running node remembers is not corrected",
 			1934, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all}, "epoch did not grow: n2 epoch 3 after n3 epoch 18"},
 		{"§5.6 (stated): a new bucket elects a short-TTL node beside a cut-off long-TTL holder",
-			321, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all}, "tenures overlap: n2 epoch 2"},
+			321, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all, StrictLimits: true}, "tenures overlap: n2 epoch 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := sim.Run(c.seed, c.opt, simFactory(c.opt))
@@ -378,6 +383,23 @@ func TestMachineSimKnownGaps(t *testing.T) {
 			}
 			t.Logf("seed %d: %s", c.seed, out.Violations[0])
 		})
+	}
+}
+
+// TestMachineSimExcusesTheStatedTTLLimit: an overlap beside a longer
+// LeaseTTL nothing left knew (docs/design.md §5.6) is counted, not
+// failed; -sim.strict fails it. Seed 321 is the §5.6 row of
+// TestMachineSimKnownGaps. The negative control "bug 1" shows the excuse
+// does not cover a node that knew the longer TTL.
+func TestMachineSimExcusesTheStatedTTLLimit(t *testing.T) {
+	opt := sim.Options{Exclude: []string{"bucket-delete"}, Fixes: []string{"revfloor", "keepepochs", "follownew", "checkafter"}}
+	out := sim.Run(321, opt, simFactory(opt))
+	if out.Failed() || out.BlindOverlaps == 0 {
+		t.Fatalf("seed 321: want the overlap excused, got %d excused and %v", out.BlindOverlaps, out.Violations)
+	}
+	opt.StrictLimits = true
+	if out := sim.Run(321, opt, simFactory(opt)); !out.Failed() {
+		t.Fatal("seed 321 with StrictLimits: no violation")
 	}
 }
 

@@ -620,6 +620,18 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				{1503, incarnation(false, 5), []string{"history", "arm -"}},
 				{1504, hist(floorRec(5, 1, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
 			}},
+		{name: "rule 34 (simulator seed 200270): a takeover decided before entries the watch has since shown is decided again on them, not written",
+			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +700ms"}},
+				// Paused past the wait: the tick and the entries of a tenure
+				// begun meanwhile, then purged and compacted, arrive at once.
+				{1500, evTick{}, []string{"incarnation", "arm -"}},
+				{1500, held(1, "c", 1, time.Second), []string{"arm -"}},
+				{1500, marker(4), []string{"arm -"}},
+				{1501, incarnation(false, 4), []string{"history", "arm -"}},
+				{1502, hist(), []string{"leader c", "write seed rev=4 epoch=1 floor ttl=1s", "leader -", "arm -"}},
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
 	}

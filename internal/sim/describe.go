@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // describeWrite is a trace line for a write the server handled.
@@ -40,6 +41,15 @@ func recordEpoch(value []byte) int64 {
 	}
 	_ = json.Unmarshal(value, &l)
 	return l.Epoch
+}
+
+// recordTTL is the LeaseTTL a lease record carries (0 if none).
+func recordTTL(value []byte) time.Duration {
+	var l struct {
+		TTL int64 `json:"ttl_ms"`
+	}
+	_ = json.Unmarshal(value, &l)
+	return time.Duration(l.TTL) * time.Millisecond
 }
 
 // short renders an event or effects for a node's trace, values as text.

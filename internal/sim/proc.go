@@ -31,7 +31,7 @@ type proc struct {
 	watch      *watcher
 	needWatch  bool          // started while cut off: Start's watch opens at reconnect
 	knownInc   uint64        // the bucket identity the node knows
-	knows      []known       // the highest epoch of a record this process was shown, as it grew
+	knows      []known       // the highest epoch and TTL of a record this process was shown, as they grew
 	wroteAt    uint64        // the revision of its last write that landed
 	wroteWhen  time.Duration // and when
 	reachable  time.Duration // last started, healed or resumed
@@ -44,6 +44,7 @@ type proc struct {
 type watcher struct {
 	p         *proc
 	last      uint64
+	delivered uint64 // the revision of the last entry delivered
 	scheduled bool
 }
 
@@ -146,7 +147,7 @@ func (p *proc) later(t time.Duration, ev Event) {
 	})
 }
 
-// learn records the epochs of the records ev shows the process.
+// learn records the epochs and TTLs of the records ev shows the process.
 func (p *proc) learn(ev Event) {
 	var entries []Entry
 	switch e := ev.(type) {
@@ -156,27 +157,42 @@ func (p *proc) learn(ev Event) {
 		entries = append([]Entry{e.Entry}, e.History...)
 	}
 	for _, e := range entries {
-		if e.Op == OpPut && recordEpoch(e.Value) > p.knowsAt(p.w.now) {
-			p.knows = append(p.knows, known{at: p.w.now, epoch: recordEpoch(e.Value)})
+		if e.Op != OpPut {
+			continue
+		}
+		k, was := known{at: p.w.now, epoch: recordEpoch(e.Value), ttl: recordTTL(e.Value)}, p.knowsAt(p.w.now)
+		if k.epoch > was.epoch || k.ttl > was.ttl {
+			k.epoch, k.ttl = max(k.epoch, was.epoch), max(k.ttl, was.ttl)
+			p.knows = append(p.knows, k)
 		}
 	}
 }
 
-// known is an epoch a process learned at a time.
+// known is the highest epoch and the longest TTL a process had been
+// shown at a time.
 type known struct {
 	at    time.Duration
 	epoch int64
+	ttl   time.Duration
 }
 
-// knowsAt is the highest epoch the process had been shown by time t.
-func (p *proc) knowsAt(t time.Duration) int64 {
-	e := int64(0)
+// knowsAt is the highest epoch and longest TTL the process had been shown
+// by time t.
+func (p *proc) knowsAt(t time.Duration) known {
+	var best known
 	for _, k := range p.knows {
 		if k.at <= t {
-			e = max(e, k.epoch)
+			best.epoch, best.ttl = max(best.epoch, k.epoch), max(best.ttl, k.ttl)
 		}
 	}
-	return e
+	return best
+}
+
+// settledAt says the process runs at t, connected and not paused, and
+// has been reachable for its LeaseTTL (a node that reconnects finds a new
+// bucket by reading the key back, half its TTL later).
+func (p *proc) settledAt(t time.Duration) bool {
+	return p.up && p.connected && !p.paused && p.reachable+p.cfg.LeaseTTL <= t
 }
 
 func (p *proc) resume() {

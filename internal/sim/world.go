@@ -26,9 +26,11 @@ type Options struct {
 	NoRule31 bool
 	// Fixes names fixes under evaluation for the logic (NodeConfig.Fixes).
 	Fixes []string
-	// StrictEpochs counts every epoch that does not grow as a violation,
-	// even where nothing left knew the earlier one (world.forgotten).
-	StrictEpochs bool
+	// StrictLimits counts the protocol's stated limits as violations too:
+	// an epoch that does not grow where nothing left knew the earlier one
+	// (world.forgotten), and tenures that overlap where nothing left knew
+	// the earlier holder's longer LeaseTTL (world.ttlForgotten).
+	StrictLimits bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
@@ -46,8 +48,11 @@ type Outcome struct {
 	// Forgotten counts tenures whose epoch did not grow where nothing
 	// left knew the earlier one: the protocol's stated limit, excused.
 	Forgotten int
-	Faults    int           // faults injected
-	Simulated time.Duration // simulated real time the run covered
+	// BlindOverlaps counts overlaps beside a longer LeaseTTL nothing left
+	// knew (docs/design.md §5.6): the stated limit, excused.
+	BlindOverlaps int
+	Faults        int           // faults injected
+	Simulated     time.Duration // simulated real time the run covered
 }
 
 // Failed reports whether the checker found a violation.
@@ -87,7 +92,7 @@ func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Du
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
-	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused,
+	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused, BlindOverlaps: w.chk.blindOverlaps,
 		Faults: w.faults, Simulated: w.now}, w.chk.first
 }
 
@@ -193,8 +198,7 @@ func (w *world) loop(until time.Duration) {
 // recreated bucket; rule 31), not a violation.
 func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
 	for _, p := range w.procs {
-		settled := p.reachable+p.cfg.LeaseTTL <= leader.wroteWhen
-		if p.up && p.connected && !p.paused && settled && p.knowsAt(leader.wroteWhen) >= epoch {
+		if p.settledAt(leader.wroteWhen) && p.knowsAt(leader.wroteWhen).epoch >= epoch {
 			return false
 		}
 	}
@@ -204,6 +208,32 @@ func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
 		}
 	}
 	return inc != w.kv.inc || rev < uint64(epoch)
+}
+
+// ttlForgotten says nothing left knew a LeaseTTL of ttl when leader's
+// tenure begins beside a live holder of that TTL: not the leader itself;
+// no node that runs and has been connected for its LeaseTTL (one that
+// had would have written a floor record carrying it, §5.3); and no
+// record in the key's kept history before the leader's own. The leader
+// then waited only the TTLs it knew, and an overlap with that holder is
+// the protocol's stated limit (docs/design.md §5.6: a node started after
+// the long-TTL record left the history, no floor carrying it), not a
+// violation.
+func (w *world) ttlForgotten(leader *proc, ttl time.Duration) bool {
+	if leader.knowsAt(leader.wroteWhen).ttl >= ttl {
+		return false
+	}
+	for _, p := range w.procs {
+		if p.settledAt(leader.wroteWhen) && p.knowsAt(leader.wroteWhen).ttl >= ttl {
+			return false
+		}
+	}
+	for _, e := range w.kv.entries {
+		if e.Op == OpPut && e.Rev < leader.wroteAt && recordTTL(e.Value) >= ttl {
+			return false
+		}
+	}
+	return true
 }
 
 // logf adds a line to the trace, when the run keeps one.
