@@ -117,7 +117,7 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 			sent = p.sent // count from the first attempt at this epoch (rule 24)
 		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
-		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, sent)
+		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, now)
 		if m.knobs.checkAfterAcquire {
 			m.checkLanded(now, q.epoch, r.rev, sent, cause, wait)
 			return

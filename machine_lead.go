@@ -37,13 +37,16 @@ func (m *machine) electionCause(rev uint64) ElectionCause {
 	return ElectionCreated
 }
 
-// electionWait is how long the node saw what it took over before the
-// write that won was sent.
-func (m *machine) electionWait(rev uint64, sent time.Time) time.Duration {
+// electionWait is how long the node saw what it took over before it won
+// (the answer to the write that won, at won): the cluster's time without
+// a live tenure as this node saw it (Metrics.ObserveElection). A
+// handed-back release is written over in the same step that saw it: its
+// wait is the acquire's round trip.
+func (m *machine) electionWait(rev uint64, won time.Time) time.Duration {
 	if rev == 0 {
 		return 0
 	}
-	return sent.Sub(m.lv.cur.firstSeen)
+	return won.Sub(m.lv.cur.firstSeen)
 }
 
 // extend moves the deadline after a write sent at sent succeeded.

@@ -29,7 +29,7 @@
 //	gocluster_leader_changes_total               counter   changes of the leader this node knows, to a node or to none
 //	gocluster_renewals_total                     counter   {outcome="ok"|"conflict"|"timeout"|"error"}
 //	gocluster_renewal_duration_seconds           histogram time a renewal (KV compare-and-swap) took
-//	gocluster_election_wait_seconds              histogram from seeing the lease free to sending the write that won it
+//	gocluster_election_wait_seconds              histogram from seeing the lease free to winning it (the answer to the write that won)
 //	gocluster_hook_duration_seconds              histogram {hook="OnBecomeLeader"|"OnLoseLeadership"|"OnLeaderChange"}
 //	gocluster_hook_errors_total                  counter   {hook=...} calls that returned an error or panicked
 //	gocluster_fencing_checks_total               counter   {result="ok"|"not_leader"|"lease_expired"|"epoch_mismatch"|"canceled"|"error"}
