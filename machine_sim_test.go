@@ -349,7 +349,7 @@ func TestMachineSimNegativeControls(t *testing.T) {
 }
 
 // TestMachineSimKnownGaps replays, for each gap the simulator finds in
-// main's rules (docs/sim.md, gaps A-E), a seed whose violation was traced
+// main's rules (docs/sim.md, gaps A-E and G), a seed whose violation was traced
 // to it, and checks that it still fails that way. When main closes a gap,
 // its row fails: move the row's fault kinds into the default run.
 func TestMachineSimKnownGaps(t *testing.T) {
@@ -373,6 +373,8 @@ func TestMachineSimKnownGaps(t *testing.T) {
 			2479, sim.Options{}, "tenures overlap: n2 epoch 7"},
 		{"E: a held record below the epoch a running node remembers is not corrected",
 			1934, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all}, "epoch did not grow: n2 epoch 3 after n3 epoch 18"},
+		{"G: a Create in flight across a whole tenure (found by the million-seed run)",
+			339308, defaultSimOptions(), "epoch did not grow: n4 epoch 1 after n2 epoch 1"},
 		{"§5.6 (stated): a new bucket elects a short-TTL node beside a cut-off long-TTL holder",
 			321, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: all, StrictLimits: true}, "tenures overlap: n2 epoch 2"},
 	} {
