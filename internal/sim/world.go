@@ -197,15 +197,9 @@ func (w *world) loop(until time.Duration) {
 // known only from values since removed, the revision no floor in a
 // recreated bucket; rule 31), not a violation.
 func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
-	for _, p := range w.procs {
-		if p.settledAt(leader.wroteWhen) && p.knowsAt(leader.wroteWhen).epoch >= epoch {
-			return false
-		}
-	}
-	for _, e := range w.kv.entries {
-		if e.Op == OpPut && e.Rev < leader.wroteAt && recordEpoch(e.Value) >= epoch {
-			return false
-		}
+	if w.stillKnown(leader, func(k known) bool { return k.epoch >= epoch },
+		func(v []byte) bool { return recordEpoch(v) >= epoch }) {
+		return false
 	}
 	return inc != w.kv.inc || rev < uint64(epoch)
 }
@@ -220,20 +214,27 @@ func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
 // the long-TTL record left the history, no floor carrying it), not a
 // violation.
 func (w *world) ttlForgotten(leader *proc, ttl time.Duration) bool {
-	if leader.knowsAt(leader.wroteWhen).ttl >= ttl {
-		return false
-	}
+	shown := func(k known) bool { return k.ttl >= ttl }
+	return !shown(leader.knowsAt(leader.wroteWhen)) &&
+		!w.stillKnown(leader, shown, func(v []byte) bool { return recordTTL(v) >= ttl })
+}
+
+// stillKnown says something left knew a fact when leader's record was
+// stored: a node that runs and has settled (proc.settledAt) had been
+// shown it, or a record kept in the key's history before the leader's
+// carries it.
+func (w *world) stillKnown(leader *proc, shown func(known) bool, carries func(value []byte) bool) bool {
 	for _, p := range w.procs {
-		if p.settledAt(leader.wroteWhen) && p.knowsAt(leader.wroteWhen).ttl >= ttl {
-			return false
+		if p.settledAt(leader.wroteWhen) && shown(p.knowsAt(leader.wroteWhen)) {
+			return true
 		}
 	}
 	for _, e := range w.kv.entries {
-		if e.Op == OpPut && e.Rev < leader.wroteAt && recordTTL(e.Value) >= ttl {
-			return false
+		if e.Op == OpPut && e.Rev < leader.wroteAt && carries(e.Value) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // logf adds a line to the trace, when the run keeps one.
