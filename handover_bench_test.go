@@ -33,7 +33,7 @@ func BenchmarkHandover(b *testing.B) {
 			b.StopTimer()
 			leader := handoverLeader(b, nodes)
 			time.Sleep(benchCooldown + 5*time.Millisecond)
-			drain(became)
+			drainBecame(became)
 			b.StartTimer()
 			t0 := time.Now()
 			if err := leader.StepDown(context.Background()); err != nil {
@@ -51,7 +51,7 @@ func BenchmarkHandover(b *testing.B) {
 			b.StopTimer()
 			leader := handoverLeader(b, nodes)
 			time.Sleep(benchCooldown + 5*time.Millisecond)
-			drain(became)
+			drainBecame(became)
 			b.StartTimer()
 			t0 := time.Now()
 			if err := leader.Stop(context.Background()); err != nil {
@@ -199,8 +199,8 @@ func waitBecome(b *testing.B, became chan becameLeader, old string) time.Time {
 	}
 }
 
-// drain drops OnBecomeLeader calls already reported.
-func drain(became chan becameLeader) {
+// drainBecame drops OnBecomeLeader calls already reported.
+func drainBecame(became chan becameLeader) {
 	for {
 		select {
 		case <-became:
