@@ -13,13 +13,19 @@ type checker struct {
 	live       map[*proc]*tenure
 	violations []string
 	stepDowns  map[uint64]time.Duration // token -> when StepDown was called
-	handovers  []time.Duration          // StepDowns that released: when called
-	lastHook   map[*proc]string
-	first      time.Duration // when the first violation happened
-	maxEpoch   int64         // the highest epoch of a tenure so far
-	maxInc     uint64        // the bucket's identity when it began
-	maxRev     uint64        // the revision of its record
-	excused    int           // tenures whose epoch did not grow, excused (forgotten)
+	handovers  []handover               // StepDowns that released
+	loseBegan  map[*proc]time.Duration  // when the node's last OnLoseLeadership began
+	// hooksDone: when every hook queued before faults stopped had returned
+	// (set at quiet). A step-down's release waits for the hooks ahead of
+	// its OnLoseLeadership (docs/design.md §4.4, rule 9): a slow hook is a
+	// fault, and it may outlast the fault phase.
+	hooksDone time.Duration
+	lastHook  map[*proc]string
+	first     time.Duration // when the first violation happened
+	maxEpoch  int64         // the highest epoch of a tenure so far
+	maxInc    uint64        // the bucket's identity when it began
+	maxRev    uint64        // the revision of its record
+	excused   int           // tenures whose epoch did not grow, excused (forgotten)
 	// blindOverlaps counts overlaps excused as the §5.6 limit (tenure.blindTo).
 	blindOverlaps int
 }
@@ -49,7 +55,8 @@ func (t *tenure) end() time.Duration {
 }
 
 func newChecker() *checker {
-	return &checker{live: map[*proc]*tenure{}, stepDowns: map[uint64]time.Duration{}, lastHook: map[*proc]string{}}
+	return &checker{live: map[*proc]*tenure{}, stepDowns: map[uint64]time.Duration{}, lastHook: map[*proc]string{},
+		loseBegan: map[*proc]time.Duration{}}
 }
 
 func (c *checker) violate(now time.Duration, format string, args ...any) {
@@ -125,7 +132,25 @@ func (c *checker) stepDownCalled(token uint64, now time.Duration) { c.stepDowns[
 
 func (c *checker) reply(p *proc, r Reply) {
 	if at, ok := c.stepDowns[r.Token]; ok && r.OK {
-		c.handovers = append(c.handovers, at)
+		// The drain waits for OnLoseLeadership to begin, behind any hook
+		// queued before it (§4.4): the handover is timed from then.
+		c.handovers = append(c.handovers, handover{called: at, loseBegan: max(at, c.loseBegan[p])})
+	}
+}
+
+// handover is a StepDown that released: when it was called, and when its
+// OnLoseLeadership began.
+type handover struct{ called, loseBegan time.Duration }
+
+// loseHookBegins records when p's OnLoseLeadership begins.
+func (c *checker) loseHookBegins(p *proc, at time.Duration) { c.loseBegan[p] = at }
+
+// quiet records, as faults stop, when the hooks queued so far will have
+// returned.
+func (c *checker) quiet(procs []*proc, now time.Duration) {
+	c.hooksDone = now
+	for _, p := range procs {
+		c.hooksDone = max(c.hooksDone, p.hooksFree)
 	}
 }
 
@@ -186,26 +211,50 @@ func (c *checker) checkEpochs(ts []*tenure) {
 }
 
 // checkLiveness: a leader exists within twice the longest TTL and a
-// second after faults stop (a held record waited out, an absent key's
-// extra RenewInterval, round trips), and every StepDown that released
-// in the quiet phase is followed by a new tenure within handoverBound.
+// second after faults stop and the hooks queued until then have returned
+// (a held record waited out, an absent key's extra RenewInterval, round
+// trips; a step-down draining behind a slow hook releases only once its
+// OnLoseLeadership has begun, §4.4), and every StepDown that released in
+// the quiet phase is followed by a new tenure within handoverBound of its
+// OnLoseLeadership's start.
 func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
-	bound := 2*maxTTL + time.Second
-	if !leaderWithin(ts, quietAt, quietAt+bound) {
-		c.violate(quietAt+bound, "no leader within %v after faults stopped", bound)
+	bound, from := livenessBound(maxTTL), c.livenessFrom(quietAt)
+	if !leaderWithin(ts, from, from+bound) {
+		c.violate(from+bound, "no leader within %v after faults stopped and their hooks returned (%.3fs)", bound, from.Seconds())
 	}
-	for _, at := range c.handovers {
-		if at < quietAt {
+	for _, h := range c.handovers {
+		if h.called < quietAt {
 			continue
 		}
-		if !startsWithin(ts, at, at+handoverBound) {
-			c.violate(at+handoverBound, "StepDown at %.3fs: no new tenure within %v", at.Seconds(), handoverBound)
+		if !startsWithin(ts, h.called, h.loseBegan+handoverBound) {
+			c.violate(h.loseBegan+handoverBound, "StepDown at %.3fs: no new tenure within %v of its OnLoseLeadership (%.3fs)",
+				h.called.Seconds(), handoverBound, h.loseBegan.Seconds())
 		}
 	}
 }
 
-// handoverBound: a slow OnLoseLeadership (2·TTL), the drain, the handover
-// window and a few round trips.
+// livenessBound is how soon after livenessFrom a leader must exist.
+func livenessBound(maxTTL time.Duration) time.Duration { return 2*maxTTL + time.Second }
+
+// livenessFrom is when faults had stopped and the hooks queued until then
+// had returned.
+func (c *checker) livenessFrom(quietAt time.Duration) time.Duration { return max(quietAt, c.hooksDone) }
+
+// judgedBy is when every liveness bound has run out: the run goes on
+// until then.
+func (c *checker) judgedBy(quietAt, maxTTL time.Duration) time.Duration {
+	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	for _, h := range c.handovers {
+		if h.called >= quietAt {
+			end = max(end, h.loseBegan+handoverBound)
+		}
+	}
+	return end
+}
+
+// handoverBound, from OnLoseLeadership's start: the drain (DrainTimeout,
+// the TTL by default; a slow hook runs 2·TTL), the handover window and a
+// few round trips.
 const handoverBound = 8 * time.Second
 
 func leaderWithin(ts []*tenure, from, to time.Duration) bool {

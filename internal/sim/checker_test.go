@@ -38,3 +38,32 @@ func TestCheckerOverlapAndEpochs(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerLiveness: no leader within the bound after faults stop is a
+// violation; hooks still running then (a step-down draining behind a slow
+// hook, docs/design.md §4.4) move the bound's start, and no further.
+func TestCheckerLiveness(t *testing.T) {
+	s := time.Second
+	ttl := 3 * s // bound 7s
+	for _, c := range []struct {
+		name      string
+		hooksDone time.Duration
+		start     time.Duration // the first tenure after faults stop (at 20s)
+		want      bool          // a violation
+	}{
+		{"leader in time", 0, 26 * s, false},
+		{"leader late", 0, 28 * s, true},
+		{"late, but hooks ran until 22s", 22 * s, 28 * s, false},
+		{"hooks ran until 22s, leader later still", 22 * s, 30 * s, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ch := newChecker()
+			ch.hooksDone = c.hooksDone
+			ch.tenures = []*tenure{tenureAt("a", 1, 0, 19*s), tenureAt("b", 2, c.start, 40*s)}
+			got := strings.Join(ch.finish(40*s, 20*s, ttl), "; ")
+			if has := strings.Contains(got, "no leader within"); has != c.want {
+				t.Fatalf("violations %q, want a liveness violation: %v", got, c.want)
+			}
+		})
+	}
+}

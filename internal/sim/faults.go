@@ -275,4 +275,5 @@ func (w *world) quiet() {
 			p.start()
 		}
 	}
+	w.chk.quiet(w.procs, w.now)
 }

@@ -233,7 +233,7 @@ func (p *proc) effect(e Effect) {
 	case Lose:
 		w.logf("%s: LOSE epoch %d", p.cfg.ID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		p.hook(w.dur(0, p.hookDuration()), LoseStarted(e), LoseDone(e))
+		w.chk.loseHookBegins(p, p.hook(w.dur(0, p.hookDuration()), LoseStarted(e), LoseDone(e)))
 	case Ask:
 		p.ask(e)
 	case Reply:
@@ -256,8 +256,9 @@ func (p *proc) hookDuration() time.Duration {
 }
 
 // hook queues a hook of duration d on the dispatcher; started and done
-// (may be nil) are delivered when it begins and returns.
-func (p *proc) hook(d time.Duration, started, done Event) {
+// (may be nil) are delivered when it begins and returns. It returns when
+// the hook begins.
+func (p *proc) hook(d time.Duration, started, done Event) time.Duration {
 	begin := max(p.w.now, p.hooksFree)
 	p.hooksFree = begin + d
 	if started != nil {
@@ -266,6 +267,7 @@ func (p *proc) hook(d time.Duration, started, done Event) {
 	if done != nil {
 		p.later(begin+d, done)
 	}
+	return begin
 }
 
 func (p *proc) finished(e Finished) {

@@ -91,6 +91,11 @@ func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Du
 	w.trace = tr
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
+	// Hooks slower than the quiet phase push the liveness bound out
+	// (checker.quiet): run on until it can be judged.
+	if end := w.chk.judgedBy(w.quietAt, maxTTL(w)); end > w.now {
+		w.loop(end)
+	}
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
 	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused, BlindOverlaps: w.chk.blindOverlaps,
 		Faults: w.faults, Simulated: w.now}, w.chk.first
