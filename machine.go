@@ -61,25 +61,13 @@ type machineKnobs struct {
 	// floorWithoutRevision undoes rule 31: taking over a floor record
 	// counts from its writer's memory only, not from its revision.
 	floorWithoutRevision bool
-	// Fixes under evaluation, each for a gap in docs/sim.md.
+	// The fix under evaluation for gap A of docs/sim.md (gaps B, C, D and
+	// E are closed by rules 36-38 and 43).
 	//
 	// revisionFloorAlways: every takeover but a handed-back release counts
 	// from the key's revision (gap A: a forged low held record taken over
 	// after the first sight, once the real epoch was compacted away).
 	revisionFloorAlways bool
-	// keepDroppedEpochs: entries dropped unread (with their watch, or as
-	// older than the one seen) still teach their epoch and TTL (gap B: a
-	// record shown just before its bucket went, or while the node was
-	// busy, was forgotten).
-	keepDroppedEpochs bool
-	// followOnOlderEntry: an older entry from a bucket created again moves
-	// the node to the new bucket as any other finding does, watch and all
-	// (gap C: the old watch's entries were taken for the new bucket's).
-	followOnOlderEntry bool
-	// checkAfterAcquire: the bucket's identity is checked again after an
-	// acquire landed, before leading (gap D: the bucket was created again
-	// between the check and the compare-and-swap).
-	checkAfterAcquire bool
 }
 
 // bucketFacts are what the node learned of the bucket when it opened it.
@@ -98,6 +86,7 @@ type leaseView struct {
 	maxEpoch     int64     // highest epoch seen in any record, or held
 	maxTTL       time.Duration
 	revFloor     uint64    // a stream sequence at least every revision of the bucket
+	checkedSeq   uint64    // the bucket's last sequence at the last identity check (rule 35)
 	probedRev    uint64    // the revision last read back (probeDue)
 	probedAt     time.Time // when it was last read back
 }
@@ -116,6 +105,10 @@ type ownTenure struct {
 	t         *mTenure
 	lastEpoch int64           // epoch of this node's last tenure
 	pending   *pendingAcquire // an acquire whose outcome is unknown
+	// blind is the epoch of a record of this node that landed after
+	// writes it did not see (rule 35): never led, never released, and
+	// covered by a floor record.
+	blind int64
 }
 
 // mTenure is this node holding the lease.

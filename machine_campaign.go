@@ -91,10 +91,26 @@ func (m *machine) nextEpoch() (int64, error) {
 	return epochAfter(floor)
 }
 
-// acquire writes this node's record: Create when rev is 0, else CAS on rev.
-// Not on a view the watch has since moved past (rule 34): the takeover
-// is decided again once the kept entries are handled.
+// acquire writes this node's record after the bucket's identity was
+// checked (rule 21): Create when rev is 0, else CAS on rev. The bucket
+// may be created again between the check and the write, so the identity
+// is checked again once it landed, before leading (rule 38).
 func (m *machine) acquire(now time.Time, rev uint64) {
+	m.writeAcquire(now, rev, true)
+}
+
+// takeHandBack writes this node's record over a release handed back
+// moments ago (within RenewInterval, as rule 21 trusts such a revision
+// without a check) and leads as soon as it landed: the handover's path.
+func (m *machine) takeHandBack(now time.Time, rev uint64) {
+	m.writeAcquire(now, rev, false)
+}
+
+// writeAcquire sends the acquire; recheck says its landing is checked
+// before leading (acquire) or led at once (takeHandBack). Not on a view the
+// watch has since moved past (rule 34): the takeover is decided again
+// once the kept entries are handled.
+func (m *machine) writeAcquire(now time.Time, rev uint64, recheck bool) {
 	if m.keptEntry() {
 		m.logf(slog.LevelDebug, "the watch showed entries since the takeover was decided; deciding again on them")
 		m.answered = maxAnswersFirst // the kept events before the next decision
@@ -105,7 +121,10 @@ func (m *machine) acquire(now time.Time, rev uint64) {
 		m.fail(now, fmt.Errorf("acquire: %w", err))
 		return
 	}
-	q := &mRequest{purpose: writeAcquire, rev: rev, sent: now, epoch: epoch}
+	q := &mRequest{purpose: writeAcquire, rev: rev, sent: now, epoch: epoch, recheck: recheck}
+	if rev == 0 {
+		q.lastSeq = m.lv.checkedSeq // takeOver checked the bucket just before
+	}
 	m.write(q, m.heldRecord(epoch, now, now), m.cfg.RequestTimeout)
 }
 
@@ -117,8 +136,13 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 			sent = p.sent // count from the first attempt at this epoch (rule 24)
 		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
+		if q.rev == 0 && landedAfterUnseen(q.lastSeq, r.rev) {
+			m.lv.cur = m.decode(now, kvEntry{rev: r.rev, op: opPut, value: q.value})
+			m.landedBlind(now, q.epoch, r.rev)
+			return
+		}
 		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, now)
-		if m.knobs.checkAfterAcquire {
+		if q.recheck {
 			m.checkLanded(now, q.epoch, r.rev, sent, cause, wait)
 			return
 		}
@@ -133,11 +157,14 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 		m.fail(now, r.err)
 	default:
 		// The write may still land: remember it (rule 12).
-		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev)}
+		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev), create: q.rev == 0, lastSeq: q.lastSeq, recheck: q.recheck}
 		if old := m.own.pending; old != nil && old.epoch == p.epoch {
 			// An earlier attempt wrote the same record: whichever lands,
-			// the tenure counts from the earliest send (rule 24).
+			// the tenure counts from the earliest send (rule 24), and
+			// was decided on the least the node knew (rule 35).
 			p.sent, p.above = old.sent, min(old.above, p.above)
+			p.create, p.lastSeq = p.create || old.create, min(old.lastSeq, p.lastSeq)
+			p.recheck = p.recheck || old.recheck
 		}
 		m.own.pending = p
 		m.tim.failures++
@@ -147,7 +174,7 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 
 // checkLanded asks the bucket's identity after an acquire landed: a
 // bucket created since the check before the write may hold it over a
-// record of its own (checkAfterAcquire).
+// record of its own (rule 38; simulator seed 1665, gap D).
 func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
 	q := &mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent, cause: cause, wait: wait}
 	m.request(q, func(id uint64) mAction {
@@ -178,13 +205,60 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 // remember the epoch as ended so that the record is released (§4.1).
 func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 	m.tim.failures, m.tim.retryAt = 0, time.Time{}
+	if p.create && landedAfterUnseen(p.lastSeq, rev) {
+		m.landedBlind(now, p.epoch, rev)
+		return
+	}
 	if !now.Before(m.deadline(p.sent)) {
 		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", p.epoch, "revision", rev)
 		m.own.lastEpoch = p.epoch
 		return
 	}
 	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
+	if p.recheck {
+		m.checkLanded(now, p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent)) // rule 38
+		return
+	}
 	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
+}
+
+// landedAfterUnseen says a Create decided when the bucket's last sequence
+// was lastSeq landed at rev above the next one: something was written in
+// between that the decision did not see (rule 35). On an absent key a
+// Create has no revision to fail on, so only its own revision tells.
+func landedAfterUnseen(lastSeq, rev uint64) bool { return rev > lastSeq+1 }
+
+// landedBlind handles a record of this node, at epoch, that a Create put
+// at rev after writes the node did not see: perhaps a whole tenure at the
+// same epoch, on a key compacted since, whose holder may still be inside
+// its deadline (rule 35; simulator seed 339308). It leads nothing. The
+// entries kept below rev are older than what the key holds: their epochs
+// and TTLs are learned, and they are dropped. A floor record over its own
+// record carries the epoch: whoever takes it over waits it out like a
+// held lease and counts from its revision (rule 31). A release would be
+// taken at once as a hand-back, beside that holder.
+func (m *machine) landedBlind(now time.Time, epoch int64, rev uint64) {
+	m.logf(slog.LevelWarn, "an acquire landed after writes this node did not see; leading nothing, writing a floor over it",
+		"epoch", epoch, "revision", rev)
+	m.learnKeptBelow(rev)
+	m.own.blind = epoch
+	m.lv.maxEpoch = max(m.lv.maxEpoch, epoch)
+	m.lv.revFloor = max(m.lv.revFloor, rev)
+	m.seed(now)
+}
+
+// learnKeptBelow learns the epoch and TTL of the kept watch entries below
+// rev, and drops them: the key holds rev now.
+func (m *machine) learnKeptBelow(rev uint64) {
+	kept := m.deferred[:0]
+	for _, ev := range m.deferred {
+		if e, ok := ev.(evEntry); ok && e.entry.rev < rev {
+			m.learn(e.entry)
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	m.deferred = kept
 }
 
 // keptEntry says an entry of the watch is kept, not yet handled: the
@@ -215,7 +289,7 @@ func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
 	case r.err == nil:
 		// What the key holds now, before the watch says so: no second
 		// floor over the value this one replaced (rule 26).
-		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now}
+		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now, learnedAt: now}
 		m.lv.observations++
 		m.logf(slog.LevelInfo, "wrote the epoch floor into the lease key", "epoch", q.floor.Epoch, "over_revision", q.rev)
 	case r.class == classPermanent:
@@ -254,6 +328,11 @@ type pendingAcquire struct {
 	epoch int64
 	sent  time.Time
 	above uint64 // the revision it was written over (0 for a create)
+	// create: some attempt was a Create, decided when the bucket's last
+	// sequence was lastSeq (rule 35).
+	create  bool
+	lastSeq uint64
+	recheck bool // check the bucket's identity once it landed (rule 38)
 }
 
 // epochAfter is the epoch that follows floor, or ErrEpochExhausted.

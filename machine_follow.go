@@ -40,6 +40,12 @@ func (m *machine) needsFloor() bool {
 		return false
 	case !c.valid:
 		return true
+	case m.own.blind != 0 && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.blind:
+		return true // its record that landed blind, not yet covered (rule 35)
+	case c.lease.Epoch < m.lv.maxEpoch:
+		// A held or released record below an epoch this node has seen
+		// led is forged, or the epoch went back: correct it (rule 43).
+		return true
 	case c.lease.Floor:
 		return c.lease.Epoch < m.lv.maxEpoch || c.lease.ttl() < m.takeoverWait()
 	}
@@ -137,7 +143,7 @@ func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 		return earliest(expiry, m.tim.retryAt), false
 	}
 	if m.ownStaleLease() {
-		m.releaseStale(now)
+		m.giveBackStale(now)
 		return time.Time{}, true
 	}
 	if !expiry.IsZero() {
@@ -156,14 +162,32 @@ func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 	switch c := m.lv.cur; {
 	case !c.present:
 		m.takeOver(now, 0)
-	case c.released() && c.handedBack && now.Sub(c.firstSeen) > m.cfg.RenewInterval:
+	case c.released() && c.handedBack && m.learnedLongAgo(now):
 		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago: the same bucket? (rule 21)
 	case c.released() && c.handedBack:
-		m.acquire(now, c.rev)
+		m.takeHandBack(now, c.rev)
 	default: // expired
 		m.takeOver(now, c.rev)
 	}
 	return time.Time{}, true
+}
+
+// learnedLongAgo says the revision of the lease as seen was learned more
+// than RenewInterval ago: the bucket may have been created again since,
+// with another record at that revision (rules 21, 39).
+func (m *machine) learnedLongAgo(now time.Time) bool {
+	return now.Sub(m.lv.cur.learnedAt) > m.cfg.RenewInterval
+}
+
+// giveBackStale releases this node's stale record; first, if its
+// revision was learned a while ago, it asks whether the bucket is the same
+// (rule 39): in one created since, the revision may be another's record.
+func (m *machine) giveBackStale(now time.Time) {
+	if m.learnedLongAgo(now) {
+		m.checkIdentity(now, thenReleaseStale, m.lv.cur.rev)
+		return
+	}
+	m.releaseStale(now)
 }
 
 // ownStaleLease says the lease names this node at the epoch of a tenure

@@ -247,6 +247,13 @@ func (m *machine) onRelease(now time.Time, q *mRequest, r evResult) {
 		m.write(&q2, q.value, m.cfg.RequestTimeout)
 		return
 	}
+	if r.err == nil {
+		// What the key holds now, before the watch says so (as rule 26):
+		// its release, not its own record, which it would otherwise give
+		// back again with a write that cannot land (rule 42).
+		m.lv.cur = m.decode(now, kvEntry{rev: r.rev, op: opPut, value: q.value})
+		m.lv.observations++
+	}
 	if m.own.t != nil {
 		m.endTenure(nil)
 		m.own.t = nil

@@ -63,7 +63,7 @@ func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
 // decode turns an entry into what this node saw, and remembers the highest
 // epoch and the longest TTL any record carried.
 func (m *machine) decode(now time.Time, ent kvEntry) observed {
-	o := observed{present: true, rev: ent.rev, firstSeen: now}
+	o := observed{present: true, rev: ent.rev, firstSeen: now, learnedAt: now}
 	if ent.op != opPut {
 		return o
 	}
@@ -137,6 +137,13 @@ func (m *machine) onVanished(now time.Time, r evResult) {
 // taken as absent from now, and waited out as such.
 func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
+	if p := m.own.pending; p != nil {
+		// Decided on the old bucket, it may still land in the new one,
+		// whose wait it never waited out: if it shows up, it landed
+		// blind (rule 40, simulator seed 17919).
+		// Its epoch is learned when its record shows up (decode).
+		m.own.blind, m.own.pending = p.epoch, nil
+	}
 	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
 	m.gone = bucketGone{}
 	m.restartWatch(now)
@@ -185,7 +192,7 @@ func (m *machine) onHandBack(now time.Time, r evResult) {
 // when the bucket is the one known (bucketRecreated in campaign.go).
 func (m *machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
 	m.request(&mRequest{cont: contIdentity, then: then, rev: rev}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.tenureDeadline())}
 	})
 }
 
@@ -197,51 +204,59 @@ func (m *machine) onIdentity(now time.Time, q *mRequest, r evResult) {
 		m.tim.failures++
 		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
 	case r.recreated:
+		// A leader (rule 41) or a drain: the tenure is over, and its
+		// release would land on another record's revision.
+		if m.own.t != nil {
+			m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
+		}
 		m.followNewBucket(now, r.lastSeq)
 	default:
 		// Something was written since this node opened the bucket, even if
 		// its watch never showed it: no longer an empty bucket (rule 28).
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		m.lv.checkedSeq = r.lastSeq
 		switch q.then {
 		case thenHistory:
 			m.historyFloor(now, q.rev)
 		case thenAcquire:
 			m.acquire(now, q.rev)
+		case thenReleaseStale:
+			if m.ownStaleLease() && m.lv.cur.rev == q.rev {
+				m.releaseStale(now)
+			}
 		}
 	}
 }
 
 // onBucketAdvisory checks the bucket's identity after a stream-created
 // advisory (rule 25): a follower moves to a bucket created again, and
-// writes its floor there; a leader finds out through its renewals.
+// writes its floor there. A leader asks too (rule 41): its renewals find
+// out only through a conflict, a read and a lookup, which a slow network
+// can stretch past the new bucket's wait for a node started on it with no
+// memory (simulator seed 3030), while the epoch it remembers is needed
+// there at once.
 func (m *machine) onBucketAdvisory(now time.Time) {
-	if !m.campaign || m.own.t != nil || m.hand.drain != nil {
+	if !m.campaign {
 		return
 	}
 	m.checkIdentity(now, thenNothing, 0)
 }
 
-// onRecreatedUnder: after an older entry, a new bucket makes the node
-// forget what it saw in the old one (not the epoch or TTL it remembers).
+// onRecreatedUnder: an older entry from a bucket created again moves the
+// node to the new bucket as any other finding does, watch and all (rule
+// 37): the old watch's kept entries would pass for the new bucket's. What
+// the node saw in the old one is forgotten, not the epoch or TTL it
+// remembers; the entry itself teaches its own (rule 36), a stale read or
+// not.
 func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
+	m.learn(q.entry)
 	if r.err != nil || !r.recreated {
-		if m.knobs.keepDroppedEpochs {
-			m.learn(q.entry) // a stale read, but a record all the same
-		}
 		return
 	}
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 	}
-	if m.knobs.followOnOlderEntry {
-		m.learn(q.entry)
-		m.followNewBucket(now, r.lastSeq)
-		return
-	}
-	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
-	m.lv.cur = observed{}
-	m.tim.waiting = false
-	m.observeNew(now, q.entry)
+	m.followNewBucket(now, r.lastSeq)
 }
 
 // observed is a lease entry as this node saw it.
@@ -261,7 +276,13 @@ type observed struct {
 	// (confirmHandBack); until then it is not taken.
 	firstSight bool
 	firstSeen  time.Time
-	expired    bool // unchanged for the takeover wait on this node's clock
+	// learnedAt is when this node learned the entry's revision. Unlike
+	// firstSeen, a reconnect does not move it: a compare-and-swap on a
+	// revision learned a while ago asks the bucket's identity first
+	// (rules 21, 39), and a node cut off may have missed a bucket
+	// created again.
+	learnedAt time.Time
+	expired   bool // unchanged for the takeover wait on this node's clock
 }
 
 // released says the entry is a released record: nobody holds the lease.

@@ -28,9 +28,10 @@ const (
 type identityNext int
 
 const (
-	thenNothing identityNext = iota // an advisory: nothing more
-	thenHistory                     // takeOver: the history, then acquire
-	thenAcquire                     // a handed-back release seen a while ago
+	thenNothing      identityNext = iota // an advisory: nothing more
+	thenHistory                          // takeOver: the history, then acquire
+	thenAcquire                          // a handed-back release seen a while ago
+	thenReleaseStale                     // this node's stale record seen a while ago (rule 39)
 )
 
 // mRequest is the request out and what its answer continues.
@@ -41,6 +42,8 @@ type mRequest struct {
 	rev     uint64    // write: the revision written over (0: create); takeOver's rev
 	sent    time.Time // write: send time
 	epoch   int64     // acquire: the epoch written
+	lastSeq uint64    // acquire by Create: the bucket's last sequence it was decided on (rule 35)
+	recheck bool      // acquire: check the bucket's identity once it landed (rule 38)
 	value   []byte    // release: the record, for its retries
 	attempt int       // release: attempts made
 	present bool      // leaseGoneUnder: the read showed an older entry
@@ -144,14 +147,14 @@ func (m *machine) restartWatch(now time.Time) {
 // handled after the new watch's first entries would be taken for the
 // newest (found by the simulator: a deleted bucket's last record, kept
 // while requests were out, shadowed the same revision in the new one).
+// The epoch and TTL of each record dropped are learned all the same
+// (rule 36).
 func (m *machine) dropWatchEvents() {
 	kept := m.deferred[:0]
 	for _, ev := range m.deferred {
 		switch e := ev.(type) {
 		case evEntry:
-			if m.knobs.keepDroppedEpochs {
-				m.learn(e.entry)
-			}
+			m.learn(e.entry) // dropped unread, but a record all the same (rule 36)
 			continue
 		case evSynced, evWatchClosed:
 			continue

@@ -12,7 +12,8 @@ var leadPrefix = []mStep{
 	{0, evSynced{}, []string{"incarnation", "arm -"}},
 	{1, incarnation(false, 0), []string{"history", "arm -"}},
 	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-	{2, wrote(1), []string{"become 1", "leader a", "arm +249ms"}},
+	{2, wrote(1), []string{"incarnation", "arm -"}},
+	{2, incarnation(false, 1), []string{"become 1", "leader a", "arm +249ms"}},
 	{3, held(1, "a", 1, time.Second), []string{"arm +248ms"}},
 }
 
@@ -50,7 +51,8 @@ func TestMachineProtocol(t *testing.T) {
 				{700, evTick{}, []string{"incarnation", "arm -"}},
 				{700, incarnation(false, 0), []string{"history", "arm -"}},
 				{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{710, wrote(1), []string{"become 1", "leader a", "arm +245ms"}},
+				{710, wrote(1), []string{"incarnation", "arm -"}},
+				{710, incarnation(false, 1), []string{"become 1", "leader a", "arm +245ms"}},
 				{955, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				{960, wrote(2), []string{"arm +245ms"}}, // deadline 955+900
 			}},
@@ -73,7 +75,8 @@ func TestMachineProtocol(t *testing.T) {
 				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
-				mStep{1002, wrote(6), []string{"become 5", "leader a", "arm +249ms"}},
+				mStep{1002, wrote(6), []string{"incarnation", "arm -"}},
+				mStep{1002, incarnation(false, 6), []string{"become 5", "leader a", "arm +249ms"}},
 			)},
 		{name: "a renewal resets the follower's count",
 			steps: withPrefix(followB,
@@ -202,7 +205,25 @@ func TestMachineProtocol(t *testing.T) {
 				{1, incarnation(false, 0), []string{"history", "arm -"}},
 				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
 				{201, transient, []string{"arm *"}},
-				{210, held(1, "a", 1, time.Second), []string{"become 1", "leader a", "arm +41ms"}},
+				// The bucket's identity once it landed (rule 38), then lead.
+				{210, held(1, "a", 1, time.Second), []string{"incarnation", "arm -"}},
+				{212, incarnation(false, 1), []string{"become 1", "leader a", "arm +39ms"}},
+			}},
+		{name: "rule 40 (simulator seed 17919): an acquire out when the node follows a bucket created again leads nothing if it lands there",
+			bucket: oldEmptyBucket,
+			steps: []mStep{
+				{0, evSynced{}, []string{"incarnation", "arm -"}},
+				{1, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{180, evBucketCreated{}, []string{"arm -"}},
+				{201, transient, []string{"incarnation", "arm -"}},
+				{205, incarnation(true, 0), []string{"watch", "arm -"}},
+				{206, ok, []string{"arm -"}},
+				{207, evSynced{}, []string{"arm +*"}},
+				// The Create, still in flight, lands in the new bucket: a
+				// floor over it, not a tenure counted from its send.
+				{220, held(1, "a", 1, time.Second), []string{"arm +*"}}, // the backoff after the timeout
+				{240, evTick{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
 			}},
 		{name: "ambiguous acquire that lands after its deadline is released at once (§4.1)",
 			bucket: oldEmptyBucket,
@@ -239,7 +260,10 @@ func TestMachineProtocol(t *testing.T) {
 			steps: withPrefix(leadPrefix,
 				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{260, conflict, []string{"get", "arm +641ms"}},
-				mStep{262, got(held(3, "b", 2, time.Second)), []string{"lose 1 ErrEpochMismatch", "write release-stale rev=1 epoch=1", "leader -", "arm -"}},
+				// Its record at revision 1 was learned more than
+				// RenewInterval ago: the bucket's identity first (rule 39).
+				mStep{262, got(held(3, "b", 2, time.Second)), []string{"lose 1 ErrEpochMismatch", "incarnation", "leader -", "arm -"}},
+				mStep{263, incarnation(false, 3), []string{"write release-stale rev=1 epoch=1", "arm -"}},
 			)},
 		{name: "the watch shows a revision that is not ours: demote (§4.2, §5.5)",
 			bucket: oldEmptyBucket,
@@ -278,15 +302,16 @@ func TestMachineProtocol(t *testing.T) {
 				mStep{501, notFound, []string{"incarnation", "arm -"}},
 				mStep{502, incarnation(false, 9), []string{"write seed create epoch=3 floor ttl=1s", "leader -", "arm -"}},
 			)},
-		{name: "an older entry from a recreated bucket: forget the old view, keep the epoch (§5.4)",
+		{name: "an older entry from a recreated bucket: follow the new bucket, watch and all; keep the epoch (§5.4, rule 37)",
 			steps: withPrefix(followB,
 				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
-				mStep{105, incarnation(true, 2), []string{"leader c", "arm +500ms"}},
-				mStep{605, readBacks{1095, held(2, "c", 1, time.Second)}, nil},
-				mStep{1105, evTick{}, []string{"get", "arm -"}},
-				mStep{1105, got(held(2, "c", 1, time.Second)), []string{"leader -", "incarnation", "arm -"}},
-				mStep{1105, incarnation(false, 2), []string{"history", "arm -"}},
-				mStep{1106, hist(held(2, "c", 1, time.Second)), []string{"write acquire rev=2 epoch=4", "arm -"}},
+				mStep{105, incarnation(true, 2), []string{"watch", "arm -"}},
+				mStep{106, ok, []string{"leader -", "arm -"}},
+				mStep{107, held(2, "c", 1, time.Second), []string{"leader c", "arm -"}},
+				// c's epoch 1 is below the 3 it remembers: a floor carries
+				// the epoch into the new bucket (rule 43).
+				mStep{107, evSynced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}},
+				mStep{108, wrote(3), []string{"leader -", "arm +250ms"}},
 			)},
 		{name: "an older entry from the same bucket is a stale read, dropped",
 			steps: withPrefix(followB,
@@ -325,10 +350,11 @@ func TestMachineStepDown(t *testing.T) {
 				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
 				mStep{252, wrote(2), []string{"arm +249ms"}},
 				mStep{300, evLoseDone{epoch: 1}, []string{"write release rev=2 epoch=1 next=b", "arm -"}},
-				// The release's own record is not yet on the watch: the
-				// node gives back its held record (a CAS that loses).
-				mStep{305, wrote(3), []string{"cooldown", "reply 7 ok", "write release-stale rev=1 epoch=1", "arm -"}},
-				mStep{306, conflict, []string{"arm *"}},
+				// The release is not yet on the watch, but the key holds it:
+				// nothing to give back (rule 42; before it, a CAS on its
+				// held record that could only lose).
+				mStep{305, wrote(3), []string{"cooldown", "reply 7 ok", "arm +1s"}},
+				mStep{306, released(3, 1, "b"), []string{"arm +999ms"}},
 			),
 			check: func(t *testing.T, m *machine) {
 				if want := mBase.Add(1305 * time.Millisecond); !m.hand.cooldownUntil.Equal(want) {
@@ -362,10 +388,13 @@ func TestMachineStepDown(t *testing.T) {
 				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
 				mStep{902, evStop{token: 4}, []string{"arm -"}}, // kept: a request is out
 				// The loop finishes what it is doing before it reads Stop:
-				// the probe of its own record, and giving it back.
+				// the probe of its own record, and giving it back once the
+				// bucket is known to be the same (its revision was learned
+				// more than RenewInterval ago, rule 39).
 				mStep{950, transient, []string{"leader -", "get", "arm -"}},
-				mStep{951, got(held(1, "a", 1, time.Second)), []string{"write release-stale rev=1 epoch=1", "arm -"}},
-				mStep{952, conflict, []string{"reply 4 ok", "finished"}},
+				mStep{951, got(held(1, "a", 1, time.Second)), []string{"incarnation", "arm -"}},
+				mStep{952, incarnation(false, 1), []string{"write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{953, conflict, []string{"reply 4 ok", "finished"}},
 			)},
 		{name: "remote step-down: a follower is silent on the cluster subject, the leader checks epoch and obeys (§4.8)",
 			bucket: oldEmptyBucket,
@@ -376,7 +405,7 @@ func TestMachineStepDown(t *testing.T) {
 				mStep{8, evControl{data: []byte(`{"reason":"priority","priority":1}`), received: mBase.Add(8 * time.Millisecond), token: 12}, []string{"control refused", "arm +243ms"}},
 				mStep{20, evControl{generic: true, data: []byte(`{"to":"c","epoch":1}`), received: mBase.Add(20 * time.Millisecond), token: 13}, []string{"lose 1 ok", "leader -", "arm +231ms"}},
 				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1 next=c", "arm -"}},
-				mStep{35, wrote(2), []string{"cooldown", "control ok epoch=1 to=c", "write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{35, wrote(2), []string{"cooldown", "control ok epoch=1 to=c", "arm +1s"}},
 			)},
 		{name: "remote step-down on a follower: silent on the cluster subject, refused on its own",
 			steps: withPrefix(followB,
@@ -501,10 +530,19 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{102, ok, []string{"leader -", "arm -"}},
 				mStep{103, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
-		{name: "rule 25: the leader ignores the advisory (its renewals find out)",
+		{name: "rule 41 (simulator seed 3030): the leader asks the bucket's identity on the advisory too; a bucket created again ends its tenure, and it carries its epoch there",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{100, evBucketCreated{}, []string{"arm +151ms"}},
+				mStep{100, evBucketCreated{}, []string{"incarnation", "arm +801ms"}}, // the deadline's tick
+				mStep{101, incarnation(true, 0), []string{"lose 1 ErrEpochMismatch", "watch", "arm -"}},
+				mStep{102, ok, []string{"leader -", "arm -"}},
+				mStep{103, evSynced{}, []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 41: an advisory for the leader's own bucket changes nothing",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{100, evBucketCreated{}, []string{"incarnation", "arm +801ms"}},
+				mStep{101, incarnation(false, 1), []string{"arm +150ms"}},
 			)},
 		{name: "rule 25: an advisory for the same bucket changes nothing",
 			steps: withPrefix(followB,
@@ -526,7 +564,7 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{1001, incarnation(true, 2), []string{"watch", "arm -"}},
 				mStep{1002, ok, []string{"arm -"}},
 				mStep{1003, held(2, "c", 1, time.Second), []string{"leader c", "arm -"}},
-				mStep{1003, evSynced{}, []string{"arm +500ms"}},
+				mStep{1003, evSynced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}}, // rule 43
 			)},
 		{name: "rule 21: a handed-back release seen a while ago is taken only after the identity check",
 			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
@@ -586,7 +624,8 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{9804, evTick{}, []string{"incarnation", "arm -"}},
 				mStep{9804, incarnation(false, 1), []string{"history", "arm -"}},
 				mStep{9815, hist(floorRec(1, 3, time.Second)), []string{"write acquire rev=1 epoch=4", "arm -"}},
-				mStep{9816, wrote(2), []string{"become 4", "leader a", "arm +249ms"}},
+				mStep{9816, wrote(2), []string{"incarnation", "arm -"}},
+				mStep{9816, incarnation(false, 2), []string{"become 4", "leader a", "arm +249ms"}},
 			)...)},
 		{name: "rule 29: a release refused in a deleted bucket ends the step-down with its error; the node then waits for the bucket",
 			bucket: oldEmptyBucket,
@@ -632,24 +671,67 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				{1501, incarnation(false, 4), []string{"history", "arm -"}},
 				{1502, hist(), []string{"leader c", "write seed rev=4 epoch=1 floor ttl=1s", "leader -", "arm -"}},
 			}},
+		{name: "rule 35 (simulator seed 339308): a Create that lands above the revision after the bucket's last sequence it was decided on saw writes it did not; it leads nothing and covers its record with a floor",
+			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			steps: withPrefix(createOnYoungBucket,
+				// While the Create is out: c's tenure at epoch 1 (LeaseTTL
+				// 3s), then a purge; the key is compacted and the Create
+				// lands after them.
+				mStep{730, held(1, "c", 1, 3*time.Second), []string{"arm -"}},
+				mStep{800, marker(2), []string{"arm -"}},
+				// Not "become 1": a floor over its own record, with the TTL
+				// of c's record learned from the kept entries, so that c's
+				// tenure is waited out and the next epoch counts from the
+				// floor's revision (rule 31), not from epoch 1.
+				mStep{885, wrote(3), []string{"write seed rev=3 epoch=1 floor ttl=3s", "arm -"}},
+				mStep{890, wrote(4), []string{"arm +*"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if len(m.deferred) != 0 {
+					t.Errorf("kept entries below the Create's revision were not dropped: %d left", len(m.deferred))
+				}
+				if e, err := m.nextEpoch(); err != nil || e != 4 {
+					t.Errorf("next epoch %d (%v), want 4: above every revision before the floor", e, err)
+				}
+			}},
+		{name: "rule 35: a Create decided on the bucket's last sequence that lands just after it leads",
+			bucket: bucketFacts{lastSeqAtOpen: 5, ageAtOpen: 2 * time.Second},
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +1.25s"}},
+				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{1250, incarnation(false, 7), []string{"history", "arm -"}},
+				{1255, hist(), []string{"write acquire create epoch=8", "arm -"}},
+				{1260, wrote(8), []string{"incarnation", "arm -"}},
+				{1260, incarnation(false, 8), []string{"become 8", "leader a", "arm +*"}},
+			}},
+		{name: "rule 35: a Create that timed out and shows up after writes it did not see leads nothing",
+			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			steps: withPrefix(createOnYoungBucket,
+				mStep{905, transient, []string{"arm +*"}},
+				// The watch skipped what came between (a compaction): its
+				// own record is the first entry it shows, at revision 3.
+				mStep{950, held(3, "a", 1, time.Second), []string{"write seed rev=3 epoch=1 floor ttl=1s", "arm -"}},
+			)},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
 	}
 }
 
-// TestMachineFixesUnderEvaluation holds the machine knobs that try a fix
-// for a gap the simulator found in main's rules (docs/sim.md, gaps A-D):
+// TestMachineFixesUnderEvaluation holds the machine knob that tries a fix
+// for a gap the simulator found in main's rules (docs/sim.md, gap A):
 // each row shows main's decision and the knob's.
 func TestMachineFixesUnderEvaluation(t *testing.T) {
-	// followB, then a forged held record at a low epoch, waited out.
+	// followB, then a forged held record at no more than the epoch this
+	// node remembers (below it, rule 43 corrects it), waited out: its
+	// epoch may stand for less than a compaction removed.
 	forgedLow := func(acquire string) []mStep {
 		return withPrefix(followB,
-			mStep{100, held(9, "x", 1, time.Second), []string{"leader x", "arm +500ms"}},
-			mStep{600, readBacks{1090, held(9, "x", 1, time.Second)}, nil},
+			mStep{100, held(9, "x", 3, time.Second), []string{"leader x", "arm +500ms"}},
+			mStep{600, readBacks{1090, held(9, "x", 3, time.Second)}, nil},
 			mStep{1100, evTick{}, []string{"get", "arm -"}},
-			mStep{1100, got(held(9, "x", 1, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+			mStep{1100, got(held(9, "x", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 			mStep{1100, incarnation(false, 9), []string{"history", "arm -"}},
-			mStep{1101, hist(held(9, "x", 1, time.Second)), []string{acquire, "arm -"}},
+			mStep{1101, hist(held(9, "x", 3, time.Second)), []string{acquire, "arm -"}},
 		)
 	}
 	for _, c := range []mCase{
@@ -658,8 +740,39 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 		{name: "gap A, revfloor: above its revision too",
 			setup: func(m *machine) { m.knobs.revisionFloorAlways = true },
 			steps: forgedLow("write acquire rev=9 epoch=9")},
-		{name: "gap B, keepepochs: an entry dropped with its watch still teaches its epoch",
-			setup: func(m *machine) { m.knobs.keepDroppedEpochs = true },
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
+
+// createOnYoungBucket has node a, on a bucket 300ms old with nothing
+// written, wait out the rest of LeaseTTL and send its Create at epoch 1.
+var createOnYoungBucket = []mStep{
+	{0, evSynced{}, []string{"arm +700ms"}},
+	{700, evTick{}, []string{"incarnation", "arm -"}},
+	{700, incarnation(false, 0), []string{"history", "arm -"}},
+	{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
+}
+
+// staleAfterCutOff has node a lead, be cut off until its deadline ends
+// the tenure (the key still names it at epoch 1, revision 1, learned
+// before it was cut off), and come back: its stale record is released
+// only after the bucket's identity is checked (rule 39).
+var staleAfterCutOff = withPrefix(leadPrefix,
+	mStep{3, evConn{connected: false, reconnects: 0}, []string{"arm +248ms"}},
+	mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+	mStep{450, transient, []string{"arm +*"}},
+	mStep{902, evTick{}, []string{"lose 1 ErrLeaseExpired", "leader -", "incarnation", "arm -"}},
+	mStep{1102, transient, []string{"arm +*"}},
+	mStep{1500, evConn{connected: true, reconnects: 1}, []string{"incarnation", "arm -"}},
+)
+
+// TestMachineRulesOfTheGaps: the rules that closed gaps of docs/sim.md
+// (B-E: rules 36-38 and 43) and rule 39, each row failing on the code
+// before its rule; the hand-back row is the control (unchanged).
+func TestMachineRulesOfTheGaps(t *testing.T) {
+	for _, c := range []mCase{
+		{name: "rule 36 (gap B): an entry dropped with its watch still teaches its epoch",
 			steps: withPrefix(followB,
 				mStep{500, evTick{}, []string{"get", "arm -"}},
 				mStep{501, held(6, "b", 7, time.Second), []string{"arm -"}}, // kept, then dropped
@@ -668,21 +781,25 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 				mStep{504, ok, []string{"leader -", "arm -"}},
 				mStep{505, evSynced{}, []string{"write seed create epoch=7 floor ttl=1s", "arm -"}},
 			)},
-		{name: "gap C, main: an older entry from a new bucket keeps the watch",
+		{name: "rule 36 (gap B): an older entry read back in the same bucket still teaches its epoch and TTL",
 			steps: withPrefix(followB,
-				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
-				mStep{105, incarnation(true, 2), []string{"leader c", "arm +500ms"}},
-			)},
-		{name: "gap C, follownew: it follows the new bucket, watch and all",
-			setup: func(m *machine) { m.knobs.followOnOlderEntry = true },
+				mStep{100, held(2, "c", 9, 3*time.Second), []string{"incarnation", "arm -"}},
+				// b's record at 3 is below the 9 learned: corrected (rule 43).
+				mStep{105, incarnation(false, 5), []string{"write seed rev=5 epoch=9 floor ttl=3s", "arm -"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if m.lv.maxEpoch != 9 || m.lv.maxTTL != 3*time.Second {
+					t.Errorf("learned epoch %d and TTL %v, want 9 and 3s", m.lv.maxEpoch, m.lv.maxTTL)
+				}
+			}},
+		{name: "rule 37 (gap C): an older entry from a new bucket moves the node to it, watch and all",
 			steps: withPrefix(followB,
 				mStep{100, held(2, "c", 1, time.Second), []string{"incarnation", "arm -"}},
 				mStep{105, incarnation(true, 2), []string{"watch", "arm -"}},
 				mStep{106, ok, []string{"leader -", "arm -"}},
 			)},
-		{name: "gap D, checkafter: an acquire that landed in a bucket created since the check leads nothing",
+		{name: "rule 38 (gap D): an acquire that landed in a bucket created since the check leads nothing",
 			bucket: oldEmptyBucket,
-			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
 			steps: []mStep{
 				{0, evSynced{}, []string{"incarnation", "arm -"}},
 				{1, incarnation(false, 0), []string{"history", "arm -"}},
@@ -690,9 +807,8 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 				{2, wrote(1), []string{"incarnation", "arm -"}},
 				{3, incarnation(true, 1), []string{"watch", "arm -"}},
 			}},
-		{name: "gap D, checkafter: the same bucket: lead from the write's send time",
+		{name: "rule 38: the same bucket: lead from the write's send time",
 			bucket: oldEmptyBucket,
-			setup:  func(m *machine) { m.knobs.checkAfterAcquire = true },
 			steps: []mStep{
 				{0, evSynced{}, []string{"incarnation", "arm -"}},
 				{1, incarnation(false, 0), []string{"history", "arm -"}},
@@ -700,6 +816,33 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 				{2, wrote(1), []string{"incarnation", "arm -"}},
 				{3, incarnation(false, 1), []string{"become 1", "leader a", "arm +248ms"}},
 			}},
+		{name: "rule 39 (simulator seed 2262): a stale record of its own learned a while ago is released only after the bucket's identity is checked",
+			bucket: oldEmptyBucket,
+			// The bucket was created again meanwhile: follow it, and write
+			// nothing on the old revision.
+			steps: withPrefix(staleAfterCutOff, mStep{1501, incarnation(true, 2), []string{"watch", "arm -"}})},
+		{name: "rule 39: the same bucket: the stale record is released",
+			bucket: oldEmptyBucket,
+			steps:  withPrefix(staleAfterCutOff, mStep{1501, incarnation(false, 1), []string{"write release-stale rev=1 epoch=1", "arm -"}})},
+		{name: "rule 43 (gap E, simulator seed 4733): a held record below the epoch this node remembers is corrected with a floor, not waited out",
+			steps: withPrefix(followB,
+				mStep{100, held(9, "x", 1, time.Second), []string{"write seed rev=9 epoch=3 floor ttl=1s", "leader x", "arm -"}},
+				mStep{101, wrote(10), []string{"leader -", "arm +250ms"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if e, err := m.nextEpoch(); err != nil || e != 10 {
+					t.Errorf("next epoch %d (%v), want 10: the floor's revision (rule 31)", e, err)
+				}
+			}},
+		{name: "rule 43: a released record below the epoch this node remembers is corrected too",
+			steps: withPrefix(followB,
+				mStep{100, released(9, 2, ""), []string{"write seed rev=9 epoch=3 floor ttl=1s", "leader -", "arm -"}},
+			)},
+		{name: "rule 38: a hand-back taken at once is led as soon as it landed (the handover's one write)",
+			steps: withPrefix(followB,
+				mStep{100, released(6, 3, ""), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
+				mStep{101, wrote(7), []string{"become 4", "leader a", "arm +249ms"}},
+			)},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
 	}
