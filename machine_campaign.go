@@ -78,7 +78,9 @@ func (m *machine) revisionIsFloor(c observed) bool {
 // nextEpoch is the epoch of a new tenure (§2.4).
 func (m *machine) nextEpoch() (int64, error) {
 	c := m.lv.cur
-	floor := m.lv.maxEpoch
+	// Above a record of its own that landed blind, too, which it never
+	// led: a later acquire at that epoch could not be told from it.
+	floor := max(m.lv.maxEpoch, m.own.blind)
 	if c.valid {
 		floor = max(floor, c.lease.Epoch)
 	}
@@ -183,21 +185,31 @@ func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.
 }
 
 func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
+	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch) // the record exists, led or not
 	switch {
 	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
-		return
-	case r.err == nil && r.recreated:
-		m.followNewBucket(now, r.lastSeq)
-	case r.class == classTransient && m.deadline(q.sent).Sub(now) > 2*minAttempt:
+	case r.err == nil && !r.recreated:
+		// The same bucket, too late to lead: given back, as landed does.
+		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", q.epoch, "revision", q.rev)
+		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+		m.own.lastEpoch = q.epoch
+	case r.class == classPermanent:
+		m.own.blind = max(m.own.blind, q.epoch)
+		m.fail(now, r.err)
+	case r.err != nil && m.deadline(q.sent).Sub(now) > 2*minAttempt:
 		m.checkLanded(now, q.epoch, q.rev, q.sent, q.cause, q.wait) // ask again while the tenure could start
-		return
+	default:
+		// In a bucket created since (or one not known to be the same):
+		// lead nothing, write no second record at that epoch, and cover
+		// this one with a floor when it shows up (rule 35); given back as
+		// a release, it would be taken at once in a new bucket.
+		m.own.blind = max(m.own.blind, q.epoch)
+		if r.err == nil {
+			m.followNewBucket(now, r.lastSeq)
+		}
 	}
-	// Not known to be the bucket it was checked in: lead nothing, write
-	// no second record at that epoch, and wait this one out like anyone's
-	// (given back as a release, it would be taken at once in a new bucket).
-	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch)
 }
 
 // landed handles this node's own record showing up after an acquire whose

@@ -222,6 +222,7 @@ func (m *machine) onGoneUnder(now time.Time, q *mRequest, r evResult) {
 	m.lv.cur = observed{present: q.present, firstSeen: now}
 	switch {
 	case r.recreated:
+		m.oldWritesBlind()
 		m.restartWatch(now) // the floor follows once the new watch is synced
 	case !q.present:
 		m.seed(now)

@@ -137,18 +137,26 @@ func (m *machine) onVanished(now time.Time, r evResult) {
 // taken as absent from now, and waited out as such.
 func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
-	if p := m.own.pending; p != nil {
-		// Decided on the old bucket, it may still land in the new one,
-		// whose wait it never waited out: if it shows up, it landed
-		// blind (rule 40, simulator seed 17919).
-		// Its epoch is learned when its record shows up (decode).
-		m.own.blind, m.own.pending = p.epoch, nil
-	}
+	m.oldWritesBlind()
 	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
 	m.gone = bucketGone{}
 	m.restartWatch(now)
 	m.lv.cur = observed{firstSeen: now}
 	m.tim.waiting = false
+}
+
+// oldWritesBlind marks what this node may still have in flight to the old
+// bucket as blind if it lands in the new one (rule 40, simulator seed
+// 17919): an acquire whose outcome is unknown, decided on a wait it never
+// waited in the new bucket, and a write of its last tenure (a renewal that
+// timed out). A floor covers such a record when it shows up (rule 35); a
+// release of it would be taken at once, beside the record it replaced.
+// The epoch is learned when the record shows up (decode).
+func (m *machine) oldWritesBlind() {
+	if p := m.own.pending; p != nil {
+		m.own.blind, m.own.pending = max(m.own.blind, p.epoch), nil
+	}
+	m.own.blind = max(m.own.blind, m.own.lastEpoch)
 }
 
 // confirmHandBack reads the key's history for a release that was the first
@@ -191,8 +199,12 @@ func (m *machine) onHandBack(now time.Time, r evResult) {
 // name a live record in a bucket created again. then says what follows
 // when the bucket is the one known (bucketRecreated in campaign.go).
 func (m *machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
+	timeout := m.cfg.RequestTimeout
+	if m.own.t != nil {
+		timeout = m.renewalTimeout(now) // a leader's (rule 41): half the time left at most
+	}
 	m.request(&mRequest{cont: contIdentity, then: then, rev: rev}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.tenureDeadline())}
+		return actIncarnation{id: id, timeout: timeout}
 	})
 }
 

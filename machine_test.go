@@ -754,6 +754,16 @@ var createOnYoungBucket = []mStep{
 	{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
 }
 
+// createLanded has node a, on a bucket 10s old with nothing written,
+// create the key at epoch 1; the write landed, and the bucket's identity
+// is asked before leading (rule 38).
+var createLanded = []mStep{
+	{0, evSynced{}, []string{"incarnation", "arm -"}},
+	{1, incarnation(false, 0), []string{"history", "arm -"}},
+	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+	{2, wrote(1), []string{"incarnation", "arm -"}},
+}
+
 // staleAfterCutOff has node a lead, be cut off until its deadline ends
 // the tenure (the key still names it at epoch 1, revision 1, learned
 // before it was cut off), and come back: its stale record is released
@@ -800,22 +810,14 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 			)},
 		{name: "rule 38 (gap D): an acquire that landed in a bucket created since the check leads nothing",
 			bucket: oldEmptyBucket,
-			steps: []mStep{
-				{0, evSynced{}, []string{"incarnation", "arm -"}},
-				{1, incarnation(false, 0), []string{"history", "arm -"}},
-				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{2, wrote(1), []string{"incarnation", "arm -"}},
-				{3, incarnation(true, 1), []string{"watch", "arm -"}},
-			}},
+			steps: withPrefix(createLanded,
+				mStep{3, incarnation(true, 1), []string{"watch", "arm -"}},
+			)},
 		{name: "rule 38: the same bucket: lead from the write's send time",
 			bucket: oldEmptyBucket,
-			steps: []mStep{
-				{0, evSynced{}, []string{"incarnation", "arm -"}},
-				{1, incarnation(false, 0), []string{"history", "arm -"}},
-				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{2, wrote(1), []string{"incarnation", "arm -"}},
-				{3, incarnation(false, 1), []string{"become 1", "leader a", "arm +248ms"}},
-			}},
+			steps: withPrefix(createLanded,
+				mStep{3, incarnation(false, 1), []string{"become 1", "leader a", "arm +248ms"}},
+			)},
 		{name: "rule 39 (simulator seed 2262): a stale record of its own learned a while ago is released only after the bucket's identity is checked",
 			bucket: oldEmptyBucket,
 			// The bucket was created again meanwhile: follow it, and write
@@ -838,6 +840,40 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 			steps: withPrefix(followB,
 				mStep{100, released(9, 2, ""), []string{"write seed rev=9 epoch=3 floor ttl=1s", "leader -", "arm -"}},
 			)},
+		{name: "rule 38: a landing checked after the deadline, in the same bucket, is given back",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(createLanded,
+				// Past the deadline (901ms): not led; remembered as ended,
+				// so that its record is given back when seen (lastEpoch).
+				mStep{950, incarnation(false, 1), []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if m.own.t != nil || m.own.lastEpoch != 1 {
+					t.Errorf("tenure %v, last epoch %d: want none, and 1 to give back", m.own.t, m.own.lastEpoch)
+				}
+			}},
+		{name: "rule 38: a permanent error on the check after landing is not ignored",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(createLanded,
+				mStep{3, bucketGoneE, []string{"unwatch", "arm +250ms"}}, // waited for (rule 29)
+			)},
+		{name: "rule 40: a renewal in flight when the leader moves to a new bucket is covered with a floor if it lands there, not released",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{300, evBucketCreated{}, []string{"arm +601ms"}}, // kept: the renewal is out
+				mStep{450, transient, []string{"incarnation", "arm +451ms"}},
+				mStep{451, incarnation(true, 0), []string{"lose 1 ErrEpochMismatch", "watch", "arm -"}},
+				mStep{452, ok, []string{"leader -", "arm -"}},
+				// Its renewal, still in flight, landed in the new bucket.
+				mStep{453, held(1, "a", 1, time.Second), []string{"arm -"}},
+				mStep{453, evSynced{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
+			),
+			check: func(t *testing.T, m *machine) {
+				if e, err := m.nextEpoch(); err != nil || e < 2 {
+					t.Errorf("next epoch %d (%v), want above the blind epoch 1", e, err)
+				}
+			}},
 		{name: "rule 38: a hand-back taken at once is led as soon as it landed (the handover's one write)",
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, ""), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
