@@ -55,6 +55,10 @@ func (d *driver) become(a actBecome) {
 	d.view.tenureCtx, d.view.tenureCancel, d.view.tenureEpoch, d.view.tenureRev = ctx, cancel, a.epoch, a.rev
 	d.view.deadline = a.deadline
 	d.view.epoch = a.epoch // with the tenure: whoever sees IsLeader sees its epoch
+	// And itself as leader: OnBecomeLeader may run before the leader
+	// change that follows in the same batch is carried out (it was seen
+	// reading "" under load in ExampleNode_StepDown).
+	d.view.leader = d.cfg.NodeID
 	d.view.mu.Unlock()
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
@@ -103,6 +107,11 @@ func (d *driver) lose(a actLose) {
 	d.view.mu.Lock()
 	t.cancel()
 	d.view.tenureCtx, d.view.tenureCancel = nil, nil
+	if d.view.leader == d.cfg.NodeID {
+		// Not itself any more, before OnLoseLeadership can read it; the
+		// leader change that follows says who (ExampleNode_Observe).
+		d.view.leader = ""
+	}
 	d.view.mu.Unlock()
 	if a.cause != nil {
 		d.log.Warn("lost leadership", "epoch", a.epoch, "cause", a.cause)
