@@ -187,6 +187,14 @@ func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.
 func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch) // the record exists, led or not
 	switch {
+	case m.movedPast(q.rev):
+		// While the check was out the watch showed the key written over
+		// its record (kept behind the request): someone waited it out,
+		// or wrote over it out of band. Lead nothing (simulator seed
+		// 633042, found by the million-seed run: it led 7 ms inside
+		// another tenure).
+		m.logf(slog.LevelInfo, "an acquire landed, but the key has moved past it; leading nothing", "epoch", q.epoch, "revision", q.rev)
+		m.answered = maxAnswersFirst // the kept events before the next decision, as rule 34
 	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
@@ -271,6 +279,21 @@ func (m *machine) learnKeptBelow(rev uint64) {
 		kept = append(kept, ev)
 	}
 	m.deferred = kept
+}
+
+// movedPast says the key is known to have been written after revision
+// rev: the view, or a watch entry kept behind the request out, is above
+// it.
+func (m *machine) movedPast(rev uint64) bool {
+	if m.lv.cur.present && m.lv.cur.rev > rev {
+		return true
+	}
+	for _, ev := range m.deferred {
+		if e, ok := ev.(evEntry); ok && e.entry.rev > rev {
+			return true
+		}
+	}
+	return false
 }
 
 // keptEntry says an entry of the watch is kept, not yet handled: the

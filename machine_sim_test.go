@@ -412,6 +412,8 @@ func TestMachineSimClosedGaps(t *testing.T) {
 			17919, sim.Options{Exclude: []string{"forged", "bucket-delete"}}},
 		{"a leader learned of a new bucket only through renewals a slow network held up (rule 41)",
 			3030, sim.Options{Exclude: []string{"forged", "bucket-delete"}}},
+		{"a landing the key moved past while its check was out is not led (rule 45; million-seed run at aa14c52)",
+			633042, defaultSimOptions()},
 		{"E: a held record below the epoch a running node remembers is corrected (rule 43)",
 			4733, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: []string{"revfloor"}}},
 		// Not the machine's: the checker's liveness bound left out the

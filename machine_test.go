@@ -874,6 +874,13 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 					t.Errorf("next epoch %d (%v), want above the blind epoch 1", e, err)
 				}
 			}},
+		{name: "rule 45 (simulator seed 633042, million-seed run): a landing the key moved past while its check was out is not led",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(createLanded,
+				// Kept behind the check: another node's record over ours.
+				mStep{100, held(2, "c", 2, time.Second), []string{"arm -"}},
+				mStep{101, incarnation(false, 2), []string{"leader c", "arm +500ms"}}, // not "become 1"
+			)},
 		{name: "rule 38: a hand-back taken at once is led as soon as it landed (the handover's one write)",
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, ""), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
