@@ -199,10 +199,8 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
 		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
 	case r.err == nil && !r.recreated:
-		// The same bucket, too late to lead: given back, as landed does.
-		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", q.epoch, "revision", q.rev)
 		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
-		m.own.lastEpoch = q.epoch
+		m.landedTooLate(q.epoch, q.rev) // the same bucket, too late to lead
 	case r.class == classPermanent:
 		m.own.blind = max(m.own.blind, q.epoch)
 		m.fail(now, r.err)
@@ -230,8 +228,7 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 		return
 	}
 	if !now.Before(m.deadline(p.sent)) {
-		m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", p.epoch, "revision", rev)
-		m.own.lastEpoch = p.epoch
+		m.landedTooLate(p.epoch, rev)
 		return
 	}
 	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
@@ -240,6 +237,13 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 		return
 	}
 	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
+}
+
+// landedTooLate remembers the epoch of an acquire that landed too late to
+// lead as ended, so that its record is given back when seen (§4.1).
+func (m *machine) landedTooLate(epoch int64, rev uint64) {
+	m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", epoch, "revision", rev)
+	m.own.lastEpoch = epoch
 }
 
 // landedAfterUnseen says a Create decided when the bucket's last sequence
@@ -285,22 +289,17 @@ func (m *machine) learnKeptBelow(rev uint64) {
 // rev: the view, or a watch entry kept behind the request out, is above
 // it.
 func (m *machine) movedPast(rev uint64) bool {
-	if m.lv.cur.present && m.lv.cur.rev > rev {
-		return true
-	}
-	for _, ev := range m.deferred {
-		if e, ok := ev.(evEntry); ok && e.entry.rev > rev {
-			return true
-		}
-	}
-	return false
+	return (m.lv.cur.present && m.lv.cur.rev > rev) || m.keptEntryAbove(rev)
 }
 
 // keptEntry says an entry of the watch is kept, not yet handled: the
 // view a decision was made on is no longer the newest.
-func (m *machine) keptEntry() bool {
+func (m *machine) keptEntry() bool { return m.keptEntryAbove(0) }
+
+// keptEntryAbove says a watch entry above revision rev is kept.
+func (m *machine) keptEntryAbove(rev uint64) bool {
 	for _, ev := range m.deferred {
-		if _, ok := ev.(evEntry); ok {
+		if e, ok := ev.(evEntry); ok && e.entry.rev > rev {
 			return true
 		}
 	}

@@ -47,7 +47,7 @@ func (m *machine) needsFloor() bool {
 		// led is forged, or the epoch went back: correct it (rule 43).
 		return true
 	case c.lease.Floor:
-		return c.lease.Epoch < m.lv.maxEpoch || c.lease.ttl() < m.takeoverWait()
+		return c.lease.ttl() < m.takeoverWait() // a lower epoch is the case above
 	}
 	return false
 }

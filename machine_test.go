@@ -200,41 +200,32 @@ func TestMachineProtocol(t *testing.T) {
 			)},
 		{name: "ambiguous acquire: the node's own record on the watch starts the tenure from its send time (rule 12)",
 			bucket: oldEmptyBucket,
-			steps: []mStep{
-				{0, evSynced{}, []string{"incarnation", "arm -"}},
-				{1, incarnation(false, 0), []string{"history", "arm -"}},
-				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{201, transient, []string{"arm *"}},
+			steps: withPrefix(createSent,
+				mStep{201, transient, []string{"arm *"}},
 				// The bucket's identity once it landed (rule 38), then lead.
-				{210, held(1, "a", 1, time.Second), []string{"incarnation", "arm -"}},
-				{212, incarnation(false, 1), []string{"become 1", "leader a", "arm +39ms"}},
-			}},
+				mStep{210, held(1, "a", 1, time.Second), []string{"incarnation", "arm -"}},
+				mStep{212, incarnation(false, 1), []string{"become 1", "leader a", "arm +39ms"}},
+			)},
 		{name: "rule 40 (simulator seed 17919): an acquire out when the node follows a bucket created again leads nothing if it lands there",
 			bucket: oldEmptyBucket,
-			steps: []mStep{
-				{0, evSynced{}, []string{"incarnation", "arm -"}},
-				{1, incarnation(false, 0), []string{"history", "arm -"}},
-				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{180, evBucketCreated{}, []string{"arm -"}},
-				{201, transient, []string{"incarnation", "arm -"}},
-				{205, incarnation(true, 0), []string{"watch", "arm -"}},
-				{206, ok, []string{"arm -"}},
-				{207, evSynced{}, []string{"arm +*"}},
+			steps: withPrefix(createSent,
+				mStep{180, evBucketCreated{}, []string{"arm -"}},
+				mStep{201, transient, []string{"incarnation", "arm -"}},
+				mStep{205, incarnation(true, 0), []string{"watch", "arm -"}},
+				mStep{206, ok, []string{"arm -"}},
+				mStep{207, evSynced{}, []string{"arm +*"}},
 				// The Create, still in flight, lands in the new bucket: a
 				// floor over it, not a tenure counted from its send.
-				{220, held(1, "a", 1, time.Second), []string{"arm +*"}}, // the backoff after the timeout
-				{240, evTick{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
-			}},
+				mStep{220, held(1, "a", 1, time.Second), []string{"arm +*"}}, // the backoff after the timeout
+				mStep{240, evTick{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
+			)},
 		{name: "ambiguous acquire that lands after its deadline is released at once (§4.1)",
 			bucket: oldEmptyBucket,
-			steps: []mStep{
-				{0, evSynced{}, []string{"incarnation", "arm -"}},
-				{1, incarnation(false, 0), []string{"history", "arm -"}},
-				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-				{201, transient, []string{"arm *"}},
-				{950, held(1, "a", 1, time.Second), []string{"write release-stale rev=1 epoch=1", "arm -"}},
-				{955, wrote(2), []string{"arm +495ms"}},
-			}},
+			steps: withPrefix(createSent,
+				mStep{201, transient, []string{"arm *"}},
+				mStep{950, held(1, "a", 1, time.Second), []string{"write release-stale rev=1 epoch=1", "arm -"}},
+				mStep{955, wrote(2), []string{"arm +495ms"}},
+			)},
 		{name: "renewal timeouts keep the last success; the deadline ends the tenure even with a request out (§3.3, §4.2)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
@@ -757,11 +748,14 @@ var createOnYoungBucket = []mStep{
 // createLanded has node a, on a bucket 10s old with nothing written,
 // create the key at epoch 1; the write landed, and the bucket's identity
 // is asked before leading (rule 38).
-var createLanded = []mStep{
+var createLanded = withPrefix(createSent, mStep{2, wrote(1), []string{"incarnation", "arm -"}})
+
+// createSent has node a, on a bucket 10s old with nothing written, send
+// its Create at epoch 1 (identity, history, then the write).
+var createSent = []mStep{
 	{0, evSynced{}, []string{"incarnation", "arm -"}},
 	{1, incarnation(false, 0), []string{"history", "arm -"}},
 	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
-	{2, wrote(1), []string{"incarnation", "arm -"}},
 }
 
 // staleAfterCutOff has node a lead, be cut off until its deadline ends
