@@ -43,32 +43,35 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 
 // result is an answer's evResult for err.
 func result(err error) evResult {
-	return evResult{err: err, class: classify(err), inFlight: inFlightRefusal(err)}
+	return evResult{err: tidy(err), class: classify(err), inFlight: inFlightRefusal(err)}
 }
 
 // write writes the lease key: create (a CAS on revision 0), a CAS on
 // a.rev, or, for a renewal, the CAS that never spends its time on telling
-// a deleted bucket from a slow one (store.renew).
+// a deleted bucket from a slow one (store.renew). A replicated stream
+// refuses any of them while a fenced state write checked on the lease is
+// in flight, without comparing anything (rule 19): each is asked again,
+// within the same time. Renewals and releases meet it on a busy leader
+// (rule 46); a successor's acquire can meet the old leader's last writes.
 func (d *driver) write(a actWrite) {
 	sent := time.Now()
 	if a.purpose == writeRenew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
 	}
 	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
-		var rev uint64
-		var err error
-		switch {
-		case a.purpose == writeRenew:
-			rev, err = d.store.renew(ctx, leaseKey, a.value, a.rev)
-			// A state write checked on the lease was in flight: the server
-			// compared nothing. Ask again, within the same time.
-			for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
-				rev, err = d.store.renew(ctx, leaseKey, a.value, a.rev)
+		try := func() (uint64, error) {
+			switch {
+			case a.purpose == writeRenew:
+				return d.store.renew(ctx, leaseKey, a.value, a.rev)
+			case a.create:
+				return d.store.create(ctx, leaseKey, a.value)
+			default:
+				return d.store.update(ctx, leaseKey, a.value, a.rev)
 			}
-		case a.create:
-			rev, err = d.store.create(ctx, leaseKey, a.value)
-		default:
-			rev, err = d.store.update(ctx, leaseKey, a.value, a.rev)
+		}
+		rev, err := try()
+		for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
+			rev, err = try()
 		}
 		r := result(err)
 		r.rev = rev

@@ -63,6 +63,11 @@ var (
 	// ErrNoJetStream: the server, or the account, has no JetStream.
 	// Permanent.
 	ErrNoJetStream = errors.New("cluster: JetStream not available")
+	// ErrReleaseFailed: a StepDown ended this node's tenure, but the
+	// released record could not be written (the lease moved, or NATS did
+	// not answer three attempts). Nobody leads until a follower sees the
+	// lease expire, one LeaseTTL later; the wrapped error says why.
+	ErrReleaseFailed = errors.New("cluster: lease not released")
 	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
 	// wait there (it would wait for the hook that called it), so it has
 	// started the operation and returns at once; the rest happens when the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/freeport"
 )
@@ -20,7 +21,7 @@ func TestSentinelsCarryThePackagePrefix(t *testing.T) {
 	for _, err := range []error{ErrLeaseExpired, ErrEpochMismatch, ErrNotLeader, ErrAlreadyLeader, ErrCASFailed,
 		ErrNotStarted, ErrAlreadyStarted, ErrInCooldown, ErrInvalidConfig, ErrBucketDeleted, ErrPermissionDenied,
 		ErrBucketConfig, ErrStopped, ErrObserver, ErrEpochExhausted, ErrNoJetStream, ErrCalledFromHook,
-		ErrConnect, ErrInvalidLease, ErrNotReady} {
+		ErrConnect, ErrInvalidLease, ErrNotReady, ErrReleaseFailed} {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "cluster: ") {
 			t.Errorf("%q does not start with \"cluster: \"", msg)
@@ -80,5 +81,20 @@ func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
 		if !errors.Is(err, ErrInvalidLease) || errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("DecodeLease(%.40q) = %v, want ErrInvalidLease and not ErrInvalidConfig", v, err)
 		}
+	}
+}
+
+// A KV conflict's text says "nats: " once; errors.As still finds the
+// server's API error (issue 26: StepDown printed "nats: nats: API error").
+func TestTidyNATSErrorText(t *testing.T) {
+	api := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
+	raw := fmt.Errorf("nats: %w", api) // as nats.go's KV wraps it
+	err := fmt.Errorf("%w: %w", ErrReleaseFailed, tidy(raw))
+	if strings.Contains(err.Error(), "nats: nats:") {
+		t.Errorf("error text %q says nats: twice", err)
+	}
+	var got *jetstream.APIError
+	if !errors.As(err, &got) || got.ErrorCode != api.ErrorCode || !errors.Is(err, ErrReleaseFailed) {
+		t.Errorf("tidied error lost its chain: %v", err)
 	}
 }

@@ -203,7 +203,7 @@ func sentinelName(err error) string {
 		err  error
 	}{{"ErrLeaseExpired", ErrLeaseExpired}, {"ErrEpochMismatch", ErrEpochMismatch}, {"ErrNotLeader", ErrNotLeader},
 		{"ErrEpochExhausted", ErrEpochExhausted}, {"ErrStopped", ErrStopped}, {"ErrBucketDeleted", ErrBucketDeleted},
-		{"ErrPermissionDenied", ErrPermissionDenied}} {
+		{"ErrPermissionDenied", ErrPermissionDenied}, {"ErrReleaseFailed", ErrReleaseFailed}} {
 		if errors.Is(err, s.err) {
 			return s.name
 		}
@@ -245,6 +245,9 @@ var (
 	ok          = evResult{}
 	transient   = evResult{err: errors.New("timeout"), class: classTransient}
 	conflict    = evResult{err: errors.New("wrong last sequence"), class: classConflict}
+	// refusedInFlight: a replicated stream refused the check while a
+	// state write checked on the lease was in flight (rule 19, rule 46).
+	refusedInFlight = evResult{err: errors.New("wrong last sequence"), class: classConflict, inFlight: true}
 	notFound    = evResult{notFound: true, err: errors.New("key not found")}
 	permanentE  = evResult{err: ErrPermissionDenied, class: classPermanent}
 	bucketGoneE = evResult{err: fmt.Errorf("%w: stream not found", ErrBucketDeleted), class: classPermanent}

@@ -242,11 +242,17 @@ func (m *machine) release(now time.Time) {
 }
 
 func (m *machine) onRelease(now time.Time, q *mRequest, r evResult) {
-	if r.err != nil && r.class == classTransient && q.attempt < 3 {
+	// A replicated stream's refusal of a check while a state write checked
+	// on the lease is in flight compared nothing: another attempt (rule 46).
+	if r.err != nil && (r.class == classTransient || r.inFlight) && q.attempt < 3 {
 		q2 := *q
 		q2.attempt++
 		m.write(&q2, q.value, m.cfg.RequestTimeout)
 		return
+	}
+	err := r.err
+	if err != nil {
+		err = fmt.Errorf("%w: followers take over when it expires: %w", ErrReleaseFailed, err)
 	}
 	if r.err == nil {
 		// What the key holds now, before the watch says so (as rule 26):
@@ -259,7 +265,7 @@ func (m *machine) onRelease(now time.Time, q *mRequest, r evResult) {
 		m.endTenure(nil)
 		m.own.t = nil
 	}
-	m.finishDrain(now, r.err)
+	m.finishDrain(now, err)
 }
 
 // releaseStale gives back a record this node holds on paper only.

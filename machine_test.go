@@ -362,6 +362,19 @@ func TestMachineStepDown(t *testing.T) {
 				mStep{252, wrote(2), []string{"arm +48ms"}},
 				mStep{300, evTick{}, []string{"write release rev=2 epoch=1", "arm -"}},
 			)},
+		{name: "rule 46: a release refused while a state write checked on the lease is in flight is sent again; a lost one names ErrReleaseFailed",
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{10, evStepDown{to: "b", token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, evLoseStarted{epoch: 1}, nil},
+				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
+				mStep{31, refusedInFlight, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
+				mStep{32, refusedInFlight, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
+				// The third refusal ends the StepDown with ErrReleaseFailed;
+				// the node still holds its record on paper and gives it back
+				// (§4.1).
+				mStep{33, refusedInFlight, []string{"cooldown", "reply 7 ErrReleaseFailed", "write release-stale rev=1 epoch=1", "arm -"}},
+			)},
 		{name: "StepDown on a follower is refused",
 			steps: withPrefix(followB, mStep{10, evStepDown{token: 2}, []string{"reply 2 ErrNotLeader", "arm +490ms"}})},
 		{name: "Stop on the leader drains and releases without cooldown, then finishes (§4.4)",

@@ -86,8 +86,10 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 // StepDown gives up leadership: the tenure ctx is cancelled,
 // OnLoseLeadership runs, then the lease is released and a follower takes
 // over. This node does not campaign again for Config.Cooldown. It returns
-// when the lease is released (or could not be, in which case followers take
-// over when it expires), ErrNotLeader if this node is not the leader.
+// nil when the lease is released, ErrNotLeader if this node is not the
+// leader, and an error wrapping ErrReleaseFailed when its tenure ended but
+// the release could not be written: followers then take over when the
+// lease expires.
 func (n *Node) StepDown(ctx context.Context) error { return n.stepDown(ctx, "") }
 
 func (n *Node) stepDown(ctx context.Context, to string) error {

@@ -199,6 +199,29 @@ func inFlightRefusal(err error) bool {
 	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant
 }
 
+// tidiedError is a NATS error whose text says "nats: " once: nats.go's
+// KV wraps an API error ("nats: API error: ...") in its own "nats: ..."
+// error, and users read "nats: nats: API error". Is and As see the error
+// as it was.
+type tidiedError struct{ err error }
+
+func (e tidiedError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), "nats: nats: ", "nats: ")
+}
+
+func (e tidiedError) Unwrap() error { return e.err }
+
+// tidy returns err with the doubled "nats: " prefix removed from its text.
+func tidy(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "nats: nats: ") {
+		return err
+	}
+	if _, ok := err.(tidiedError); ok {
+		return err
+	}
+	return tidiedError{err}
+}
+
 // explain turns errors that hide a permanent cause into ErrBucketDeleted or
 // ErrPermissionDenied. The server reports a publish permission violation
 // asynchronously, so a request merely times out; the connection's last error
@@ -209,6 +232,7 @@ func (s *store) explain(err error) error {
 	if err == nil {
 		return nil
 	}
+	err = tidy(err)
 	if perm := s.explainPermission(err); perm != err {
 		return perm
 	}
