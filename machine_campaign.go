@@ -309,6 +309,14 @@ func (m *machine) keptEntryAbove(rev uint64) bool {
 // seed writes a floor record: released, at the highest epoch and with the
 // longest TTL this node knows (§5.3).
 func (m *machine) seed(now time.Time) {
+	if m.keptEntry() {
+		// Not on a view the watch has moved past (rule 34, rule 47): the
+		// key may hold a live record, or a release handed back, that
+		// the kept entries show. They are handled, and the floor decided
+		// again on them.
+		m.answered = maxAnswersFirst
+		return
+	}
 	floor := Lease{Epoch: m.lv.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: m.takeoverWait().Milliseconds()}
 	rev := uint64(0)

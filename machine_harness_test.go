@@ -242,15 +242,15 @@ func marker(rev uint64) evEntry { return evEntry{kvEntry{rev: rev, op: opDelete}
 // Results of requests, for the tables.
 
 var (
-	ok          = evResult{}
-	transient   = evResult{err: errors.New("timeout"), class: classTransient}
-	conflict    = evResult{err: errors.New("wrong last sequence"), class: classConflict}
+	ok        = evResult{}
+	transient = evResult{err: errors.New("timeout"), class: classTransient}
+	conflict  = evResult{err: errors.New("wrong last sequence"), class: classConflict}
 	// refusedInFlight: a replicated stream refused the check while a
 	// state write checked on the lease was in flight (rule 19, rule 46).
 	refusedInFlight = evResult{err: errors.New("wrong last sequence"), class: classConflict, inFlight: true}
-	notFound    = evResult{notFound: true, err: errors.New("key not found")}
-	permanentE  = evResult{err: ErrPermissionDenied, class: classPermanent}
-	bucketGoneE = evResult{err: fmt.Errorf("%w: stream not found", ErrBucketDeleted), class: classPermanent}
+	notFound        = evResult{notFound: true, err: errors.New("key not found")}
+	permanentE      = evResult{err: ErrPermissionDenied, class: classPermanent}
+	bucketGoneE     = evResult{err: fmt.Errorf("%w: stream not found", ErrBucketDeleted), class: classPermanent}
 )
 
 func wrote(rev uint64) evResult { return evResult{rev: rev} }

@@ -789,6 +789,21 @@ var staleAfterCutOff = withPrefix(leadPrefix,
 // before its rule; the hand-back row is the control (unchanged).
 func TestMachineRulesOfTheGaps(t *testing.T) {
 	for _, c := range []mCase{
+		{name: "rule 47 (issue 26): a floor is not written on a view the watch has moved past; a StepDown right after a new cluster's first election is taken at once",
+			// The empty-bucket wait ran out; b's Create and its release
+			// (a StepDown at once) reached the watch while the identity
+			// check was out. The history showed b's epoch while the view
+			// still held the key absent: on main a floor went out, lost,
+			// the release was read back as one nobody handed back, and
+			// waited out for a LeaseTTL.
+			steps: []mStep{
+				{0, evSynced{}, []string{"arm +1s"}},
+				{1000, evTick{}, []string{"incarnation", "arm -"}},
+				{1001, held(1, "b", 1, time.Second), []string{"arm -"}}, // kept
+				{1001, released(2, 1, ""), []string{"arm -"}},           // kept
+				{1002, incarnation(false, 4), []string{"history", "arm -"}},
+				{1003, hist(held(1, "b", 1, time.Second), released(2, 1, "")), []string{"leader b", "write acquire rev=2 epoch=2", "leader -", "arm -"}},
+			}},
 		{name: "rule 36 (gap B): an entry dropped with its watch still teaches its epoch",
 			steps: withPrefix(followB,
 				mStep{500, evTick{}, []string{"get", "arm -"}},
