@@ -26,7 +26,8 @@ var (
 	ErrCASFailed = errors.New("cluster: compare-and-swap failed")
 	// ErrNotStarted: the Node has not been started.
 	ErrNotStarted = errors.New("cluster: node not started")
-	// ErrAlreadyStarted: Start was called twice, or after Stop.
+	// ErrAlreadyStarted: Start was called twice, or after Stop (then the
+	// error wraps ErrStopped too): a Node starts once.
 	ErrAlreadyStarted = errors.New("cluster: node already started")
 	// ErrInCooldown is reserved: kept from the specification, never returned.
 	// A node in its Cooldown simply does not campaign, and a handover that
@@ -49,7 +50,9 @@ var (
 	// election cannot use (a TTL that would age the lease out and restart
 	// the epoch, or values too small for a lease record). Permanent.
 	ErrBucketConfig = errors.New("cluster: bucket settings unusable")
-	// ErrStopped: the Node has been stopped (by Stop, or by a permanent error).
+	// ErrStopped: the Node has been stopped (by Stop, or by a permanent
+	// error): a call made after, a Start after Stop (with
+	// ErrAlreadyStarted), or a state write whose connection Stop closed.
 	ErrStopped = errors.New("cluster: node stopped")
 	// ErrObserver: the operation needs a campaigning node, and this Node was
 	// made with NewObserver.

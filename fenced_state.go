@@ -59,7 +59,10 @@ type StateEntry struct {
 // wrapping ErrFenced (and ErrNotLeader) when the server refused the write
 // because the lease moved; nothing was written then. ErrWriteUncertain, a
 // timeout or a lost connection leave the outcome unknown: if the write
-// landed, it landed during this node's tenure (docs/design.md §10).
+// landed, it landed during this node's tenure (docs/design.md §10). So
+// does ErrStopped for a write in flight when the node's connection closed
+// (Stop closes the connection it dialled); a write begun after Stop gets
+// ErrStopped and sends nothing.
 func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	rev, err := s.write(ctx, key, value, false)
 	if err != nil {
@@ -157,8 +160,20 @@ func fencedMsg(subject string, value []byte, del bool, epoch int64, leaseRev uin
 // fenced runs the attempts of w and reports the outcome to the metrics.
 func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
 	rev, err := s.fencedAttempts(ctx, st, w)
+	err = closedUnder(st, err)
 	observeStateWrite(s.n.cfg.Metrics, err)
 	return rev, err
+}
+
+// closedUnder wraps with ErrStopped the error of a write whose answer was
+// lost because the node's connection closed: Stop closes the connection
+// the node dialled, and a shared one that the application closes stops
+// the node. Like a timeout, it leaves the write's outcome unknown.
+func closedUnder(st *store, err error) error {
+	if err == nil || errors.Is(err, ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.nc.IsClosed() {
+		return err
+	}
+	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", ErrStopped, err)
 }
 
 // fencedAttempts sends w, checked on the lease's latest revision being the

@@ -20,16 +20,23 @@ import (
 // Start connects to NATS (unless Config.Conn is set), opens the bucket
 // "cluster-<ClusterID>" (creating it when absent), starts watching the
 // lease and begins to campaign. ctx bounds start-up only; the Node runs
-// until Stop or a permanent error (see Done and Err). A Stop during Start
-// ends it: Start then returns an error wrapping ErrStopped. A Node starts
-// once: a second Start returns ErrAlreadyStarted.
+// until Stop or a permanent error (see Done and Err); Run ties it to a
+// ctx instead. A Stop during Start ends it: Start then returns an error
+// wrapping ErrStopped. A Node starts once: a second Start returns an error
+// wrapping ErrAlreadyStarted, and a Start after the node stopped (by Stop,
+// a failed Start or a permanent error) one wrapping both ErrStopped and
+// ErrAlreadyStarted, and the cause if it stopped on its own. A stopped
+// Node is not restarted: make a new one.
 func (n *Node) Start(ctx context.Context) error {
 	n.mu.Lock()
 	if n.started {
-		err := n.err
+		stopped, err := n.stopped, n.err
 		n.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("start: %w (it stopped: %w)", ErrAlreadyStarted, err)
+		switch {
+		case err != nil:
+			return fmt.Errorf("start: %w: %w (it stopped: %w)", ErrStopped, ErrAlreadyStarted, err)
+		case stopped:
+			return fmt.Errorf("start: %w: %w", ErrStopped, ErrAlreadyStarted)
 		}
 		return fmt.Errorf("start: %w", ErrAlreadyStarted)
 	}

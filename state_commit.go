@@ -50,6 +50,11 @@ func ExpectAbsent() StateExpect { return ExpectRevision(0) }
 // revision is the revision expected and whether one is.
 func (e StateExpect) revision() (uint64, bool) { return e.rev, e.set }
 
+// ErrInvalidCommit: a Commit's writes are not one atomic batch: none,
+// more than MaxCommitWrites, or a key twice. Nothing was sent; the
+// wrapping message says which (and names the key).
+var ErrInvalidCommit = errors.New("cluster: invalid commit")
+
 // ErrStateConflict: a Commit's precondition on a key (StateWrite.Expect)
 // did not hold when the server checked it. Nothing of the Commit was
 // written; the wrapping message names the key. Unlike ErrFenced, the node
@@ -88,8 +93,13 @@ const jsErrCodeAtomicPublishDisabled jetstream.ErrorCode = 10174
 // landed whole, once, within this tenure. It needs
 // nats-server 2.12 or later and a bucket that allows atomic batches (see
 // EnableCommit); otherwise it fails with an error wrapping
-// ErrBucketConfig. A key may appear once per Commit. A compare-and-set of
-// one key is a Commit of one write.
+// ErrBucketConfig. A compare-and-set of one key is a Commit of one write.
+//
+// Before anything is sent, writes are checked: a Commit of no writes, of
+// more than MaxCommitWrites, or with a key twice (a key may appear once
+// per Commit) fails with an error wrapping ErrInvalidCommit that says
+// which; a key that is not a state key, with one wrapping ErrInvalidKey
+// that names it. Nothing is written then.
 func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
 	rev, err := s.commit(ctx, writes)
 	if err != nil {
@@ -99,18 +109,8 @@ func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error
 }
 
 func (s *State) commit(ctx context.Context, writes []StateWrite) (uint64, error) {
-	if len(writes) == 0 || len(writes) > MaxCommitWrites {
-		return 0, fmt.Errorf("%w: %d writes, 1 to %d", ErrInvalidConfig, len(writes), MaxCommitWrites)
-	}
-	seen := make(map[string]bool, len(writes))
-	for _, w := range writes {
-		if err := ValidateStateKey(w.Key); err != nil {
-			return 0, err
-		}
-		if seen[w.Key] {
-			return 0, fmt.Errorf("%w: %q written twice in one commit", ErrInvalidKey, w.Key)
-		}
-		seen[w.Key] = true
+	if err := checkCommit(writes); err != nil {
+		return 0, err
 	}
 	st, err := s.store()
 	if err != nil {
@@ -118,6 +118,29 @@ func (s *State) commit(ctx context.Context, writes []StateWrite) (uint64, error)
 	}
 	b := newBatch(st, writes, s.n.cfg.RequestTimeout)
 	return s.commitWith(ctx, st, b, b)
+}
+
+// checkCommit checks writes before anything is sent: 1 to MaxCommitWrites
+// writes (ErrInvalidCommit), each key valid (ErrInvalidKey), none twice
+// (ErrInvalidCommit).
+func checkCommit(writes []StateWrite) error {
+	switch {
+	case len(writes) == 0:
+		return fmt.Errorf("%w: no writes; 1 to %d allowed", ErrInvalidCommit, MaxCommitWrites)
+	case len(writes) > MaxCommitWrites:
+		return fmt.Errorf("%w: %d writes; at most %d allowed (MaxCommitWrites)", ErrInvalidCommit, len(writes), MaxCommitWrites)
+	}
+	seen := make(map[string]bool, len(writes))
+	for i, w := range writes {
+		if err := ValidateStateKey(w.Key); err != nil {
+			return err
+		}
+		if seen[w.Key] {
+			return fmt.Errorf("%w: key %q written twice (write %d); a key may appear once per commit", ErrInvalidCommit, w.Key, i+1)
+		}
+		seen[w.Key] = true
+	}
+	return nil
 }
 
 // commitWith sends the batch b through w (b itself, but for tests) and

@@ -38,8 +38,8 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	if _, err := follower.State().Commit(ctx(t), writes...); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("follower Commit = %v, want ErrNotLeader", err)
 	}
-	if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "x"}, StateWrite{Key: "x"}); !errors.Is(err, ErrInvalidKey) {
-		t.Errorf("Commit with a key twice = %v, want ErrInvalidKey", err)
+	if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "x"}, StateWrite{Key: "x"}); !errors.Is(err, ErrInvalidCommit) {
+		t.Errorf("Commit with a key twice = %v, want ErrInvalidCommit", err)
 	}
 	if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "acct.1", Delete: true}, StateWrite{Key: "acct.3", Value: []byte("0")}); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,111 @@
+package cluster
+
+// Liveness and readiness over HTTP, for probes such as Kubernetes' (like
+// client-go's HealthzAdaptor).
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// HealthzHandler returns an http.Handler that answers liveness and
+// readiness probes for n. A request whose path ends in "/livez" gets
+// liveness, one ending in "/readyz" readiness, any other 404; so it can be
+// mounted at those paths or under a prefix:
+//
+//	mux.Handle("/livez", node.HealthzHandler())
+//	mux.Handle("/readyz", node.HealthzHandler())
+//
+// A healthy answer is 200 with the body "ok"; an unhealthy one is 503
+// with "not live: <why>" or "not ready: <why>", in plain text, one line.
+//
+// Live: the node is not stopped (Done is open; before Start it is live),
+// and, while it leads, a renewal has succeeded within RenewInterval +
+// RequestTimeout: a renewal was due and has had its whole time to answer.
+// So a leader cut off from NATS is reported not live while it still
+// leads, before its deadline (LeaseTTL - SafetyMargin after its last
+// successful renewal was sent); once its tenure ends it follows, and is
+// live again. If that bound is past the deadline, liveness never fails for
+// it: the tenure ends first.
+//
+// Ready: the node has started (not still starting, not stopped), and Ready
+// returns nil (its Config.ReadinessCheck, if any, passes).
+func (n *Node) HealthzHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var err error
+		var what string
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/livez"):
+			err, what = n.liveness(time.Now()), "live"
+		case strings.HasSuffix(r.URL.Path, "/readyz"):
+			err, what = n.readiness(), "ready"
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = fmt.Fprintf(w, "not %s: %v\n", what, err)
+			return
+		}
+		_, _ = fmt.Fprintln(w, "ok")
+	})
+}
+
+// liveness is nil while the node runs (or has not started) and, if it
+// leads, renews in time.
+func (n *Node) liveness(now time.Time) error {
+	select {
+	case <-n.done:
+		if err := n.Err(); err != nil {
+			return fmt.Errorf("%w: %w", ErrStopped, err)
+		}
+		return ErrStopped
+	default:
+	}
+	bound := n.cfg.RenewInterval + n.cfg.RequestTimeout
+	if age, left, ok := n.sinceRenewal(now); ok && age > bound {
+		return fmt.Errorf("leading, but no renewal has succeeded for %v (more than %v); the tenure ends in %v",
+			age.Round(time.Millisecond), bound, left.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// sinceRenewal is, while this node leads, how long ago the last write of
+// its tenure that succeeded (the acquire or a renewal) was sent, and how
+// long the tenure has left: the deadline is that send time + LeaseTTL -
+// SafetyMargin (machine.deadline).
+func (n *Node) sinceRenewal(now time.Time) (age, left time.Duration, leading bool) {
+	v := n.view
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if !v.leadingLocked(now) {
+		return 0, 0, false
+	}
+	sent := v.deadline.Add(-(n.cfg.LeaseTTL - n.cfg.SafetyMargin))
+	return now.Sub(sent), v.deadline.Sub(now), true
+}
+
+// readiness is nil once the node has started, while it runs and Ready is
+// nil.
+func (n *Node) readiness() error {
+	n.mu.Lock()
+	started, stopped, running := n.started, n.stopped, n.el != nil
+	n.mu.Unlock()
+	switch {
+	case !started:
+		return ErrNotStarted
+	case stopped:
+		return ErrStopped
+	case !running:
+		return errors.New("starting")
+	}
+	return n.Ready()
+}

@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A Commit that cannot be one atomic batch fails before anything is sent,
+// each case with ErrInvalidCommit (a malformed key with ErrInvalidKey),
+// and the message says which.
+func TestStateCommitInvalidBatches(t *testing.T) {
+	srv, rec, id := setup(t)
+	leader := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{leader}, 15*time.Second)
+	st := leader.State()
+	if err := st.EnableCommit(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	tooMany := make([]StateWrite, MaxCommitWrites+1)
+	for i := range tooMany {
+		tooMany[i] = StateWrite{Key: "k." + strconv.Itoa(i), Value: []byte("v")}
+	}
+	cases := []struct {
+		name   string
+		writes []StateWrite
+		want   error
+		says   string
+	}{
+		{"no writes", nil, ErrInvalidCommit, "no writes"},
+		{"too many writes", tooMany, ErrInvalidCommit, strconv.Itoa(MaxCommitWrites+1) + " writes"},
+		{"a key twice", []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b"}, {Key: "a", Delete: true}}, ErrInvalidCommit, `"a" written twice`},
+		{"a malformed key", []StateWrite{{Key: "a"}, {Key: "b c"}}, ErrInvalidKey, `"b c"`},
+	}
+	for _, c := range cases {
+		_, err := st.Commit(ctx(t), c.writes...)
+		if !errors.Is(err, c.want) || !strings.HasPrefix(err.Error(), "state commit: ") || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: Commit = %v, want %v saying %q", c.name, err, c.want, c.says)
+		}
+		for _, other := range []error{ErrInvalidConfig, ErrInvalidKey, ErrInvalidCommit} {
+			if other != c.want && errors.Is(err, other) {
+				t.Errorf("%s: Commit = %v, also wraps %v", c.name, err, other)
+			}
+		}
+	}
+	if keys, err := st.Keys(ctx(t), ""); err != nil || len(keys) != 0 {
+		t.Errorf("Keys after the refused Commits = %v, %v; want none", keys, err)
+	}
+	if !strings.HasPrefix(ErrInvalidCommit.Error(), "cluster: ") {
+		t.Errorf("ErrInvalidCommit = %q, want the package prefix", ErrInvalidCommit)
+	}
+	// MaxCommitWrites itself is allowed, and an empty Commit is refused
+	// before the node is looked at.
+	if err := checkCommit(tooMany[:MaxCommitWrites]); err != nil {
+		t.Errorf("checkCommit of MaxCommitWrites writes = %v", err)
+	}
+	idle, err := NewNode(testConfig(id, "idle", srv.URL()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := idle.State().Commit(ctx(t)); !errors.Is(err, ErrInvalidCommit) {
+		t.Errorf("Commit of nothing on a node not started = %v, want ErrInvalidCommit", err)
+	}
+	rec.check(t)
+}
