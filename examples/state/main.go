@@ -4,7 +4,9 @@
 // so a node that has lost the lease cannot write a stale value: at the end
 // the counter equals the number of acknowledged increments (plus at most
 // the increments whose Put failed without a verdict, which may have
-// landed). It starts an embedded NATS server unless -nats names one.
+// landed). Every node runs in this process, so it starts an embedded NATS
+// server of its own (and says so first) unless -nats or NATS_URL names
+// one.
 //
 // The leader steps down at a quarter of the increments, is paused at half
 // and killed at three quarters, each time with its increments running.
@@ -86,7 +88,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.nodes, "nodes", 3, "nodes in the cluster")
 	flag.Int64Var(&o.increments, "increments", 100, "increments to acknowledge before stopping (at least 4)")
-	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URL; empty starts an embedded server")
+	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URL (default $NATS_URL); with neither, an embedded server is started in this process")
 	flag.Parse()
 	if _, err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "state example:", err)
@@ -110,6 +112,7 @@ func run(out io.Writer, o options) (result, error) {
 		}
 		defer srv.Close()
 		o.natsURL = srv.URL()
+		fmt.Fprintf(out, "embedded NATS server at %s, in this process: every node runs here\n", o.natsURL)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
