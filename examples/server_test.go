@@ -8,10 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,4 +251,37 @@ func runUntil(t *testing.T, bin string, env []string, stop string, args ...strin
 		t.Fatalf("run %s: %v", bin, err)
 	}
 	return first, o
+}
+
+// The examples are programs to copy: none imports the test-support
+// packages (clustertest, internal/natstest); those that start an embedded
+// server do it with internal/embedded.
+func TestExamplesImportNoTestSupport(t *testing.T) {
+	files, err := filepath.Glob("*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	banned := []string{"github.com/ozanturksever/go-cluster/clustertest", "github.com/ozanturksever/go-cluster/internal/natstest"}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, imp := range parsed.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			for _, b := range banned {
+				if path == b {
+					t.Errorf("%s imports %s", f, path)
+				}
+			}
+		}
+	}
+	if checked < 6 {
+		t.Errorf("checked %d files, want every example's", checked)
+	}
 }

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // MyApp is the application: it implements cluster.Hooks.
@@ -56,9 +56,9 @@ func (a *MyApp) OnLeaderChange(ctx context.Context, nodeID string) error {
 
 func main() {
 	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
-	embedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	flag.Parse()
-	if err := checkServer(*natsURL, *embedded); err != nil {
+	if err := checkServer(*natsURL, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "basic:", err)
 		os.Exit(2)
 	}
@@ -70,12 +70,12 @@ func main() {
 }
 
 // checkServer refuses to run without a NATS server, unless asked to start
-// one (embedded), and refuses to be asked both.
-func checkServer(url string, embedded bool) error {
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
 	switch {
-	case embedded && url != "":
+	case startEmbedded && url != "":
 		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !embedded && url == "":
+	case !startEmbedded && url == "":
 		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
 			"(nodes each on a server of their own would each elect a leader)")
 	}
@@ -85,7 +85,7 @@ func checkServer(url string, embedded bool) error {
 // run runs the node on the server of url; "" starts an embedded server.
 func run(logger *slog.Logger, url, nodeID string) error {
 	if url == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // options are the demo's flags.
@@ -97,7 +97,7 @@ func run(out io.Writer, o options) (err error) {
 	d := &demo{out: out, start: time.Now(), became: make(chan string, 16)}
 	natsURL := o.natsURL
 	if natsURL == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}

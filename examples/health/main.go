@@ -38,13 +38,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
 	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
-	embedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")
@@ -52,7 +52,7 @@ func main() {
 	query := flag.Bool("query", false, "only query the cluster once and print the JSON responses")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
-	if err := checkServer(*natsURLs, *embedded); err != nil {
+	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "health:", err)
 		os.Exit(2)
 	}
@@ -71,12 +71,12 @@ func main() {
 }
 
 // checkServer refuses to run without a NATS server, unless asked to start
-// one (embedded), and refuses to be asked both.
-func checkServer(url string, embedded bool) error {
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
 	switch {
-	case embedded && url != "":
+	case startEmbedded && url != "":
 		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !embedded && url == "":
+	case !startEmbedded && url == "":
 		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
 			"(nodes each on a server of their own would each elect a leader)")
 	}
@@ -87,7 +87,7 @@ func checkServer(url string, embedded bool) error {
 // embedded server.
 func run(ctx context.Context, logger *slog.Logger, urls, clusterID, nodeID string, nodes int, duration time.Duration, query bool) error {
 	if urls == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}

@@ -41,12 +41,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
 	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
-	embedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")
@@ -55,7 +55,7 @@ func main() {
 	duration := flag.Duration("duration", 0, "how long to run; 0 until interrupted")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
-	if err := checkServer(*natsURLs, *embedded); err != nil {
+	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "metrics:", err)
 		os.Exit(2)
 	}
@@ -79,12 +79,12 @@ func main() {
 }
 
 // checkServer refuses to run without a NATS server, unless asked to start
-// one (embedded), and refuses to be asked both.
-func checkServer(url string, embedded bool) error {
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
 	switch {
-	case embedded && url != "":
+	case startEmbedded && url != "":
 		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !embedded && url == "":
+	case !startEmbedded && url == "":
 		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
 			"(nodes each on a server of their own would each elect a leader)")
 	}
@@ -94,7 +94,7 @@ func checkServer(url string, embedded bool) error {
 // run runs the nodes on the server of urls; "" starts an embedded server.
 func run(ctx context.Context, cfg settings, urls, nodeID string, nodes int, listen string) error {
 	if urls == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}

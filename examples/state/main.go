@@ -52,7 +52,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // counterKey is the state key of the counter.
@@ -106,7 +106,7 @@ func run(out io.Writer, o options) (result, error) {
 		return res, fmt.Errorf("%d links for %d nodes", len(o.links), o.nodes)
 	}
 	if o.natsURL == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return res, err
 		}
