@@ -34,6 +34,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		usage(stdout)
 		return exitOK
 	}
+	if inv.version {
+		fmt.Fprintln(stdout, versionText())
+		return exitOK
+	}
 	conn, err := resolveConn(inv.opts.conn, getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "go-cluster: %v\n", trimSentinel(err))

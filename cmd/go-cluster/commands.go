@@ -70,6 +70,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(c.name+" "+c.synopsis), c.summary)
 	}
+	fmt.Fprint(w, "  version\n      print the version of go-cluster and the commit it was built from (also --version)\n")
 	fmt.Fprint(w, "\nFlags (before or after the command):\n")
 	o := defaultOptions()
 	fs := newFlagSet("go-cluster")

@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go-cluster [flags] status [--settle D] leader, epoch, lease, and every member with role and health
+//	go-cluster [flags] status [--settle D] leader, epoch, its metadata, lease, and every member with role and health
 //	go-cluster [flags] watch [--all] [--count N]
 //	                                       stream leadership changes from the lease
 //	go-cluster [flags] stepdown [--to NODE] [--force] [--wait=false]
@@ -20,6 +20,7 @@
 //	go-cluster [flags] state ls [PREFIX]   the state keys, sorted
 //	go-cluster [flags] state watch [--count N] [PREFIX]
 //	                                       the current state values, then every change
+//	go-cluster version                     the version, and the commit it was built from (also --version)
 //
 // Flags (before or after the command). The connection flags are those of
 // the nats CLI:
@@ -43,7 +44,8 @@
 // nats://127.0.0.1:4222. The credentials come as a whole from one of them,
 // so a --creds flag replaces a context's user and password.
 //
-// status shows each member's health: "ok"; "not ready" when the node's
+// status shows the leader's metadata (its Config.Metadata, which the lease
+// record carries) and each member's health: "ok"; "not ready" when the node's
 // ReadinessCheck has not passed yet or has failed ReadinessThreshold times
 // in a row (it does not campaign then, and a leader steps down), with the
 // reason the node gives; "error" when it answered with an error; "no
@@ -74,11 +76,12 @@
 // value (or value_base64 when it is not UTF-8), revision, epoch (the
 // writer's) and created. state ls prints the keys that are PREFIX or below
 // it ("orders" lists "orders" and "orders.42", not "orders2"), or every
-// key. state watch prints the current values, then each write and
-// deletion as it is stored, one line each ("put" or "deleted"; with
-// --json one object per line, without epoch). Keys and prefixes are
-// checked with cluster.ValidateStateKey. The state commands do not
-// support a context's JetStream domain or API prefix.
+// key; when there is none it says so on stderr, and prints nothing. state
+// watch prints the current values, then each write and deletion as it is
+// stored, one line each ("put" or "deleted"; with --json one object per
+// line, without epoch). Keys and prefixes are checked with
+// cluster.ValidateStateKey. The state commands do not support a context's
+// JetStream domain or API prefix.
 //
 // Exit status: 0 on success; 1 when NATS cannot be reached, the cluster
 // does not exist, nobody answers, a request is refused or a context cannot

@@ -102,10 +102,11 @@ func checkGiven(fss ...*flag.FlagSet) error {
 
 // invocation is a parsed command line.
 type invocation struct {
-	opts options
-	cmd  command
-	args []string // the command's positional arguments
-	help bool     // -h or help: print usage and exit 0
+	opts    options
+	cmd     command
+	args    []string // the command's positional arguments
+	help    bool     // -h or help: print usage and exit 0
+	version bool     // --version or version: print the version and exit 0
 }
 
 // parse reads a command line: [flags] COMMAND [flags and arguments, in any
@@ -114,6 +115,8 @@ func parse(args []string) (invocation, error) {
 	inv := invocation{opts: defaultOptions()}
 	global := newFlagSet("go-cluster")
 	inv.opts.register(global)
+	// Before the command only: it is no command's flag.
+	global.BoolVar(&inv.version, "version", false, "print the version and exit")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			inv.help = true
@@ -122,11 +125,21 @@ func parse(args []string) (invocation, error) {
 		return inv, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	rest := global.Args()
+	if inv.version { // whatever follows, as git --version does
+		return inv, nil
+	}
 	if len(rest) == 0 {
 		return inv, fmt.Errorf("%w: no command given", errUsage)
 	}
-	if rest[0] == "help" {
+	switch rest[0] {
+	case "help":
 		inv.help = true
+		return inv, nil
+	case "version":
+		if len(rest) > 1 {
+			return inv, fmt.Errorf("%w: version: unexpected argument %q (usage: go-cluster version)", errUsage, rest[1])
+		}
+		inv.version = true
 		return inv, nil
 	}
 	name, rest, err := commandName(rest)

@@ -3,8 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
@@ -24,6 +28,9 @@ func renderStatus(w io.Writer, r statusReport) error {
 				since = "unknown: acquired_at " + fmtTime(*r.AcquiredAt) + " is ahead of this machine's clock"
 			}
 			fmt.Fprintf(t, "leading\t%s (wall-clock estimate from acquired_at)\n", since)
+		}
+		if len(r.Metadata) > 0 {
+			fmt.Fprintf(t, "metadata\t%s\n", fmtMetadata(r.Metadata))
 		}
 	case stateReleased:
 		fmt.Fprintf(t, "leader\tnone: released at epoch %d%s\n", r.Epoch, nextNote(r.Next))
@@ -93,6 +100,25 @@ func renderStatus(w io.Writer, r statusReport) error {
 		fmt.Fprintln(t, row)
 	}
 	return t.Flush()
+}
+
+// fmtMetadata shows the leader's metadata on one line, sorted by key:
+// key=value, the value quoted unless it is plain (printable, without
+// spaces, commas, quotes or '=').
+func fmtMetadata(md map[string]string) string {
+	parts := make([]string, 0, len(md))
+	for _, k := range slices.Sorted(maps.Keys(md)) {
+		v := md[k]
+		plain := v != "" && !strings.ContainsAny(v, " ,=\"'")
+		for _, r := range v {
+			plain = plain && unicode.IsPrint(r)
+		}
+		if !plain {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func nextNote(next string) string {

@@ -92,18 +92,18 @@ func TestCLIState(t *testing.T) {
 
 	t.Run("ls", func(t *testing.T) {
 		for _, tc := range []struct {
-			args []string
-			want string
+			args       []string
+			want, says string // stdout, stderr
 		}{
-			{nil, "blob\nconfig.mode\nconfig.size\nconfigx\n"},
-			{[]string{"config"}, "config.mode\nconfig.size\n"},
-			{[]string{"config", "--json"}, "[\n  \"config.mode\",\n  \"config.size\"\n]\n"},
-			{[]string{"nothing.here"}, ""},
-			{[]string{"nothing", "--json"}, "[]\n"},
+			{nil, "blob\nconfig.mode\nconfig.size\nconfigx\n", ""},
+			{[]string{"config"}, "config.mode\nconfig.size\n", ""},
+			{[]string{"config", "--json"}, "[\n  \"config.mode\",\n  \"config.size\"\n]\n", ""},
+			{[]string{"nothing.here"}, "", "no state key nothing.here or below it in cluster st\n"},
+			{[]string{"nothing", "--json"}, "[]\n", ""},
 		} {
 			r := cli(append([]string{"state", "ls"}, tc.args...)...)
-			if r.code != 0 || r.stdout != tc.want || r.stderr != "" {
-				t.Errorf("ls %q: exit %d, %q, %q; want %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+			if r.code != 0 || r.stdout != tc.want || r.stderr != tc.says {
+				t.Errorf("ls %q: exit %d, %q, %q; want %q, %q", tc.args, r.code, r.stdout, r.stderr, tc.want, tc.says)
 			}
 		}
 	})
@@ -219,5 +219,29 @@ func TestStateRefusesJetStreamDomain(t *testing.T) {
 		getenvOf(map[string]string{"XDG_CONFIG_HOME": config}))
 	if code != exitFailure || !bytes.Contains(stderr.Bytes(), []byte("not supported: the state commands cannot use a JetStream domain or API prefix (the context sets hub)")) {
 		t.Errorf("exit %d, %q", code, stderr.String())
+	}
+}
+
+// state ls on a cluster whose leader has written no state says so, on
+// stderr: the output, a list of keys, stays empty (and [] with --json).
+func TestCLIStateLsEmpty(t *testing.T) {
+	natstest.CheckLeaks(t)
+	bin := buildCLI(t)
+	srv := natstest.RunServer(t)
+	m := startMember(t, srv, "empty", "e1")
+	natstest.WaitFor(t, 15*time.Second, m.node.IsLeader, "e1 did not lead")
+	server := []string{"-s", srv.URL(), "--cluster", "empty", "--timeout", "10s"}
+	for _, tc := range []struct {
+		args       []string
+		want, says string // stdout, stderr
+	}{
+		{[]string{"state", "ls"}, "", "no state keys in cluster empty\n"},
+		{[]string{"state", "ls", "orders"}, "", "no state key orders or below it in cluster empty\n"},
+		{[]string{"state", "ls", "--json"}, "[]\n", ""},
+	} {
+		r := runCLI(t, bin, nil, append(append([]string{}, server...), tc.args...)...)
+		if r.code != 0 || r.stdout != tc.want || r.stderr != tc.says {
+			t.Errorf("%q: exit %d, %q, %q; want exit 0, %q, %q", tc.args, r.code, r.stdout, r.stderr, tc.want, tc.says)
+		}
 	}
 }

@@ -77,12 +77,26 @@ func (c *stateLsCmd) run(ctx context.Context, e *env, args []string) error {
 		}
 		return writeJSON(e.stdout, keys)
 	}
+	if len(keys) == 0 {
+		// Said on stderr: the output, a list of keys, stays empty for
+		// pipes and scripts.
+		_, err := fmt.Fprintln(e.stderr, noKeys(prefix, e.opts.cluster))
+		return err
+	}
 	for _, k := range keys {
 		if _, err := fmt.Fprintln(e.stdout, k); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// noKeys says that state ls found no key.
+func noKeys(prefix, clusterID string) string {
+	if prefix == "" {
+		return "no state keys in cluster " + clusterID
+	}
+	return fmt.Sprintf("no state key %s or below it in cluster %s", prefix, clusterID)
 }
 
 // stateWatchCmd prints the current state values, then every change.

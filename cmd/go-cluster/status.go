@@ -112,6 +112,9 @@ type statusReport struct {
 	WrittenAt *time.Time `json:"written_at,omitempty"`
 	TTLMs     int64      `json:"ttl_ms,omitempty"`
 	Priority  int        `json:"priority,omitempty"`
+	// Metadata is the leader's Config.Metadata, as its lease record
+	// carries it (an address to reach it, a zone).
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// Next, on a released lease, is the successor the last leader named.
 	Next    string `json:"next,omitempty"`
 	Problem string `json:"problem,omitempty"`
@@ -169,6 +172,7 @@ func buildStatus(clusterID string, lease leaseState, resps []health.Response, he
 		l := lease.Lease
 		r.Epoch, r.TTLMs, r.Priority, r.Next = l.Epoch, l.TTLMillis, l.Priority, l.Next
 		if lease.State == stateHeld {
+			r.Metadata = l.Metadata
 			if !l.AcquiredAt.IsZero() {
 				r.AcquiredAt = ptr(l.AcquiredAt.UTC())
 				d := now.Sub(l.AcquiredAt)

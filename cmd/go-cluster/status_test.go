@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 func heldLease(node string, epoch int64, acquired time.Time) leaseState {
@@ -126,5 +129,52 @@ n3    -        error      -       -      -       encode response: bad custom val
 	}
 	if !strings.Contains(b.String(), "leader   none: released at epoch 3, handed over to n2") || !strings.Contains(b.String(), "no member answered") {
 		t.Errorf("released:\n%s", b.String())
+	}
+}
+
+func TestRenderStatusMetadata(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	lease := heldLease("n1", 5, now.Add(-90*time.Second))
+	lease.Lease.Metadata = map[string]string{"zone": "eu west", "addr": "10.0.0.5:8080", "empty": "", "note": `a,b="c"`}
+	r := buildStatus("orders", lease, nil, nil, now)
+	if len(r.Metadata) != 4 || r.Metadata["addr"] != "10.0.0.5:8080" {
+		t.Errorf("metadata %v, want the lease's", r.Metadata)
+	}
+	var b strings.Builder
+	if err := renderStatus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "metadata  addr=10.0.0.5:8080, empty=\"\", note=\"a,b=\\\"c\\\"\", zone=\"eu west\"\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("got:\n%s\nwant a line %q", b.String(), want)
+	}
+
+	// A released lease names no leader, so no metadata.
+	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Metadata: map[string]string{"addr": "x"}}}
+	if r := buildStatus("o", released, nil, nil, now); r.Metadata != nil {
+		t.Errorf("released: metadata %v", r.Metadata)
+	}
+}
+
+// status, built and run as a real process, shows the metadata the leader
+// publishes in its lease record, as text and as JSON.
+func TestCLIStatusMetadata(t *testing.T) {
+	natstest.CheckLeaks(t)
+	bin := buildCLI(t)
+	srv := natstest.RunServer(t)
+	md := map[string]string{"addr": "10.0.0.5:8080", "zone": "eu-west-1"}
+	m := startMember(t, srv, "md", "m1", func(c *cluster.Config) { c.Metadata = md })
+	natstest.WaitFor(t, 15*time.Second, m.node.IsLeader, "m1 did not lead")
+	r := runCLI(t, bin, nil, "-s", srv.URL(), "--cluster", "md", "status", "--timeout", "10s")
+	if r.code != 0 || !strings.Contains(r.stdout, "\nmetadata  addr=10.0.0.5:8080, zone=eu-west-1\n") {
+		t.Errorf("status: exit %d, stderr %q, no metadata line:\n%s", r.code, r.stderr, r.stdout)
+	}
+	r = runCLI(t, bin, nil, "-s", srv.URL(), "--cluster", "md", "status", "--json", "--timeout", "10s")
+	var st statusReport
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+		t.Fatalf("status --json: exit %d, %v: %q %q", r.code, err, r.stdout, r.stderr)
+	}
+	if !maps.Equal(st.Metadata, md) {
+		t.Errorf("status --json metadata %v, want %v", st.Metadata, md)
 	}
 }

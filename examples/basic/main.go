@@ -6,14 +6,20 @@
 //
 // Start several with different NODE_IDs against the same NATS server, stop
 // the leader with Ctrl-C, and watch another take over. With neither -nats
-// nor NATS_URL it starts an embedded NATS server and prints its URL, for
-// the other nodes' -nats.
+// nor NATS_URL it refuses to start (exit status 2): nodes each on a server
+// of their own would each elect a leader. For a try on one machine,
+// -embedded starts a NATS server in this process and says so, with its
+// URL for the other nodes' -nats, in its first line of output:
+//
+//	NODE_ID=node-1 go run ./examples/basic -embedded
+//	NODE_ID=node-2 go run ./examples/basic -nats nats://127.0.0.1:PORT
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -22,7 +28,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // MyApp is the application: it implements cluster.Hooks.
@@ -49,8 +55,13 @@ func (a *MyApp) OnLeaderChange(ctx context.Context, nodeID string) error {
 }
 
 func main() {
-	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
+	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	flag.Parse()
+	if err := checkServer(*natsURL, *startEmbedded); err != nil {
+		fmt.Fprintln(os.Stderr, "basic:", err)
+		os.Exit(2)
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stdout, nil))
 	if err := run(logger, *natsURL, os.Getenv("NODE_ID")); err != nil {
 		logger.Error("basic example failed", "error", err)
@@ -58,15 +69,29 @@ func main() {
 	}
 }
 
+// checkServer refuses to run without a NATS server, unless asked to start
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
+	switch {
+	case startEmbedded && url != "":
+		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
+	case !startEmbedded && url == "":
+		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
+			"(nodes each on a server of their own would each elect a leader)")
+	}
+	return nil
+}
+
+// run runs the node on the server of url; "" starts an embedded server.
 func run(logger *slog.Logger, url, nodeID string) error {
 	if url == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		url = srv.URL()
-		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run more nodes with -nats "+url, "url", url)
+		logger.Info("-embedded: started an embedded NATS server in this process; run more nodes on this machine with -nats "+url, "url", url)
 	}
 	app := &MyApp{logger: logger}
 	node, err := cluster.NewNode(cluster.Config{

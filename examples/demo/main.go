@@ -1,9 +1,10 @@
 // Command demo shows go-cluster electing, handing over and failing over,
 // with nothing installed: it starts an embedded NATS server (or uses the
-// one of -nats, default $NATS_URL), runs several nodes in this process,
-// steps the leader down, crashes the next one, and prints what happened
-// with timings. On an external server it deletes, at the end, the bucket
-// it created (never one that was there before).
+// one of -nats, default $NATS_URL), and says so first. Every node runs in
+// this process, so a server of its own is safe: no node elsewhere can be
+// on another one. It steps the leader down, crashes the next one, and
+// prints what happened with timings. On an external server it deletes,
+// at the end, the bucket it created (never one that was there before).
 //
 //	go run ./examples/demo
 //	go run ./examples/demo -nodes 5 -ttl 2s -v
@@ -25,7 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // options are the demo's flags.
@@ -41,7 +42,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.nodes, "nodes", 3, "number of nodes (at least 3: the demo crashes the second leader)")
 	flag.DurationVar(&o.ttl, "ttl", 2*time.Second, "LeaseTTL")
-	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
+	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL); with neither, an embedded server is started in this process")
 	flag.StringVar(&o.clusterID, "cluster", "", "cluster ID (default demo-<time>, a fresh cluster)")
 	flag.BoolVar(&o.verbose, "v", false, "print the library's logs")
 	flag.Parse()
@@ -96,7 +97,7 @@ func run(out io.Writer, o options) (err error) {
 	d := &demo{out: out, start: time.Now(), became: make(chan string, 16)}
 	natsURL := o.natsURL
 	if natsURL == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}

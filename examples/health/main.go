@@ -4,9 +4,12 @@
 // cluster.Node with a health.Checker kept in step by a health.Adapter),
 // prints what a cluster-wide health query sees every second, and makes the
 // leader step down half-way through. The server is that of -nats, default
-// $NATS_URL; with neither, it starts an embedded NATS server:
+// $NATS_URL. With neither it refuses to start (exit status 2): nodes run in
+// several processes, each on a server of its own, would each elect a
+// leader. -embedded starts a NATS server in this process and says so, with
+// its URL, in its first line of output:
 //
-//	go run ./examples/health
+//	go run ./examples/health -embedded
 //
 // Against real servers, run nodes in several processes and query them:
 //
@@ -35,12 +38,13 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
-	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
+	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")
@@ -48,6 +52,10 @@ func main() {
 	query := flag.Bool("query", false, "only query the cluster once and print the JSON responses")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
+	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
+		fmt.Fprintln(os.Stderr, "health:", err)
+		os.Exit(2)
+	}
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -62,15 +70,30 @@ func main() {
 	}
 }
 
+// checkServer refuses to run without a NATS server, unless asked to start
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
+	switch {
+	case startEmbedded && url != "":
+		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
+	case !startEmbedded && url == "":
+		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
+			"(nodes each on a server of their own would each elect a leader)")
+	}
+	return nil
+}
+
+// run runs the nodes, or the query, on the server of urls; "" starts an
+// embedded server.
 func run(ctx context.Context, logger *slog.Logger, urls, clusterID, nodeID string, nodes int, duration time.Duration, query bool) error {
 	if urls == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		urls = srv.URL()
-		fmt.Println("embedded NATS server at", urls)
+		fmt.Printf("-embedded: embedded NATS server at %s, in this process (other processes join with -nats %s)\n", urls, urls)
 	}
 	nc, err := nats.Connect(urls, nats.Name("health example client"), nats.MaxReconnects(-1))
 	if err != nil {

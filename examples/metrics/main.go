@@ -1,14 +1,17 @@
 // Command metrics runs a small go-cluster cluster with health checks and
 // Prometheus metrics, and stays up for the operator CLI:
 //
-//	go run ./examples/metrics
+//	go run ./examples/metrics -embedded
 //
 // It runs three nodes of cluster "demo" in this process, on the server of
-// -nats, default $NATS_URL; with neither, it starts an embedded NATS
-// server. Each node has a health.Checker (kept in step by a
-// health.Adapter) and a metrics.Collector; the collectors share one
-// registry, served at /metrics. It prints the NATS URL and the metrics
-// URL, then runs until interrupted (or for -duration):
+// -nats, default $NATS_URL. With neither it refuses to start (exit status
+// 2): nodes run in several processes, each on a server of its own, would
+// each elect a leader. -embedded starts a NATS server in this process and
+// says so, with its URL, in its first line of output. Each node has a
+// health.Checker (kept in step by a health.Adapter) and a
+// metrics.Collector; the collectors share one registry, served at
+// /metrics. It prints the NATS URL and the metrics URL, then runs until
+// interrupted (or for -duration):
 //
 //	go-cluster -s nats://127.0.0.1:PORT --cluster demo status
 //	go-cluster -s nats://127.0.0.1:PORT --cluster demo stepdown --to node-3
@@ -38,11 +41,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {
-	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started")
+	natsURLs := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
+	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	clusterID := flag.String("cluster", "demo", "cluster ID")
 	nodeID := flag.String("node", "node", "node ID, or prefix of the node IDs when -nodes > 1")
 	nodes := flag.Int("nodes", 3, "number of nodes to run in this process")
@@ -51,6 +55,10 @@ func main() {
 	duration := flag.Duration("duration", 0, "how long to run; 0 until interrupted")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
+	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
+		fmt.Fprintln(os.Stderr, "metrics:", err)
+		os.Exit(2)
+	}
 
 	level := slog.LevelWarn
 	if *verbose {
@@ -70,14 +78,29 @@ func main() {
 	}
 }
 
+// checkServer refuses to run without a NATS server, unless asked to start
+// one (startEmbedded), and refuses to be asked both.
+func checkServer(url string, startEmbedded bool) error {
+	switch {
+	case startEmbedded && url != "":
+		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
+	case !startEmbedded && url == "":
+		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
+			"(nodes each on a server of their own would each elect a leader)")
+	}
+	return nil
+}
+
+// run runs the nodes on the server of urls; "" starts an embedded server.
 func run(ctx context.Context, cfg settings, urls, nodeID string, nodes int, listen string) error {
 	if urls == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return err
 		}
 		defer srv.Close()
 		urls = srv.URL()
+		fmt.Printf("-embedded: embedded NATS server at %s, in this process (other processes join with -nats %s)\n", urls, urls)
 	}
 	cfg.urls = strings.Split(urls, ",")
 

@@ -4,7 +4,9 @@
 // so a node that has lost the lease cannot write a stale value: at the end
 // the counter equals the number of acknowledged increments (plus at most
 // the increments whose Put failed without a verdict, which may have
-// landed). It starts an embedded NATS server unless -nats names one.
+// landed). Every node runs in this process, so it starts an embedded NATS
+// server of its own (and says so first) unless -nats or NATS_URL names
+// one.
 //
 // The leader steps down at a quarter of the increments, is paused at half
 // and killed at three quarters, each time with its increments running.
@@ -50,7 +52,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 // counterKey is the state key of the counter.
@@ -86,7 +88,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.nodes, "nodes", 3, "nodes in the cluster")
 	flag.Int64Var(&o.increments, "increments", 100, "increments to acknowledge before stopping (at least 4)")
-	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URL; empty starts an embedded server")
+	flag.StringVar(&o.natsURL, "nats", os.Getenv("NATS_URL"), "NATS server URL (default $NATS_URL); with neither, an embedded server is started in this process")
 	flag.Parse()
 	if _, err := run(os.Stdout, o); err != nil {
 		fmt.Fprintln(os.Stderr, "state example:", err)
@@ -104,12 +106,13 @@ func run(out io.Writer, o options) (result, error) {
 		return res, fmt.Errorf("%d links for %d nodes", len(o.links), o.nodes)
 	}
 	if o.natsURL == "" {
-		srv, err := clustertest.StartServer()
+		srv, err := embedded.Start()
 		if err != nil {
 			return res, err
 		}
 		defer srv.Close()
 		o.natsURL = srv.URL()
+		fmt.Fprintf(out, "embedded NATS server at %s, in this process: every node runs here\n", o.natsURL)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

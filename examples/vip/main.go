@@ -7,9 +7,11 @@
 //	sudo go run ./examples/vip -nats nats://nats.example:4222 \
 //	    -node "$(hostname)" -addr 10.0.0.100 -netmask 24 -iface eth0
 //
-// The server is that of -nats, default $NATS_URL; with neither, it starts
-// an embedded NATS server on 127.0.0.1 and prints its URL for the other
-// nodes (which then must run on this machine). It needs CAP_NET_ADMIN and
+// The server is that of -nats, default $NATS_URL; with neither it refuses
+// to start (exit status 2) before it touches anything. It never starts a
+// server of its own: two hosts each electing on their own server would
+// both hold the address. Mind that sudo drops NATS_URL from the
+// environment: give -nats, or use sudo -E. It needs CAP_NET_ADMIN and
 // CAP_NET_RAW (root has both); see vip/README.md.
 // Try it on one machine with network namespaces as "hosts": -netns
 // /var/run/netns/NAME makes it manage the address inside that namespace
@@ -20,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -28,14 +31,13 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/clustertest"
 	"github.com/ozanturksever/go-cluster/vip"
 )
 
 func main() {
 	hostname, _ := os.Hostname()
 	var (
-		url       = flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated: $NATS_URL when set; with neither, an embedded server is started (for a try on one machine)")
+		url       = flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated, the same on every host (default $NATS_URL; required)")
 		clusterID = flag.String("cluster", "vip-demo", "cluster ID (shared by all hosts)")
 		nodeID    = flag.String("node", hostname, "this node's ID (unique per host)")
 		addr      = flag.String("addr", "", "virtual IP address, e.g. 10.0.0.100 or 2001:db8::100 (required)")
@@ -48,6 +50,13 @@ func main() {
 		debug     = flag.Bool("debug", false, "debug logging")
 	)
 	flag.Parse()
+	if *url == "" {
+		// Before anything else: no address, no lease, no server.
+		fmt.Fprintln(os.Stderr, "vip: no NATS server: give -nats URLS or set NATS_URL (sudo drops NATS_URL: use sudo -E, or -nats); "+
+			"every host must use the same server, and this program never starts one of its own: "+
+			"hosts electing on servers of their own would each hold the VIP")
+		os.Exit(2)
+	}
 	level := slog.LevelInfo
 	if *debug {
 		level = slog.LevelDebug
@@ -76,15 +85,6 @@ func run(logger *slog.Logger, url, clusterID, nodeID string, cfg vip.Config, ste
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if url == "" {
-		srv, err := clustertest.StartServer()
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		url = srv.URL()
-		logger.Info("no -nats and no NATS_URL: started an embedded NATS server; run the other nodes with -nats "+url, "url", url)
-	}
 
 	// A VIP left here by a crash of a previous run must not linger: only
 	// the leader may hold it.
