@@ -114,7 +114,7 @@ func TestQueryNodeTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	// An invalid node ID is refused before anything is sent.
-	if _, err := cl.QueryNode(ctx, "a.b", time.Second); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := cl.QueryNode(ctx, "a..b", time.Second); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("err = %v, want ErrInvalidConfig", err)
 	}
 }
