@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -224,4 +225,23 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 	if _, err := nc.Request("cluster."+clusterID+".health."+to, nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("request on the dotted subject: %v, want no responders", err)
 	}
+}
+
+// A host name is a valid NodeID; in subjects and keys it is written as its
+// token, which gives the NodeID back.
+func ExampleNodeIDToken() {
+	fmt.Println(cluster.ValidateNodeID("NodeID", "db1.example.com"))
+	fmt.Println(cluster.NodeIDToken("db1.example.com"))
+	fmt.Println(cluster.NodeControlSubject("orders", "db1.example.com"))
+	fmt.Println(cluster.CooldownKey("db1.example.com"))
+	id, err := cluster.NodeIDFromToken("db1=example=com")
+	fmt.Println(id, err)
+	fmt.Println(cluster.ValidateNodeID("NodeID", "db1..example.com"))
+	// Output:
+	// <nil>
+	// db1=example=com
+	// cluster.orders.control.db1=example=com.stepdown
+	// cooldown-db1=example=com
+	// db1.example.com <nil>
+	// cluster: invalid config: NodeID "db1..example.com" has an empty label at byte 4; dots only go between labels
 }
