@@ -245,3 +245,44 @@ func ExampleNodeIDToken() {
 	// db1.example.com <nil>
 	// cluster: invalid config: NodeID "db1..example.com" has an empty label at byte 4; dots only go between labels
 }
+
+// TestNodeIDTokenIsInjective checks every string of up to five characters
+// over an alphabet that holds each kind of character the rules treat
+// apart (a label byte, '-', '_', '.', the token's '=', a wildcard): no two
+// valid NodeIDs share a token, every token gives its NodeID back, and
+// NodeIDFromToken accepts exactly the tokens of valid NodeIDs.
+func TestNodeIDTokenIsInjective(t *testing.T) {
+	const alphabet = "a-_.=*"
+	owner := map[string]string{} // token -> NodeID
+	var all []string
+	var grow func(prefix string)
+	grow = func(prefix string) {
+		all = append(all, prefix)
+		if len(prefix) < 5 {
+			for _, c := range alphabet {
+				grow(prefix + string(c))
+			}
+		}
+	}
+	grow("")
+	for _, s := range all {
+		if cluster.ValidateNodeID("NodeID", s) != nil {
+			continue
+		}
+		tok := cluster.NodeIDToken(s)
+		if prev, ok := owner[tok]; ok {
+			t.Fatalf("NodeIDs %q and %q share the token %q", prev, s, tok)
+		}
+		owner[tok] = s
+	}
+	for _, s := range all {
+		id, err := cluster.NodeIDFromToken(s)
+		want, isToken := owner[s]
+		if (err == nil) != isToken || id != want {
+			t.Errorf("NodeIDFromToken(%q) = %q, %v; want %q (a token: %v)", s, id, err, want, isToken)
+		}
+	}
+	if len(owner) < 100 {
+		t.Fatalf("only %d valid NodeIDs enumerated", len(owner))
+	}
+}
