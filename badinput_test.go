@@ -30,11 +30,11 @@ var hostileIdentifiers = map[string]string{
 	"gt":               ">",
 	"star in token":    "a*",
 	"gt in token":      "a>",
-	"dot":              "a.b",
 	"lone dot":         ".",
 	"leading dot":      ".a",
 	"trailing dot":     "a.",
 	"dots":             "..",
+	"double dot":       "a..b",
 	"space":            "node 1",
 	"leading space":    " a",
 	"trailing space":   "a ",
@@ -50,7 +50,7 @@ var hostileIdentifiers = map[string]string{
 	"equals":           "a=b",
 	"percent":          "a%b",
 	"quote":            `a"b`,
-	"too long":         strings.Repeat("a", MaxIdentifierLen+1),
+	"too long":         strings.Repeat("a", MaxNodeIDLen+1),
 	"very long":        strings.Repeat("a", 1<<16),
 	"non-UTF-8":        "a\xffb",
 	"truncated UTF-8":  "a\xc3",
@@ -60,6 +60,14 @@ var hostileIdentifiers = map[string]string{
 	"zero width space": "a\u200bb",
 	"fullwidth dot":    "a．b",
 	"RTL override":     "a\u202eb",
+}
+
+// hostileClusterIDs are values a NodeID may take but a ClusterID may not:
+// the bucket name "cluster-<ClusterID>" allows no '.'.
+var hostileClusterIDs = map[string]string{
+	"dot":       "a.b",
+	"host name": "db1.example.com",
+	"too long":  strings.Repeat("a", MaxIdentifierLen+1),
 }
 
 func TestHostileIdentifiersAreRejected(t *testing.T) {
@@ -74,11 +82,29 @@ func TestHostileIdentifiersAreRejected(t *testing.T) {
 					cfg.NodeID = id
 				}
 				checkInvalid(t, cfg, field)
-				if err := ValidateIdentifier(field, id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), field) {
-					t.Errorf("ValidateIdentifier(%q) = %v", id, err)
+				validate := ValidateIdentifier
+				if field == "NodeID" {
+					validate = ValidateNodeID
+				}
+				if err := validate(field, id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), field) {
+					t.Errorf("validate %s %q = %v", field, id, err)
 				}
 			})
 		}
+	}
+	for name, id := range hostileClusterIDs {
+		t.Run("ClusterID/"+name, func(t *testing.T) {
+			cfg := base
+			cfg.ClusterID = id
+			checkInvalid(t, cfg, "ClusterID")
+			if err := ValidateIdentifier("ClusterID", id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ClusterID") {
+				t.Errorf("ValidateIdentifier(%q) = %v", id, err)
+			}
+			cfg.ClusterID, cfg.NodeID = "c", id
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("NodeID %q refused: %v", id, err)
+			}
+		})
 	}
 }
 

@@ -25,9 +25,15 @@ const (
 // (NATSURLs or Conn) are required; the rest have defaults.
 type Config struct {
 	// ClusterID names the cluster: the bucket is "cluster-<ClusterID>".
-	// Letters, digits, '-' and '_' only (see ValidateIdentifier).
+	// Letters, digits, '-' and '_' only, at most 64 bytes (see
+	// ValidateIdentifier): bucket names allow no '.'.
 	ClusterID string
-	// NodeID names this node; unique within the cluster. Same rules as ClusterID.
+	// NodeID names this node; unique within the cluster. The host name is
+	// a good choice, dots included ("db1.example.com"): labels of letters,
+	// digits, '-' and '_' separated by single dots, at most 253 bytes (see
+	// ValidateNodeID). In NATS subjects and KV keys it appears as
+	// NodeIDToken(NodeID), each '.' written '='; everywhere else (the
+	// lease record, hooks, health replies) as it is.
 	NodeID string
 	// NATSURLs are the servers to connect to; all of them are used (the
 	// client picks one and fails over to the others). Ignored when Conn is set.
@@ -169,7 +175,7 @@ func (c Config) validateIdentity() error {
 	if err := ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
 		return err
 	}
-	return ValidateIdentifier("NodeID", c.NodeID)
+	return ValidateNodeID("NodeID", c.NodeID)
 }
 
 // validateURLs checks the servers to dial when no Conn is given.
@@ -239,5 +245,10 @@ func bucketName(clusterID string) string { return BucketName(clusterID) }
 
 const leaseKey = LeaseKey
 
-// cooldownKey is the KV key a node writes when it steps down.
-func cooldownKey(nodeID string) string { return "cooldown-" + nodeID }
+// CooldownKey is the key of the bucket that node nodeID writes when it
+// steps down: "cooldown-<NodeIDToken(NodeID)>" ("cooldown-db1=example=com"
+// for "db1.example.com"). It is informational (docs/design.md §2.2); its
+// use is in NATS permissions, which must let each node write its own.
+func CooldownKey(nodeID string) string { return "cooldown-" + NodeIDToken(nodeID) }
+
+func cooldownKey(nodeID string) string { return CooldownKey(nodeID) }

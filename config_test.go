@@ -48,7 +48,11 @@ func TestConfigValidation(t *testing.T) {
 		{"slash", func(c *Config) { c.NodeID = "a/b" }, "NodeID"},
 		{"non-utf8", func(c *Config) { c.NodeID = "a\xff" }, "NodeID"},
 		{"unicode", func(c *Config) { c.NodeID = "nöde" }, "NodeID"},
-		{"too long", func(c *Config) { c.NodeID = strings.Repeat("a", MaxIdentifierLen+1) }, "NodeID"},
+		{"too long", func(c *Config) { c.NodeID = strings.Repeat("a", MaxNodeIDLen+1) }, "NodeID"},
+		{"cluster too long", func(c *Config) { c.ClusterID = strings.Repeat("a", MaxIdentifierLen+1) }, "ClusterID"},
+		{"host name", func(c *Config) { c.NodeID = "db1.example.com" }, ""},
+		{"empty label", func(c *Config) { c.NodeID = "db1..example.com" }, "NodeID"},
+		{"trailing dot", func(c *Config) { c.NodeID = "db1.example.com." }, "NodeID"},
 		{"no urls", func(c *Config) { c.NATSURLs = nil }, "NATSURLs"},
 		{"empty url", func(c *Config) { c.NATSURLs = []string{"nats://x", ""} }, "NATSURLs[1]"},
 		{"ttl too short", func(c *Config) { c.LeaseTTL = 100 * time.Millisecond }, "LeaseTTL"},
@@ -86,13 +90,13 @@ func TestConfigValidation(t *testing.T) {
 
 func TestValidateIdentifier(t *testing.T) {
 	for _, ok := range []string{"a", "node-1", "Node_2", strings.Repeat("x", MaxIdentifierLen)} {
-		if err := ValidateIdentifier("NodeID", ok); err != nil {
+		if err := ValidateIdentifier("ClusterID", ok); err != nil {
 			t.Errorf("%q rejected: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "*", ">", "a.b", "a b", "a\nb", "ä", "\x00"} {
-		err := ValidateIdentifier("NodeID", bad)
-		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "NodeID") {
+	for _, bad := range []string{"", "*", ">", "a.b", "a b", "a\nb", "ä", "\x00", strings.Repeat("x", MaxIdentifierLen+1)} {
+		err := ValidateIdentifier("ClusterID", bad)
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ClusterID") {
 			t.Errorf("%q: error %v", bad, err)
 		}
 	}

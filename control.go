@@ -15,10 +15,11 @@ import (
 func ControlSubject(clusterID string) string { return "cluster." + clusterID + ".control.stepdown" }
 
 // NodeControlSubject is where one node answers step-down requests:
-// "cluster.<ClusterID>.control.<NodeID>.stepdown". A node that does not
-// lead replies with an error naming the leader it knows.
+// "cluster.<ClusterID>.control.<NodeIDToken(NodeID)>.stepdown", so node
+// "db1.example.com" answers on "cluster.<ClusterID>.control.db1=example=com.stepdown".
+// A node that does not lead replies with an error naming the leader it knows.
 func NodeControlSubject(clusterID, nodeID string) string {
-	return "cluster." + clusterID + ".control." + nodeID + ".stepdown"
+	return "cluster." + clusterID + ".control." + NodeIDToken(nodeID) + ".stepdown"
 }
 
 // MaxControlRequestSize is the largest step-down request accepted.
@@ -74,7 +75,7 @@ func decodeStepDown(data []byte) (StepDownRequest, error) {
 		}
 	}
 	if req.To != "" {
-		if err := ValidateIdentifier("to", req.To); err != nil {
+		if err := ValidateNodeID("to", req.To); err != nil {
 			return req, err
 		}
 	}

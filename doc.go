@@ -17,6 +17,10 @@
 // events as a channel, for code that selects; Config.Metadata is published
 // with the lease and read with LeaderInfo.
 //
+// A NodeID may be the host name, dots included ("db1.example.com"; see
+// ValidateNodeID). In NATS subjects and KV keys it is written as its token,
+// NodeIDToken, each '.' as '='; a ClusterID has no dots (ValidateIdentifier).
+//
 // The add-on packages plug into the hooks: health answers NATS health
 // requests, vip moves a virtual IP address. ComposeHooks combines them with
 // the application's hooks in a documented order.

@@ -76,7 +76,7 @@ func TestFailedStartIsHonest(t *testing.T) {
 // DecodeLease's errors wrap ErrInvalidLease, never ErrInvalidConfig: a
 // bad value in the store is not the caller's configuration.
 func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
-	for _, v := range []string{`{not json`, `{"node_id":"a.b","epoch":1}`, `{"node_id":"a","epoch":1,"next":"x y"}`, `{"node_id":"a","epoch":0}`, strings.Repeat(" ", MaxLeaseSize+1)} {
+	for _, v := range []string{`{not json`, `{"node_id":"a..b","epoch":1}`, `{"node_id":"a","epoch":1,"next":"x y"}`, `{"node_id":"a","epoch":0}`, strings.Repeat(" ", MaxLeaseSize+1)} {
 		_, err := DecodeLease([]byte(v), 1)
 		if !errors.Is(err, ErrInvalidLease) || errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("DecodeLease(%.40q) = %v, want ErrInvalidLease and not ErrInvalidConfig", v, err)

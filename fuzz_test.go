@@ -6,6 +6,8 @@ package cluster
 //
 //	go test -run='^$' -fuzz='^FuzzDecodeLease$' -fuzztime=10s .
 //	go test -run='^$' -fuzz='^FuzzValidateIdentifier$' -fuzztime=10s .
+//	go test -run='^$' -fuzz='^FuzzValidateNodeID$' -fuzztime=10s .
+//	go test -run='^$' -fuzz='^FuzzNodeIDToken$' -fuzztime=10s .
 //	go test -run='^$' -fuzz='^FuzzConfigValidate$' -fuzztime=10s .
 //	go test -run='^$' -fuzz='^FuzzDecodeStepDown$' -fuzztime=10s .
 
@@ -43,6 +45,12 @@ func FuzzDecodeLease(f *testing.F) {
 		`{"node_id":"a","epoch":-1}`,
 		`{"node_id":"a","epoch":0}`,
 		`{"node_id":"a.b","epoch":1}`,
+		`{"node_id":"db1.example.com","epoch":1,"next":"db2.example.com"}`,
+		`{"node_id":"","epoch":4,"next":"db2.example.com"}`,
+		`{"node_id":"a..b","epoch":1}`,
+		`{"node_id":".a","epoch":1}`,
+		`{"node_id":"a","epoch":1,"next":"b."}`,
+		`{"node_id":"a=b","epoch":1}`,
 		`{"node_id":"a","epoch":1e3}`,
 		`{"node_id":"a","epoch":"5"}`,
 		`{"node_id":"a","node_id":"b","epoch":2}`,
@@ -131,8 +139,13 @@ func checkLeaseRules(t *testing.T, l Lease, rev uint64) {
 	if l.TTLMillis < 0 || l.TTLMillis > int64(24*time.Hour/time.Millisecond) {
 		t.Fatalf("accepted ttl_ms %d", l.TTLMillis)
 	}
+	if l.Next != "" {
+		if err := ValidateNodeID("next", l.Next); err != nil {
+			t.Fatalf("accepted next %q: %v", l.Next, err)
+		}
+	}
 	if l.NodeID != "" {
-		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
+		if err := ValidateNodeID("node_id", l.NodeID); err != nil {
 			t.Fatalf("accepted node_id %q: %v", l.NodeID, err)
 		}
 		if l.Epoch == 0 {
@@ -141,13 +154,31 @@ func checkLeaseRules(t *testing.T, l Lease, rev uint64) {
 	}
 }
 
-// identifierOracle is the documented rule, written independently of
-// ValidateIdentifier.
+// identifierOracle is the documented rule of a ClusterID, written
+// independently of ValidateIdentifier.
 var identifierOracle = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// nodeIDOracle is the documented rule of a NodeID, written independently
+// of ValidateNodeID: labels of letters, digits, '-' and '_' between single
+// dots, at most 253 bytes.
+func nodeIDOracle(s string) bool { return len(s) <= 253 && nodeIDPattern.MatchString(s) }
+
+var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
+
+// kvKeyValid is the key check of nats.go's jetstream KV (kv.go, keyValid,
+// v1.55.0), copied: the client refuses any other key.
+func kvKeyValid(key string) bool {
+	if key == "" || key[0] == '.' || key[len(key)-1] == '.' || strings.Contains(key, "..") {
+		return false
+	}
+	return kvKeyPattern.MatchString(key)
+}
+
+var kvKeyPattern = regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`)
+
 // FuzzValidateIdentifier checks ValidateIdentifier against the documented
-// rule, and that an accepted identifier is safe where it is used: one NATS
-// subject token, a KV bucket name and a KV key.
+// rule of a ClusterID, and that an accepted one is safe where it is used:
+// one NATS subject token and a KV bucket name.
 func FuzzValidateIdentifier(f *testing.F) {
 	for _, s := range []string{
 		"node-1", "a", "A_b-9", strings.Repeat("x", 64), strings.Repeat("x", 65),
@@ -157,7 +188,7 @@ func FuzzValidateIdentifier(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateIdentifier("NodeID", s)
+		err := ValidateIdentifier("ClusterID", s)
 		want := identifierOracle.MatchString(s)
 		if (err == nil) != want {
 			t.Fatalf("ValidateIdentifier(%q) = %v, documented rule says valid=%v", s, err, want)
@@ -166,7 +197,7 @@ func FuzzValidateIdentifier(f *testing.F) {
 			if !errors.Is(err, ErrInvalidConfig) {
 				t.Fatalf("error %v does not wrap ErrInvalidConfig", err)
 			}
-			if !strings.Contains(err.Error(), "NodeID") {
+			if !strings.Contains(err.Error(), "ClusterID") {
 				t.Fatalf("error %q does not name the field", err)
 			}
 			if !utf8.ValidString(err.Error()) {
@@ -182,8 +213,84 @@ func FuzzValidateIdentifier(f *testing.F) {
 		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(bucketName(s)) {
 			t.Fatalf("bucket name %q is not valid", bucketName(s))
 		}
-		if !regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`).MatchString(cooldownKey(s)) {
-			t.Fatalf("key %q is not a valid KV key", cooldownKey(s))
+		// Every ClusterID is a NodeID too, and its own token: the subjects
+		// and keys of nodes named before dots were allowed are unchanged.
+		if err := ValidateNodeID("NodeID", s); err != nil || NodeIDToken(s) != s {
+			t.Fatalf("identifier %q: ValidateNodeID %v, token %q", s, err, NodeIDToken(s))
+		}
+	})
+}
+
+// FuzzValidateNodeID checks ValidateNodeID against the documented rule,
+// and that an accepted NodeID is safe where it is used: its token is one
+// NATS subject token with no wildcard, the cooldown key is a valid KV key
+// without '.', the token gives the NodeID back, and NodeControlSubject
+// has exactly the documented tokens.
+func FuzzValidateNodeID(f *testing.F) {
+	for _, s := range []string{
+		"node-1", "a", "db1.example.com", "ip-10-0-0-1.eu-west-1.compute.internal", "node_1.rack-2", "A.b_C.9-",
+		strings.Repeat("x", 253), strings.Repeat("x", 254), strings.Repeat("a.", 126) + "a", strings.Repeat("a.", 127),
+		"", "*", ">", "a.*", "a.>", "*.a", ".", "..", ".a", "a.", "a..b", "a b", "a\t.b", "a=b", "a/b", "a\\b",
+		"$SYS", "a\x00", "\xff", "nöde.x", "a．b", "a:b", "\u200b",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := ValidateNodeID("NodeID", s)
+		if want := nodeIDOracle(s); (err == nil) != want {
+			t.Fatalf("ValidateNodeID(%q) = %v, documented rule says valid=%v", s, err, want)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "NodeID") || !utf8.ValidString(err.Error()) {
+				t.Fatalf("error %q: want ErrInvalidConfig, naming NodeID, valid UTF-8", err)
+			}
+			return
+		}
+		tok := NodeIDToken(s)
+		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+			t.Fatalf("NodeID %q has token %q, not one subject token", s, tok)
+		}
+		if got := strings.Split(NodeControlSubject("c", s), "."); len(got) != 5 || got[3] != tok {
+			t.Fatalf("NodeControlSubject(c, %q) has tokens %q", s, got)
+		}
+		if k := cooldownKey(s); !kvKeyValid(k) || strings.Contains(k, ".") {
+			t.Fatalf("cooldown key %q is not a KV key without '.'", k)
+		}
+		back, err := NodeIDFromToken(tok)
+		if err != nil || back != s {
+			t.Fatalf("NodeIDFromToken(%q) = %q, %v; want %q", tok, back, err, s)
+		}
+	})
+}
+
+// FuzzNodeIDToken checks that the mapping from NodeIDs to tokens is
+// injective, and NodeIDFromToken its exact inverse:
+//   - two different valid NodeIDs never share a token;
+//   - any string NodeIDFromToken accepts is the token of the NodeID it
+//     returns, so no token stands for two NodeIDs, and a token of anything
+//     but a valid NodeID is refused.
+func FuzzNodeIDToken(f *testing.F) {
+	for _, p := range [][2]string{
+		{"db1.example.com", "db1=example=com"}, {"a.b", "a_b"}, {"a.b", "a-b"}, {"a_b", "a=b"}, {"a.b", "a=b"},
+		{"a", "a"}, {"a.b.c", "a.b=c"}, {"=a", "a="}, {"a..b", "a==b"}, {"", "="}, {"a b", "a.b"},
+	} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if ValidateNodeID("a", a) == nil && ValidateNodeID("b", b) == nil && a != b && NodeIDToken(a) == NodeIDToken(b) {
+			t.Fatalf("NodeIDs %q and %q share the token %q", a, b, NodeIDToken(a))
+		}
+		for _, tok := range []string{a, b} {
+			id, err := NodeIDFromToken(tok)
+			if err != nil {
+				if !errors.Is(err, ErrInvalidConfig) || id != "" {
+					t.Fatalf("NodeIDFromToken(%q) = %q, %v; want \"\" and ErrInvalidConfig", tok, id, err)
+				}
+				continue
+			}
+			if verr := ValidateNodeID("NodeID", id); verr != nil || NodeIDToken(id) != tok {
+				t.Fatalf("NodeIDFromToken(%q) = %q (valid: %v), whose token is %q", tok, id, verr, NodeIDToken(id))
+			}
 		}
 	})
 }
@@ -200,6 +307,8 @@ func FuzzConfigValidate(f *testing.F) {
 	f.Add("c", "n", "nats://x", 500*ms, 150*ms, 0*s, 0*s, 0*s, 0*s, 1)
 	f.Add("c", "n", "", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
 	f.Add("a.b", "n", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", "db1.example.com", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
+	f.Add("c", "db1..example.com", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
 	f.Add("c", ">", "nats://x", 0*s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
 	f.Add("c", "n", "nats://x", -s, 0*s, 0*s, 0*s, 0*s, 0*s, 0)
 	f.Add("c", "n", "nats://x", 10*s, 4*s, 0*s, 0*s, 0*s, 0*s, 6)
@@ -267,7 +376,7 @@ func configOracle(c Config) (field string, valid bool) {
 	switch {
 	case !identifierOracle.MatchString(c.ClusterID):
 		return "ClusterID", false
-	case !identifierOracle.MatchString(c.NodeID):
+	case !nodeIDOracle(c.NodeID):
 		return "NodeID", false
 	case c.Conn == nil && (len(c.NATSURLs) == 0 || c.NATSURLs[0] == ""):
 		return "NATSURLs", false
@@ -300,7 +409,7 @@ func configOracle(c Config) (field string, valid bool) {
 func FuzzDecodeStepDown(f *testing.F) {
 	for _, s := range []string{
 		``, ` `, `{}`, `{"to":"n2"}`, `{"reason":"priority","priority":3}`, `{"reason":"operator","to":"n-1_x"}`,
-		`{"to":"a.b"}`, `{"to":">"}`, `{"reason":"coup"}`, `{"priority":-1,"reason":"priority"}`, `null`, `[]`, `"x"`,
+		`{"to":"a.b"}`, `{"to":"db2.example.com"}`, `{"to":"a..b"}`, `{"to":"a."}`, `{"to":">"}`, `{"reason":"coup"}`, `{"priority":-1,"reason":"priority"}`, `null`, `[]`, `"x"`,
 		`{"to":""}`, "{\"to\":\"\xff\"}", `{"to":1}`, `{` + strings.Repeat(" ", MaxControlRequestSize) + `}`,
 	} {
 		f.Add([]byte(s))
@@ -314,7 +423,7 @@ func FuzzDecodeStepDown(f *testing.F) {
 			t.Fatalf("accepted a %d-byte request", len(data))
 		}
 		if req.To != "" {
-			if err := ValidateIdentifier("to", req.To); err != nil {
+			if err := ValidateNodeID("to", req.To); err != nil {
 				t.Fatalf("accepted successor %q: %v", req.To, err)
 			}
 		}

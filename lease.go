@@ -139,12 +139,12 @@ func (l *Lease) checkNames() error {
 		return errors.New("a floor record names a holder")
 	}
 	if l.Next != "" {
-		if err := ValidateIdentifier("next", l.Next); err != nil {
+		if err := ValidateNodeID("next", l.Next); err != nil {
 			return errors.New(err.Error()) // a bad record, not a bad Config
 		}
 	}
 	if l.NodeID != "" {
-		if err := ValidateIdentifier("node_id", l.NodeID); err != nil {
+		if err := ValidateNodeID("node_id", l.NodeID); err != nil {
 			return errors.New(err.Error())
 		}
 	}

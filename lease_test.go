@@ -49,7 +49,7 @@ func TestDecodeLeaseRejectsGarbage(t *testing.T) {
 		"released 0":     `{"node_id":"","epoch":0}`,
 		"empty object":   `{}`,
 		"null":           `null`,
-		"bad node id":    `{"node_id":"a.b","epoch":1}`,
+		"bad node id":    `{"node_id":"a..b","epoch":1}`,
 		"negative ttl":   `{"node_id":"a","epoch":1,"ttl_ms":-5}`,
 		"oversized":      `{"node_id":"a","epoch":1,"x":"` + strings.Repeat("x", MaxLeaseSize) + `"}`,
 	} {

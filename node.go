@@ -122,7 +122,7 @@ func (n *Node) stepDown(ctx context.Context, to string) error {
 // campaigns; if it does not take the lease by then, any node may. It is
 // the API behind remote handover (see ControlSubject).
 func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
-	if err := ValidateIdentifier("nodeID", nodeID); err != nil {
+	if err := ValidateNodeID("nodeID", nodeID); err != nil {
 		return fmt.Errorf("step down: %w", err)
 	}
 	if nodeID == n.cfg.NodeID {

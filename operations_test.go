@@ -152,7 +152,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 	if r := ask(NodeControlSubject(id, leader.NodeID()), []byte("{garbage")); r.OK || r.Error == "" {
 		t.Errorf("malformed request reply %+v, want an error", r)
 	}
-	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: "no.such"}); r.OK {
+	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: "no such"}); r.OK {
 		t.Errorf("invalid successor accepted: %+v", r)
 	}
 	if !leader.IsLeader() {

@@ -40,20 +40,26 @@ func serverURL(ns *server.Server, scheme string) string {
 
 func TestMinimalPermissionsAreEnough(t *testing.T) {
 	natstest.CheckLeaks(t)
-	for _, inbox := range []string{"_INBOX", "_INBOX_perm-ok"} {
-		t.Run(inbox, func(t *testing.T) {
+	// Host names as NodeIDs: their subjects and cooldown key carry the
+	// NodeID's token, and the permissions name exactly those.
+	for _, c := range []struct{ name, inbox, id1, id2 string }{
+		{"_INBOX", "_INBOX", "n1", "n2"},
+		{"_INBOX_perm-ok", "_INBOX_perm-ok", "n1", "n2"},
+		{"hostnames", "_INBOX", "db1.example.com", "db2.example.com"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			id := "perm-ok"
 			var admin, n1, n2 nats.Option
 			ns := securetest.RunServer(t, func(o *server.Options) {
 				admin = userPass(o, "admin", nil)
-				p1 := securetest.NodePermissions(id, "n1", inbox, true)
-				p2 := securetest.NodePermissions(id, "n2", inbox, false)
+				p1 := securetest.NodePermissions(id, c.id1, c.inbox, true)
+				p2 := securetest.NodePermissions(id, c.id2, c.inbox, false)
 				n1, n2 = userPass(o, "n1", &p1), userPass(o, "n2", &p2)
 			})
-			prefix := nats.CustomInboxPrefix(inbox)
+			prefix := nats.CustomInboxPrefix(c.inbox)
 			s := securetest.Scenario{
 				ClusterID: id, URL: serverURL(ns, "nats"), Admin: []nats.Option{admin},
-				Members: [2]securetest.Member{{ID: "n1", Options: []nats.Option{n1, prefix}}, {ID: "n2", Options: []nats.Option{n2, prefix}}},
+				Members: [2]securetest.Member{{ID: c.id1, Options: []nats.Option{n1, prefix}}, {ID: c.id2, Options: []nats.Option{n2, prefix}}},
 			}
 			if err := s.Run(t); err != nil {
 				t.Fatalf("a node with the minimal permissions: %v", err)

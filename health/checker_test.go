@@ -114,7 +114,7 @@ func TestQueryNodeTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	// An invalid node ID is refused before anything is sent.
-	if _, err := cl.QueryNode(ctx, "a.b", time.Second); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := cl.QueryNode(ctx, "a..b", time.Second); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("err = %v, want ErrInvalidConfig", err)
 	}
 }
@@ -230,7 +230,8 @@ func TestConfigValidation(t *testing.T) {
 		{"empty node", func(c *Config) { c.NodeID = "" }, "NodeID"},
 		{"tail wildcard node", func(c *Config) { c.NodeID = ">" }, "NodeID"},
 		{"space in node", func(c *Config) { c.NodeID = "node 1" }, "NodeID"},
-		{"node too long", func(c *Config) { c.NodeID = strings.Repeat("n", 65) }, "NodeID"},
+		{"node too long", func(c *Config) { c.NodeID = strings.Repeat("n", cluster.MaxNodeIDLen+1) }, "NodeID"},
+		{"empty label in node", func(c *Config) { c.NodeID = "db1..example.com" }, "NodeID"},
 		{"no URLs", func(c *Config) { c.NATSURLs = nil }, "NATSURLs"},
 		{"empty URL", func(c *Config) { c.NATSURLs = []string{""} }, "NATSURLs[0]"},
 	}
@@ -246,6 +247,9 @@ func TestConfigValidation(t *testing.T) {
 				t.Errorf("error %q does not name %s", err, tt.field)
 			}
 		})
+	}
+	if _, err := NewChecker(Config{ClusterID: "orders", NodeID: "db1.example.com", NATSURLs: ok.NATSURLs}); err != nil {
+		t.Errorf("host name as NodeID: %v", err)
 	}
 	if _, err := NewChecker(ok); err != nil {
 		t.Fatalf("valid config: %v", err)

@@ -49,10 +49,10 @@ func newClient(nc *nats.Conn, clusterID string, log *slog.Logger) *Client {
 //   - ErrRemote when the node answered with an error reply (the Response,
 //     with its Error, is returned too);
 //   - ErrInvalidResponse when the reply is not a health response;
-//   - ErrInvalidConfig when nodeID is not a valid identifier;
+//   - ErrInvalidConfig when nodeID is not a valid NodeID (cluster.ValidateNodeID);
 //   - ctx.Err() when ctx was cancelled.
 func (c *Client) QueryNode(ctx context.Context, nodeID string, timeout time.Duration) (Response, error) {
-	if err := cluster.ValidateIdentifier("nodeID", nodeID); err != nil {
+	if err := cluster.ValidateNodeID("nodeID", nodeID); err != nil {
 		return Response{}, fmt.Errorf("health: query: %w", err)
 	}
 	subject := NodeSubject(c.clusterID, nodeID)

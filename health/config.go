@@ -14,8 +14,9 @@ type Config struct {
 	// ClusterID names the cluster. Letters, digits, '-' and '_' only, as in
 	// the core (cluster.ValidateIdentifier).
 	ClusterID string
-	// NodeID names this node within the cluster; same rules as ClusterID.
-	// Use the NodeID of the cluster.Node the Checker reports on.
+	// NodeID names this node within the cluster, with the rules of
+	// cluster.ValidateNodeID: a host name such as "db1.example.com" is
+	// fine. Use the NodeID of the cluster.Node the Checker reports on.
 	NodeID string
 	// NATSURLs are the servers to connect to when Conn is nil. All of them
 	// are used: the client connects to one and fails over to the others.
@@ -41,7 +42,7 @@ func (c Config) Validate() error {
 	if err := cluster.ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	if err := cluster.ValidateIdentifier("NodeID", c.NodeID); err != nil {
+	if err := cluster.ValidateNodeID("NodeID", c.NodeID); err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
 	if c.Conn != nil {

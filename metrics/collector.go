@@ -45,8 +45,8 @@ type Collector struct {
 	connectedDesc, connStateDesc, reconnDesc *prometheus.Desc
 }
 
-// New returns a Collector for node nodeID of cluster clusterID; both must
-// be valid identifiers (cluster.ValidateIdentifier). The error wraps
+// New returns a Collector for node nodeID of cluster clusterID, which must
+// be valid (cluster.ValidateIdentifier, cluster.ValidateNodeID). The error wraps
 // ErrInvalidConfig and names the field.
 //
 //	m, _ := metrics.New("orders", "node-1")
@@ -57,7 +57,7 @@ func New(clusterID, nodeID string, opts ...Option) (*Collector, error) {
 	if err := cluster.ValidateIdentifier("clusterID", clusterID); err != nil {
 		return nil, err
 	}
-	if err := cluster.ValidateIdentifier("nodeID", nodeID); err != nil {
+	if err := cluster.ValidateNodeID("nodeID", nodeID); err != nil {
 		return nil, err
 	}
 	o := options{namespace: DefaultNamespace, constLabels: prometheus.Labels{}}

@@ -145,7 +145,8 @@ func TestNewAndBindValidate(t *testing.T) {
 		opts      []metrics.Option
 	}{
 		{"empty cluster", "", "a", nil},
-		{"bad node", "orders", "a.b", nil},
+		{"bad node", "orders", "a..b", nil},
+		{"dotted cluster", "db.example.com", "a", nil},
 		{"bad namespace", "orders", "a", []metrics.Option{metrics.WithNamespace("1x")}},
 		{"reserved label", "orders", "a", []metrics.Option{metrics.WithConstLabels(prometheus.Labels{"node": "x"})}},
 		{"bad label", "orders", "a", []metrics.Option{metrics.WithConstLabels(prometheus.Labels{"__x": "y"})}},

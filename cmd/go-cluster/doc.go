@@ -56,6 +56,11 @@
 // ready does not take the lease, so another node leads and stepdown
 // exits 1).
 //
+// NODE is a NodeID as the nodes are configured, host names included
+// ("stepdown --to db1.example.com", "health db1.example.com"); the
+// commands put it into subjects as cluster.NodeIDToken does. A NODE that
+// is not a valid NodeID (cluster.ValidateNodeID) is a usage error.
+//
 // status and health without NODE ask every member at once. Nothing lists
 // the members of a cluster, so they stop once every member they know of
 // (the lease's holder, and the leaders the replies name) has answered and

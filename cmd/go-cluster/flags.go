@@ -218,7 +218,8 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// badIdentifier turns an error of cluster.ValidateIdentifier into a usage
+// badIdentifier turns an error of cluster.ValidateIdentifier or
+// cluster.ValidateNodeID into a usage
 // error, without the library's "invalid config" prefix.
 func badIdentifier(err error) error {
 	return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))

@@ -25,7 +25,7 @@ func (c *healthCmd) run(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --settle must not be negative", errUsage)
 	}
 	if len(args) == 1 {
-		if err := cluster.ValidateIdentifier("NODE", args[0]); err != nil {
+		if err := cluster.ValidateNodeID("NODE", args[0]); err != nil {
 			return badIdentifier(err)
 		}
 	}

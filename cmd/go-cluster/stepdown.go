@@ -39,7 +39,7 @@ type stepdownReport struct {
 
 func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 	if c.to != "" {
-		if err := cluster.ValidateIdentifier("--to", c.to); err != nil {
+		if err := cluster.ValidateNodeID("--to", c.to); err != nil {
 			return badIdentifier(err)
 		}
 	}

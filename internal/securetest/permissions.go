@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
 )
 
 // Permissions are a NATS user's allow lists: subjects it may publish to and
@@ -52,19 +54,19 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	stream := "KV_" + bucket
 	p := Permissions{
 		Publish: []string{
-			"$JS.API.STREAM.INFO." + stream,            // bind the bucket; confirm a deletion
-			"$JS.API.CONSUMER.CREATE." + stream + ".>", // watch the lease (ordered consumer)
-			"$JS.API.CONSUMER.DELETE." + stream + ".>", // stop a watch, or a read of the lease's history
-			"$JS.API.DIRECT.GET." + stream + ".>",      // read the lease after a lost race
-			"$KV." + bucket + ".lease",                 // acquire, renew, release
-			"$KV." + bucket + ".cooldown-" + nodeID,    // StepDown's cooldown record
+			"$JS.API.STREAM.INFO." + stream,                     // bind the bucket; confirm a deletion
+			"$JS.API.CONSUMER.CREATE." + stream + ".>",          // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.DELETE." + stream + ".>",          // stop a watch, or a read of the lease's history
+			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease after a lost race
+			"$KV." + bucket + ".lease",                          // acquire, renew, release
+			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
 		},
 		Subscribe: []string{
 			inbox + ".>",
 			"cluster." + clusterID + ".health",
-			"cluster." + clusterID + ".health." + nodeID,
+			health.NodeSubject(clusterID, nodeID), // the NodeID as a token: '.' written '='
 			"cluster." + clusterID + ".control.stepdown",
-			"cluster." + clusterID + ".control." + nodeID + ".stepdown",
+			cluster.NodeControlSubject(clusterID, nodeID),
 			// the bucket created again: found at once (advisory.go); without
 			// it a node reads the key back, later, and the server refuses
 			// the subscription

@@ -216,7 +216,7 @@ func (s Scenario) checkCooldown(ctx context.Context, admin *nats.Conn, nodeID st
 		return fmt.Errorf("admin bind: %w", err)
 	}
 	if err := waitUntil(3*time.Second, func() bool {
-		_, err := kv.Get(ctx, "cooldown-"+nodeID)
+		_, err := kv.Get(ctx, cluster.CooldownKey(nodeID))
 		return err == nil
 	}); err != nil {
 		return fmt.Errorf("the StepDown cooldown record of %s was not written: %w", nodeID, err)

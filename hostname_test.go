@@ -1,0 +1,288 @@
+package cluster_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// TestNewNodeAcceptsHostName: README tells users to use the host name as
+// the NodeID, so a dotted host name must be accepted. (It failed before
+// NodeIDs could hold dots: "NodeID "db1.example.com" has character '.'".)
+func TestNewNodeAcceptsHostName(t *testing.T) {
+	for _, id := range []string{"db1.example.com", "db1", "ip-10-0-0-1.eu-west-1.compute.internal", "node_1.rack-2", strings.Repeat("a.", 126) + "a"} {
+		cfg := cluster.Config{ClusterID: "orders", NodeID: id, NATSURLs: []string{"nats://127.0.0.1:4222"}}
+		if _, err := cluster.NewNode(cfg, nil); err != nil {
+			t.Errorf("NewNode(NodeID %q) = %v, want accepted", id, err)
+		}
+	}
+}
+
+// TestNodeIDTokenIsDocumented pins the documented mapping: subjects and
+// keys written by one version are found by the next.
+func TestNodeIDTokenIsDocumented(t *testing.T) {
+	for id, want := range map[string]string{"db1.example.com": "db1=example=com", "node-1": "node-1", "a_b.c-d": "a_b=c-d"} {
+		if got := cluster.NodeIDToken(id); got != want {
+			t.Errorf("NodeIDToken(%q) = %q, want %q", id, got, want)
+		}
+		if back, err := cluster.NodeIDFromToken(want); err != nil || back != id {
+			t.Errorf("NodeIDFromToken(%q) = %q, %v", want, back, err)
+		}
+	}
+	if got := cluster.NodeControlSubject("orders", "db1.example.com"); got != "cluster.orders.control.db1=example=com.stepdown" {
+		t.Errorf("NodeControlSubject = %q", got)
+	}
+	if got := health.NodeSubject("orders", "db1.example.com"); got != "cluster.orders.health.db1=example=com" {
+		t.Errorf("health.NodeSubject = %q", got)
+	}
+	if got := cluster.CooldownKey("db1.example.com"); got != "cooldown-db1=example=com" {
+		t.Errorf("CooldownKey = %q", got)
+	}
+	for _, bad := range []string{"", "a.b", "=a", "a=", "a==b", "a b", "*"} {
+		if id, err := cluster.NodeIDFromToken(bad); err == nil {
+			t.Errorf("NodeIDFromToken(%q) = %q, want an error", bad, id)
+		}
+	}
+}
+
+// hostNode is one node named after a host, with its health checker.
+type hostNode struct {
+	node    *cluster.Node
+	checker *health.Checker
+}
+
+func startHostNode(t *testing.T, url, clusterID, nodeID string) hostNode {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	checker, err := health.NewChecker(health.Config{ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{url}, Logger: logger})
+	if err != nil {
+		t.Fatalf("NewChecker(%s): %v", nodeID, err)
+	}
+	adapter := health.NewAdapter(checker)
+	node, err := cluster.NewNode(cluster.Config{
+		ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{url},
+		LeaseTTL: 3 * time.Second, RenewInterval: 750 * time.Millisecond, Logger: logger,
+	}, adapter)
+	if err != nil {
+		t.Fatalf("NewNode(%s): %v", nodeID, err)
+	}
+	if err := adapter.Bind(node); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := checker.Start(ctx); err != nil {
+		t.Fatalf("checker %s: %v", nodeID, err)
+	}
+	t.Cleanup(checker.Stop)
+	if err := node.Start(ctx); err != nil {
+		t.Fatalf("Start(%s): %v", nodeID, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := node.Stop(ctx); err != nil {
+			t.Errorf("Stop(%s): %v", nodeID, err)
+		}
+	})
+	return hostNode{node: node, checker: checker}
+}
+
+// waitLeader waits until want leads and both nodes say so.
+func waitLeader(t *testing.T, nodes []hostNode, want string) {
+	t.Helper()
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		for _, n := range nodes {
+			if n.node.Leader() != want || n.node.IsLeader() != (n.node.NodeID() == want) {
+				return false
+			}
+		}
+		return true
+	}, "%s did not become the agreed leader", want)
+}
+
+// TestHostNameNodesEndToEnd runs two nodes named after hosts on an
+// embedded server: they elect, StepDownTo hands over to a dotted NodeID,
+// the node's control and health subjects answer, the cooldown key is
+// written under the NodeID's token, and the lease record carries the
+// NodeIDs as they are.
+func TestHostNameNodesEndToEnd(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	const clusterID = "hosts"
+	ids := []string{"db1.example.com", "db2.example.com"}
+	nodes := []hostNode{startHostNode(t, srv.URL(), clusterID, ids[0]), startHostNode(t, srv.URL(), clusterID, ids[1])}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var leader, follower hostNode
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		for i, n := range nodes {
+			if n.node.IsLeader() && nodes[1-i].node.Leader() == n.node.NodeID() {
+				leader, follower = n, nodes[1-i]
+				return true
+			}
+		}
+		return false
+	}, "no agreed leader")
+	from, to := leader.node.NodeID(), follower.node.NodeID()
+
+	// StepDownTo names the dotted successor, which takes the lease.
+	if err := leader.node.StepDownTo(ctx, to); err != nil {
+		t.Fatalf("StepDownTo(%s): %v", to, err)
+	}
+	waitLeader(t, nodes, to)
+
+	nc := srv.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, cluster.BucketName(clusterID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cooldown key is the NodeID's token; its record names the NodeID.
+	var cooldown jetstream.KeyValueEntry
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		cooldown, err = kv.Get(ctx, "cooldown-"+strings.ReplaceAll(from, ".", "="))
+		return err == nil
+	}, "no cooldown key for %s: %v", from, err)
+	var rec struct {
+		NodeID string `json:"node_id"`
+	}
+	if err := json.Unmarshal(cooldown.Value(), &rec); err != nil || rec.NodeID != from {
+		t.Errorf("cooldown record %s: node_id %q (%v), want %q", cooldown.Value(), rec.NodeID, err, from)
+	}
+	// The lease record carries the NodeID as it is, and decodes.
+	entry, err := kv.Get(ctx, cluster.LeaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := cluster.DecodeLease(entry.Value(), entry.Revision()); err != nil || l.NodeID != to {
+		t.Errorf("lease %s: %+v, %v; want held by %s", entry.Value(), l, err, to)
+	}
+
+	// The former leader's own control subject answers: it does not lead
+	// and names the leader.
+	ask := func(subject string, req cluster.StepDownRequest) cluster.StepDownReply {
+		t.Helper()
+		data, _ := json.Marshal(req)
+		m, err := nc.RequestWithContext(ctx, subject, data)
+		if err != nil {
+			t.Fatalf("request on %s: %v", subject, err)
+		}
+		var r cluster.StepDownReply
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatalf("reply %q: %v", m.Data, err)
+		}
+		return r
+	}
+	subject := "cluster." + clusterID + ".control." + strings.ReplaceAll(from, ".", "=") + ".stepdown"
+	if r := ask(subject, cluster.StepDownRequest{}); r.OK || r.Node != from || r.Leader != to {
+		t.Errorf("reply of %s on %s: %+v, want a refusal naming leader %s", from, subject, r, to)
+	}
+	// Remote handover back to the dotted NodeID, on the leader's own subject.
+	if r := ask(cluster.NodeControlSubject(clusterID, to), cluster.StepDownRequest{To: from}); !r.OK || r.Node != to || r.To != from {
+		t.Fatalf("remote step-down to %s: %+v", from, r)
+	}
+	waitLeader(t, nodes, from)
+
+	// Health: the client, and a raw request on the documented subject (as
+	// the NATS CLI sends it).
+	client, err := health.NewClient(nc, clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		r, err := client.QueryNode(ctx, id, 5*time.Second)
+		if err != nil || r.NodeID != id || r.Leader != from || r.IsLeader() != (id == from) {
+			t.Errorf("QueryNode(%s) = %+v, %v; want leader %s", id, r, err, from)
+		}
+	}
+	m, err := nc.RequestWithContext(ctx, "cluster."+clusterID+".health."+strings.ReplaceAll(to, ".", "="), nil)
+	if err != nil {
+		t.Fatalf("raw health request: %v", err)
+	}
+	var r health.Response
+	if err := json.Unmarshal(m.Data, &r); err != nil || r.NodeID != to {
+		t.Errorf("raw health reply %s (%v), want node %s", m.Data, err, to)
+	}
+	// Nothing answers on the dotted name split into tokens.
+	if _, err := nc.Request("cluster."+clusterID+".health."+to, nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("request on the dotted subject: %v, want no responders", err)
+	}
+}
+
+// A host name is a valid NodeID; in subjects and keys it is written as its
+// token, which gives the NodeID back.
+func ExampleNodeIDToken() {
+	fmt.Println(cluster.ValidateNodeID("NodeID", "db1.example.com"))
+	fmt.Println(cluster.NodeIDToken("db1.example.com"))
+	fmt.Println(cluster.NodeControlSubject("orders", "db1.example.com"))
+	fmt.Println(cluster.CooldownKey("db1.example.com"))
+	id, err := cluster.NodeIDFromToken("db1=example=com")
+	fmt.Println(id, err)
+	fmt.Println(cluster.ValidateNodeID("NodeID", "db1..example.com"))
+	// Output:
+	// <nil>
+	// db1=example=com
+	// cluster.orders.control.db1=example=com.stepdown
+	// cooldown-db1=example=com
+	// db1.example.com <nil>
+	// cluster: invalid config: NodeID "db1..example.com" has an empty label at byte 4; dots only go between labels
+}
+
+// TestNodeIDTokenIsInjective checks every string of up to five characters
+// over an alphabet that holds each kind of character the rules treat
+// apart (a label byte, '-', '_', '.', the token's '=', a wildcard): no two
+// valid NodeIDs share a token, every token gives its NodeID back, and
+// NodeIDFromToken accepts exactly the tokens of valid NodeIDs.
+func TestNodeIDTokenIsInjective(t *testing.T) {
+	const alphabet = "a-_.=*"
+	owner := map[string]string{} // token -> NodeID
+	var all []string
+	var grow func(prefix string)
+	grow = func(prefix string) {
+		all = append(all, prefix)
+		if len(prefix) < 5 {
+			for _, c := range alphabet {
+				grow(prefix + string(c))
+			}
+		}
+	}
+	grow("")
+	for _, s := range all {
+		if cluster.ValidateNodeID("NodeID", s) != nil {
+			continue
+		}
+		tok := cluster.NodeIDToken(s)
+		if prev, ok := owner[tok]; ok {
+			t.Fatalf("NodeIDs %q and %q share the token %q", prev, s, tok)
+		}
+		owner[tok] = s
+	}
+	for _, s := range all {
+		id, err := cluster.NodeIDFromToken(s)
+		want, isToken := owner[s]
+		if (err == nil) != isToken || id != want {
+			t.Errorf("NodeIDFromToken(%q) = %q, %v; want %q (a token: %v)", s, id, err, want, isToken)
+		}
+	}
+	if len(owner) < 100 {
+		t.Fatalf("only %d valid NodeIDs enumerated", len(owner))
+	}
+}
