@@ -95,6 +95,7 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	facts := bucketFacts{lastSeqAtOpen: st.lastSeqAtOpen, ageAtOpen: st.ageAtOpen}
 	m := newMachine(n.cfg, n.campaign, facts, uint64(time.Now().UnixNano()))
+	m.instance = n.instance
 	reconnects := st.nc.Stats().Reconnects
 	// The count so far is not a reconnect this node has to account for.
 	m.conn.reconnects, m.conn.seen = reconnects, reconnects

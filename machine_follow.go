@@ -40,7 +40,7 @@ func (m *machine) needsFloor() bool {
 		return false
 	case !c.valid:
 		return true
-	case m.own.blind != 0 && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.blind:
+	case m.own.blind != 0 && m.mine(c.lease) && c.lease.Epoch == m.own.blind:
 		return true // its record that landed blind, not yet covered (rule 35)
 	case c.lease.Epoch < m.lv.maxEpoch:
 		// A held or released record below an epoch this node has seen
@@ -194,7 +194,7 @@ func (m *machine) giveBackStale(now time.Time) {
 // that has already ended here.
 func (m *machine) ownStaleLease() bool {
 	c := m.lv.cur
-	return m.own.lastEpoch > 0 && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.lastEpoch
+	return m.own.lastEpoch > 0 && c.valid && m.mine(c.lease) && c.lease.Epoch == m.own.lastEpoch
 }
 
 // campaignGate returns the end of a cooldown or of a handover window left

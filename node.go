@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -22,6 +23,7 @@ type Node struct {
 	campaign bool
 	log      *slog.Logger
 	view     *view
+	instance string // this process's name in its lease records (rule 48)
 
 	// mu guards the fields below. It is never held across I/O or while
 	// waiting: Start, Stop and the getters take it only to read or set them.
@@ -77,6 +79,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 		campaign: campaign,
 		log:      cfg.Logger.With("cluster", cfg.ClusterID, "node", cfg.NodeID),
 		view:     v,
+		instance: nuid.Next(),
 		done:     make(chan struct{}),
 	}
 	events.node = n
