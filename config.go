@@ -53,6 +53,18 @@ type Config struct {
 	// NATSOptions are extra options (TLS, NKey, name, ...) for the
 	// connection the Node dials. Ignored when Conn is set.
 	NATSOptions []nats.Option
+	// JetStreamDomain is the JetStream domain the bucket lives in, for a
+	// node whose server is not the one with the bucket's JetStream: a node
+	// connected to a leaf node, with the bucket on the hub in domain "hub",
+	// sets "hub", and every JetStream request goes to $JS.hub.API. Empty:
+	// the connection's own JetStream. One subject token; not together with
+	// JetStreamAPIPrefix.
+	JetStreamDomain string
+	// JetStreamAPIPrefix is the subject prefix of the JetStream API, for
+	// an account that imports another account's JetStream under its own
+	// prefix (what nats.go calls the API prefix). Empty: "$JS.API". Not
+	// together with JetStreamDomain.
+	JetStreamAPIPrefix string
 	// BucketReplicas is the number of replicas of the bucket when the Node
 	// creates it: 3 (or 5) on a production JetStream cluster. Default 1. An
 	// existing bucket is used as it is.
@@ -156,7 +168,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) validate() error {
-	for _, check := range []func() error{c.validateIdentity, c.validateURLs, c.validateTimings, c.validateCounts} {
+	for _, check := range []func() error{c.validateIdentity, c.validateURLs, c.jsAPI().validate, c.validateTimings, c.validateCounts} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -227,6 +239,11 @@ func (c Config) validateCounts() error {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)
 	}
 	return nil
+}
+
+// jsAPI is the JetStream API the node uses.
+func (c Config) jsAPI() jsAPI {
+	return jsAPI{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
 }
 
 // BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".

@@ -59,6 +59,13 @@ func TestConfigValidation(t *testing.T) {
 		{"negative drain", func(c *Config) { c.DrainTimeout = -1 }, "DrainTimeout"},
 		{"negative cooldown", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
 		{"replicas", func(c *Config) { c.BucketReplicas = 7 }, "BucketReplicas"},
+		{"domain", func(c *Config) { c.JetStreamDomain = "hub" }, ""},
+		{"api prefix", func(c *Config) { c.JetStreamAPIPrefix = "JS.acc.API." }, ""},
+		{"domain and prefix", func(c *Config) { c.JetStreamDomain, c.JetStreamAPIPrefix = "hub", "JS.acc.API" }, "JetStreamAPIPrefix"},
+		{"domain with dot", func(c *Config) { c.JetStreamDomain = "a.b" }, "JetStreamDomain"},
+		{"domain with space", func(c *Config) { c.JetStreamDomain = "a b" }, "JetStreamDomain"},
+		{"prefix wildcard", func(c *Config) { c.JetStreamAPIPrefix = "$JS.*.API" }, "JetStreamAPIPrefix"},
+		{"prefix empty token", func(c *Config) { c.JetStreamAPIPrefix = "JS..API" }, "JetStreamAPIPrefix"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 type store struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
+	api    jsAPI // the JetStream API js uses: subjects of raw requests and publishes
 	kv     jetstream.KeyValue
 	bucket string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
@@ -37,12 +38,12 @@ type store struct {
 
 // openStore binds to the bucket, creating it when absent. An existing
 // bucket is used as it is.
-func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, lookupTimeout time.Duration) (*store, error) {
-	js, err := jetstream.New(nc)
+func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, bucket string, replicas int, lookupTimeout time.Duration) (*store, error) {
+	js, err := api.open(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, bucket: bucket, lookupTimeout: lookupTimeout}
+	s := &store{nc: nc, js: js, api: api, bucket: bucket, lookupTimeout: lookupTimeout}
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
@@ -235,13 +236,14 @@ func (s *store) explainPermission(err error) error {
 		return err
 	}
 	msg := last.Error()
-	if strings.Contains(msg, "$JS.API.CONSUMER.DELETE.") {
+	api := s.api.prefix()
+	if strings.Contains(msg, api+"CONSUMER.DELETE.") {
 		return err // deleting a dropped watch's consumer is best effort: the server removes it when idle
 	}
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
 		return err // the bucket advisories are best effort (advisory.go)
 	}
-	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
+	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"`+api+`INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
