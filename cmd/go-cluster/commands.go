@@ -91,12 +91,15 @@ func usage(w io.Writer) {
 // connectionHelp says where the connection settings come from.
 const connectionHelp = `
 Connection: each setting comes from the first of
-  1. the flags (--server, --user, --password, --creds, --nkey, --tlscert, --tlskey, --tlsca),
-  2. the environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA),
+  1. the flags (--server, --user, --password, --creds, --nkey, --tlscert, --tlskey, --tlsca, --js-domain),
+  2. the environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA,
+     GO_CLUSTER_JS_DOMAIN),
   3. the nats CLI context: --context NAME, else $NATS_CONTEXT, else the one chosen
      with 'nats context select' ($XDG_CONFIG_HOME/nats/context/NAME.json, else ~/.config/nats/...),
 and the server defaults to ` + defaultServer + `. Credentials (user and password, creds,
-nkey) come together from one of them, as do --tlscert and --tlskey.
+nkey) come together from one of them, as do --tlscert and --tlskey. Behind a
+leaf node, --js-domain names the JetStream domain of the cluster's bucket (the
+hub's); a context's JetStream domain or API prefix counts too.
 `
 
 // exitHelp documents the exit status.

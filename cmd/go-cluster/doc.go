@@ -77,8 +77,13 @@
 // key. state watch prints the current values, then each write and
 // deletion as it is stored, one line each ("put" or "deleted"; with
 // --json one object per line, without epoch). Keys and prefixes are
-// checked with cluster.ValidateStateKey. The state commands do not
-// support a context's JetStream domain or API prefix.
+// checked with cluster.ValidateStateKey.
+//
+// Behind a leaf node, --js-domain (or GO_CLUSTER_JS_DOMAIN, or a
+// context's JetStream domain or API prefix) names the JetStream domain of
+// the cluster's bucket, the hub's: every command reads and writes there,
+// and the state commands' observer is given it as
+// cluster.Config.JetStreamDomain.
 //
 // Exit status: 0 on success; 1 when NATS cannot be reached, the cluster
 // does not exist, nobody answers, a request is refused or a context cannot
