@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Defaults applied by NewNode to zero Config fields.
@@ -67,8 +68,17 @@ type Config struct {
 	JetStreamAPIPrefix string
 	// BucketReplicas is the number of replicas of the bucket when the Node
 	// creates it: 3 (or 5) on a production JetStream cluster. Default 1. An
-	// existing bucket is used as it is.
+	// existing bucket is used as it is (so are its storage and placement).
 	BucketReplicas int
+	// BucketStorage is where the bucket the Node creates keeps its data:
+	// jetstream.FileStorage (the zero value, the default) or
+	// jetstream.MemoryStorage, which loses the lease and its epoch when
+	// every server holding the bucket restarts (see BucketOptions.Storage).
+	BucketStorage jetstream.StorageType
+	// BucketPlacement, if set, places the bucket the Node creates: in the
+	// JetStream cluster named Cluster, on servers with every one of Tags,
+	// or both. Default nil: where the server chooses.
+	BucketPlacement *jetstream.Placement
 	// SafetyMargin is how long before the lease could expire on any other
 	// node the leader gives up on its own: its tenure ends at
 	// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. It covers
@@ -235,10 +245,10 @@ func (c Config) validateCounts() error {
 	if c.ReadinessThreshold < 0 {
 		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
 	}
-	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
+	if c.BucketReplicas < 1 {
 		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)
 	}
-	return nil
+	return c.bucketOptions().validate("Bucket")
 }
 
 // jsAPI is the JetStream API the node uses.

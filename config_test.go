@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestConfigDefaults(t *testing.T) {
@@ -59,6 +60,12 @@ func TestConfigValidation(t *testing.T) {
 		{"negative drain", func(c *Config) { c.DrainTimeout = -1 }, "DrainTimeout"},
 		{"negative cooldown", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
 		{"replicas", func(c *Config) { c.BucketReplicas = 7 }, "BucketReplicas"},
+		{"memory", func(c *Config) { c.BucketStorage = jetstream.MemoryStorage }, ""},
+		{"placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "east", Tags: []string{"az:1"}} }, ""},
+		{"storage", func(c *Config) { c.BucketStorage = 7 }, "BucketStorage"},
+		{"empty placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{} }, "BucketPlacement"},
+		{"placement cluster space", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "a b"} }, "BucketPlacement.Cluster"},
+		{"placement empty tag", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Tags: []string{"x", " "}} }, "BucketPlacement.Tags[1]"},
 		{"domain", func(c *Config) { c.JetStreamDomain = "hub" }, ""},
 		{"api prefix", func(c *Config) { c.JetStreamAPIPrefix = "JS.acc.API." }, ""},
 		{"domain and prefix", func(c *Config) { c.JetStreamDomain, c.JetStreamAPIPrefix = "hub", "JS.acc.API" }, "JetStreamAPIPrefix"},

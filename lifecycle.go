@@ -74,7 +74,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	var st *store
 	err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-		st, err = openStore(actx, nc, n.cfg.jsAPI(), bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
+		st, err = openStore(actx, nc, n.cfg.jsAPI(), n.cfg.ClusterID, n.cfg.bucketOptions(), n.cfg.RequestTimeout)
 		return err
 	})
 	if err != nil {
