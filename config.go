@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -172,83 +176,110 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate checks c as NewNode will use it: defaults are applied first, so a
-// zero duration is valid. The error wraps ErrInvalidConfig and names the field.
+// zero duration is valid. It reports every problem at once: the error joins
+// one error per problem, each wrapping ErrInvalidConfig and naming its
+// field.
 func (c Config) Validate() error {
 	return c.withDefaults().validate()
 }
 
 func (c Config) validate() error {
-	for _, check := range []func() error{c.validateIdentity, c.validateURLs, c.jsAPI().validate, c.validateTimings, c.validateCounts} {
-		if err := check(); err != nil {
-			return err
-		}
+	var errs []error
+	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validateCounts} {
+		errs = append(errs, check()...)
 	}
-	return validateMetadata(c.Metadata)
+	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata))
+	return errors.Join(errs...)
 }
 
 // validateIdentity checks the names that become subjects and keys.
-func (c Config) validateIdentity() error {
-	if err := ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
-		return err
-	}
-	return ValidateIdentifier("NodeID", c.NodeID)
+func (c Config) validateIdentity() []error {
+	return []error{ValidateIdentifier("ClusterID", c.ClusterID), ValidateIdentifier("NodeID", c.NodeID)}
 }
 
-// validateURLs checks the servers to dial when no Conn is given.
-func (c Config) validateURLs() error {
-	if c.Conn != nil {
-		return nil
-	}
-	if len(c.NATSURLs) == 0 {
-		return fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
+// validateConnection checks the way to NATS: Conn, or servers to dial that
+// parse as nats.go parses them, and a credentials file that exists.
+func (c Config) validateConnection() []error {
+	var errs []error
+	switch {
+	case c.Conn != nil && len(c.NATSURLs) > 0:
+		errs = append(errs, fmt.Errorf("%w: Conn and NATSURLs are both set: the Node uses Conn and would ignore NATSURLs; set one", ErrInvalidConfig))
+	case c.Conn == nil && len(c.NATSURLs) == 0:
+		errs = append(errs, fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig))
 	}
 	for i, u := range c.NATSURLs {
-		if u == "" {
-			return fmt.Errorf("%w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
+		if err := checkServerURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%w: NATSURLs[%d] %w", ErrInvalidConfig, i, err))
 		}
+	}
+	if c.NATSCredentials != "" {
+		if fi, err := os.Stat(c.NATSCredentials); err != nil {
+			errs = append(errs, fmt.Errorf("%w: NATSCredentials: %w", ErrInvalidConfig, err))
+		} else if fi.IsDir() {
+			errs = append(errs, fmt.Errorf("%w: NATSCredentials %q is a directory, not a .creds file", ErrInvalidConfig, c.NATSCredentials))
+		}
+	}
+	return errs
+}
+
+// checkServerURL checks one server URL as nats.go reads it: "host:port"
+// means "nats://host:port".
+func checkServerURL(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("is empty")
+	}
+	if !strings.Contains(s, "://") {
+		s = "nats://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("does not parse: %w", err)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", s)
 	}
 	return nil
 }
 
 // validateTimings checks the lease's durations against each other
 // (docs/design.md §3): LeaseTTL > RequestTimeout + SafetyMargin, and
-// RenewInterval at most a third of LeaseTTL.
-func (c Config) validateTimings() error {
+// RenewInterval at most a third of LeaseTTL. A LeaseTTL out of range
+// makes the others' bounds meaningless, so it is reported alone.
+func (c Config) validateTimings() []error {
 	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL {
-		return fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+		return []error{fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)}
 	}
+	var errs []error
 	if c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 { // not RenewInterval*3: it can overflow
-		return fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3)
+		errs = append(errs, fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3))
 	}
 	if c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 {
-		return fmt.Errorf("%w: SafetyMargin %v must be between 0 and LeaseTTL/2 (%v)", ErrInvalidConfig, c.SafetyMargin, c.LeaseTTL/2)
-	}
-	if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
-		return fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin)
+		errs = append(errs, fmt.Errorf("%w: SafetyMargin %v must be between 0 and LeaseTTL/2 (%v)", ErrInvalidConfig, c.SafetyMargin, c.LeaseTTL/2))
+	} else if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
+		errs = append(errs, fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin))
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"DrainTimeout", c.DrainTimeout}, {"Cooldown", c.Cooldown}, {"ReadinessInterval", c.ReadinessInterval}} {
 		if d.v < 0 {
-			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, d.v)
+			errs = append(errs, fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, d.v))
 		}
 	}
-	return nil
+	return errs
 }
 
-// validateCounts checks the integer settings.
-func (c Config) validateCounts() error {
+// validateCounts checks the integer settings (BucketReplicas with the
+// other bucket options).
+func (c Config) validateCounts() []error {
+	var errs []error
 	if c.Priority < 0 {
-		return fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority)
+		errs = append(errs, fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority))
 	}
 	if c.ReadinessThreshold < 0 {
-		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
+		errs = append(errs, fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold))
 	}
-	if c.BucketReplicas < 1 {
-		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)
-	}
-	return c.bucketOptions().validate("Bucket")
+	return errs
 }
 
 // jsAPI is the JetStream API the node uses.
