@@ -35,7 +35,9 @@ var (
 	ErrInCooldown = errors.New("cluster: node in cooldown period")
 
 	// ErrInvalidConfig: a Config field (or an argument such as StepDownTo's
-	// node ID) is missing or out of range. The wrapping message names it.
+	// node ID, or NewNode's hooks) is missing, out of range or unusable.
+	// The wrapping message names it; Config.Validate and NewNode join one
+	// such error per problem, so every one is reported at once.
 	ErrInvalidConfig = errors.New("cluster: invalid config")
 	// ErrBucketDeleted: the coordination bucket does not exist (deleted
 	// while the node ran). State calls return it, and a Start that races

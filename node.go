@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -45,7 +46,9 @@ type Node struct {
 }
 
 // NewNode validates cfg and returns a Node that campaigns for leadership
-// once started. hooks may be nil.
+// once started. hooks may be nil (no hooks), but not a nil pointer of a
+// concrete type (a typed nil), whose methods would panic: that, like every
+// problem of cfg, is an error wrapping ErrInvalidConfig.
 func NewNode(cfg Config, hooks Hooks) (*Node, error) {
 	return newNode(cfg, hooks, true)
 }
@@ -60,7 +63,7 @@ func NewObserver(cfg Config, hooks Hooks) (*Node, error) {
 
 func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := errors.Join(cfg.validate(), checkHooks(hooks)); err != nil {
 		return nil, err
 	}
 	cfg.Metadata = maps.Clone(cfg.Metadata) // the caller's map may change; ours is read by renewals
