@@ -142,6 +142,7 @@ type campaignTiming struct {
 	resyncAt  time.Time // read the key if the watch shows nothing newer by then
 	retryAt   time.Time // backoff after a transient error while campaigning
 	failures  int       // consecutive transient failures while campaigning
+	coldSaid  bool      // the cold start's wait has been logged
 }
 
 // handover is a step-down in progress and what follows it.
