@@ -76,6 +76,7 @@ const (
 	cmdStepDown commandKind = iota
 	cmdStop
 	cmdValidate
+	cmdSetMetadata
 )
 
 // command is a call of the public API on its way to the driver.
@@ -84,6 +85,8 @@ type command struct {
 	reply chan error
 	epoch chan int64 // cmdValidate: the proven epoch
 	to    string     // cmdStepDown: preferred successor
+	// metadata (cmdSetMetadata): what the node publishes from now on.
+	metadata map[string]string
 	// async (cmdStepDown): reply once the step-down has begun, not when
 	// the lease is released. A hook calling StepDown cannot wait for the
 	// release: it waits for OnLoseLeadership, which runs after that hook.

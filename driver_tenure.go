@@ -201,6 +201,8 @@ func (d *driver) commandEvent(c command) mEvent {
 	switch c.kind {
 	case cmdStepDown:
 		return evStepDown{to: c.to, async: c.async, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+	case cmdSetMetadata:
+		return evSetMetadata{metadata: c.metadata, token: d.newToken(func(a actReply) { c.reply <- a.err })}
 	case cmdValidate:
 		return evValidate{token: d.newToken(func(a actReply) {
 			if a.err != nil {

@@ -46,8 +46,8 @@ type Lease struct {
 	// instances, so neither ever takes the other's record for its own
 	// late write (docs/design.md §5.5, rule 48). Records written before it
 	// existed carry none. Letters, digits, '-' and '_', at most 64 bytes.
-	Instance string            `json:"instance,omitempty"`
-	Revision uint64            `json:"-"` // NATS KV revision (not serialized)
+	Instance string `json:"instance,omitempty"`
+	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 
 // ttl is the holder's LeaseTTL, or 0 when the record does not say.

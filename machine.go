@@ -272,6 +272,8 @@ func (m *machine) applyCommand(now time.Time, ev mEvent) {
 		m.onStop(now, e)
 	case evValidate:
 		m.onValidate(now, e)
+	case evSetMetadata:
+		m.onSetMetadata(now, e)
 	case evControl:
 		m.onControl(now, e)
 	}

@@ -36,6 +36,16 @@ func (m *machine) onStop(now time.Time, c evStop) {
 	}
 }
 
+// onSetMetadata takes the metadata the node publishes from now on; a
+// leader renews at once, so that the others see it without a new epoch.
+func (m *machine) onSetMetadata(now time.Time, e evSetMetadata) {
+	m.cfg.Metadata = e.metadata
+	if t := m.own.t; t != nil && !t.ended && m.leading(now) {
+		t.renewDue = now
+	}
+	m.emit(actReply{token: e.token})
+}
+
 // onControl answers a step-down request that arrived over NATS.
 func (m *machine) onControl(now time.Time, r evControl) {
 	leading := m.leading(now)

@@ -61,6 +61,12 @@ type evStepDown struct {
 	token uint64
 }
 
+// evSetMetadata is Node.SetMetadata: publish metadata from now on.
+type evSetMetadata struct {
+	metadata map[string]string
+	token    uint64
+}
+
 // evValidate is Node.ValidateLeadership: prove the tenure with a renewal.
 type evValidate struct{ token uint64 }
 
@@ -114,6 +120,7 @@ func (evLoseDone) machineEvent()      {}
 func (evStepDown) machineEvent()      {}
 func (evStop) machineEvent()          {}
 func (evValidate) machineEvent()      {}
+func (evSetMetadata) machineEvent()   {}
 func (evControl) machineEvent()       {}
 func (evBucketCreated) machineEvent() {}
 func (evResult) machineEvent()        {}

@@ -72,6 +72,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	}
 	events := &eventFeed{}
 	v := newView()
+	v.metadata = cfg.Metadata
 	if cfg.ReadinessCheck != nil {
 		v.ready = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
 	}
