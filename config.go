@@ -127,6 +127,11 @@ type Config struct {
 	// ReadinessThreshold is how many failed checks in a row make a node
 	// not ready. Default 3.
 	ReadinessThreshold int
+	// OnBecomeLeaderError is what a node does when its OnBecomeLeader
+	// returns an error: LeaderHookErrorLogged (the default: log it and go
+	// on leading) or LeaderHookErrorStepsDown (step down so that another
+	// node leads).
+	OnBecomeLeaderError LeaderHookPolicy
 	// Metadata is published with this node's lease while it leads (for
 	// example {"addr": "10.0.0.7:8080"}): every node and observer reads it
 	// with Node.LeaderInfo, and any KV client finds it in the lease record
@@ -194,7 +199,8 @@ func (c Config) validate() error {
 	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validateCounts} {
 		errs = append(errs, check()...)
 	}
-	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata))
+	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
+		c.OnBecomeLeaderError.validate())
 	return errors.Join(errs...)
 }
 

@@ -81,10 +81,11 @@ const (
 
 // command is a call of the public API on its way to the driver.
 type command struct {
-	kind  commandKind
-	reply chan error
-	epoch chan int64 // cmdValidate: the proven epoch
-	to    string     // cmdStepDown: preferred successor
+	kind   commandKind
+	reply  chan error
+	epoch  chan int64 // cmdValidate: the proven epoch
+	to     string     // cmdStepDown: preferred successor
+	tenure int64      // cmdStepDown: the tenure to end (0: the current one)
 	// metadata (cmdSetMetadata): what the node publishes from now on.
 	metadata map[string]string
 	// async (cmdStepDown): reply once the step-down has begun, not when

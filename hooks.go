@@ -14,7 +14,8 @@ import (
 // callback goroutine. A slow hook delays later hooks but never costs the
 // lease. OnBecomeLeader and OnLoseLeadership strictly alternate, starting with
 // OnBecomeLeader. A returned error or a panic is logged and counted; it does
-// not change the node's state.
+// not change the node's state, unless Config.OnBecomeLeaderError is
+// LeaderHookErrorStepsDown: then a failed OnBecomeLeader steps the node down.
 type Hooks interface {
 	// OnBecomeLeader is called when this node acquires the lease. ctx is the
 	// tenure: it is cancelled the moment leadership ends (lease deadline,

@@ -11,7 +11,7 @@ import (
 
 func (m *machine) onStepDown(now time.Time, c evStepDown) {
 	t := m.own.t
-	if t == nil || t.ended || !m.leading(now) {
+	if t == nil || t.ended || !m.leading(now) || (c.epoch != 0 && c.epoch != t.epoch) {
 		m.emit(actReply{token: c.token, err: ErrNotLeader})
 		return
 	}

@@ -59,6 +59,9 @@ type evStepDown struct {
 	to    string
 	async bool
 	token uint64
+	// epoch, when set, is the tenure to end: a later one is left alone
+	// (a failed OnBecomeLeader under LeaderHookErrorStepsDown).
+	epoch int64
 }
 
 // evSetMetadata is Node.SetMetadata: publish metadata from now on.
