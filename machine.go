@@ -414,8 +414,31 @@ func (m *machine) shutdown() {
 	if m.hand.stopReq {
 		m.emit(actReply{token: m.hand.stopToken})
 	}
+	m.answerKept()
 	m.publish()
 	m.emit(actFinished{})
+}
+
+// answerKept answers every call kept behind a request out when the
+// machine stops (issue 25): each caller hears ErrStopped from the
+// machine, not only by watching the loop's exit.
+func (m *machine) answerKept() {
+	kept := m.deferred
+	m.deferred = nil
+	for _, ev := range kept {
+		switch e := ev.(type) {
+		case evStepDown:
+			m.emit(actReply{token: e.token, err: ErrStopped})
+		case evValidate:
+			m.emit(actReply{token: e.token, err: ErrStopped})
+		case evSetMetadata:
+			m.emit(actReply{token: e.token, err: ErrStopped})
+		case evStop:
+			m.emit(actReply{token: e.token})
+		case evControl:
+			m.emit(actReply{token: e.token, control: true, reply: StepDownReply{Node: m.cfg.NodeID, Error: ErrStopped.Error()}})
+		}
+	}
 }
 
 // stopNow ends the machine at once, with a request out or not: the Node's
