@@ -163,6 +163,7 @@ func run(out io.Writer, o options) (err error) {
 	}
 	ttl := o.ttl
 	d.say("started %d nodes of cluster %s, LeaseTTL %v, RenewInterval %v", o.nodes, clusterID, ttl, byID["node-1"].Config().RenewInterval)
+	d.say("a new bucket: the first election waits one LeaseTTL (go-cluster init creates it ahead of time)")
 	first := <-d.became
 	d.say("%s leads", first)
 
