@@ -87,7 +87,7 @@ func TestRunReturnsHowTheNodeStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := testConfig(id, "b", srv.URL())
+	cfg := testConfig(id, "b")
 	cfg.Conn = nc
 	b, err := NewNode(cfg, rec.hooks("b", func() int64 { return 0 }, nil))
 	if err != nil {
