@@ -112,6 +112,19 @@ func (n *Node) start(ctx context.Context) error {
 			return fmt.Errorf("start: %w", err)
 		}
 	}
+	// Answer status requests, then announce: an announced node answers.
+	startedAt := time.Now()
+	statusSubs, err := n.subscribeStatus(nc, startedAt)
+	if err != nil {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		cancel()
+		closeConn()
+		return fmt.Errorf("start: %w", err)
+	}
+	subs = append(subs, statusSubs...)
+	n.announce(ctx, st, startedAt)
 	el := newDriver(n, st, watcher, control, base)
 	if n.campaign {
 		// Best effort: without it, a new bucket is found by reading back.
@@ -129,6 +142,7 @@ func (n *Node) start(ctx context.Context) error {
 		}
 		watcher.Stop(&el.cleanup)
 		cancel()
+		n.withdraw(st)
 		closeConn()
 		el.cleanup.Wait()
 		return fmt.Errorf("start: %w during start", ErrStopped)
@@ -276,6 +290,9 @@ func (n *Node) finishTeardown(el *driver) {
 	<-el.disp.done
 	n.events.close()
 	n.hookStop()
+	if n.Err() == nil { // stopped, not failed: a failed node shows as down
+		n.withdraw(el.store)
+	}
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped
 		el.cleanup.Wait()

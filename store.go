@@ -265,6 +265,9 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
 		return err // the bucket advisories are best effort (advisory.go)
 	}
+	if isMemberViolation(msg) {
+		return err // the member record is best effort (members.go)
+	}
 	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}

@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// askStatus sends a status request to one node and decodes the reply.
+func askStatus(nc *nats.Conn, clusterID, nodeID string) (StatusReply, error) {
+	var r StatusReply
+	msg, err := nc.Request(StatusSubject(clusterID, nodeID), nil, time.Second)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(msg.Data, &r)
+}
+
+// memberRecord reads the member key of nodeID; ok is false when absent or
+// deleted.
+func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (MemberRecord, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	en, err := kv.Get(ctx, MemberKey(nodeID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return MemberRecord{}, false
+	}
+	if err != nil {
+		t.Fatalf("get %s: %v", MemberKey(nodeID), err)
+	}
+	r, err := DecodeMemberRecord(en.Value())
+	if err != nil {
+		t.Fatalf("member record of %s: %v", nodeID, err)
+	}
+	return r, true
+}
+
+// Every node answers status requests with no wiring, and announces itself
+// in the bucket: a node killed without Stop keeps its record and stops
+// answering (go-cluster status shows it down); Stop withdraws the record.
+func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
+	srv, rec, id := setup(t)
+	crashConn := srv.Connect(t) // c's connection: the test closes it, a crash
+	cfgA := testConfig(id, "a.example.com", srv.URL())
+	cfgA.Metadata = map[string]string{"addr": "10.0.0.1:5432"}
+	a := startNode(t, cfgA, rec, nil)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	cfgC := testConfig(id, "c", srv.URL())
+	cfgC.Conn = crashConn
+	c := startNode(t, cfgC, rec, nil)
+	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := obs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = obs.Stop(context.Background()) })
+	nodes := []*Node{a, b, c}
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return obs.Leader() == leader.NodeID() }, "the observer did not see the leader")
+
+	nc := srv.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// None of them wires health: each answers on its own subject.
+	for _, n := range append(nodes, obs) {
+		var r StatusReply
+		natstest.WaitFor(t, 5*time.Second, func() bool {
+			r, err = askStatus(nc, id, n.NodeID())
+			return err == nil && r.Leader == leader.NodeID()
+		}, "status of %s: %+v, %v", n.NodeID(), r, err)
+		want := StatusFollower
+		switch n {
+		case leader:
+			want = StatusLeader
+		case obs:
+			want = StatusObserver
+		}
+		if r.Node != n.NodeID() || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
+			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.NodeID(), r, want, leader.Epoch())
+		}
+		m, ok := memberRecord(t, kv, n.NodeID())
+		wantKind := MemberCampaigning
+		if n == obs {
+			wantKind = MemberObserver
+		}
+		if !ok || m.NodeID != n.NodeID() || m.Kind != wantKind || m.StartedAt.IsZero() {
+			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.NodeID(), m, ok, wantKind)
+		}
+	}
+	if r, _ := askStatus(nc, id, "a.example.com"); r.Metadata["addr"] != "10.0.0.1:5432" {
+		t.Errorf("a's status metadata = %v", r.Metadata)
+	}
+	if m, _ := memberRecord(t, kv, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
+		t.Errorf("a's member metadata = %v", m.Metadata)
+	}
+	if MemberKey("a.example.com") != "member-a=example=com" {
+		t.Errorf("MemberKey = %q", MemberKey("a.example.com"))
+	}
+
+	// The cluster-wide subject: one reply per running node.
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest(ClusterStatusSubject(id), inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 4 {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("cluster-wide status: %d replies (%v): %v", len(seen), seen, err)
+		}
+		var r StatusReply
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		seen[r.Node] = true
+	}
+	_ = sub.Unsubscribe()
+
+	// c crashes: its record stays, it no longer answers.
+	crashConn.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("c did not stop after its connection closed")
+	}
+	if _, err := askStatus(nc, id, "c"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("crashed c answered status: %v", err)
+	}
+	if _, ok := memberRecord(t, kv, "c"); !ok {
+		t.Error("crashed c's member record is gone")
+	}
+
+	// b stops: its record is withdrawn, and it no longer answers.
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := b.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := memberRecord(t, kv, "b"); ok {
+		t.Error("stopped b's member record is still there")
+	}
+	if _, err := askStatus(nc, id, "b"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("stopped b answered status: %v", err)
+	}
+	if err := obs.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := memberRecord(t, kv, "watcher"); ok {
+		t.Error("stopped observer's member record is still there")
+	}
+}
+
+// A member key never meets a state key or the election's keys.
+func TestMemberKeyIsNoStateKey(t *testing.T) {
+	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
+		k := MemberKey(id)
+		if k == LeaseKey || k == CooldownKey(id) || len(k) >= len(stateKeyPrefix) && k[:len(stateKeyPrefix)] == stateKeyPrefix {
+			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
+		}
+		for _, c := range k {
+			if c == '.' {
+				t.Errorf("MemberKey(%q) = %q has a '.'", id, k)
+			}
+		}
+	}
+}
