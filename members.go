@@ -13,14 +13,16 @@ import (
 	"time"
 )
 
-// MemberKeyPrefix starts the key of every member record. Like "lease" and
-// "cooldown-<token>", a member key has no '.', so it never meets a state
-// key ("state.…").
-const MemberKeyPrefix = "member-"
+// MemberKeyPrefix starts the key of every member record: the members are
+// the keys "member.*" of the bucket, listed with one filtered watch. State
+// keys all start "state.", and "lease" and "cooldown-<token>" have no '.',
+// so a member key never meets another key.
+const MemberKeyPrefix = "member."
 
 // MemberKey is the key of node nodeID's member record:
-// "member-<NodeIDToken(nodeID)>" ("member-db1=example=com" for
-// "db1.example.com"). NATS permissions must let each node write its own.
+// "member.<NodeIDToken(nodeID)>" ("member.db1=example=com" for
+// "db1.example.com"): exactly two tokens, since a token has no '.'. NATS
+// permissions must let each node write its own.
 func MemberKey(nodeID string) string { return MemberKeyPrefix + NodeIDToken(nodeID) }
 
 // Kinds of member (MemberRecord.Kind).
@@ -57,9 +59,15 @@ func DecodeMemberRecord(data []byte) (MemberRecord, error) {
 	return r, nil
 }
 
-// isMemberViolation says a permission violation is about a member key: the
-// announcement is best effort, so it must not read as the election's own.
-func isMemberViolation(msg string) bool { return strings.Contains(msg, "."+MemberKeyPrefix) }
+// MemberKeys is the key filter of every member record: "member.*".
+const MemberKeys = MemberKeyPrefix + "*"
+
+// isMemberViolation says a permission violation is about a member key of
+// bucket: the announcement is best effort, so it must not read as the
+// election's own.
+func isMemberViolation(msg, bucket string) bool {
+	return strings.Contains(msg, kvSubject(bucket, MemberKeyPrefix))
+}
 
 // announce writes this node's member record. Best effort, bounded by
 // RequestTimeout: a node whose permissions predate member keys still runs,

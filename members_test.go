@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,7 +113,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if m, _ := memberRecord(t, kv, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
 		t.Errorf("a's member metadata = %v", m.Metadata)
 	}
-	if MemberKey("a.example.com") != "member-a=example=com" {
+	if MemberKey("a.example.com") != "member.a=example=com" {
 		t.Errorf("MemberKey = %q", MemberKey("a.example.com"))
 	}
 
@@ -173,17 +174,16 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	}
 }
 
-// A member key never meets a state key or the election's keys.
+// A member key never meets a state key or the election's keys, and is
+// exactly two subject tokens, so that "member.*" lists every member.
 func TestMemberKeyIsNoStateKey(t *testing.T) {
 	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
 		k := MemberKey(id)
-		if k == LeaseKey || k == CooldownKey(id) || len(k) >= len(stateKeyPrefix) && k[:len(stateKeyPrefix)] == stateKeyPrefix {
+		if k == LeaseKey || k == CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
 			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
 		}
-		for _, c := range k {
-			if c == '.' {
-				t.Errorf("MemberKey(%q) = %q has a '.'", id, k)
-			}
+		if toks := strings.Split(k, "."); len(toks) != 2 || toks[0] != "member" {
+			t.Errorf("MemberKey(%q) = %q is not two tokens under member.", id, k)
 		}
 	}
 }

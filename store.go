@@ -265,7 +265,7 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
 		return err // the bucket advisories are best effort (advisory.go)
 	}
-	if isMemberViolation(msg) {
+	if isMemberViolation(msg, s.bucket) {
 		return err // the member record is best effort (members.go)
 	}
 	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {

@@ -44,7 +44,7 @@ func (p Permissions) Without(subject string) Permissions {
 }
 
 // NodePermissions are the minimal permissions of a go-cluster node of
-// cluster clusterID named nodeID, answering health and step-down requests,
+// cluster clusterID named nodeID, answering health, status and step-down requests,
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
 // default). With create, the node may also create the bucket; without, the
 // bucket must exist. The root package's secure tests prove the list enough,
@@ -60,6 +60,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease after a lost race
 			"$KV." + bucket + ".lease",                          // acquire, renew, release
 			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
+			"$KV." + bucket + "." + cluster.MemberKey(nodeID),   // announce at Start, withdraw at Stop
 		},
 		Subscribe: []string{
 			inbox + ".>",
@@ -67,6 +68,8 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			health.NodeSubject(clusterID, nodeID), // the NodeID as a token: '.' written '='
 			"cluster." + clusterID + ".control.stepdown",
 			cluster.NodeControlSubject(clusterID, nodeID),
+			cluster.ClusterStatusSubject(clusterID), // the built-in status request
+			cluster.StatusSubject(clusterID, nodeID),
 			// the bucket created again: found at once (advisory.go); without
 			// it a node reads the key back, later, and the server refuses
 			// the subscription
