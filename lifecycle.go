@@ -104,26 +104,14 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: watch lease: %w", err)
 	}
 	control := make(chan controlRequest, 16)
-	var subs []*nats.Subscription
-	if n.campaign {
-		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
-			cancel()
-			closeConn()
-			return fmt.Errorf("start: %w", err)
-		}
-	}
 	// Answer status requests, then announce: an announced node answers.
 	startedAt := time.Now()
-	statusSubs, err := n.subscribeStatus(nc, startedAt)
+	subs, err := n.subscribe(nc, control, startedAt)
 	if err != nil {
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
 		cancel()
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
-	subs = append(subs, statusSubs...)
 	n.announce(ctx, st, startedAt)
 	el := newDriver(n, st, watcher, control, base)
 	if n.campaign {
@@ -163,6 +151,26 @@ func (n *Node) start(ctx context.Context) error {
 	go n.supervise(el)
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
 	return nil
+}
+
+// subscribe answers step-down requests (a campaigning node) and status
+// requests (every node).
+func (n *Node) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	if n.campaign {
+		var err error
+		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
+			return nil, err
+		}
+	}
+	status, err := n.subscribeStatus(nc, startedAt)
+	if err != nil {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		return nil, err
+	}
+	return append(subs, status...), nil
 }
 
 // retryStartup runs a start-up step until it succeeds, fails permanently,
