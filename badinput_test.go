@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -178,13 +179,17 @@ func TestInvalidConfigurationsAreRejected(t *testing.T) {
 
 // TestStartRejectsUnusableConnectionSettings: settings that validate but
 // cannot work fail Start with an error, promptly, and leave Done closed.
+// (A URL that does not parse and a credentials file that does not exist
+// are refused by Validate: TestConnectionSettingsRefusedByValidate.)
 func TestStartRejectsUnusableConnectionSettings(t *testing.T) {
 	natstest.CheckLeaks(t)
+	notCreds := filepath.Join(t.TempDir(), "not.creds")
+	if err := os.WriteFile(notCreds, []byte("not a creds file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]Config{
-		"malformed URL":     {NATSURLs: []string{"nats://127.0.0.1:notaport"}},
 		"unsupported URL":   {NATSURLs: []string{"gopher://127.0.0.1:1"}},
-		"missing creds":     {NATSURLs: []string{"nats://127.0.0.1:1"}, NATSCredentials: t.TempDir() + "/none.creds"},
-		"creds not a creds": {NATSURLs: []string{"nats://127.0.0.1:1"}, NATSCredentials: t.TempDir()},
+		"creds not a creds": {NATSURLs: []string{"nats://127.0.0.1:1"}, NATSCredentials: notCreds},
 	}
 	for name, cfg := range cases {
 		t.Run(name, func(t *testing.T) {

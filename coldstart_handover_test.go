@@ -1,10 +1,15 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 // A StepDown made as soon as a brand-new cluster has its first leader is
@@ -80,5 +85,42 @@ func TestStepDownRightAfterTheFirstElectionHandsOver(t *testing.T) {
 	}
 	for _, f := range all {
 		f.rec.check(t)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A node that waits out a new bucket's cold start says so once: what it
+// waits for, why, and how long (issue 26: the first election took a
+// LeaseTTL and nothing said why).
+func TestColdStartWaitIsLoggedOnce(t *testing.T) {
+	srv, rec, id := setup(t)
+	var logs syncBuffer
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	n := startNode(t, cfg, rec, nil)
+	natstest.WaitFor(t, 10*time.Second, n.IsLeader, "no first leader")
+	const said = "new bucket with no lease yet: waiting before the first election"
+	if got := strings.Count(logs.String(), said); got != 1 {
+		t.Fatalf("the cold-start wait was logged %d times, want once:\n%s", got, logs.String())
+	}
+	if !strings.Contains(logs.String(), "go-cluster init") || !strings.Contains(logs.String(), "wait=") {
+		t.Errorf("the line does not say how long, or how to avoid it:\n%s", logs.String())
 	}
 }

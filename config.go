@@ -2,11 +2,16 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Defaults applied by NewNode to zero Config fields.
@@ -59,10 +64,31 @@ type Config struct {
 	// NATSOptions are extra options (TLS, NKey, name, ...) for the
 	// connection the Node dials. Ignored when Conn is set.
 	NATSOptions []nats.Option
+	// JetStreamDomain is the JetStream domain the bucket lives in, for a
+	// node whose server is not the one with the bucket's JetStream: a node
+	// connected to a leaf node, with the bucket on the hub in domain "hub",
+	// sets "hub", and every JetStream request goes to $JS.hub.API. Empty:
+	// the connection's own JetStream. One subject token; not together with
+	// JetStreamAPIPrefix.
+	JetStreamDomain string
+	// JetStreamAPIPrefix is the subject prefix of the JetStream API, for
+	// an account that imports another account's JetStream under its own
+	// prefix (what nats.go calls the API prefix). Empty: "$JS.API". Not
+	// together with JetStreamDomain.
+	JetStreamAPIPrefix string
 	// BucketReplicas is the number of replicas of the bucket when the Node
 	// creates it: 3 (or 5) on a production JetStream cluster. Default 1. An
-	// existing bucket is used as it is.
+	// existing bucket is used as it is (so are its storage and placement).
 	BucketReplicas int
+	// BucketStorage is where the bucket the Node creates keeps its data:
+	// jetstream.FileStorage (the zero value, the default) or
+	// jetstream.MemoryStorage, which loses the lease and its epoch when
+	// every server holding the bucket restarts (see BucketOptions.Storage).
+	BucketStorage jetstream.StorageType
+	// BucketPlacement, if set, places the bucket the Node creates: in the
+	// JetStream cluster named Cluster, on servers with every one of Tags,
+	// or both. Default nil: where the server chooses.
+	BucketPlacement *jetstream.Placement
 	// SafetyMargin is how long before the lease could expire on any other
 	// node the leader gives up on its own: its tenure ends at
 	// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. It covers
@@ -101,6 +127,11 @@ type Config struct {
 	// ReadinessThreshold is how many failed checks in a row make a node
 	// not ready. Default 3.
 	ReadinessThreshold int
+	// OnBecomeLeaderError is what a node does when its OnBecomeLeader
+	// returns an error: LeaderHookErrorLogged (the default: log it and go
+	// on leading) or LeaderHookErrorStepsDown (step down so that another
+	// node leads).
+	OnBecomeLeaderError LeaderHookPolicy
 	// Metadata is published with this node's lease while it leads (for
 	// example {"addr": "10.0.0.7:8080"}): every node and observer reads it
 	// with Node.LeaderInfo, and any KV client finds it in the lease record
@@ -156,83 +187,116 @@ func (c Config) withDefaults() Config {
 }
 
 // Validate checks c as NewNode will use it: defaults are applied first, so a
-// zero duration is valid. The error wraps ErrInvalidConfig and names the field.
+// zero duration is valid. It reports every problem at once: the error joins
+// one error per problem, each wrapping ErrInvalidConfig and naming its
+// field.
 func (c Config) Validate() error {
 	return c.withDefaults().validate()
 }
 
 func (c Config) validate() error {
-	for _, check := range []func() error{c.validateIdentity, c.validateURLs, c.validateTimings, c.validateCounts} {
-		if err := check(); err != nil {
-			return err
-		}
+	var errs []error
+	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validateCounts} {
+		errs = append(errs, check()...)
 	}
-	return validateMetadata(c.Metadata)
+	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
+		c.OnBecomeLeaderError.validate())
+	return errors.Join(errs...)
 }
 
 // validateIdentity checks the names that become subjects and keys.
-func (c Config) validateIdentity() error {
-	if err := ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
-		return err
-	}
-	return ValidateNodeID("NodeID", c.NodeID)
+func (c Config) validateIdentity() []error {
+	return []error{ValidateIdentifier("ClusterID", c.ClusterID), ValidateNodeID("NodeID", c.NodeID)}
 }
 
-// validateURLs checks the servers to dial when no Conn is given.
-func (c Config) validateURLs() error {
-	if c.Conn != nil {
-		return nil
-	}
-	if len(c.NATSURLs) == 0 {
-		return fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig)
+// validateConnection checks the way to NATS: Conn, or servers to dial that
+// parse as nats.go parses them, and a credentials file that exists.
+func (c Config) validateConnection() []error {
+	var errs []error
+	switch {
+	case c.Conn != nil && len(c.NATSURLs) > 0:
+		errs = append(errs, fmt.Errorf("%w: Conn and NATSURLs are both set: the Node uses Conn and would ignore NATSURLs; set one", ErrInvalidConfig))
+	case c.Conn == nil && len(c.NATSURLs) == 0:
+		errs = append(errs, fmt.Errorf("%w: NATSURLs must contain at least one URL (or set Conn)", ErrInvalidConfig))
 	}
 	for i, u := range c.NATSURLs {
-		if u == "" {
-			return fmt.Errorf("%w: NATSURLs[%d] is empty", ErrInvalidConfig, i)
+		if err := checkServerURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("%w: NATSURLs[%d] %w", ErrInvalidConfig, i, err))
 		}
+	}
+	if c.NATSCredentials != "" {
+		if fi, err := os.Stat(c.NATSCredentials); err != nil {
+			errs = append(errs, fmt.Errorf("%w: NATSCredentials: %w", ErrInvalidConfig, err))
+		} else if fi.IsDir() {
+			errs = append(errs, fmt.Errorf("%w: NATSCredentials %q is a directory, not a .creds file", ErrInvalidConfig, c.NATSCredentials))
+		}
+	}
+	return errs
+}
+
+// checkServerURL checks one server URL as nats.go reads it: "host:port"
+// means "nats://host:port".
+func checkServerURL(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("is empty")
+	}
+	if !strings.Contains(s, "://") {
+		s = "nats://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("does not parse: %w", err)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", s)
 	}
 	return nil
 }
 
 // validateTimings checks the lease's durations against each other
 // (docs/design.md §3): LeaseTTL > RequestTimeout + SafetyMargin, and
-// RenewInterval at most a third of LeaseTTL.
-func (c Config) validateTimings() error {
+// RenewInterval at most a third of LeaseTTL. A LeaseTTL out of range
+// makes the others' bounds meaningless, so it is reported alone.
+func (c Config) validateTimings() []error {
 	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL {
-		return fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+		return []error{fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)}
 	}
+	var errs []error
 	if c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 { // not RenewInterval*3: it can overflow
-		return fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3)
+		errs = append(errs, fmt.Errorf("%w: RenewInterval %v must be positive and at most LeaseTTL/3 (%v)", ErrInvalidConfig, c.RenewInterval, c.LeaseTTL/3))
 	}
 	if c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 {
-		return fmt.Errorf("%w: SafetyMargin %v must be between 0 and LeaseTTL/2 (%v)", ErrInvalidConfig, c.SafetyMargin, c.LeaseTTL/2)
-	}
-	if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
-		return fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin)
+		errs = append(errs, fmt.Errorf("%w: SafetyMargin %v must be between 0 and LeaseTTL/2 (%v)", ErrInvalidConfig, c.SafetyMargin, c.LeaseTTL/2))
+	} else if c.RequestTimeout < 0 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin {
+		errs = append(errs, fmt.Errorf("%w: RequestTimeout %v must be between 0 and LeaseTTL-SafetyMargin (%v)", ErrInvalidConfig, c.RequestTimeout, c.LeaseTTL-c.SafetyMargin))
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"DrainTimeout", c.DrainTimeout}, {"Cooldown", c.Cooldown}, {"ReadinessInterval", c.ReadinessInterval}} {
 		if d.v < 0 {
-			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, d.v)
+			errs = append(errs, fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, d.name, d.v))
 		}
 	}
-	return nil
+	return errs
 }
 
-// validateCounts checks the integer settings.
-func (c Config) validateCounts() error {
+// validateCounts checks the integer settings (BucketReplicas with the
+// other bucket options).
+func (c Config) validateCounts() []error {
+	var errs []error
 	if c.Priority < 0 {
-		return fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority)
+		errs = append(errs, fmt.Errorf("%w: Priority %d is negative", ErrInvalidConfig, c.Priority))
 	}
 	if c.ReadinessThreshold < 0 {
-		return fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold)
+		errs = append(errs, fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold))
 	}
-	if c.BucketReplicas < 1 || c.BucketReplicas > 5 {
-		return fmt.Errorf("%w: BucketReplicas %d must be between 1 and 5", ErrInvalidConfig, c.BucketReplicas)
-	}
-	return nil
+	return errs
+}
+
+// jsAPI is the JetStream API the node uses.
+func (c Config) jsAPI() jsAPI {
+	return jsAPI{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
 }
 
 // BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestConfigDefaults(t *testing.T) {
@@ -63,6 +66,19 @@ func TestConfigValidation(t *testing.T) {
 		{"negative drain", func(c *Config) { c.DrainTimeout = -1 }, "DrainTimeout"},
 		{"negative cooldown", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
 		{"replicas", func(c *Config) { c.BucketReplicas = 7 }, "BucketReplicas"},
+		{"memory", func(c *Config) { c.BucketStorage = jetstream.MemoryStorage }, ""},
+		{"placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "east", Tags: []string{"az:1"}} }, ""},
+		{"storage", func(c *Config) { c.BucketStorage = 7 }, "BucketStorage"},
+		{"empty placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{} }, "BucketPlacement"},
+		{"placement cluster space", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "a b"} }, "BucketPlacement.Cluster"},
+		{"placement empty tag", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Tags: []string{"x", " "}} }, "BucketPlacement.Tags[1]"},
+		{"domain", func(c *Config) { c.JetStreamDomain = "hub" }, ""},
+		{"api prefix", func(c *Config) { c.JetStreamAPIPrefix = "JS.acc.API." }, ""},
+		{"domain and prefix", func(c *Config) { c.JetStreamDomain, c.JetStreamAPIPrefix = "hub", "JS.acc.API" }, "JetStreamAPIPrefix"},
+		{"domain with dot", func(c *Config) { c.JetStreamDomain = "a.b" }, "JetStreamDomain"},
+		{"domain with space", func(c *Config) { c.JetStreamDomain = "a b" }, "JetStreamDomain"},
+		{"prefix wildcard", func(c *Config) { c.JetStreamAPIPrefix = "$JS.*.API" }, "JetStreamAPIPrefix"},
+		{"prefix empty token", func(c *Config) { c.JetStreamAPIPrefix = "JS..API" }, "JetStreamAPIPrefix"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,3 +117,87 @@ func TestValidateIdentifier(t *testing.T) {
 		}
 	}
 }
+
+// Connection settings and hooks that cannot work are refused before
+// Start, each with an error naming its field.
+func TestConnectionSettingsRefusedByValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*Config)
+		field string
+	}{
+		{"conn and urls", func(c *Config) { c.Conn = &nats.Conn{} }, "Conn and NATSURLs"},
+		{"port not a number", func(c *Config) { c.NATSURLs = []string{"nats://127.0.0.1:notaport"} }, "NATSURLs[0]"},
+		{"bad escape", func(c *Config) { c.NATSURLs = []string{"nats://127.0.0.1:1", "nats://%zz"} }, "NATSURLs[1]"},
+		{"no host", func(c *Config) { c.NATSURLs = []string{"nats://"} }, "NATSURLs[0]"},
+		{"blank", func(c *Config) { c.NATSURLs = []string{"  "} }, "NATSURLs[0]"},
+		{"missing creds", func(c *Config) { c.NATSCredentials = filepath.Join(dir, "none.creds") }, "NATSCredentials"},
+		{"creds a directory", func(c *Config) { c.NATSCredentials = dir }, "NATSCredentials"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.mod(&c)
+			checkInvalid(t, c, tc.field)
+		})
+	}
+	// "host:port" without a scheme is what nats.go dials as nats://.
+	if err := (Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"127.0.0.1:4222", "tls://h:1"}}).Validate(); err != nil {
+		t.Errorf("URLs nats.go accepts: %v", err)
+	}
+}
+
+// A nil pointer of a concrete type is not nil as Hooks: its methods would
+// fail at the first election. Nil itself means no hooks.
+func TestNilHooksRefused(t *testing.T) {
+	cfg := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}}
+	var typedNil *countingHooks
+	for name, h := range map[string]Hooks{"typed nil": typedNil, "typed nil composed": ComposeHooks(NoOpHooks{}, typedNil)} {
+		if _, err := NewNode(cfg, h); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "hooks") {
+			t.Errorf("NewNode with %s hooks = %v, want ErrInvalidConfig naming hooks", name, err)
+		}
+		if _, err := NewObserver(cfg, h); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewObserver with %s hooks = %v", name, err)
+		}
+	}
+	for name, h := range map[string]Hooks{"nil": nil, "NoOpHooks": NoOpHooks{}, "HookFuncs": HookFuncs{}, "composed": ComposeHooks(nil, NoOpHooks{})} {
+		if _, err := NewNode(cfg, h); err != nil {
+			t.Errorf("NewNode with %s hooks: %v", name, err)
+		}
+	}
+}
+
+// Every problem is reported at once, each naming its field, and the
+// whole still wraps ErrInvalidConfig.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := Config{ClusterID: "a b", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:notaport"}, Cooldown: -time.Second}
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("Validate = %v, want ErrInvalidConfig", err)
+	}
+	for _, field := range []string{"ClusterID", "NATSURLs[0]", "Cooldown"} {
+		if !strings.Contains(err.Error(), field) {
+			t.Errorf("error %q does not name %s", err, field)
+		}
+	}
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != 3 {
+		t.Errorf("error %q: want 3 problems, each its own error", err)
+	}
+	for _, e := range joined.Unwrap() {
+		if !errors.Is(e, ErrInvalidConfig) {
+			t.Errorf("problem %q does not wrap ErrInvalidConfig", e)
+		}
+	}
+	if _, nerr := NewNode(c, nil); nerr == nil || nerr.Error() != err.Error() {
+		t.Errorf("NewNode = %v, want the same problems as Validate", nerr)
+	}
+}
+
+// countingHooks counts elections: a Hooks whose methods read its fields.
+type countingHooks struct{ becomes int }
+
+func (h *countingHooks) OnBecomeLeader(context.Context) error         { h.becomes++; return nil }
+func (h *countingHooks) OnLoseLeadership(context.Context) error       { return nil }
+func (h *countingHooks) OnLeaderChange(context.Context, string) error { return nil }

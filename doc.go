@@ -75,6 +75,13 @@
 // StepDownTo does the same from code. Config.Metrics receives the events a
 // metrics system needs (package metrics has a Prometheus collector).
 //
+// The bucket: a node creates it when absent with BucketConfig and
+// Config.BucketReplicas, BucketStorage and BucketPlacement; CreateBucket
+// (and go-cluster init) creates it ahead of time with the same settings,
+// which makes the first election immediate once the bucket is older than
+// LeaseTTL. A node connected to a leaf node sets Config.JetStreamDomain to
+// the hub's domain (or JetStreamAPIPrefix for an imported JetStream).
+//
 // # Fenced state
 //
 // Node.State keeps small values in the cluster's bucket (keys "state.<key>")
@@ -89,7 +96,8 @@
 // # Errors
 //
 // Errors wrap the package's sentinel values (ErrNotLeader, ErrInvalidConfig,
-// ErrBucketDeleted, ...) and are tested with errors.Is. Stop and StepDown
+// ErrBucketDeleted, ...) and are tested with errors.Is. Config.Validate
+// and NewNode report every problem of a Config at once. Stop and StepDown
 // called from a hook cannot wait for hooks: they start the operation and
 // return ErrCalledFromHook at once.
 package cluster

@@ -76,14 +76,18 @@ const (
 	cmdStepDown commandKind = iota
 	cmdStop
 	cmdValidate
+	cmdSetMetadata
 )
 
 // command is a call of the public API on its way to the driver.
 type command struct {
-	kind  commandKind
-	reply chan error
-	epoch chan int64 // cmdValidate: the proven epoch
-	to    string     // cmdStepDown: preferred successor
+	kind   commandKind
+	reply  chan error
+	epoch  chan int64 // cmdValidate: the proven epoch
+	to     string     // cmdStepDown: preferred successor
+	tenure int64      // cmdStepDown: the tenure to end (0: the current one)
+	// metadata (cmdSetMetadata): what the node publishes from now on.
+	metadata map[string]string
 	// async (cmdStepDown): reply once the step-down has begun, not when
 	// the lease is released. A hook calling StepDown cannot wait for the
 	// release: it waits for OnLoseLeadership, which runs after that hook.
@@ -95,6 +99,7 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	facts := bucketFacts{lastSeqAtOpen: st.lastSeqAtOpen, ageAtOpen: st.ageAtOpen}
 	m := newMachine(n.cfg, n.campaign, facts, uint64(time.Now().UnixNano()))
+	m.instance = n.instance
 	reconnects := st.nc.Stats().Reconnects
 	// The count so far is not a reconnect this node has to account for.
 	m.conn.reconnects, m.conn.seen = reconnects, reconnects

@@ -66,8 +66,28 @@ func (d *driver) become(a actBecome) {
 	d.log.Info("became leader", "epoch", a.epoch, "revision", a.rev)
 	d.cfg.Metrics.ObserveElection(a.cause, a.wait)
 	d.cfg.Metrics.ObserveLeadership(true, a.epoch)
-	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error { return d.hooks.OnBecomeLeader(ctx) }})
+	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error {
+		err := d.hooks.OnBecomeLeader(ctx)
+		if err != nil && d.cfg.OnBecomeLeaderError == LeaderHookErrorStepsDown {
+			d.stepDownAfterHook(a.epoch, err)
+		}
+		return err
+	}})
 	t.timer.Reset(time.Until(a.deadline))
+}
+
+// stepDownAfterHook ends the tenure at epoch after its OnBecomeLeader
+// failed (LeaderHookErrorStepsDown). It runs on the dispatcher: it asks
+// the loop, never waits for the step-down (which waits for
+// OnLoseLeadership, queued behind this hook: rule 7).
+func (d *driver) stepDownAfterHook(epoch int64, err error) {
+	d.log.Warn("OnBecomeLeader failed; stepping down so that another node leads", "epoch", epoch, "error", err)
+	c := command{kind: cmdStepDown, reply: make(chan error, 1), tenure: epoch, async: true}
+	select {
+	case d.cmds <- c:
+	case <-d.exited:
+	case <-d.base.Done():
+	}
 }
 
 // deadlineFired runs on the timer's goroutine: it ends the tenure if the
@@ -200,7 +220,9 @@ func (d *driver) recordCooldown(cooldown time.Duration) {
 func (d *driver) commandEvent(c command) mEvent {
 	switch c.kind {
 	case cmdStepDown:
-		return evStepDown{to: c.to, async: c.async, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+		return evStepDown{to: c.to, async: c.async, epoch: c.tenure, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+	case cmdSetMetadata:
+		return evSetMetadata{metadata: c.metadata, token: d.newToken(func(a actReply) { c.reply <- a.err })}
 	case cmdValidate:
 		return evValidate{token: d.newToken(func(a actReply) {
 			if a.err != nil {

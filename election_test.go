@@ -263,7 +263,7 @@ func TestClockIndependence(t *testing.T) {
 // still wait out the leader's: the record carries it.
 func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
 	srv, rec, id := setup(t)
-	acfg := testConfig(id, "a", srv.URL())
+	acfg := testConfig(id, "a")
 	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
 	nc := srv.Connect(t)
 	acfg.Conn = nc

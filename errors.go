@@ -35,7 +35,9 @@ var (
 	ErrInCooldown = errors.New("cluster: node in cooldown period")
 
 	// ErrInvalidConfig: a Config field (or an argument such as StepDownTo's
-	// node ID) is missing or out of range. The wrapping message names it.
+	// node ID, or NewNode's hooks) is missing, out of range or unusable.
+	// The wrapping message names it; Config.Validate and NewNode join one
+	// such error per problem, so every one is reported at once.
 	ErrInvalidConfig = errors.New("cluster: invalid config")
 	// ErrBucketDeleted: the coordination bucket does not exist (deleted
 	// while the node ran). State calls return it, and a Start that races
@@ -71,6 +73,11 @@ var (
 	// not answer three attempts). Nobody leads until a follower sees the
 	// lease expire, one LeaseTTL later; the wrapped error says why.
 	ErrReleaseFailed = errors.New("cluster: lease not released")
+	// ErrDuplicateNodeID: another running process uses this node's NodeID
+	// (a copied config, a container restarted beside its old self) and
+	// holds the lease. This node stops rather than follow under a name
+	// that is not its own. Permanent. Give every process its own NodeID.
+	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
 	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
 	// wait there (it would wait for the hook that called it), so it has
 	// started the operation and returns at once; the rest happens when the

@@ -21,7 +21,7 @@ func TestSentinelsCarryThePackagePrefix(t *testing.T) {
 	for _, err := range []error{ErrLeaseExpired, ErrEpochMismatch, ErrNotLeader, ErrAlreadyLeader, ErrCASFailed,
 		ErrNotStarted, ErrAlreadyStarted, ErrInCooldown, ErrInvalidConfig, ErrBucketDeleted, ErrPermissionDenied,
 		ErrBucketConfig, ErrStopped, ErrObserver, ErrEpochExhausted, ErrNoJetStream, ErrCalledFromHook,
-		ErrConnect, ErrInvalidLease, ErrNotReady, ErrReleaseFailed} {
+		ErrConnect, ErrInvalidLease, ErrNotReady, ErrReleaseFailed, ErrDuplicateNodeID} {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "cluster: ") {
 			t.Errorf("%q does not start with \"cluster: \"", msg)

@@ -129,7 +129,7 @@ type putWrite struct {
 }
 
 func (w *putWrite) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
-	return w.st.js.PublishMsg(ctx, fencedMsg(w.subject, w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
+	return w.st.js.PublishMsg(ctx, fencedMsg(w.st.api.publishSubject(w.subject), w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
 }
 
 func (w *putWrite) checked(string) (string, uint64, bool) { return "", 0, false }

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
@@ -378,8 +379,10 @@ func configOracle(c Config) (field string, valid bool) {
 		return "ClusterID", false
 	case !nodeIDOracle(c.NodeID):
 		return "NodeID", false
-	case c.Conn == nil && (len(c.NATSURLs) == 0 || c.NATSURLs[0] == ""):
+	case c.Conn == nil && len(c.NATSURLs) == 0:
 		return "NATSURLs", false
+	case len(c.NATSURLs) > 0 && !serverURLOracle(c.NATSURLs[0]):
+		return "NATSURLs[0]", false
 	case c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > 24*time.Hour:
 		return "LeaseTTL", false
 	// At most LeaseTTL/3, in exact arithmetic (no overflow).
@@ -439,4 +442,19 @@ func FuzzDecodeStepDown(f *testing.F) {
 			t.Fatalf("round trip: %+v -> %s -> %+v (%v)", req, enc, again, err)
 		}
 	})
+}
+
+// serverURLOracle is the documented rule of a server URL: what nats.go
+// dials, "nats://" added when there is no scheme, must parse as a URL with
+// a host.
+func serverURLOracle(s string) bool {
+	if strings.TrimSpace(s) == "" {
+		return false
+	}
+	full := s
+	if !strings.Contains(s, "://") {
+		full = "nats://" + s
+	}
+	u, err := url.Parse(full)
+	return err == nil && u.Host != ""
 }

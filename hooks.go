@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // Hooks is how a Node tells the application about leadership.
@@ -13,7 +14,8 @@ import (
 // callback goroutine. A slow hook delays later hooks but never costs the
 // lease. OnBecomeLeader and OnLoseLeadership strictly alternate, starting with
 // OnBecomeLeader. A returned error or a panic is logged and counted; it does
-// not change the node's state.
+// not change the node's state, unless Config.OnBecomeLeaderError is
+// LeaderHookErrorStepsDown: then a failed OnBecomeLeader steps the node down.
 type Hooks interface {
 	// OnBecomeLeader is called when this node acquires the lease. ctx is the
 	// tenure: it is cancelled the moment leadership ends (lease deadline,
@@ -153,6 +155,32 @@ func callHook(index int, fn func() error) (err error) {
 	}()
 	if e := fn(); e != nil {
 		return fmt.Errorf("hook %d: %w", index, e)
+	}
+	return nil
+}
+
+// checkHooks refuses hooks that are a nil pointer (or map, func, ...) of a
+// concrete type: not nil as an interface, so NewNode would call their
+// methods, which would fail at the first election (every call a panic the
+// dispatcher turns into an error). Pass nil, or NoOpHooks, for no hooks.
+// The entries of ComposeHooks are checked one by one.
+func checkHooks(h Hooks) error {
+	if h == nil {
+		return nil
+	}
+	if list, ok := h.(composedHooks); ok {
+		var errs []error
+		for _, e := range list {
+			errs = append(errs, checkHooks(e))
+		}
+		return errors.Join(errs...)
+	}
+	v := reflect.ValueOf(h)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Chan, reflect.Slice, reflect.Interface:
+		if v.IsNil() {
+			return fmt.Errorf("%w: hooks: a nil %T, whose methods would fail at the first election (pass nil for no hooks)", ErrInvalidConfig, h)
+		}
 	}
 	return nil
 }

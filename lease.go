@@ -40,7 +40,14 @@ type Lease struct {
 	// client can find where to send writes. Omitted when empty, and on a
 	// released record.
 	Metadata map[string]string `json:"metadata,omitempty"`
-	Revision uint64            `json:"-"` // NATS KV revision (not serialized)
+	// Instance names the process that wrote a held record: random, made
+	// once per Node. Two processes given the same NodeID (a copied
+	// config, a container restarted beside its old self) write different
+	// instances, so neither ever takes the other's record for its own
+	// late write (docs/design.md §5.5, rule 48). Records written before it
+	// existed carry none. Letters, digits, '-' and '_', at most 64 bytes.
+	Instance string `json:"instance,omitempty"`
+	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 
 // ttl is the holder's LeaseTTL, or 0 when the record does not say.
@@ -145,6 +152,11 @@ func (l *Lease) checkNames() error {
 	}
 	if l.NodeID != "" {
 		if err := ValidateNodeID("node_id", l.NodeID); err != nil {
+			return errors.New(err.Error())
+		}
+	}
+	if l.Instance != "" {
+		if err := ValidateIdentifier("instance", l.Instance); err != nil {
 			return errors.New(err.Error())
 		}
 	}

@@ -81,7 +81,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	var st *store
 	err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-		st, err = openStore(actx, nc, bucketName(n.cfg.ClusterID), n.cfg.BucketReplicas, n.cfg.RequestTimeout)
+		st, err = openStore(actx, nc, n.cfg.jsAPI(), n.cfg.ClusterID, n.cfg.bucketOptions(), n.cfg.RequestTimeout)
 		return err
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (n *Node) start(ctx context.Context) error {
 	el := newDriver(n, st, watcher, control, base)
 	if n.campaign {
 		// Best effort: without it, a new bucket is found by reading back.
-		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, el.created); aerr == nil {
+		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, n.cfg.JetStreamDomain, el.created); aerr == nil {
 			subs = append(subs, sub)
 		}
 	}

@@ -89,7 +89,7 @@ func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
 	srv, rec, id := setup(t)
 	// a's connection is the test's to close: a crash without release.
 	nc := srv.Connect(t)
-	cfg := testConfig(id, "a", srv.URL())
+	cfg := testConfig(id, "a")
 	cfg.Conn = nc
 	a := startNode(t, cfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -28,6 +29,13 @@ type machine struct {
 	knobs    machineKnobs
 	rnd      *rand.Rand // jitter of backoffs; seeded by the driver
 	bucket   bucketFacts
+	// instance names this process in the held records it writes; the
+	// driver sets the Node's (rule 48).
+	instance string
+	// foreignSelf counts revisions of held records that name this NodeID
+	// with another instance, seen after the first entry: a live process
+	// with this node's NodeID (rule 48).
+	foreignSelf int
 
 	lv    leaseView      // the lease as seen
 	conn  connState      // the connection as the driver reports it
@@ -134,6 +142,7 @@ type campaignTiming struct {
 	resyncAt  time.Time // read the key if the watch shows nothing newer by then
 	retryAt   time.Time // backoff after a transient error while campaigning
 	failures  int       // consecutive transient failures while campaigning
+	coldSaid  bool      // the cold start's wait has been logged
 }
 
 // handover is a step-down in progress and what follows it.
@@ -158,7 +167,8 @@ type mDrain struct {
 // after it opened the bucket. A watch is running, not yet synced.
 func newMachine(cfg Config, campaign bool, bucket bucketFacts, seed uint64) *machine {
 	m := &machine{cfg: cfg, campaign: campaign, bucket: bucket,
-		rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+		rnd:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		instance: strconv.FormatUint(seed, 36)}
 	m.lv.watching = true
 	m.lv.revFloor = bucket.lastSeqAtOpen
 	m.conn.connected = true
@@ -262,6 +272,8 @@ func (m *machine) applyCommand(now time.Time, ev mEvent) {
 		m.onStop(now, e)
 	case evValidate:
 		m.onValidate(now, e)
+	case evSetMetadata:
+		m.onSetMetadata(now, e)
 	case evControl:
 		m.onControl(now, e)
 	}
@@ -348,7 +360,7 @@ func (m *machine) knownLeader() string {
 		return m.cfg.NodeID
 	}
 	c := m.lv.cur
-	if !c.valid || c.expired || c.lease.NodeID == m.cfg.NodeID {
+	if !c.valid || c.expired || m.mine(c.lease) {
 		return ""
 	}
 	return c.lease.NodeID

@@ -355,7 +355,7 @@ func (m *machine) waitFor(now time.Time, rev uint64) {
 func (m *machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
 	return mustEncode(Lease{NodeID: m.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
 		ExpiresAt: now.Add(m.cfg.LeaseTTL).UTC(), TTLMillis: m.cfg.LeaseTTL.Milliseconds(), Priority: m.cfg.Priority,
-		Metadata: m.cfg.Metadata})
+		Metadata: m.cfg.Metadata, Instance: m.instance})
 }
 
 // releasedRecord is a released record at epoch, written at now.

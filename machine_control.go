@@ -11,7 +11,7 @@ import (
 
 func (m *machine) onStepDown(now time.Time, c evStepDown) {
 	t := m.own.t
-	if t == nil || t.ended || !m.leading(now) {
+	if t == nil || t.ended || !m.leading(now) || (c.epoch != 0 && c.epoch != t.epoch) {
 		m.emit(actReply{token: c.token, err: ErrNotLeader})
 		return
 	}
@@ -34,6 +34,16 @@ func (m *machine) onStop(now time.Time, c evStop) {
 	default:
 		m.beginDrain(false, "", nil)
 	}
+}
+
+// onSetMetadata takes the metadata the node publishes from now on; a
+// leader renews at once, so that the others see it without a new epoch.
+func (m *machine) onSetMetadata(now time.Time, e evSetMetadata) {
+	m.cfg.Metadata = e.metadata
+	if t := m.own.t; t != nil && !t.ended && m.leading(now) {
+		t.renewDue = now
+	}
+	m.emit(actReply{token: e.token})
 }
 
 // onControl answers a step-down request that arrived over NATS.

@@ -59,6 +59,15 @@ type evStepDown struct {
 	to    string
 	async bool
 	token uint64
+	// epoch, when set, is the tenure to end: a later one is left alone
+	// (a failed OnBecomeLeader under LeaderHookErrorStepsDown).
+	epoch int64
+}
+
+// evSetMetadata is Node.SetMetadata: publish metadata from now on.
+type evSetMetadata struct {
+	metadata map[string]string
+	token    uint64
 }
 
 // evValidate is Node.ValidateLeadership: prove the tenure with a renewal.
@@ -114,6 +123,7 @@ func (evLoseDone) machineEvent()      {}
 func (evStepDown) machineEvent()      {}
 func (evStop) machineEvent()          {}
 func (evValidate) machineEvent()      {}
+func (evSetMetadata) machineEvent()   {}
 func (evControl) machineEvent()       {}
 func (evBucketCreated) machineEvent() {}
 func (evResult) machineEvent()        {}

@@ -40,7 +40,7 @@ func (m *machine) needsFloor() bool {
 		return false
 	case !c.valid:
 		return true
-	case m.own.blind != 0 && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.blind:
+	case m.own.blind != 0 && m.mine(c.lease) && c.lease.Epoch == m.own.blind:
 		return true // its record that landed blind, not yet covered (rule 35)
 	case c.lease.Epoch < m.lv.maxEpoch:
 		// A held or released record below an epoch this node has seen
@@ -103,6 +103,7 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 		return time.Time{}, true
 	}
 	expiry := m.holdUntil()
+	m.sayColdStart(now, expiry)
 	if !expiry.IsZero() && !now.Before(expiry) {
 		if !m.conn.connected {
 			return now.Add(m.cfg.RenewInterval), false // not seeing renewals is not expiry
@@ -115,6 +116,19 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 		return earliest(expiry, probeAt), false
 	}
 	return m.stepCampaign(now, expiry, probeAt)
+}
+
+// sayColdStart logs, once, that a campaigning node waits out a new
+// bucket's cold start: an operator sees a first election that takes a
+// LeaseTTL, and needs to know it is the design (rule 16), not a fault.
+func (m *machine) sayColdStart(now, until time.Time) {
+	c := m.lv.cur
+	if !m.campaign || m.tim.coldSaid || c.present || m.lv.observations != 0 || m.lv.revFloor != 0 || !now.Before(until) {
+		return
+	}
+	m.tim.coldSaid = true
+	m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
+		"wait", until.Sub(now).Round(time.Millisecond), "lease_ttl", m.takeoverWait(), "bucket_age", m.bucket.ageAtOpen.Round(time.Millisecond))
 }
 
 // readBack reads the key's history for a release seen first (rule 27), or
@@ -194,7 +208,7 @@ func (m *machine) giveBackStale(now time.Time) {
 // that has already ended here.
 func (m *machine) ownStaleLease() bool {
 	c := m.lv.cur
-	return m.own.lastEpoch > 0 && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == m.own.lastEpoch
+	return m.own.lastEpoch > 0 && c.valid && m.mine(c.lease) && c.lease.Epoch == m.own.lastEpoch
 }
 
 // campaignGate returns the end of a cooldown or of a handover window left

@@ -47,6 +47,7 @@ func runMachineCase(t *testing.T, c mCase) {
 		c.cfg(&cfg)
 	}
 	m := newMachine(cfg, true, c.bucket, 1)
+	m.instance = cfg.NodeID
 	if c.setup != nil {
 		c.setup(m)
 	}
@@ -203,7 +204,7 @@ func sentinelName(err error) string {
 		err  error
 	}{{"ErrLeaseExpired", ErrLeaseExpired}, {"ErrEpochMismatch", ErrEpochMismatch}, {"ErrNotLeader", ErrNotLeader},
 		{"ErrEpochExhausted", ErrEpochExhausted}, {"ErrStopped", ErrStopped}, {"ErrBucketDeleted", ErrBucketDeleted},
-		{"ErrPermissionDenied", ErrPermissionDenied}, {"ErrReleaseFailed", ErrReleaseFailed}} {
+		{"ErrPermissionDenied", ErrPermissionDenied}, {"ErrReleaseFailed", ErrReleaseFailed}, {"ErrDuplicateNodeID", ErrDuplicateNodeID}} {
 		if errors.Is(err, s.err) {
 			return s.name
 		}
@@ -216,14 +217,23 @@ func sentinelName(err error) string {
 
 // Entries of the lease key, for the tables.
 
+// A table's records name their writer's process by its node's name: the
+// machine under test runs as instance "a" of node "a" (rule 48).
 func held(rev uint64, node string, epoch int64, ttl time.Duration) evEntry {
 	return evEntry{kvEntry{rev: rev, value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
-		AcquiredAt: mBase, ExpiresAt: mBase})}}
+		AcquiredAt: mBase, ExpiresAt: mBase, Instance: node})}}
+}
+
+// heldElsewhere is node's record written by another process, which was
+// given the same NodeID (rule 48).
+func heldElsewhere(rev uint64, node string, epoch int64, ttl time.Duration) evEntry {
+	return evEntry{kvEntry{rev: rev, value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+		AcquiredAt: mBase, ExpiresAt: mBase, Instance: "other-process"})}}
 }
 
 func heldPri(rev uint64, node string, epoch int64, priority int) evEntry {
 	return evEntry{kvEntry{rev: rev, value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: 1000, Priority: priority,
-		AcquiredAt: mBase, ExpiresAt: mBase})}}
+		AcquiredAt: mBase, ExpiresAt: mBase, Instance: node})}}
 }
 
 func released(rev uint64, epoch int64, next string) evEntry {

@@ -185,7 +185,14 @@ func (m *machine) ownRecord(ent kvEntry, epoch int64) bool {
 		return false
 	}
 	l, err := decodeLease(ent.value, ent.rev)
-	return err == nil && l.NodeID == m.cfg.NodeID && l.Epoch == epoch
+	return err == nil && m.mine(l) && l.Epoch == epoch
+}
+
+// mine says l is a held record this process wrote: its NodeID and its
+// instance. Another process given the same NodeID writes another
+// instance, and its record is never taken for this one's (rule 48).
+func (m *machine) mine(l Lease) bool {
+	return l.NodeID == m.cfg.NodeID && l.Instance == m.instance
 }
 
 // leaseGoneUnder asks the bucket's identity after a conflict whose read

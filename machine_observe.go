@@ -30,18 +30,44 @@ func (m *machine) observeNew(now time.Time, ent kvEntry) {
 		if m.tim.waiting && rev > m.tim.waitAbove {
 			m.tim.waiting = false
 		}
+		if m.sameNodeIDElsewhere(now) {
+			return
+		}
 	}
 	if m.pendingLanded(now, rev) {
 		return
 	}
 	c := m.lv.cur
 	if t := m.own.t; t != nil && rev > t.rev {
-		if c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == t.epoch {
+		if c.valid && m.mine(c.lease) && c.lease.Epoch == t.epoch {
 			t.rev = rev // our own write that we did not hear back about
 			return
 		}
 		m.lose(now, fmt.Errorf("%w: revision %d is not ours", ErrEpochMismatch, rev))
 	}
+}
+
+// sameNodeIDElsewhere stops the node when another live process holds the
+// lease under this node's NodeID (rule 48). A record naming this NodeID
+// with another instance, seen first, may be a crashed predecessor's (a
+// restart under the same name), and is waited out like any held record.
+// A dead process has at most one write in flight (one request out at a
+// time), so two more such revisions seen after the first entry are
+// written by a process that runs.
+func (m *machine) sameNodeIDElsewhere(now time.Time) bool {
+	c := m.lv.cur
+	if !c.valid || c.lease.NodeID != m.cfg.NodeID || m.mine(c.lease) || m.lv.observations <= 1 {
+		return false
+	}
+	m.foreignSelf++
+	if m.foreignSelf < 2 {
+		return false
+	}
+	m.logf(slog.LevelError, "another process runs with this NodeID and holds the lease; stopping",
+		"node_id", m.cfg.NodeID, "other_instance", c.lease.Instance, "instance", m.instance, "epoch", c.lease.Epoch)
+	m.fail(now, fmt.Errorf("%w: %q holds the lease from another process (instance %s; this is %s)",
+		ErrDuplicateNodeID, m.cfg.NodeID, c.lease.Instance, m.instance))
+	return true
 }
 
 // pendingLanded settles an acquire whose outcome was unknown, once a
@@ -53,7 +79,7 @@ func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
 		return false
 	}
 	m.own.pending = nil
-	if m.own.t == nil && c.valid && c.lease.NodeID == m.cfg.NodeID && c.lease.Epoch == p.epoch {
+	if m.own.t == nil && c.valid && m.mine(c.lease) && c.lease.Epoch == p.epoch {
 		m.landed(now, p, rev)
 		return true
 	}

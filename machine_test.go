@@ -454,6 +454,7 @@ func TestMachineLongestTTL(t *testing.T) {
 	for _, bug := range []bool{false, true} {
 		cfg := machineTestConfig("a")
 		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: 5}, 1)
+		m.instance = cfg.NodeID
 		m.knobs.shortTTLForNonRecords = bug
 		m.handle(mBase, held(5, "b", 3, 3*time.Second))
 		m.handle(mBase, evSynced{})
@@ -803,6 +804,23 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				{1001, released(2, 1, ""), []string{"arm -"}},           // kept
 				{1002, incarnation(false, 4), []string{"history", "arm -"}},
 				{1003, hist(held(1, "b", 1, time.Second), released(2, 1, "")), []string{"leader b", "write acquire rev=2 epoch=2", "leader -", "arm -"}},
+			}},
+		{name: "rule 48 (§5.5): a record naming this node at its epoch, written by another process with its NodeID, is not adopted",
+			// On main it was taken for this node's own late write: the
+			// revision adopted, the tenure kept beside the other process.
+			bucket: oldEmptyBucket,
+			steps: withPrefix(leadPrefix,
+				mStep{10, heldElsewhere(2, "a", 1, time.Second), []string{"lose 1 ErrEpochMismatch", "arm +500ms"}},
+			)},
+		{name: "rule 48: another process's record under this NodeID, seen first, is waited out; two more of its revisions stop the node with ErrDuplicateNodeID",
+			steps: []mStep{
+				// Seen first: perhaps a crashed predecessor's, restarted
+				// under the same name. A dead process lands at most one
+				// write after it died.
+				{0, heldElsewhere(5, "a", 3, time.Second), []string{"leader a", "arm -"}},
+				{0, evSynced{}, []string{"arm +500ms"}},
+				{250, heldElsewhere(6, "a", 3, time.Second), []string{"arm +500ms"}},
+				{500, heldElsewhere(7, "a", 3, time.Second), []string{"fail ErrDuplicateNodeID", "finished"}},
 			}},
 		{name: "rule 36 (gap B): an entry dropped with its watch still teaches its epoch",
 			steps: withPrefix(followB,

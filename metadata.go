@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -43,6 +44,37 @@ func validateMetadataKey(k string) error {
 	return nil
 }
 
+// SetMetadata replaces what this node publishes as its metadata (etcd's
+// Proclaim): the leader writes it with a renewal made at once, without a
+// new election or a new epoch, and followers, observers and LeaderInfo see
+// it when that renewal lands; a follower publishes it when it next leads.
+// md follows Config.Metadata's rules (an error wraps ErrInvalidConfig);
+// nil or empty publishes none. It returns once the node has taken it,
+// ErrNotStarted or ErrStopped when it cannot. Config keeps the metadata
+// NewNode was given.
+func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
+	if err := validateMetadata(md); err != nil {
+		return fmt.Errorf("set metadata: %w", err)
+	}
+	md = maps.Clone(md)
+	reply := make(chan error, 1)
+	if _, err := n.send(ctx, command{kind: cmdSetMetadata, reply: reply, metadata: md}); err != nil {
+		return fmt.Errorf("set metadata: %w", err)
+	}
+	select {
+	case err := <-reply:
+		if err != nil {
+			return fmt.Errorf("set metadata: %w", err)
+		}
+	case <-ctx.Done():
+		return fmt.Errorf("set metadata: %w", ctx.Err())
+	}
+	n.view.mu.Lock()
+	n.view.metadata = md
+	n.view.mu.Unlock()
+	return nil
+}
+
 // LeaderInfo is what a node knows of the current leader.
 type LeaderInfo struct {
 	NodeID string // the leader
@@ -67,7 +99,7 @@ func (n *Node) LeaderInfo() (LeaderInfo, bool) {
 	case v.leader == "":
 		return LeaderInfo{}, false
 	case v.leader == n.cfg.NodeID:
-		info := LeaderInfo{NodeID: v.leader, Epoch: v.epoch, Metadata: maps.Clone(n.cfg.Metadata)}
+		info := LeaderInfo{NodeID: v.leader, Epoch: v.epoch, Metadata: maps.Clone(v.metadata)}
 		if v.hasRec && v.lease.NodeID == v.leader && v.lease.Epoch == v.epoch {
 			info.Since = v.lease.AcquiredAt
 		}

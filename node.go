@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -22,6 +24,7 @@ type Node struct {
 	campaign bool
 	log      *slog.Logger
 	view     *view
+	instance string // this process's name in its lease records (rule 48)
 
 	// mu guards the fields below. It is never held across I/O or while
 	// waiting: Start, Stop and the getters take it only to read or set them.
@@ -43,7 +46,9 @@ type Node struct {
 }
 
 // NewNode validates cfg and returns a Node that campaigns for leadership
-// once started. hooks may be nil.
+// once started. hooks may be nil (no hooks), but not a nil pointer of a
+// concrete type (a typed nil), whose methods would panic: that, like every
+// problem of cfg, is an error wrapping ErrInvalidConfig.
 func NewNode(cfg Config, hooks Hooks) (*Node, error) {
 	return newNode(cfg, hooks, true)
 }
@@ -58,7 +63,7 @@ func NewObserver(cfg Config, hooks Hooks) (*Node, error) {
 
 func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := errors.Join(cfg.validate(), checkHooks(hooks)); err != nil {
 		return nil, err
 	}
 	cfg.Metadata = maps.Clone(cfg.Metadata) // the caller's map may change; ours is read by renewals
@@ -67,6 +72,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	}
 	events := &eventFeed{}
 	v := newView()
+	v.metadata = cfg.Metadata
 	if cfg.ReadinessCheck != nil {
 		v.ready = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
 	}
@@ -77,6 +83,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 		campaign: campaign,
 		log:      cfg.Logger.With("cluster", cfg.ClusterID, "node", cfg.NodeID),
 		view:     v,
+		instance: nuid.Next(),
 		done:     make(chan struct{}),
 	}
 	events.node = n

@@ -429,7 +429,7 @@ func TestSafety10StartHoldsNoLockAcrossIO(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(nc.Close)
-		cfg := stableConfig(uniqueClusterID(t), "a", srv.URL())
+		cfg := stableConfig(uniqueClusterID(t), "a")
 		cfg.Conn = nc
 		n, err := NewNode(cfg, nil)
 		if err != nil {

@@ -286,7 +286,7 @@ func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstrea
 		checked := false // the message carries its key's check
 		if i < len(b.writes) {
 			w := b.writes[i]
-			msg.Subject, msg.Data = b.subjects[i], w.Value
+			msg.Subject, msg.Data = st.api.publishSubject(b.subjects[i]), w.Value
 			if w.Delete {
 				h[kvOperationHeader] = delVal
 			}
@@ -294,7 +294,7 @@ func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstrea
 				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(b.expect[i], 10)}
 			}
 		} else {
-			msg.Subject = b.fence
+			msg.Subject = st.api.publishSubject(b.fence)
 			h[kvOperationHeader] = delVal
 		}
 		if !checked && !leaseCarried {

@@ -227,7 +227,7 @@ func streamMsgGet(ctx context.Context, st *store, req msgGetRequest, timeout tim
 	if err != nil {
 		return nil, err
 	}
-	reply, err := st.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), body)
+	reply, err := st.nc.RequestWithContext(ctx, st.api.prefix()+"STREAM.MSG.GET."+kvStream(st.bucket), body)
 	if err != nil {
 		return nil, st.explain(err)
 	}

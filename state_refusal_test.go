@@ -45,7 +45,7 @@ func storeBehind(t *testing.T, clusterID string) *store {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	st, err := openStore(ctx(t), nc, bucketName(clusterID), 1, time.Second)
+	st, err := openStore(ctx(t), nc, jsAPI{}, clusterID, BucketOptions{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 type store struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
+	api    jsAPI // the JetStream API js uses: subjects of raw requests and publishes
 	kv     jetstream.KeyValue
 	bucket string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
@@ -35,49 +36,25 @@ type store struct {
 	ageAtOpen time.Duration
 }
 
-// openStore binds to the bucket, creating it when absent. An existing
-// bucket is used as it is.
-func openStore(ctx context.Context, nc *nats.Conn, bucket string, replicas int, lookupTimeout time.Duration) (*store, error) {
-	js, err := jetstream.New(nc)
+// openStore binds to the bucket, creating it when absent with opts
+// (ensureBucket). An existing bucket is used as it is.
+func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, opts BucketOptions, lookupTimeout time.Duration) (*store, error) {
+	js, err := api.open(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, bucket: bucket, lookupTimeout: lookupTimeout}
-	kv, err := js.KeyValue(ctx, bucket)
+	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), lookupTimeout: lookupTimeout}
+	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
 		// JetStream, or one still starting. The account info tells.
 		if _, aerr := js.AccountInfo(ctx); errors.Is(aerr, jetstream.ErrJetStreamNotEnabled) || errors.Is(aerr, jetstream.ErrJetStreamNotEnabledForAccount) {
-			err = aerr
-		}
-	}
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      bucket,
-			Description: "go-cluster leader election",
-			// Past lease records carry the epoch floor: a node that finds
-			// garbage, or missed records while its watch was down, reads
-			// them before taking over (see historyFloor).
-			History:  leaseHistory,
-			Replicas: replicas,
-			// Lets the cooldown key carry a per-key TTL.
-			LimitMarkerTTL: time.Second,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another node created it first with other settings: use it.
-			kv, err = js.KeyValue(ctx, bucket)
+			err = fmt.Errorf("open bucket %q: %w", s.bucket, aerr)
 		}
 	}
 	if err != nil {
 		// Not explain: at start a missing bucket was never there to be deleted.
-		return nil, s.explainPermission(explainJetStream(fmt.Errorf("open bucket %q: %w", bucket, err)))
-	}
-	status, err := kv.Status(ctx)
-	if err != nil {
-		return nil, s.explainPermission(fmt.Errorf("bucket %q status: %w", bucket, err))
-	}
-	if err := checkBucket(status); err != nil {
-		return nil, err
+		return nil, s.explainPermission(explainJetStream(err))
 	}
 	s.kv = kv
 	s.created = streamCreated(status)
@@ -128,10 +105,6 @@ func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64
 	s.created = created
 	return true, lastSeq, nil
 }
-
-// leaseHistory is how many revisions of each key a bucket this library
-// creates keeps.
-const leaseHistory = 8
 
 // minValueSize is the smallest MaxValueSize a bucket may have: a lease
 // record is about 150 bytes, MaxLeaseSize at most.
@@ -259,7 +232,8 @@ func (s *store) explainPermission(err error) error {
 		return err
 	}
 	msg := last.Error()
-	if strings.Contains(msg, "$JS.API.CONSUMER.DELETE.") {
+	api := s.api.prefix()
+	if strings.Contains(msg, api+"CONSUMER.DELETE.") {
 		return err // deleting a dropped watch's consumer is best effort: the server removes it when idle
 	}
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
@@ -268,7 +242,7 @@ func (s *store) explainPermission(err error) error {
 	if isMemberViolation(msg, s.bucket) {
 		return err // the member record is best effort (members.go)
 	}
-	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"$JS.API.INFO"`) {
+	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"`+api+`INFO"`) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err

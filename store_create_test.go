@@ -20,7 +20,7 @@ func TestStoreCreateRefusesAMarker(t *testing.T) {
 	if err := kv.Delete(ctx(t), leaseKey); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(ctx(t), srv.Connect(t), bucketName(id), 1, time.Second)
+	st, err := openStore(ctx(t), srv.Connect(t), jsAPI{}, id, BucketOptions{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,9 @@ type view struct {
 	hasRec  bool
 	changed chan struct{} // closed and replaced whenever leader changes
 	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
+	// metadata is this node's own, as Config.Metadata or SetMetadata last
+	// set it: what it publishes while it leads.
+	metadata map[string]string
 
 	// The current tenure, nil when not leading. deadline is on this
 	// process's monotonic clock; the tenure ends when it passes even if the

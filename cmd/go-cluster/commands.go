@@ -32,6 +32,7 @@ func commands() []command {
 		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
 		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
 		{"health", "[--settle D] [NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
+		{"init", "[--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b]", "create the cluster's bucket ahead of time with the library's settings: the first election is then immediate", 0, &initCmd{}},
 		{"state get", "KEY", "print the value of a state key (--json: with its revision, the writer's epoch, the time written)", 1, &stateGetCmd{}},
 		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
 		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},
@@ -92,12 +93,15 @@ func usage(w io.Writer) {
 // connectionHelp says where the connection settings come from.
 const connectionHelp = `
 Connection: each setting comes from the first of
-  1. the flags (--server, --user, --password, --creds, --nkey, --tlscert, --tlskey, --tlsca),
-  2. the environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA),
+  1. the flags (--server, --user, --password, --creds, --nkey, --tlscert, --tlskey, --tlsca, --js-domain),
+  2. the environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA,
+     GO_CLUSTER_JS_DOMAIN),
   3. the nats CLI context: --context NAME, else $NATS_CONTEXT, else the one chosen
      with 'nats context select' ($XDG_CONFIG_HOME/nats/context/NAME.json, else ~/.config/nats/...),
 and the server defaults to ` + defaultServer + `. Credentials (user and password, creds,
-nkey) come together from one of them, as do --tlscert and --tlskey.
+nkey) come together from one of them, as do --tlscert and --tlskey. Behind a
+leaf node, --js-domain names the JetStream domain of the cluster's bucket (the
+hub's); a context's JetStream domain or API prefix counts too.
 `
 
 // exitHelp documents the exit status.

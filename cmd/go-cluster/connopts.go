@@ -48,20 +48,25 @@ const (
 	envNATSCA       = "NATS_CA"
 )
 
+// envJSDomain is go-cluster's own variable for --js-domain.
+const envJSDomain = "GO_CLUSTER_JS_DOMAIN"
+
 // flagSource is the connection flags as a source.
 func flagSource(f connFlags) connSource {
 	return connSource{
 		name: "flags", server: f.server, user: f.user, password: f.password,
-		creds: f.creds, nkey: f.nkey, tlsCert: f.tlsCert, tlsKey: f.tlsKey, tlsCA: f.tlsCA,
+		creds: f.creds, nkey: f.nkey, tlsCert: f.tlsCert, tlsKey: f.tlsKey, tlsCA: f.tlsCA, jsDomain: f.jsDomain,
 	}
 }
 
-// envSource is the nats CLI's environment variables as a source.
+// envSource is the environment variables as a source: the nats CLI's,
+// and GO_CLUSTER_JS_DOMAIN.
 func envSource(getenv func(string) string) connSource {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	return connSource{
 		name: "environment", server: get(envNATSURL), user: get(envNATSUser), password: getenv(envNATSPassword),
 		creds: get(envNATSCreds), nkey: get(envNATSNKey), tlsCert: get(envNATSCert), tlsKey: get(envNATSKey), tlsCA: get(envNATSCA),
+		jsDomain: get(envJSDomain),
 	}
 }
 

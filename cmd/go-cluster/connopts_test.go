@@ -74,6 +74,15 @@ func TestResolveConnPrecedence(t *testing.T) {
 		t.Errorf("flags over everything: %+v", s)
 	}
 
+	// The JetStream domain: --js-domain, else GO_CLUSTER_JS_DOMAIN, else
+	// the context's.
+	if s, err = resolveConn(connFlags{}, with(map[string]string{envJSDomain: "env-hub"})); err != nil || s.jsDomain != "env-hub" {
+		t.Errorf("%s over the context: %q, %v", envJSDomain, s.jsDomain, err)
+	}
+	if s, err = resolveConn(connFlags{jsDomain: "flag-hub"}, with(map[string]string{envJSDomain: "env-hub"})); err != nil || s.jsDomain != "flag-hub" {
+		t.Errorf("--js-domain over everything: %q, %v", s.jsDomain, err)
+	}
+
 	// --context beats NATS_CONTEXT, which beats the selection.
 	s, err = resolveConn(connFlags{context: "other"}, with(map[string]string{envNATSContext: "prod"}))
 	if err != nil || s.server != "nats://other:4222" || s.auth.creds != "/o.creds" || s.context != "other" {

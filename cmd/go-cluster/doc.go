@@ -1,7 +1,7 @@
 // Command go-cluster is the operator's tool for go-cluster clusters: it
 // shows who leads and since when, streams leadership changes, asks the
-// leader to step down, queries the nodes' health, and reads the cluster's
-// fenced state.
+// leader to step down, queries the nodes' health, reads the cluster's
+// fenced state, and creates its bucket ahead of time.
 //
 // Install it with
 //
@@ -16,6 +16,8 @@
 //	                                       ask the leader to step down, optionally in favour of NODE
 //	go-cluster [flags] health [--settle D] [NODE]
 //	                                       health of one node, or of every node
+//	go-cluster [flags] init [--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b]
+//	                                       create the cluster's bucket ahead of time
 //	go-cluster [flags] state get KEY       the value of a state key
 //	go-cluster [flags] state ls [PREFIX]   the state keys, sorted
 //	go-cluster [flags] state watch [--count N] [PREFIX]
@@ -32,13 +34,14 @@
 //	--nkey FILE         NKey seed file
 //	--tlscert FILE      TLS client certificate, with --tlskey FILE
 //	--tlsca FILE        CA certificates to trust
+//	--js-domain DOMAIN  JetStream domain of the bucket, through a leaf node
 //	--cluster ID        the cluster's ID (required)
 //	--timeout D         how long to wait for NATS and for replies (default 2s)
 //	--json              print JSON instead of text
 //
 // Each connection setting comes from the first of: the flags; the
 // environment (NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_NKEY,
-// NATS_CERT, NATS_KEY, NATS_CA); the nats CLI context named by --context,
+// NATS_CERT, NATS_KEY, NATS_CA, GO_CLUSTER_JS_DOMAIN); the nats CLI context named by --context,
 // else by NATS_CONTEXT, else selected with `nats context select` (read from
 // $XDG_CONFIG_HOME/nats, else ~/.config/nats). The server defaults to
 // nats://127.0.0.1:4222. The credentials come as a whole from one of them,
@@ -97,8 +100,22 @@
 // watch prints the current values, then each write and deletion as it is
 // stored, one line each ("put" or "deleted"; with --json one object per
 // line, without epoch). Keys and prefixes are checked with
-// cluster.ValidateStateKey. The state commands do not support a context's
-// JetStream domain or API prefix.
+// cluster.ValidateStateKey.
+//
+// init creates the cluster's bucket ahead of time with the settings a node
+// would create it with (cluster.CreateBucket) and --replicas, --storage
+// (file or memory), --placement-cluster and --placement-tags. An existing
+// bucket is accepted ("exists and is usable", with a note for each given
+// flag it differs from); one the election cannot use is an error. A node
+// waits LeaseTTL less the age of a bucket in which nothing was ever
+// written, so a bucket created more than LeaseTTL before the first node
+// starts makes the first election immediate.
+//
+// Behind a leaf node, --js-domain (or GO_CLUSTER_JS_DOMAIN, or a
+// context's JetStream domain or API prefix) names the JetStream domain of
+// the cluster's bucket, the hub's: every command reads and writes there,
+// and the state commands' observer is given it as
+// cluster.Config.JetStreamDomain.
 //
 // Exit status: 0 on success; 1 when NATS cannot be reached, the cluster
 // does not exist, nobody answers, a request is refused or a context cannot

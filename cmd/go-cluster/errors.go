@@ -33,9 +33,6 @@ var (
 	errNotReady = errors.New("successor not ready")
 	// errNoKey: state get found no value under the key.
 	errNoKey = errors.New("key not found")
-	// errUnsupported: the command cannot do what the connection settings
-	// ask (the state commands and a JetStream domain).
-	errUnsupported = errors.New("not supported")
 )
 
 // Exit codes, documented in the help text and the README.

@@ -38,6 +38,7 @@ type connFlags struct {
 	tlsCert  string
 	tlsKey   string
 	tlsCA    string
+	jsDomain string // the JetStream domain of the bucket
 }
 
 // defaultOptions are the options before any flag.
@@ -60,6 +61,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tlsCert, "tlscert", c.tlsCert, "TLS client certificate `FILE` ($"+envNATSCert+")")
 	fs.StringVar(&c.tlsKey, "tlskey", c.tlsKey, "TLS client key `FILE` ($"+envNATSKey+")")
 	fs.StringVar(&c.tlsCA, "tlsca", c.tlsCA, "TLS CA certificates `FILE` to trust ($"+envNATSCA+")")
+	fs.StringVar(&c.jsDomain, "js-domain", c.jsDomain, "JetStream `DOMAIN` of the cluster's bucket, through a leaf node ($"+envJSDomain+", else the context's)")
 	fs.StringVar(&o.cluster, "cluster", o.cluster, "the cluster's `ID` (required)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
@@ -86,7 +88,7 @@ func checkGiven(fss ...*flag.FlagSet) error {
 	for _, fs := range fss {
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
-			case "server", "s", "context", "user", "creds", "nkey", "tlscert", "tlskey", "tlsca":
+			case "server", "s", "context", "user", "creds", "nkey", "tlscert", "tlskey", "tlsca", "js-domain":
 				name := f.Name
 				if name == "s" {
 					name = "server"

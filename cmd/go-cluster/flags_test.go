@@ -112,7 +112,7 @@ func TestParseErrors(t *testing.T) {
 
 func TestExitCode(t *testing.T) {
 	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 ||
-		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 || exitCode(fmt.Errorf("x: %w", errNoKey)) != 5 || exitCode(errUnsupported) != 1 {
+		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 || exitCode(fmt.Errorf("x: %w", errNoKey)) != 5 {
 		t.Error("exit codes")
 	}
 }

@@ -75,7 +75,7 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) result {
 func cliEnv(t *testing.T, env []string) []string {
 	out := []string{"XDG_CONFIG_HOME=" + t.TempDir()}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "NATS_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+		if !strings.HasPrefix(kv, "NATS_") && !strings.HasPrefix(kv, "GO_CLUSTER_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			out = append(out, kv)
 		}
 	}

@@ -32,17 +32,12 @@ type stateReader struct {
 // observer's Start would create it), and starts an observer on the
 // connection. The caller closes the reader.
 func (e *env) openState(ctx context.Context) (*stateReader, error) {
-	if e.conn.jsDomain != "" || e.conn.jsAPI != "" {
-		// The library's Node reaches JetStream without a domain or prefix:
-		// it would look for (and create) the bucket elsewhere.
-		return nil, fmt.Errorf("%w: the state commands cannot use a JetStream domain or API prefix (the context sets %s)",
-			errUnsupported, strings.TrimSpace(e.conn.jsDomain+" "+e.conn.jsAPI))
-	}
 	nc, kv, err := e.dialBucket(ctx)
 	if err != nil {
 		return nil, err
 	}
 	cfg := observerConfig(e.opts.cluster, nc, e.opts.timeout)
+	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = e.conn.jsDomain, e.conn.jsAPI
 	// The node's warnings go where the CLI's errors go; its news does not.
 	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	node, err := cluster.NewObserver(cfg, nil)

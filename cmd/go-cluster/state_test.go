@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -207,19 +205,6 @@ func TestCLIState(t *testing.T) {
 			t.Error("the leader lost the lease while the CLI read the state")
 		}
 	})
-}
-
-// A context's JetStream domain is refused: the observer would look for
-// the bucket, and create it, outside the domain.
-func TestStateRefusesJetStreamDomain(t *testing.T) {
-	config := t.TempDir()
-	writeContext(t, config, "hub", `{"url":"nats://127.0.0.1:1","jetstream_domain":"hub"}`, true)
-	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"--cluster", "x", "state", "ls"}, io.Discard, &stderr,
-		getenvOf(map[string]string{"XDG_CONFIG_HOME": config}))
-	if code != exitFailure || !bytes.Contains(stderr.Bytes(), []byte("not supported: the state commands cannot use a JetStream domain or API prefix (the context sets hub)")) {
-		t.Errorf("exit %d, %q", code, stderr.String())
-	}
 }
 
 // state ls on a cluster whose leader has written no state says so, on

@@ -34,17 +34,11 @@ func (r *run) outOfBandDue() bool {
 // bucket is the name of the cluster's KV bucket.
 func (r *run) bucket() string { return cluster.BucketName(r.opts.ClusterID) }
 
-// bucketConfig is the bucket as the nodes create it (store.go, openStore),
+// bucketConfig is the bucket as the nodes create it (cluster.BucketConfig),
 // with the replicas the members ask for: a recreated bucket must be one the
 // nodes would have made themselves.
 func (r *run) bucketConfig() jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket:         r.bucket(),
-		Description:    "go-cluster leader election",
-		History:        8, // leaseHistory in store.go
-		Replicas:       3,
-		LimitMarkerTTL: time.Second,
-	}
+	return cluster.BucketConfig(r.opts.ClusterID, cluster.BucketOptions{Replicas: 3})
 }
 
 // describeLease says what the lease key holds now, for the log.

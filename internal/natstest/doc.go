@@ -12,7 +12,8 @@
 // members passes through a proxy (an internal/faultproxy one), so that a
 // test can cut or blackhole the routes between two servers and heal them:
 // cut a stream leader off from its replicas, not only a client from a
-// server.
+// server. [RunHub] and [RunLeaf] make a hub with a JetStream domain and a
+// leaf node connected to it, the topology of a node behind a leaf.
 //
 // It also provides [WaitFor], to poll for a condition instead of sleeping, and
 // [CheckLeaks], a goroutine-leak check to call first in a test.

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// init, built and run as a process, creates the bucket a node would
+// create, accepts it again, refuses one the election cannot use, and makes
+// the first election immediate once the bucket is older than LeaseTTL.
+func TestCLIInit(t *testing.T) {
+	natstest.CheckLeaks(t)
+	bin := buildCLI(t)
+	srv := natstest.RunServer(t)
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli := func(args ...string) result {
+		t.Helper()
+		return runCLI(t, bin, nil, append([]string{"-s", srv.URL()}, args...)...)
+	}
+
+	r := cli("init", "--cluster", "pre")
+	if r.code != 0 || r.stdout != "created bucket cluster-pre: 1 replicas, file storage, history 8\n" {
+		t.Fatalf("init: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	created := time.Now()
+	r = cli("init", "--cluster", "pre", "--replicas", "3", "--json")
+	var rep initReport
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+		t.Fatalf("init again: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") {
+		t.Errorf("init of an existing bucket: %+v", rep)
+	}
+
+	t.Run("the node's settings", func(t *testing.T) {
+		// A node creates its bucket with the same configuration as init.
+		startMember(t, srv, "bynode", "n")
+		r := cli("init", "--cluster", "byinit", "--storage", "memory")
+		if r.code != 0 {
+			t.Fatalf("init: exit %d, %q", r.code, r.stderr)
+		}
+		node, initd := streamConfig(ctx, t, js, "bynode"), streamConfig(ctx, t, js, "byinit")
+		if initd.Storage != jetstream.MemoryStorage {
+			t.Errorf("init --storage memory made %v", initd.Storage)
+		}
+		initd.Storage = node.Storage
+		if !reflect.DeepEqual(node, initd) {
+			t.Errorf("the node's bucket %+v\ninit's bucket %+v", node, initd)
+		}
+	})
+
+	t.Run("refusals", func(t *testing.T) {
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cluster.BucketName("aging"), TTL: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		r := cli("init", "--cluster", "aging")
+		if r.code != 1 || !strings.Contains(r.stderr, "settings the election cannot use") || !strings.Contains(r.stderr, "TTL") {
+			t.Errorf("init over a bucket with a TTL: exit %d, %q", r.code, r.stderr)
+		}
+		for _, args := range [][]string{
+			{"--storage", "disk"}, {"--replicas", "6"}, {"--placement-tags", "a,,b"},
+		} {
+			if r := cli(append([]string{"init", "--cluster", "bad"}, args...)...); r.code != 2 {
+				t.Errorf("init %v: exit %d, %q", args, r.code, r.stderr)
+			}
+		}
+	})
+
+	t.Run("the first election is immediate", func(t *testing.T) {
+		// With LeaseTTL 5s a node on a brand-new bucket waits 5s before
+		// it may lead (design rule 16). Once the bucket init made is older
+		// than that, a node leads at once, while one started beside it on
+		// a bucket created now still waits.
+		const ttl = 5 * time.Second
+		natstest.WaitFor(t, 3*ttl, func() bool { return bucketAge(ctx, t, js, "pre") > ttl }, "the bucket never got older than %v", ttl)
+		if r := cli("init", "--cluster", "cold"); r.code != 0 {
+			t.Fatalf("init cold: exit %d, %q", r.code, r.stderr)
+		}
+		long := func(c *cluster.Config) { c.LeaseTTL, c.RenewInterval = ttl, time.Second }
+		start := time.Now()
+		cold := startMember(t, srv, "cold", "c", long)
+		pre := startMember(t, srv, "pre", "p", long)
+		natstest.WaitFor(t, ttl-time.Second, pre.node.IsLeader, "the node on the bucket made %v before did not lead within %v", time.Since(created).Round(time.Second), ttl-time.Second)
+		if cold.node.IsLeader() {
+			t.Errorf("the node on a new bucket led %v after its start, before its LeaseTTL %v", time.Since(start), ttl)
+		}
+		if e := pre.node.Epoch(); e != 1 {
+			t.Errorf("first leader's epoch %d, want 1", e)
+		}
+	})
+}
+
+// streamConfig is the configuration of the bucket of cluster id, without
+// what names it.
+func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) jetstream.StreamConfig {
+	t.Helper()
+	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.Name, cfg.Subjects = "", nil
+	return cfg
+}
+
+// bucketAge is how old the bucket of cluster id is on the server's clock.
+func bucketAge(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Duration {
+	t.Helper()
+	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := s.CachedInfo()
+	return info.TimeStamp.Sub(info.Created)
+}

@@ -1,0 +1,196 @@
+package main
+
+// init: create the cluster's bucket ahead of time, with exactly the
+// settings a node would create it with (cluster.CreateBucket), so that the
+// first election is immediate once the bucket is older than LeaseTTL.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// initCmd creates the cluster's bucket. Its flags are "" or 0 when not
+// given: only given ones are compared with an existing bucket.
+type initCmd struct {
+	replicas         int
+	storage          string
+	placementCluster string
+	placementTags    string
+}
+
+func (c *initCmd) define(fs *flag.FlagSet) {
+	fs.IntVar(&c.replicas, "replicas", 0, "`N` replicas of the bucket, 1 to 5 (default 1; 3 on a JetStream cluster)")
+	fs.StringVar(&c.storage, "storage", "", "`KIND` of storage: file or memory (default file)")
+	fs.StringVar(&c.placementCluster, "placement-cluster", "", "place the bucket in the JetStream cluster `NAME`")
+	fs.StringVar(&c.placementTags, "placement-tags", "", "place the bucket on servers with every one of `TAGS`, comma-separated")
+}
+
+// options are the bucket options the flags ask for.
+func (c *initCmd) options() (cluster.BucketOptions, error) {
+	var o cluster.BucketOptions
+	switch {
+	case c.replicas == 0:
+	case c.replicas < 1 || c.replicas > 5:
+		return o, fmt.Errorf("%w: --replicas %d must be between 1 and 5", errUsage, c.replicas)
+	default:
+		o.Replicas = c.replicas
+	}
+	switch c.storage {
+	case "", "file":
+	case "memory":
+		o.Storage = jetstream.MemoryStorage
+	default:
+		return o, fmt.Errorf("%w: --storage %q must be file or memory", errUsage, c.storage)
+	}
+	var tags []string
+	if c.placementTags != "" {
+		for _, tag := range strings.Split(c.placementTags, ",") {
+			if tag = strings.TrimSpace(tag); tag == "" {
+				return o, fmt.Errorf("%w: --placement-tags %q has an empty tag", errUsage, c.placementTags)
+			}
+			tags = append(tags, tag)
+		}
+	}
+	if c.placementCluster != "" || tags != nil {
+		o.Placement = &jetstream.Placement{Cluster: c.placementCluster, Tags: tags}
+	}
+	return o, nil
+}
+
+// initReport is what init prints.
+type initReport struct {
+	Bucket    string               `json:"bucket"`
+	Created   bool                 `json:"created"` // false: it existed
+	Replicas  int                  `json:"replicas"`
+	Storage   string               `json:"storage"`
+	History   int64                `json:"history"`
+	Placement *jetstream.Placement `json:"placement,omitempty"`
+	Notes     []string             `json:"notes,omitempty"` // how an existing bucket differs from the flags
+}
+
+func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
+	opts, err := c.options()
+	if err != nil {
+		return err
+	}
+	done := e.waiting("creating the bucket of cluster " + e.opts.cluster)
+	defer done()
+	nc, err := e.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := e.jetStream(nc)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoJetStream, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	kv, created, err := cluster.CreateBucket(ctx, js, e.opts.cluster, opts)
+	if err != nil {
+		return explainInit(err, nc, e)
+	}
+	status, err := kv.Status(ctx)
+	if err != nil {
+		return explainInit(err, nc, e)
+	}
+	r := initReport{Bucket: status.Bucket(), Created: created, History: status.History()}
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		cfg := bs.StreamInfo().Config
+		r.Replicas, r.Storage, r.Placement = cfg.Replicas, storageName(cfg.Storage), cfg.Placement
+	}
+	if !created {
+		r.Notes = c.differences(r)
+	}
+	done()
+	if e.opts.json {
+		return writeJSON(e.stdout, r)
+	}
+	return renderInit(e, r)
+}
+
+// differences says how an existing bucket differs from what the given
+// flags ask for: it is used as it is all the same.
+func (c *initCmd) differences(r initReport) []string {
+	var notes []string
+	if c.replicas != 0 && c.replicas != r.Replicas {
+		notes = append(notes, fmt.Sprintf("it has %d replicas, not the %d asked for", r.Replicas, c.replicas))
+	}
+	if c.storage != "" && c.storage != r.Storage {
+		notes = append(notes, fmt.Sprintf("it is in %s storage, not %s", r.Storage, c.storage))
+	}
+	if c.placementCluster != "" || c.placementTags != "" {
+		var have string
+		if r.Placement != nil {
+			have = placementText(r.Placement)
+		}
+		opts, _ := c.options()
+		if want := placementText(opts.Placement); want != have {
+			notes = append(notes, fmt.Sprintf("it is placed %q, not %q", have, want))
+		}
+	}
+	return notes
+}
+
+// storageName is a storage type as --storage gives it.
+func storageName(st jetstream.StorageType) string {
+	if st == jetstream.MemoryStorage {
+		return "memory"
+	}
+	return "file"
+}
+
+// placementText is a placement as the flags would give it.
+func placementText(p *jetstream.Placement) string {
+	var parts []string
+	if p.Cluster != "" {
+		parts = append(parts, "cluster "+p.Cluster)
+	}
+	if len(p.Tags) > 0 {
+		parts = append(parts, "tags "+strings.Join(p.Tags, ","))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// renderInit prints the report as text.
+func renderInit(e *env, r initReport) error {
+	verb := "created bucket " + r.Bucket
+	if !r.Created {
+		verb = "bucket " + r.Bucket + " exists and is usable"
+	}
+	where := ""
+	if r.Placement != nil {
+		where = ", placed in " + placementText(r.Placement)
+	}
+	if _, err := fmt.Fprintf(e.stdout, "%s: %d replicas, %s storage, history %d%s\n", verb, r.Replicas, r.Storage, r.History, where); err != nil {
+		return err
+	}
+	for _, n := range r.Notes {
+		if _, err := fmt.Fprintf(e.stdout, "note: %s; an existing bucket is used as it is\n", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// explainInit turns an error of CreateBucket into one of the CLI's.
+func explainInit(err error, nc *nats.Conn, e *env) error {
+	switch {
+	case errors.Is(err, cluster.ErrBucketConfig):
+		return fmt.Errorf("the bucket exists with settings the election cannot use: %w", err)
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return fmt.Errorf("%w on %s: %v", errNoJetStream, nc.ConnectedUrlRedacted(), err)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%w: JetStream did not answer within %v creating the bucket: %v", errNoAnswer, e.opts.timeout, err)
+	default:
+		return fmt.Errorf("create the bucket: %w", err)
+	}
+}

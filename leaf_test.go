@@ -1,0 +1,149 @@
+package cluster
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// leafConfig is testConfig for a node connected to leaf that reaches the
+// bucket in the hub's domain.
+func leafConfig(id, name string, leaf *natstest.Server) Config {
+	c := stableConfig(id, name, leaf.URL())
+	c.JetStreamDomain = "hub"
+	return c
+}
+
+// Nodes connected to a leaf node elect in the bucket of the hub's domain,
+// and their fenced state goes there too: every request through the leaf
+// (which does not carry $JS.API.> or $KV.>) uses the domain.
+func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
+	natstest.CheckLeaks(t)
+	hub := natstest.RunHub(t, "hub")
+	leaf := natstest.RunLeaf(t, hub, "leaf")
+	rec, id := newRecorder(), uniqueClusterID(t)
+
+	a := startNode(t, leafConfig(id, "a", leaf), rec, nil)
+	b := startNode(t, leafConfig(id, "b", leaf), rec, nil)
+	l := waitOneLeader(t, []*Node{a, b}, 15*time.Second)
+	if l.Epoch() != 1 {
+		t.Errorf("leader epoch = %d, want 1", l.Epoch())
+	}
+
+	// The bucket is the hub's, not the leaf's own JetStream's.
+	hubJS, _ := jetstream.New(hub.Connect(t))
+	hkv, err := hubJS.KeyValue(ctx(t), bucketName(id))
+	if err != nil {
+		t.Fatalf("hub lookup of the bucket: %v", err)
+	}
+	if e, err := hkv.Get(ctx(t), leaseKey); err != nil {
+		t.Fatalf("hub read of the lease: %v", err)
+	} else if lease, err := decodeLease(e.Value(), e.Revision()); err != nil || lease.NodeID != l.NodeID() {
+		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.NodeID())
+	}
+	leafJS, _ := jetstream.New(leaf.Connect(t))
+	if _, err := leafJS.KeyValue(ctx(t), bucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("leaf-local lookup = %v, want ErrBucketNotFound", err)
+	}
+
+	// Fenced state: a Put (publish), a Get (stream message get request),
+	// and a Commit (batch publish) all through the leaf.
+	if _, err := l.State().Put(ctx(t), "cfg.a", []byte("1")); err != nil {
+		t.Fatalf("Put through the leaf: %v", err)
+	}
+	if err := l.State().EnableCommit(ctx(t)); err != nil {
+		t.Fatalf("EnableCommit through the leaf: %v", err)
+	}
+	if _, err := l.State().Commit(ctx(t), StateWrite{Key: "cfg.b", Value: []byte("2")}, StateWrite{Key: "cfg.c", Value: []byte("3"), Expect: ExpectAbsent()}); err != nil {
+		t.Fatalf("Commit through the leaf: %v", err)
+	}
+	other := a
+	if l == a {
+		other = b
+	}
+	for key, want := range map[string]string{"cfg.a": "1", "cfg.b": "2", "cfg.c": "3"} {
+		natstest.WaitFor(t, 5*time.Second, func() bool {
+			e, err := other.State().Get(ctx(t), key)
+			return err == nil && string(e.Value) == want
+		}, "follower's Get(%s) through the leaf", key)
+	}
+
+	// A hand-over through the leaf.
+	if err := l.StepDown(ctx(t)); err != nil {
+		t.Fatalf("StepDown: %v", err)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool { return other.IsLeader() && other.Epoch() == 2 }, "%s did not take over", other.NodeID())
+	rec.check(t)
+}
+
+// The hub's stream advisories reach a node behind a leaf node, and an
+// advisory of the leaf's own stream of the same name is not taken for the
+// hub's.
+func TestBucketAdvisoryThroughLeaf(t *testing.T) {
+	natstest.CheckLeaks(t)
+	hub := natstest.RunHub(t, "hub")
+	leaf := natstest.RunLeaf(t, hub, "leaf")
+	bucket := bucketName(uniqueClusterID(t))
+	nc := leaf.Connect(t)
+
+	raw := make(chan *nats.Msg, 4)
+	rawSub, err := nc.ChanSubscribe(bucketAdvisorySubject(bucket), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rawSub.Unsubscribe() }()
+	signal := make(chan struct{}, 1)
+	sub, err := subscribeBucketAdvisories(nc, bucket, "hub", signal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The subscriptions' interest crosses the leaf connection.
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		return interest(hub, bucketAdvisorySubject(bucket))
+	}, "the hub did not learn of the subscription")
+
+	leafJS, _ := jetstream.New(nc)
+	if _, err := leafJS.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucket}); err != nil {
+		t.Fatalf("create the leaf's own bucket: %v", err)
+	}
+	leafAdv := <-raw
+	if advisoryOfDomain(leafAdv.Data, "hub") {
+		t.Errorf("the leaf's advisory is taken for the hub's: %s", leafAdv.Data)
+	}
+	hubJS, _ := jetstream.NewWithDomain(nc, "hub")
+	if _, err := hubJS.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucket}); err != nil {
+		t.Fatalf("create the hub's bucket through the leaf: %v", err)
+	}
+	select {
+	case hubAdv := <-raw:
+		if !advisoryOfDomain(hubAdv.Data, "hub") {
+			t.Errorf("the hub's advisory is not taken: %s", hubAdv.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hub's advisory did not cross the leaf connection")
+	}
+	select {
+	case <-signal:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no signal for the hub's bucket")
+	}
+}
+
+// interest reports whether the hub has interest in subject in the global
+// account, the leaf connection's.
+func interest(hub *natstest.Server, subject string) bool {
+	acc, err := hub.NATS().LookupAccount("$G")
+	if err != nil {
+		return false
+	}
+	return acc.SubscriptionInterest(subject)
+}
