@@ -112,8 +112,9 @@ func (n *Node) start(ctx context.Context) error {
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
-	n.announce(ctx, st, startedAt)
+	announced := n.announce(ctx, st.js, startedAt)
 	el := newDriver(n, st, watcher, control, base)
+	el.announced = announced
 	if n.campaign {
 		// Best effort: without it, a new bucket is found by reading back.
 		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, n.cfg.JetStreamDomain, el.created); aerr == nil {
@@ -130,7 +131,7 @@ func (n *Node) start(ctx context.Context) error {
 		}
 		watcher.Stop(&el.cleanup)
 		cancel()
-		n.withdraw(st)
+		n.withdraw(announced)
 		closeConn()
 		el.cleanup.Wait()
 		return fmt.Errorf("start: %w during start", ErrStopped)
@@ -299,7 +300,7 @@ func (n *Node) finishTeardown(el *driver) {
 	n.events.close()
 	n.hookStop()
 	if n.Err() == nil { // stopped, not failed: a failed node shows as down
-		n.withdraw(el.store)
+		n.withdraw(el.announced)
 	}
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -45,7 +47,7 @@ func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (MemberRec
 }
 
 // Every node answers status requests with no wiring, and announces itself
-// in the bucket: a node killed without Stop keeps its record and stops
+// in the members bucket, not the election's: a node killed without Stop keeps its record and stops
 // answering (go-cluster status shows it down); Stop withdraws the record.
 func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	srv, rec, id := setup(t)
@@ -55,7 +57,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	a := startNode(t, cfgA, rec, nil)
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	cfgC := testConfig(id, "c", srv.URL())
-	cfgC.Conn = crashConn
+	cfgC.Conn, cfgC.NATSURLs = crashConn, nil
 	c := startNode(t, cfgC, rec, nil)
 	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
 	if err != nil {
@@ -76,10 +78,11 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx, BucketName(id))
+	kv, err := js.KeyValue(ctx, MembersBucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkMembersBucket(t, js, id)
 
 	// None of them wires health: each answers on its own subject.
 	for _, n := range append(nodes, obs) {
@@ -176,6 +179,42 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	}
 }
 
+// checkMembersBucket checks the members bucket's settings, and that the
+// announcements left the election's stream alone: it holds the lease key
+// only, and the first leader's epoch is 1 (a write there would raise the
+// stream's last sequence, an epoch floor).
+func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	mkv, err := js.KeyValue(ctx, MembersBucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := mkv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.History() != 1 || st.TTL() != 0 {
+		t.Errorf("members bucket: history %d, TTL %v; want 1 and none", st.History(), st.TTL())
+	}
+	ekv, err := js.KeyValue(ctx, BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ekv.Keys(ctx)
+	if err != nil || len(keys) != 1 || keys[0] != LeaseKey {
+		t.Errorf("election bucket keys = %v (%v), want only %s", keys, err, LeaseKey)
+	}
+	en, err := ekv.Get(ctx, LeaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != 1 {
+		t.Errorf("lease = %+v (%v), want epoch 1", l, err)
+	}
+}
+
 // A member key never meets a state key or the election's keys, and is
 // exactly two subject tokens, so that "member.*" lists every member.
 func TestMemberKeyIsNoStateKey(t *testing.T) {
@@ -188,4 +227,69 @@ func TestMemberKeyIsNoStateKey(t *testing.T) {
 			t.Errorf("MemberKey(%q) = %q is not two tokens under member.", id, k)
 		}
 	}
+}
+
+// A node whose user may not write in the members bucket still elects: it
+// logs one warning and announces nothing. Its NodeID holds the election
+// bucket's name, so the refused subject does too: the violation, which
+// stays the connection's last error, must still not read as the
+// election's. (securetest's optional permissions cover a node that may
+// not even look the bucket up.)
+func TestMembersBucketDeniedStillElects(t *testing.T) {
+	natstest.CheckLeaks(t)
+	id := uniqueClusterID(t)
+	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) {
+		o.NoAuthUser = "admin"
+		o.Users = []*server.User{
+			{Username: "admin", Password: "admin"},
+			{Username: "node", Password: "node", Permissions: &server.Permissions{
+				// May create the members bucket, may not write in it.
+				Publish:   &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$KV." + MembersBucketName(id) + ".>"}},
+				Subscribe: &server.SubjectPermission{Allow: []string{">"}},
+			}},
+		}
+	}))
+	var logs syncBuffer
+	cfg := testConfig(id, BucketName(id)+"-1", srv.URL())
+	cfg.NATSOptions = []nats.Option{nats.UserInfo("node", "node")}
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	rec := newRecorder()
+	n := startNode(t, cfg, rec, nil)
+	natstest.WaitFor(t, 10*time.Second, n.IsLeader, "a node without the members bucket never led")
+
+	n.mu.Lock()
+	el, nc := n.el, n.nc
+	n.mu.Unlock()
+	if last := nc.LastError(); !errors.Is(last, nats.ErrPermissionViolation) || !strings.Contains(last.Error(), BucketName(id)) {
+		t.Fatalf("last error = %v, want the members bucket's permission violation", last)
+	}
+	probe := errors.New("probe")
+	if err := el.store.explainPermission(probe); err != probe {
+		t.Errorf("a members bucket violation read as the election's: %v", err)
+	}
+	if el.announced != nil {
+		t.Error("announced without permission")
+	}
+	if err := n.Stop(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n.Err() != nil {
+		t.Errorf("Err() = %v", n.Err())
+	}
+	if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
+		t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
+	}
+	admin := srv.Connect(t)
+	js, err := jetstream.New(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx(t), MembersBucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := memberRecord(t, kv, cfg.NodeID); ok {
+		t.Error("a member record was written without permission")
+	}
+	rec.check(t)
 }

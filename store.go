@@ -20,6 +20,9 @@ type store struct {
 	api    jsAPI // the JetStream API js uses: subjects of raw requests and publishes
 	kv     jetstream.KeyValue
 	bucket string
+	// clusterID names the members bucket too, whose permission
+	// violations are not the election's (isMembersViolation).
+	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
 	// created is the bucket stream's creation time: its identity. A bucket
@@ -43,7 +46,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), lookupTimeout: lookupTimeout}
+	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
 	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
@@ -239,7 +242,7 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
 		return err // the bucket advisories are best effort (advisory.go)
 	}
-	if isMemberViolation(msg, s.bucket) {
+	if isMembersViolation(msg, s.clusterID) {
 		return err // the member record is best effort (members.go)
 	}
 	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"`+api+`INFO"`) {
