@@ -229,67 +229,92 @@ func TestMemberKeyIsNoStateKey(t *testing.T) {
 	}
 }
 
-// A node whose user may not write in the members bucket still elects: it
-// logs one warning and announces nothing. Its NodeID holds the election
-// bucket's name, so the refused subject does too: the violation, which
-// stays the connection's last error, must still not read as the
-// election's. (securetest's optional permissions cover a node that may
-// not even look the bucket up.)
+// A node that may not announce itself still elects: it logs one warning
+// and announces nothing, and the refusal, which stays the connection's last
+// error, does not read as the election's. Two refusals: a write in the
+// members bucket, by a node whose NodeID holds the election bucket's name
+// (so the refused subject does too); and the account info that creating
+// the members bucket reads first, refused to a node that may not create
+// buckets (the election's exists). (securetest's optional permissions
+// cover a node that may not even look the members bucket up.)
 func TestMembersBucketDeniedStillElects(t *testing.T) {
 	natstest.CheckLeaks(t)
-	id := uniqueClusterID(t)
+	cases := []struct {
+		name, id, nodeID string
+		deny             func(id string) []string
+		refused          func(id string) string // in the last error
+		membersBucket    bool                   // exists afterwards
+	}{
+		{name: "no member write", deny: func(id string) []string { return []string{kvSubject(MembersBucketName(id), ">")} },
+			refused: func(id string) string { return kvSubject(MembersBucketName(id), "member."+BucketName(id)) }, membersBucket: true},
+		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
+			refused: func(string) string { return `"$JS.API.INFO"` }},
+	}
+	for i := range cases {
+		cases[i].id = uniqueClusterID(t)
+		cases[i].nodeID = BucketName(cases[i].id) + "-1"
+	}
 	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) {
 		o.NoAuthUser = "admin"
-		o.Users = []*server.User{
-			{Username: "admin", Password: "admin"},
-			{Username: "node", Password: "node", Permissions: &server.Permissions{
-				// May create the members bucket, may not write in it.
-				Publish:   &server.SubjectPermission{Allow: []string{">"}, Deny: []string{"$KV." + MembersBucketName(id) + ".>"}},
+		o.Users = []*server.User{{Username: "admin", Password: "admin"}}
+		for _, c := range cases {
+			o.Users = append(o.Users, &server.User{Username: c.id, Password: c.id, Permissions: &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{">"}, Deny: c.deny(c.id)},
 				Subscribe: &server.SubjectPermission{Allow: []string{">"}},
-			}},
+			}})
 		}
 	}))
-	var logs syncBuffer
-	cfg := testConfig(id, BucketName(id)+"-1", srv.URL())
-	cfg.NATSOptions = []nats.Option{nats.UserInfo("node", "node")}
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	rec := newRecorder()
-	n := startNode(t, cfg, rec, nil)
-	natstest.WaitFor(t, 10*time.Second, n.IsLeader, "a node without the members bucket never led")
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := CreateBucket(ctx(t), js, c.id, BucketOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			cfg := testConfig(c.id, c.nodeID, srv.URL())
+			cfg.NATSOptions = []nats.Option{nats.UserInfo(c.id, c.id)}
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			rec := newRecorder()
+			n := startNode(t, cfg, rec, nil)
+			natstest.WaitFor(t, 10*time.Second, n.IsLeader, "a node that may not announce never led")
 
-	n.mu.Lock()
-	el, nc := n.el, n.nc
-	n.mu.Unlock()
-	if last := nc.LastError(); !errors.Is(last, nats.ErrPermissionViolation) || !strings.Contains(last.Error(), BucketName(id)) {
-		t.Fatalf("last error = %v, want the members bucket's permission violation", last)
+			n.mu.Lock()
+			el, nc := n.el, n.nc
+			n.mu.Unlock()
+			if last := nc.LastError(); !errors.Is(last, nats.ErrPermissionViolation) || !strings.Contains(last.Error(), c.refused(c.id)) {
+				t.Fatalf("last error = %v, want the refusal of %s", last, c.refused(c.id))
+			}
+			probe := errors.New("probe")
+			if err := el.store.explainPermission(probe); err != probe {
+				t.Errorf("the announcement's refusal read as the election's: %v", err)
+			}
+			if el.announced != nil {
+				t.Error("announced without permission")
+			}
+			if err := n.Stop(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n.Err() != nil {
+				t.Errorf("Err() = %v", n.Err())
+			}
+			if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
+				t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
+			}
+			kv, err := js.KeyValue(ctx(t), MembersBucketName(c.id))
+			switch {
+			case !c.membersBucket && !errors.Is(err, jetstream.ErrBucketNotFound):
+				t.Errorf("members bucket lookup: %v, want not found", err)
+			case c.membersBucket && err != nil:
+				t.Fatal(err)
+			case c.membersBucket:
+				if _, ok := memberRecord(t, kv, cfg.NodeID); ok {
+					t.Error("a member record was written without permission")
+				}
+			}
+			rec.check(t)
+		})
 	}
-	probe := errors.New("probe")
-	if err := el.store.explainPermission(probe); err != probe {
-		t.Errorf("a members bucket violation read as the election's: %v", err)
-	}
-	if el.announced != nil {
-		t.Error("announced without permission")
-	}
-	if err := n.Stop(ctx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if n.Err() != nil {
-		t.Errorf("Err() = %v", n.Err())
-	}
-	if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
-		t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
-	}
-	admin := srv.Connect(t)
-	js, err := jetstream.New(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx(t), MembersBucketName(id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := memberRecord(t, kv, cfg.NodeID); ok {
-		t.Error("a member record was written without permission")
-	}
-	rec.check(t)
 }

@@ -224,8 +224,9 @@ func (s *store) explain(err error) error {
 
 // explainPermission wraps err with ErrPermissionDenied when the server has
 // refused this connection a subject the node uses: one naming the bucket
-// (KV writes, the stream's API), or the account info request. Any other
-// violation may be the application's, on a shared connection: not ours.
+// (KV writes, the stream's API), or the account info request while the
+// bucket is opened. Any other violation may be the application's, on a
+// shared connection, or the members bucket's (best effort): not ours.
 func (s *store) explainPermission(err error) error {
 	if err == nil {
 		return nil
@@ -245,7 +246,9 @@ func (s *store) explainPermission(err error) error {
 	if isMembersViolation(msg, s.clusterID) {
 		return err // the member record is best effort (members.go)
 	}
-	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"`+api+`INFO"`) {
+	// The account info is read only while opening the bucket (s.kv is
+	// then nil): refused later, it was the members bucket's creation's.
+	if strings.Contains(msg, s.bucket) || (s.kv == nil && strings.Contains(msg, `"`+api+`INFO"`)) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err
