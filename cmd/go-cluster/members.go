@@ -1,12 +1,14 @@
 package main
 
 // The members of a cluster, for status: the records the nodes announce in
-// the bucket (cluster.MemberRecord), and the replies to the built-in
-// status request (cluster.StatusReply) that every running node answers.
+// the members bucket (cluster.MembersBucketName, cluster.MemberRecord), and
+// the replies to the built-in status request (cluster.StatusReply) that
+// every running node answers.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -25,9 +27,29 @@ import (
 const stateDown = "down"
 
 // readMembers lists the announced members: the records under
-// cluster.MemberKeys, read with one watch. A stopped node deleted its
-// record, so it is not listed.
-func readMembers(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]cluster.MemberRecord, error) {
+// cluster.MemberKeys in the members bucket, read with one watch. A stopped
+// node deleted its record, so it is not listed. No members bucket (no node
+// could create it, or all predate it) lists none.
+func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]cluster.MemberRecord, error) {
+	js, err := e.jetStream(nc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoJetStream, err)
+	}
+	bucket := cluster.MembersBucketName(e.opts.cluster)
+	lctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	kv, err := js.KeyValue(lctx, bucket)
+	cancel()
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("look up the members bucket %q: %w", bucket, err)
+	}
+	return readMemberRecords(ctx, kv, e.opts.timeout)
+}
+
+// readMemberRecords reads every member record of kv.
+func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]cluster.MemberRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	w, err := kv.Watch(ctx, cluster.MemberKeys, jetstream.IgnoreDeletes())
@@ -89,43 +111,61 @@ func (g statusGathering) run(ctx context.Context) ([]cluster.StatusReply, error)
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	pending := map[string]bool{}
+	c := statusReplies{subject: subject, pending: map[string]bool{}}
 	for _, n := range g.known {
 		if n != "" {
-			pending[n] = true
+			c.pending[n] = true
 		}
-	}
-	var out []cluster.StatusReply
-	sorted := func() []cluster.StatusReply {
-		slices.SortFunc(out, func(a, b cluster.StatusReply) int { return strings.Compare(a.Node, b.Node) })
-		return out
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return sorted(), ctx.Err()
+			return c.sorted(), ctx.Err()
 		case <-timeout.C:
-			return sorted(), nil
+			return c.sorted(), nil
 		case <-settle.C:
-			return sorted(), nil
+			return c.sorted(), nil
 		case <-in.ready:
 		}
-		for _, m := range in.take() {
-			if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-				return nil, nil // no node runs
-			}
-			var r cluster.StatusReply
-			if err := json.Unmarshal(m.Data, &r); err != nil || r.Node == "" {
-				slog.Warn("ignored a reply that is not a status reply", "subject", subject, "reply", string(m.Data))
-				continue
-			}
-			out = append(out, r)
-			delete(pending, r.Node)
+		if !c.add(in.take()) {
+			return nil, nil // no node runs
 		}
-		if len(pending) == 0 && g.settle > 0 {
+		if len(c.pending) == 0 && g.settle > 0 {
 			settle.Reset(g.settle)
 		}
 	}
+}
+
+// statusReplies are the replies a statusGathering has, and the members
+// known of that have not answered yet.
+type statusReplies struct {
+	subject string
+	out     []cluster.StatusReply
+	pending map[string]bool
+}
+
+// add takes in msgs; false when the request found no responders: no node
+// runs.
+func (c *statusReplies) add(msgs []*nats.Msg) bool {
+	for _, m := range msgs {
+		if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+			return false
+		}
+		var r cluster.StatusReply
+		if err := json.Unmarshal(m.Data, &r); err != nil || r.Node == "" {
+			slog.Warn("ignored a reply that is not a status reply", "subject", c.subject, "reply", string(m.Data))
+			continue
+		}
+		c.out = append(c.out, r)
+		delete(c.pending, r.Node)
+	}
+	return true
+}
+
+// sorted is the replies sorted by node.
+func (c *statusReplies) sorted() []cluster.StatusReply {
+	slices.SortFunc(c.out, func(a, b cluster.StatusReply) int { return strings.Compare(a.Node, b.Node) })
+	return c.out
 }
 
 // mergeMembers adds to r what the announcements and the status replies

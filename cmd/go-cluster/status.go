@@ -38,9 +38,11 @@ func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	members, err := readMembers(ctx, kv, e.opts.timeout)
+	members, err := e.readMembers(ctx, nc)
 	if err != nil {
-		return err
+		// Best effort, as the announcements: the replies still list
+		// whoever runs.
+		fmt.Fprintf(e.stderr, "warning: %v: members that do not answer are not listed\n", err)
 	}
 	// Every member answers two requests: the built-in status request,
 	// and the health query where the application wires a health checker.
