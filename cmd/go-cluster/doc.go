@@ -47,8 +47,9 @@
 // nats://127.0.0.1:4222. The credentials come as a whole from one of them,
 // so a --creds flag replaces a context's user and password.
 //
-// status lists every member: each node announces itself in the bucket at
-// Start (cluster.MemberKey) and withdraws at Stop, and answers the built-in
+// status lists every member: each node announces itself at Start in the
+// members bucket, members-<ID> (cluster.MembersBucketName,
+// cluster.MemberKey; not the election's bucket), and withdraws at Stop, and answers the built-in
 // status request (cluster.StatusSubject) with no wiring by the
 // application. Its ROLE is what it answers: "leader", "follower",
 // "observer" or "not ready"; "down" for a member announced and not
@@ -104,7 +105,10 @@
 //
 // init creates the cluster's bucket ahead of time with the settings a node
 // would create it with (cluster.CreateBucket) and --replicas, --storage
-// (file or memory), --placement-cluster and --placement-tags. An existing
+// (file or memory), --placement-cluster and --placement-tags, and the
+// members bucket beside it with the same options
+// (cluster.CreateMembersBucket; a failure there is only a warning, since
+// nodes create it, or run without it). An existing
 // bucket is accepted ("exists and is usable", with a note for each given
 // flag it differs from); one the election cannot use is an error. A node
 // waits LeaseTTL less the age of a bucket in which nothing was ever
