@@ -49,9 +49,9 @@
 //
 // status lists every member: each node announces itself at Start in the
 // members bucket, members-<ID> (cluster.MembersBucketName,
-// cluster.MemberKey; not the election's bucket), and withdraws at Stop, and answers the built-in
-// status request (cluster.StatusSubject) with no wiring by the
-// application. Its ROLE is what it answers: "leader", "follower",
+// cluster.MemberKey; not the election's bucket), withdraws at Stop, and
+// answers the built-in status request (cluster.StatusSubject) with no
+// wiring by the application. Its ROLE is what it answers: "leader", "follower",
 // "observer" or "not ready"; "down" for a member announced and not
 // withdrawn that did not answer within --timeout (it crashed, was cut off,
 // or stopped on an error; status then waits the whole --timeout). A member
