@@ -82,6 +82,15 @@
 // LeaseTTL. A node connected to a leaf node sets Config.JetStreamDomain to
 // the hub's domain (or JetStreamAPIPrefix for an imported JetStream).
 //
+// Members: every node, observers too, answers a status request
+// (StatusSubject, StatusReply) and announces itself at Start with a
+// MemberRecord under MemberKey in a bucket of its own, MembersBucketName
+// ("members-<ClusterID>", created when absent; CreateMembersBucket), and
+// deletes it at Stop, so that go-cluster status lists crashed members as
+// down. The members bucket is not part of the election (its writes would
+// otherwise raise the epoch floor): both writes are best effort, and a node
+// not allowed to use it elects all the same.
+//
 // # Fenced state
 //
 // Node.State keeps small values in the cluster's bucket (keys "state.<key>")

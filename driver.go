@@ -37,6 +37,10 @@ type driver struct {
 	view  *view
 	m     *machine
 
+	// announced is this node's member record, withdrawn at Stop (nil:
+	// none was written). Set before the loop runs; read at teardown.
+	announced *announcement
+
 	cmds    chan command
 	control chan controlRequest // step-down requests from NATS
 	created chan struct{}       // the bucket's stream was created (advisory.go)

@@ -104,15 +104,17 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: watch lease: %w", err)
 	}
 	control := make(chan controlRequest, 16)
-	var subs []*nats.Subscription
-	if n.campaign {
-		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
-			cancel()
-			closeConn()
-			return fmt.Errorf("start: %w", err)
-		}
+	// Answer status requests, then announce: an announced node answers.
+	startedAt := time.Now()
+	subs, err := n.subscribe(nc, control, startedAt)
+	if err != nil {
+		cancel()
+		closeConn()
+		return fmt.Errorf("start: %w", err)
 	}
+	announced := n.announce(ctx, st.js, startedAt)
 	el := newDriver(n, st, watcher, control, base)
+	el.announced = announced
 	if n.campaign {
 		// Best effort: without it, a new bucket is found by reading back.
 		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, n.cfg.JetStreamDomain, el.created); aerr == nil {
@@ -129,6 +131,7 @@ func (n *Node) start(ctx context.Context) error {
 		}
 		watcher.Stop(&el.cleanup)
 		cancel()
+		n.withdraw(announced)
 		closeConn()
 		el.cleanup.Wait()
 		return fmt.Errorf("start: %w during start", ErrStopped)
@@ -149,6 +152,26 @@ func (n *Node) start(ctx context.Context) error {
 	go n.supervise(el)
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
 	return nil
+}
+
+// subscribe answers step-down requests (a campaigning node) and status
+// requests (every node).
+func (n *Node) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	if n.campaign {
+		var err error
+		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
+			return nil, err
+		}
+	}
+	status, err := n.subscribeStatus(nc, startedAt)
+	if err != nil {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		return nil, err
+	}
+	return append(subs, status...), nil
 }
 
 // retryStartup runs a start-up step until it succeeds, fails permanently,
@@ -276,6 +299,9 @@ func (n *Node) finishTeardown(el *driver) {
 	<-el.disp.done
 	n.events.close()
 	n.hookStop()
+	if n.Err() == nil { // stopped, not failed: a failed node shows as down
+		n.withdraw(el.announced)
+	}
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped
 		el.cleanup.Wait()

@@ -20,6 +20,9 @@ type store struct {
 	api    jsAPI // the JetStream API js uses: subjects of raw requests and publishes
 	kv     jetstream.KeyValue
 	bucket string
+	// clusterID names the members bucket too, whose permission
+	// violations are not the election's (isMembersViolation).
+	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
 	// created is the bucket stream's creation time: its identity. A bucket
@@ -43,7 +46,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), lookupTimeout: lookupTimeout}
+	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
 	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
@@ -221,8 +224,9 @@ func (s *store) explain(err error) error {
 
 // explainPermission wraps err with ErrPermissionDenied when the server has
 // refused this connection a subject the node uses: one naming the bucket
-// (KV writes, the stream's API), or the account info request. Any other
-// violation may be the application's, on a shared connection: not ours.
+// (KV writes, the stream's API), or the account info request while the
+// bucket is opened. Any other violation may be the application's, on a
+// shared connection, or the members bucket's (best effort): not ours.
 func (s *store) explainPermission(err error) error {
 	if err == nil {
 		return nil
@@ -239,7 +243,12 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
 		return err // the bucket advisories are best effort (advisory.go)
 	}
-	if strings.Contains(msg, s.bucket) || strings.Contains(msg, `"`+api+`INFO"`) {
+	if isMembersViolation(msg, s.clusterID) {
+		return err // the member record is best effort (members.go)
+	}
+	// The account info is read only while opening the bucket (s.kv is
+	// then nil): refused later, it was the members bucket's creation's.
+	if strings.Contains(msg, s.bucket) || (s.kv == nil && strings.Contains(msg, `"`+api+`INFO"`)) {
 		return fmt.Errorf("%w: %w (%v)", ErrPermissionDenied, err, last)
 	}
 	return err

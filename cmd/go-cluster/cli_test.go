@@ -52,9 +52,9 @@ func TestCLI(t *testing.T) {
 			t.Errorf("second line %q, want %q\n%s", lines[1], want, r.stdout)
 		}
 		for _, m := range ms {
-			role := "PASSIVE"
+			role := cluster.StatusFollower
 			if m == leader {
-				role = "PRIMARY"
+				role = cluster.StatusLeader
 			}
 			if !containsRow(r.stdout, m.node.NodeID(), role, "ok", leader.node.NodeID()) {
 				t.Errorf("no row for %s as %s:\n%s", m.node.NodeID(), role, r.stdout)

@@ -47,15 +47,28 @@
 // nats://127.0.0.1:4222. The credentials come as a whole from one of them,
 // so a --creds flag replaces a context's user and password.
 //
+// status lists every member: each node announces itself at Start in the
+// members bucket, members-<ID> (cluster.MembersBucketName,
+// cluster.MemberKey; not the election's bucket), withdraws at Stop, and
+// answers the built-in status request (cluster.StatusSubject) with no
+// wiring by the application. Its ROLE is what it answers: "leader", "follower",
+// "observer" or "not ready"; "down" for a member announced and not
+// withdrawn that did not answer within --timeout (it crashed, was cut off,
+// or stopped on an error; status then waits the whole --timeout). A member
+// that stopped is not listed. A node of a version without status replies
+// shows the role of its health reply (PRIMARY, PASSIVE).
+//
 // status shows the leader's metadata (its Config.Metadata, which the lease
-// record carries) and each member's health: "ok"; "not ready" when the node's
+// record carries) and, where the application wires a health checker, each
+// member's health ("-" without one): "ok"; "not ready" when the node's
 // ReadinessCheck has not passed yet or has failed ReadinessThreshold times
 // in a row (it does not campaign then, and a leader steps down), with the
 // reason the node gives; "error" when it answered with an error; "no
-// answer" for a holder of the lease that did not answer. health shows the
-// same readiness in its READY column. stepdown --to NODE first asks NODE
-// for its health and sends nothing when NODE does not answer, or answers
-// that it is not ready; --force sends all the same (a node that is not
+// answer" for a down member or a holder of the lease that did not answer.
+// health shows the same readiness in its READY column. stepdown --to NODE
+// first sends NODE a status request (its health query for a node of a
+// version without one) and sends nothing when NODE does not answer, is an
+// observer, or answers that it is not ready; --force sends all the same (a node that is not
 // ready does not take the lease, so another node leads and stepdown
 // exits 1).
 //
@@ -64,9 +77,9 @@
 // commands put it into subjects as cluster.NodeIDToken does. A NODE that
 // is not a valid NodeID (cluster.ValidateNodeID) is a usage error.
 //
-// status and health without NODE ask every member at once. Nothing lists
-// the members of a cluster, so they stop once every member they know of
-// (the lease's holder, and the leaders the replies name) has answered and
+// status and health without NODE ask every member at once. They stop once
+// every member they know of (for status the announced members; the
+// lease's holder, and the leaders the replies name) has answered and
 // no other reply has come for --settle (300ms), or at --timeout. watch
 // prints a line when the leader, the epoch or the state of the lease
 // changes (with --all, every renewal too); the bucket keeps one record, so
@@ -92,7 +105,10 @@
 //
 // init creates the cluster's bucket ahead of time with the settings a node
 // would create it with (cluster.CreateBucket) and --replicas, --storage
-// (file or memory), --placement-cluster and --placement-tags. An existing
+// (file or memory), --placement-cluster and --placement-tags, and the
+// members bucket beside it with the same options
+// (cluster.CreateMembersBucket; a failure there is only a warning, since
+// nodes create it, or run without it). An existing
 // bucket is accepted ("exists and is usable", with a note for each given
 // flag it differs from); one the election cannot use is an error. A node
 // waits LeaseTTL less the age of a bucket in which nothing was ever

@@ -33,7 +33,7 @@ func TestCLIInit(t *testing.T) {
 	}
 
 	r := cli("init", "--cluster", "pre")
-	if r.code != 0 || r.stdout != "created bucket cluster-pre: 1 replicas, file storage, history 8\n" {
+	if r.code != 0 || r.stdout != "created bucket cluster-pre: 1 replicas, file storage, history 8\ncreated members bucket members-pre\n" {
 		t.Fatalf("init: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	created := time.Now()
@@ -42,7 +42,8 @@ func TestCLIInit(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
 		t.Fatalf("init again: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
-	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") {
+	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") ||
+		rep.MembersBucket != "members-pre" || rep.MembersCreated {
 		t.Errorf("init of an existing bucket: %+v", rep)
 	}
 
@@ -53,13 +54,15 @@ func TestCLIInit(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("init: exit %d, %q", r.code, r.stderr)
 		}
-		node, initd := streamConfig(ctx, t, js, "bynode"), streamConfig(ctx, t, js, "byinit")
-		if initd.Storage != jetstream.MemoryStorage {
-			t.Errorf("init --storage memory made %v", initd.Storage)
-		}
-		initd.Storage = node.Storage
-		if !reflect.DeepEqual(node, initd) {
-			t.Errorf("the node's bucket %+v\ninit's bucket %+v", node, initd)
+		for _, name := range []func(string) string{cluster.BucketName, cluster.MembersBucketName} {
+			node, initd := streamConfig(ctx, t, js, name("bynode")), streamConfig(ctx, t, js, name("byinit"))
+			if initd.Storage != jetstream.MemoryStorage {
+				t.Errorf("init --storage memory made %v", initd.Storage)
+			}
+			initd.Storage = node.Storage
+			if !reflect.DeepEqual(node, initd) {
+				t.Errorf("the node's bucket %+v\ninit's bucket %+v", node, initd)
+			}
 		}
 	})
 
@@ -104,11 +107,10 @@ func TestCLIInit(t *testing.T) {
 	})
 }
 
-// streamConfig is the configuration of the bucket of cluster id, without
-// what names it.
-func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) jetstream.StreamConfig {
+// streamConfig is the configuration of a bucket, without what names it.
+func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, bucket string) jetstream.StreamConfig {
 	t.Helper()
-	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	s, err := js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package main
 
 // init: create the cluster's bucket ahead of time, with exactly the
 // settings a node would create it with (cluster.CreateBucket), so that the
-// first election is immediate once the bucket is older than LeaseTTL.
+// first election is immediate once the bucket is older than LeaseTTL; and
+// the members bucket beside it (cluster.CreateMembersBucket), so that nodes
+// allowed to write in it need not be allowed to create it.
 
 import (
 	"context"
@@ -74,6 +76,10 @@ type initReport struct {
 	History   int64                `json:"history"`
 	Placement *jetstream.Placement `json:"placement,omitempty"`
 	Notes     []string             `json:"notes,omitempty"` // how an existing bucket differs from the flags
+	// MembersBucket is the members bucket, "" when it could not be
+	// created (a warning says why: nodes create it, or run without it).
+	MembersBucket  string `json:"members_bucket,omitempty"`
+	MembersCreated bool   `json:"members_created,omitempty"` // false: it existed
 }
 
 func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
@@ -109,6 +115,13 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 	}
 	if !created {
 		r.Notes = c.differences(r)
+	}
+	// Best effort: the members bucket is not part of the election.
+	if _, mcreated, err := cluster.CreateMembersBucket(ctx, js, e.opts.cluster, opts); err == nil {
+		r.MembersBucket, r.MembersCreated = cluster.MembersBucketName(e.opts.cluster), mcreated
+	} else {
+		defer fmt.Fprintf(e.stderr, "warning: the members bucket %s was not created (%v): nodes create it at start, or run unlisted by status without it\n",
+			cluster.MembersBucketName(e.opts.cluster), err)
 	}
 	done()
 	if e.opts.json {
@@ -178,7 +191,15 @@ func renderInit(e *env, r initReport) error {
 			return err
 		}
 	}
-	return nil
+	if r.MembersBucket == "" {
+		return nil
+	}
+	verb = "created members bucket " + r.MembersBucket
+	if !r.MembersCreated {
+		verb = "members bucket " + r.MembersBucket + " exists"
+	}
+	_, err := fmt.Fprintln(e.stdout, verb)
+	return err
 }
 
 // explainInit turns an error of CreateBucket into one of the CLI's.

@@ -42,7 +42,7 @@ func TestCLINotReady(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
-		if !containsRow(r.stdout, "sick", "PASSIVE", "not", "ready", leader.node.NodeID()) || !strings.Contains(r.stdout, reason) {
+		if !containsRow(r.stdout, "sick", "not", "ready", "not", "ready", leader.node.NodeID()) || !strings.Contains(r.stdout, reason) {
 			t.Errorf("sick is not shown as not ready, with the reason:\n%s", r.stdout)
 		}
 		for _, m := range ms[:2] {

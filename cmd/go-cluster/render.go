@@ -59,7 +59,7 @@ func renderStatus(w io.Writer, r statusReport) error {
 		return err
 	}
 	if len(r.Members) == 0 {
-		_, err := fmt.Fprintln(w, "\nno member answered health queries")
+		_, err := fmt.Fprintln(w, "\nno member is announced or answers status requests")
 		return err
 	}
 	fmt.Fprintln(w)
@@ -92,7 +92,7 @@ func renderStatus(w io.Writer, r statusReport) error {
 		if m.Health == healthOK || m.Health == healthNotReady {
 			uptime = fmtMillis(m.UptimeMs)
 		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, orDash(m.Role), m.Health,
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, roleCell(m), orDash(m.Health),
 			orDash(m.Leader), epochCell(m.Epoch), uptime)
 		if anyNotes {
 			row += "\t" + notes[i]

@@ -38,8 +38,16 @@ func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return err
 	}
-	// Every member answers one request. The members known so far are the
-	// holder and the successor a release names; the replies name others.
+	members, err := e.readMembers(ctx, nc)
+	if err != nil {
+		// Best effort, as the announcements: the replies still list
+		// whoever runs.
+		fmt.Fprintf(e.stderr, "warning: %v: members that do not answer are not listed\n", err)
+	}
+	// Every member answers two requests: the built-in status request,
+	// and the health query where the application wires a health checker.
+	// The members known so far are the announced ones, the holder and the
+	// successor a release names; the replies name others.
 	g := gathering{nc: nc, clusterID: e.opts.cluster, timeout: e.opts.timeout, settle: c.settle}
 	switch lease.State {
 	case stateHeld:
@@ -47,24 +55,39 @@ func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	case stateReleased:
 		g.known = []string{lease.Lease.Next}
 	}
-	done := e.waiting("waiting for the members' replies on " + health.ClusterSubject(e.opts.cluster))
+	sg := statusGathering{nc: nc, clusterID: e.opts.cluster, timeout: e.opts.timeout, settle: c.settle, known: g.known}
+	for _, m := range members {
+		sg.known = append(sg.known, m.NodeID)
+	}
+	done := e.waiting("waiting for the members' replies on " + cluster.ClusterStatusSubject(e.opts.cluster))
+	var replies []cluster.StatusReply
+	var serr error
+	statusDone := make(chan struct{})
+	go func() {
+		defer close(statusDone)
+		replies, serr = sg.run(ctx)
+	}()
 	resps, herr := g.run(ctx)
+	<-statusDone
 	done()
 	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case serr != nil:
+		return serr
 	case herr == nil:
 	case errors.Is(herr, health.ErrNoResponders):
 		herr = fmt.Errorf("no member answers health queries on %s", health.ClusterSubject(e.opts.cluster))
-	case ctx.Err() != nil:
-		return ctx.Err()
 	default:
 		herr = fmt.Errorf("health query: %v", herr)
 	}
 	r := buildStatus(e.opts.cluster, lease, resps, herr, e.now())
+	mergeMembers(&r, members, replies)
 	if e.opts.json {
 		err = writeJSON(e.stdout, r)
 	} else {
-		if r.HealthError != "" {
-			fmt.Fprintf(e.stderr, "warning: %s (members without a health checker are not listed)\n", r.HealthError)
+		if r.HealthError != "" && len(replies) == 0 {
+			fmt.Fprintf(e.stderr, "warning: %s, and none answers status requests on %s\n", r.HealthError, cluster.ClusterStatusSubject(e.opts.cluster))
 		}
 		err = renderStatus(e.stdout, r)
 	}
@@ -124,16 +147,31 @@ type statusReport struct {
 	HealthError string         `json:"health_error,omitempty"`
 }
 
-// memberReport is one member: its health reply merged with the lease.
+// memberReport is one member: its announcement, its status reply and its
+// health reply, merged with the lease.
 type memberReport struct {
 	Node string `json:"node"`
-	Role string `json:"role,omitempty"` // as the node reports it: PRIMARY or PASSIVE
+	// State is the member's role as its status reply says: "leader",
+	// "follower", "observer" or "not ready" (cluster.StatusReply.Role);
+	// "down" for a member that announced itself and did not withdraw (a
+	// node withdraws when it stops) but did not answer within --timeout;
+	// empty for a node that answers neither (or is of a version without
+	// status replies). Stopped members are not listed.
+	State string `json:"state,omitempty"`
+	// Kind is "campaigning" or "observer", from the member's announcement.
+	Kind string `json:"kind,omitempty"`
+	// Metadata is the member's Config.Metadata.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// StartedAt is when the member started, by its own wall clock.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	Role      string     `json:"role,omitempty"` // as its health reply reports it: PRIMARY or PASSIVE
 	// Health is "ok", "not ready" (the node answered, but its
 	// ReadinessCheck has not passed, or failed too often: it does not
 	// campaign, and as the leader it steps down), "error" (the node
-	// answered with an error) or "no answer" (it holds the lease but did
-	// not answer).
-	Health string `json:"health"`
+	// answered with an error), "no answer" (down, or it holds the lease
+	// but did not answer) or empty (it answers status requests but wires
+	// no health checker).
+	Health string `json:"health,omitempty"`
 	// NotReady is why the node is not ready, as it says (its notReady);
 	// also set when Health is "error" and the error reply carries it.
 	NotReady   string         `json:"not_ready,omitempty"`

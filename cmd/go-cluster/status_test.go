@@ -127,7 +127,7 @@ n3    -        error      -       -      -       encode response: bad custom val
 	if err := renderStatus(&b, buildStatus("o", released, nil, nil, now)); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "leader   none: released at epoch 3, handed over to n2") || !strings.Contains(b.String(), "no member answered") {
+	if !strings.Contains(b.String(), "leader   none: released at epoch 3, handed over to n2") || !strings.Contains(b.String(), "no member is announced or answers status requests") {
 		t.Errorf("released:\n%s", b.String())
 	}
 }

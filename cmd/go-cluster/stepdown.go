@@ -23,7 +23,7 @@ type stepdownCmd struct {
 
 func (c *stepdownCmd) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.to, "to", "", "hand over to `NODE`: for a moment after the release only it campaigns")
-	fs.BoolVar(&c.force, "force", false, "send even if the node of --to does not answer health queries or reports it is not ready (a node that is not ready does not take the lease: another one leads, and stepdown exits 1)")
+	fs.BoolVar(&c.force, "force", false, "send even if the node of --to does not answer status requests or reports it is not ready (a node that is not ready does not take the lease: another one leads, and stepdown exits 1)")
 	fs.BoolVar(&c.wait, "wait", true, "wait, up to --timeout, for the new leader and print it")
 }
 
@@ -102,19 +102,37 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 	return nil
 }
 
-// checkMember makes sure node answers health queries and says it is
-// ready, so that a typo in --to, or a node that would not campaign, does
-// not make the leader step down for nothing. A node too old to report its
-// readiness counts as ready.
+// checkMember makes sure node runs and says it is ready, so that a typo in
+// --to, or a node that would not campaign, does not make the leader step
+// down for nothing. Every node answers the built-in status request
+// (cluster.StatusSubject); a node of a version without it is asked for its
+// health instead. A node too old to report its readiness counts as ready.
 func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error {
+	rctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	msg, err := nc.RequestWithContext(rctx, cluster.StatusSubject(e.opts.cluster, node), nil)
+	if err == nil {
+		var st cluster.StatusReply
+		if err := json.Unmarshal(msg.Data, &st); err != nil {
+			return fmt.Errorf("%w from %s: %q: %v", errBadReply, cluster.StatusSubject(e.opts.cluster, node), msg.Data, err)
+		}
+		switch st.Role {
+		case cluster.StatusObserver:
+			return fmt.Errorf("%w: --to %s: the node is an observer, which never campaigns; nothing was sent", errNotReady, node)
+		case cluster.StatusNotReady:
+			return fmt.Errorf("%w: --to %s: %s; nothing was sent: the node does not campaign while it is not ready, so it would not take the lease (wait until it is ready, choose another node, or use --force)",
+				errNotReady, node, readinessReason(st.NotReady))
+		}
+		return nil
+	}
 	client, err := health.NewClient(nc, e.opts.cluster)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	r, err := client.QueryNode(ctx, node, e.opts.timeout)
 	if err != nil && !errors.Is(err, health.ErrRemote) { // an error reply is about its custom values: it runs
-		return fmt.Errorf("%w: --to %s: node %q does not answer health queries on %s (%v); nothing was sent: check the name, or use --force",
-			errNoAnswer, node, node, health.NodeSubject(e.opts.cluster, node), err)
+		return fmt.Errorf("%w: --to %s: node %q answers neither status requests on %s nor health queries on %s (%v); nothing was sent: check the name, or use --force",
+			errNoAnswer, node, node, cluster.StatusSubject(e.opts.cluster, node), health.NodeSubject(e.opts.cluster, node), err)
 	}
 	if !r.IsReady() {
 		return fmt.Errorf("%w: --to %s: %s; nothing was sent: the node does not campaign while it is not ready, so it would not take the lease (wait until it is ready, choose another node, or use --force)",

@@ -15,6 +15,21 @@ type Permissions struct {
 	Publish        []string // subjects the user may publish to
 	Subscribe      []string // subjects the user may subscribe to
 	AllowResponses bool     // may reply to the requests it receives
+	// Optional are the entries of Publish a node runs without: those of
+	// the members bucket. Without one, the node elects all the same and
+	// announces nothing (go-cluster status lists it only while it
+	// answers).
+	Optional []string
+}
+
+// IsOptional says whether subject is one of p's Optional entries.
+func (p Permissions) IsOptional(subject string) bool {
+	for _, s := range p.Optional {
+		if s == subject {
+			return true
+		}
+	}
+	return false
 }
 
 // Server returns p as nats-server user permissions (config mode).
@@ -40,18 +55,21 @@ func (p Permissions) Without(subject string) Permissions {
 		}
 		return out
 	}
-	return Permissions{Publish: drop(p.Publish), Subscribe: drop(p.Subscribe), AllowResponses: p.AllowResponses}
+	return Permissions{Publish: drop(p.Publish), Subscribe: drop(p.Subscribe), AllowResponses: p.AllowResponses, Optional: drop(p.Optional)}
 }
 
 // NodePermissions are the minimal permissions of a go-cluster node of
-// cluster clusterID named nodeID, answering health and step-down requests,
+// cluster clusterID named nodeID, answering health, status and step-down requests,
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
-// default). With create, the node may also create the bucket; without, the
-// bucket must exist. The root package's secure tests prove the list enough,
-// and every entry necessary.
+// default). With create, the node may also create the buckets; without,
+// they must exist. The root package's secure tests prove the list enough,
+// and every entry necessary, but the Optional ones (the members bucket's):
+// without one of those the node still elects.
 func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	bucket := "cluster-" + clusterID
 	stream := "KV_" + bucket
+	members := cluster.MembersBucketName(clusterID)
+	membersStream := "KV_" + members
 	p := Permissions{
 		Publish: []string{
 			"$JS.API.STREAM.INFO." + stream,                     // bind the bucket; confirm a deletion
@@ -60,6 +78,8 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease after a lost race
 			"$KV." + bucket + ".lease",                          // acquire, renew, release
 			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
+			"$JS.API.STREAM.INFO." + membersStream,              // bind the members bucket
+			"$KV." + members + "." + cluster.MemberKey(nodeID),  // announce at Start, withdraw at Stop
 		},
 		Subscribe: []string{
 			inbox + ".>",
@@ -67,6 +87,8 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			health.NodeSubject(clusterID, nodeID), // the NodeID as a token: '.' written '='
 			"cluster." + clusterID + ".control.stepdown",
 			cluster.NodeControlSubject(clusterID, nodeID),
+			cluster.ClusterStatusSubject(clusterID), // the built-in status request
+			cluster.StatusSubject(clusterID, nodeID),
 			// the bucket created again: found at once (advisory.go); without
 			// it a node reads the key back, later, and the server refuses
 			// the subscription
@@ -74,11 +96,14 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		},
 		AllowResponses: true,
 	}
+	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + cluster.MemberKey(nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
-			"$JS.API.INFO",                  // account limits, read before creating a bucket
-			"$JS.API.STREAM.CREATE."+stream, // create the bucket
+			"$JS.API.INFO",                         // account limits, read before creating a bucket
+			"$JS.API.STREAM.CREATE."+stream,        // create the bucket
+			"$JS.API.STREAM.CREATE."+membersStream, // create the members bucket
 		)
+		p.Optional = append(p.Optional, "$JS.API.STREAM.CREATE."+membersStream)
 	}
 	return p
 }

@@ -26,7 +26,7 @@ type Member struct {
 
 // Scenario runs two nodes of one cluster, each with a health checker, on
 // a secured server, and exercises everything a node does: create or bind
-// the bucket, elect, prove tenure, answer health queries, StepDown (with its
+// the bucket, announce itself in the members bucket, elect, prove tenure, answer health queries, StepDown (with its
 // cooldown record), hand over on a remote step-down request, release on
 // Stop. An Admin connection, allowed everything, asks the questions.
 type Scenario struct {
@@ -44,6 +44,10 @@ type Scenario struct {
 	// StartTimeout bounds each node's Start (a request the server refuses
 	// only times out). Default 3s.
 	StartTimeout time.Duration
+	// Unannounced says the members may not announce themselves (a
+	// permission of the members bucket withheld): the scenario then
+	// checks that their member records are absent, not present.
+	Unannounced bool
 }
 
 // running is one member's node and checker.
@@ -119,6 +123,9 @@ func (s Scenario) Run(t testing.TB) (err error) {
 	members = append(members, b)
 	if err := waitUntil(5*time.Second, func() bool { return b.node.Leader() == a.node.NodeID() }); err != nil {
 		return fmt.Errorf("%s never saw %s lead: %w", b.node.NodeID(), a.node.NodeID(), err)
+	}
+	if err := s.checkMembers(ctx, admin); err != nil {
+		return err
 	}
 	epoch, err := a.node.ValidateLeadership(ctx)
 	if err != nil {
@@ -220,6 +227,33 @@ func (s Scenario) checkCooldown(ctx context.Context, admin *nats.Conn, nodeID st
 		return err == nil
 	}); err != nil {
 		return fmt.Errorf("the StepDown cooldown record of %s was not written: %w", nodeID, err)
+	}
+	return nil
+}
+
+// checkMembers reads the member records of both members: present, or
+// absent when Unannounced.
+func (s Scenario) checkMembers(ctx context.Context, admin *nats.Conn) error {
+	js, err := jetstream.New(admin)
+	if err != nil {
+		return err
+	}
+	kv, err := js.KeyValue(ctx, cluster.MembersBucketName(s.ClusterID))
+	if errors.Is(err, jetstream.ErrBucketNotFound) && s.Unannounced {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("admin bind the members bucket: %w", err)
+	}
+	for _, m := range s.Members {
+		_, err := kv.Get(ctx, cluster.MemberKey(m.ID))
+		switch {
+		case s.Unannounced && err == nil:
+			return fmt.Errorf("%s announced itself without the permission", m.ID)
+		case s.Unannounced && errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return fmt.Errorf("the member record of %s: %w", m.ID, err)
+		}
 	}
 	return nil
 }

@@ -40,6 +40,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	cluster "github.com/ozanturksever/go-cluster"
 )
 
@@ -156,7 +158,9 @@ func run(out *emitter, o options) error {
 	n, err := cluster.NewNode(cluster.Config{
 		ClusterID: o.clusterID, NodeID: o.nodeID, NATSURLs: o.urls, LeaseTTL: o.ttl, RenewInterval: o.renew,
 		BucketReplicas: o.replicas,
-		Logger:         slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// Named, so that the server's per-connection counts (/connz) tell the nodes apart.
+		NATSOptions: []nats.Option{nats.Name("clusternode-" + o.nodeID)},
+		Logger:      slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}, hooks)
 	if err != nil {
 		return err

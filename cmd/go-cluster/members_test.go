@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
+)
+
+// Announced members are listed with their status roles; one announced
+// that does not answer is down; a node with a health checker keeps its
+// health columns.
+func TestMergeMembers(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := buildStatus("o", heldLease("a", 4, now.Add(-time.Minute)), []health.Response{
+		{NodeID: "b", Role: "PASSIVE", Leader: "a", Epoch: 4, UptimeMs: 1500},
+	}, nil, now)
+	started := now.Add(-time.Hour)
+	members := []cluster.MemberRecord{
+		{NodeID: "a", Kind: cluster.MemberCampaigning, StartedAt: started},
+		{NodeID: "b", Kind: cluster.MemberCampaigning, StartedAt: started},
+		{NodeID: "c", Kind: cluster.MemberCampaigning, StartedAt: started, Metadata: map[string]string{"zone": "z3"}},
+		{NodeID: "w", Kind: cluster.MemberObserver, StartedAt: started},
+	}
+	replies := []cluster.StatusReply{
+		{Node: "a", Role: cluster.StatusLeader, Leader: "a", Epoch: 4, StartedAt: started},
+		{Node: "b", Role: cluster.StatusFollower, Leader: "a", Epoch: 4, StartedAt: started},
+		{Node: "w", Role: cluster.StatusObserver, Leader: "a", Epoch: 4, StartedAt: started},
+	}
+	mergeMembers(&r, members, replies)
+	if len(r.Members) != 4 {
+		t.Fatalf("%d members: %+v", len(r.Members), r.Members)
+	}
+	want := []struct{ node, state, health string }{
+		{"a", cluster.StatusLeader, ""}, {"b", cluster.StatusFollower, healthOK},
+		{"c", stateDown, healthNoAnswer}, {"w", cluster.StatusObserver, ""},
+	}
+	for i, w := range want {
+		m := r.Members[i]
+		if m.Node != w.node || m.State != w.state || m.Health != w.health || len(m.Notes) != 0 {
+			t.Errorf("member %d = %+v, want %s %s health %q", i, m, w.node, w.state, w.health)
+		}
+	}
+	if !r.Members[0].HoldsLease || r.Members[3].Kind != cluster.MemberObserver || r.Members[2].Metadata["zone"] != "z3" {
+		t.Errorf("members %+v", r.Members)
+	}
+	var b bytes.Buffer
+	if err := renderStatus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, row := range [][]string{
+		{"a", "leader", "-", "a", "4"}, {"b", "follower", "ok", "a", "4", "1.5s"},
+		{"c", "down", "no", "answer", "-", "-", "-"}, {"w", "observer", "-", "a", "4"},
+	} {
+		if !containsRow(out, row...) {
+			t.Errorf("no row %v:\n%s", row, out)
+		}
+	}
+
+	// A leader that answers neither request is listed as before.
+	r = buildStatus("o", heldLease("x", 4, now), nil, nil, now)
+	mergeMembers(&r, nil, nil)
+	if len(r.Members) != 1 || r.Members[0].Health != healthNoAnswer || r.Members[0].State != "" {
+		t.Errorf("silent leader: %+v", r.Members)
+	}
+}

@@ -1,0 +1,320 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// askStatus sends a status request to one node and decodes the reply.
+func askStatus(nc *nats.Conn, clusterID, nodeID string) (StatusReply, error) {
+	var r StatusReply
+	msg, err := nc.Request(StatusSubject(clusterID, nodeID), nil, time.Second)
+	if err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(msg.Data, &r)
+}
+
+// memberRecord reads the member key of nodeID; ok is false when absent or
+// deleted.
+func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (MemberRecord, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	en, err := kv.Get(ctx, MemberKey(nodeID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return MemberRecord{}, false
+	}
+	if err != nil {
+		t.Fatalf("get %s: %v", MemberKey(nodeID), err)
+	}
+	r, err := DecodeMemberRecord(en.Value())
+	if err != nil {
+		t.Fatalf("member record of %s: %v", nodeID, err)
+	}
+	return r, true
+}
+
+// Every node answers status requests with no wiring, and announces itself
+// in the members bucket, not the election's: a node killed without Stop keeps its record and stops
+// answering (go-cluster status shows it down); Stop withdraws the record.
+func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
+	srv, rec, id := setup(t)
+	crashConn := srv.Connect(t) // c's connection: the test closes it, a crash
+	cfgA := testConfig(id, "a.example.com", srv.URL())
+	cfgA.Metadata = map[string]string{"addr": "10.0.0.1:5432"}
+	a := startNode(t, cfgA, rec, nil)
+	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	cfgC := testConfig(id, "c", srv.URL())
+	cfgC.Conn, cfgC.NATSURLs = crashConn, nil
+	c := startNode(t, cfgC, rec, nil)
+	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := obs.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = obs.Stop(context.Background()) })
+	nodes := []*Node{a, b, c}
+	leader := waitOneLeader(t, nodes, 10*time.Second)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return obs.Leader() == leader.NodeID() }, "the observer did not see the leader")
+
+	nc := srv.Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, MembersBucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMembersBucket(t, js, id)
+
+	// None of them wires health: each answers on its own subject.
+	for _, n := range append(nodes, obs) {
+		var r StatusReply
+		natstest.WaitFor(t, 5*time.Second, func() bool {
+			r, err = askStatus(nc, id, n.NodeID())
+			return err == nil && r.Leader == leader.NodeID()
+		}, "status of %s: %+v, %v", n.NodeID(), r, err)
+		want := StatusFollower
+		switch n {
+		case leader:
+			want = StatusLeader
+		case obs:
+			want = StatusObserver
+		}
+		if r.Node != n.NodeID() || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
+			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.NodeID(), r, want, leader.Epoch())
+		}
+		m, ok := memberRecord(t, kv, n.NodeID())
+		wantKind := MemberCampaigning
+		if n == obs {
+			wantKind = MemberObserver
+		}
+		if !ok || m.NodeID != n.NodeID() || m.Kind != wantKind || m.StartedAt.IsZero() {
+			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.NodeID(), m, ok, wantKind)
+		}
+	}
+	if r, _ := askStatus(nc, id, "a.example.com"); r.Metadata["addr"] != "10.0.0.1:5432" {
+		t.Errorf("a's status metadata = %v", r.Metadata)
+	}
+	if m, _ := memberRecord(t, kv, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
+		t.Errorf("a's member metadata = %v", m.Metadata)
+	}
+	if MemberKey("a.example.com") != "member.a=example=com" {
+		t.Errorf("MemberKey = %q", MemberKey("a.example.com"))
+	}
+
+	// The cluster-wide subject: one reply per running node.
+	inbox := nc.NewRespInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest(ClusterStatusSubject(id), inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for len(seen) < 4 {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("cluster-wide status: %d replies (%v): %v", len(seen), seen, err)
+		}
+		var r StatusReply
+		if err := json.Unmarshal(m.Data, &r); err != nil {
+			t.Fatal(err)
+		}
+		seen[r.Node] = true
+	}
+	_ = sub.Unsubscribe()
+
+	// c crashes: its record stays, it no longer answers.
+	crashConn.Close()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("c did not stop after its connection closed")
+	}
+	// (The server drops c's subscriptions once it sees the connection go.)
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		_, err := askStatus(nc, id, "c")
+		return errors.Is(err, nats.ErrNoResponders)
+	}, "crashed c still answers status")
+	if _, ok := memberRecord(t, kv, "c"); !ok {
+		t.Error("crashed c's member record is gone")
+	}
+
+	// b stops: its record is withdrawn, and it no longer answers.
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer scancel()
+	if err := b.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := memberRecord(t, kv, "b"); ok {
+		t.Error("stopped b's member record is still there")
+	}
+	if _, err := askStatus(nc, id, "b"); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("stopped b answered status: %v", err)
+	}
+	if err := obs.Stop(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := memberRecord(t, kv, "watcher"); ok {
+		t.Error("stopped observer's member record is still there")
+	}
+}
+
+// checkMembersBucket checks the members bucket's settings, and that the
+// announcements left the election's stream alone: it holds the lease key
+// only, and the first leader's epoch is 1 (a write there would raise the
+// stream's last sequence, an epoch floor).
+func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	mkv, err := js.KeyValue(ctx, MembersBucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := mkv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.History() != 1 || st.TTL() != 0 {
+		t.Errorf("members bucket: history %d, TTL %v; want 1 and none", st.History(), st.TTL())
+	}
+	ekv, err := js.KeyValue(ctx, BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := ekv.Keys(ctx)
+	if err != nil || len(keys) != 1 || keys[0] != LeaseKey {
+		t.Errorf("election bucket keys = %v (%v), want only %s", keys, err, LeaseKey)
+	}
+	en, err := ekv.Get(ctx, LeaseKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != 1 {
+		t.Errorf("lease = %+v (%v), want epoch 1", l, err)
+	}
+}
+
+// A member key never meets a state key or the election's keys, and is
+// exactly two subject tokens, so that "member.*" lists every member.
+func TestMemberKeyIsNoStateKey(t *testing.T) {
+	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
+		k := MemberKey(id)
+		if k == LeaseKey || k == CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
+			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
+		}
+		if toks := strings.Split(k, "."); len(toks) != 2 || toks[0] != "member" {
+			t.Errorf("MemberKey(%q) = %q is not two tokens under member.", id, k)
+		}
+	}
+}
+
+// A node that may not announce itself still elects: it logs one warning
+// and announces nothing, and the refusal, which stays the connection's last
+// error, does not read as the election's. Two refusals: a write in the
+// members bucket, by a node whose NodeID holds the election bucket's name
+// (so the refused subject does too); and the account info that creating
+// the members bucket reads first, refused to a node that may not create
+// buckets (the election's exists). (securetest's optional permissions
+// cover a node that may not even look the members bucket up.)
+func TestMembersBucketDeniedStillElects(t *testing.T) {
+	natstest.CheckLeaks(t)
+	cases := []struct {
+		name, id, nodeID string
+		deny             func(id string) []string
+		refused          func(id string) string // in the last error
+		membersBucket    bool                   // exists afterwards
+	}{
+		{name: "no member write", deny: func(id string) []string { return []string{kvSubject(MembersBucketName(id), ">")} },
+			refused: func(id string) string { return kvSubject(MembersBucketName(id), "member."+BucketName(id)) }, membersBucket: true},
+		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
+			refused: func(string) string { return `"$JS.API.INFO"` }},
+	}
+	for i := range cases {
+		cases[i].id = uniqueClusterID(t)
+		cases[i].nodeID = BucketName(cases[i].id) + "-1"
+	}
+	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) {
+		o.NoAuthUser = "admin"
+		o.Users = []*server.User{{Username: "admin", Password: "admin"}}
+		for _, c := range cases {
+			o.Users = append(o.Users, &server.User{Username: c.id, Password: c.id, Permissions: &server.Permissions{
+				Publish:   &server.SubjectPermission{Allow: []string{">"}, Deny: c.deny(c.id)},
+				Subscribe: &server.SubjectPermission{Allow: []string{">"}},
+			}})
+		}
+	}))
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, err := CreateBucket(ctx(t), js, c.id, BucketOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			cfg := testConfig(c.id, c.nodeID, srv.URL())
+			cfg.NATSOptions = []nats.Option{nats.UserInfo(c.id, c.id)}
+			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			rec := newRecorder()
+			n := startNode(t, cfg, rec, nil)
+			natstest.WaitFor(t, 10*time.Second, n.IsLeader, "a node that may not announce never led")
+
+			n.mu.Lock()
+			el, nc := n.el, n.nc
+			n.mu.Unlock()
+			if last := nc.LastError(); !errors.Is(last, nats.ErrPermissionViolation) || !strings.Contains(last.Error(), c.refused(c.id)) {
+				t.Fatalf("last error = %v, want the refusal of %s", last, c.refused(c.id))
+			}
+			probe := errors.New("probe")
+			if err := el.store.explainPermission(probe); err != probe {
+				t.Errorf("the announcement's refusal read as the election's: %v", err)
+			}
+			if el.announced != nil {
+				t.Error("announced without permission")
+			}
+			if err := n.Stop(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if n.Err() != nil {
+				t.Errorf("Err() = %v", n.Err())
+			}
+			if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
+				t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
+			}
+			kv, err := js.KeyValue(ctx(t), MembersBucketName(c.id))
+			switch {
+			case !c.membersBucket && !errors.Is(err, jetstream.ErrBucketNotFound):
+				t.Errorf("members bucket lookup: %v, want not found", err)
+			case c.membersBucket && err != nil:
+				t.Fatal(err)
+			case c.membersBucket:
+				if _, ok := memberRecord(t, kv, cfg.NodeID); ok {
+					t.Error("a member record was written without permission")
+				}
+			}
+			rec.check(t)
+		})
+	}
+}
