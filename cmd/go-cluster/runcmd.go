@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/runner"
 )
@@ -64,7 +62,8 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.verbose {
 		level = slog.LevelInfo
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})).With("cluster", e.opts.cluster, "node", nodeID)
+	base := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})) // the node adds its names
+	log := base.With("cluster", e.opts.cluster, "node", nodeID)
 
 	// Signals are the command's from here on: run ends when it does.
 	sigs := make(chan os.Signal, 8)
@@ -72,14 +71,15 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	defer signal.Stop(sigs)
 	ctx = context.WithoutCancel(ctx)
 
-	nc, err := e.connectLongLived(nodeID, log, sigs)
+	natsOpts, err := e.conn.natsOptions()
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	// The node dials, and redials forever, with the library's settings;
+	// never a server of its own.
 	r, err := runner.New(runner.Config{
-		Node: cluster.Config{ClusterID: e.opts.cluster, NodeID: nodeID, Conn: nc, LeaseTTL: c.ttl,
-			Priority: c.priority, BucketReplicas: c.replicas, Logger: log},
+		Node: cluster.Config{ClusterID: e.opts.cluster, NodeID: nodeID, NATSURLs: strings.Split(e.conn.server, ","),
+			NATSOptions: natsOpts, LeaseTTL: c.ttl, Priority: c.priority, BucketReplicas: c.replicas, Logger: base},
 		Argv: args, Grace: c.grace, Once: c.once, Signals: sigs, Logger: log,
 		Stdio: runner.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
 	})
@@ -88,6 +88,9 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	code, err := r.Run(ctx)
 	if err != nil {
+		if errors.Is(err, cluster.ErrConnect) {
+			return fmt.Errorf("%w at %s: %v", errConnect, e.conn.describe(), err)
+		}
 		return err
 	}
 	return exitStatus{code}
@@ -110,35 +113,6 @@ func (c *runCmd) nodeID() (string, error) {
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}
 	return host, nil
-}
-
-// connectLongLived dials NATS for a node that runs until stopped: it
-// reconnects forever, and the first connection is retried, with a message,
-// until it succeeds or a terminating signal arrives. It never starts a
-// server of its own.
-func (e *env) connectLongLived(name string, log *slog.Logger, sigs <-chan os.Signal) (*nats.Conn, error) {
-	opts, err := e.conn.natsOptions()
-	if err != nil {
-		return nil, err
-	}
-	opts = append(opts, nats.Name("go-cluster run "+name), nats.Timeout(e.opts.timeout), nats.MaxReconnects(-1),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("disconnected from NATS", "err", err) }),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Warn("reconnected to NATS", "server", nc.ConnectedUrlRedacted()) }))
-	const retry = 2 * time.Second
-	for {
-		nc, err := nats.Connect(e.conn.server, opts...)
-		if err == nil {
-			return nc, nil
-		}
-		log.Warn("cannot connect to NATS; retrying", "server", e.conn.describe(), "err", err, "in", retry)
-		select {
-		case sig := <-sigs:
-			if s, ok := sig.(syscall.Signal); ok && s != syscall.SIGUSR1 && s != syscall.SIGUSR2 {
-				return nil, exitStatus{128 + int(s)}
-			}
-		case <-time.After(retry):
-		}
-	}
 }
 
 // passThrough returns the exit status err carries as it is, if it does.

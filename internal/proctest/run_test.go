@@ -104,3 +104,26 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestRunWaitsForNATS: with no server to reach, run says so and tries
+// again (it never leads on a server of its own); once a server is up it
+// leads and runs the command.
+func TestRunWaitsForNATS(t *testing.T) {
+	natsBin, _ := binaries(t)
+	port := freePort(t)
+	ns := newNATSProc(t, natsBin, "late", port, "")
+	dir := t.TempDir()
+	a := startRun(t, ns.URL(), "runlate", "node-a", []string{"DIR=" + dir}, []string{"--ttl", "2s", "--once"},
+		"sh", "-c", `touch "$DIR/ran"`)
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.logged("cannot reach NATS") }, "run did not say it cannot reach NATS")
+	if fileExists(filepath.Join(dir, "ran")) || !a.running() {
+		t.Fatal("the command ran, or run exited, with no NATS server")
+	}
+	ns.start(t)
+	if code := a.waitExit(t, 20*time.Second); code != 0 {
+		t.Fatalf("run exited %d, want 0", code)
+	}
+	if !fileExists(filepath.Join(dir, "ran")) {
+		t.Fatal("the command did not run")
+	}
+}

@@ -147,9 +147,40 @@ func (r *Runner) Run(ctx context.Context) (int, error) {
 	return code, err
 }
 
-// start starts the node; a terminating signal ends a start that waits on
-// NATS.
+// retryConnect is how long Run waits before it tries again to reach NATS.
+const retryConnect = 2 * time.Second
+
+// start starts the node. While no NATS server can be reached it says so and
+// tries again with a new node (a Node starts once); a terminating signal
+// or ctx ends the wait.
 func (r *Runner) start(ctx context.Context) error {
+	for {
+		err := r.startOnce(ctx)
+		if err == nil || !errors.Is(err, cluster.ErrConnect) {
+			return err
+		}
+		r.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
+		t := time.NewTimer(retryConnect)
+		select {
+		case <-t.C:
+		case sig := <-r.cfg.Signals:
+			t.Stop()
+			if s, ok := terminating(sig); ok {
+				return fmt.Errorf("start: interrupted by %v: %w", s, err)
+			}
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		if r.node, err = cluster.NewNode(r.cfg.Node, hooks{r}); err != nil {
+			return err
+		}
+	}
+}
+
+// startOnce starts the node; a terminating signal ends a start that waits
+// on NATS.
+func (r *Runner) startOnce(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	started := make(chan error, 1)
