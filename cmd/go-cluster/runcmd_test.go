@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,5 +33,41 @@ func TestRunUsageErrors(t *testing.T) {
 				t.Fatalf("stderr %q does not say %q", stderr.String(), tc.want)
 			}
 		})
+	}
+}
+
+// TestAgentCheck: --check says whether a file is valid, and lists every
+// problem with the file, the field and the line.
+func TestAgentCheck(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, []byte("clusters:\n  - name: web\n    vips:\n      - {address: 10.0.0.100/24, interface: eth0}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("clusters:\n  - name: web\n    election:\n      lease_ttl: 10\n      typo: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"agent", "--check", "--config", good}, &stdout, &stderr, getenv); code != exitOK {
+		t.Fatalf("good file: exit %d, stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "valid (1 cluster(s))") {
+		t.Fatalf("stdout %q", stdout.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"agent", "--check", "--config", bad}, &stdout, &stderr, getenv); code != exitFailure {
+		t.Fatalf("bad file: exit %d", code)
+	}
+	for _, want := range []string{
+		bad + ":4: clusters[0].election.lease_ttl: 10 has no unit",
+		bad + `:5: clusters[0].election.typo: unknown key "typo"`,
+		"2 problem(s)",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q does not say %q", stderr.String(), want)
+		}
 	}
 }

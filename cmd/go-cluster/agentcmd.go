@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/ozanturksever/go-cluster/internal/agent"
+)
+
+// defaultAgentConfig is where the agent looks for its file.
+const defaultAgentConfig = "/etc/go-cluster/agent.yaml"
+
+// agentCmd is `go-cluster agent`: the daemon, configured by a YAML file.
+type agentCmd struct {
+	config string
+	check  bool
+}
+
+// clusterFree marks a command that takes no --cluster: its clusters come
+// from elsewhere.
+type clusterFree interface{ takesNoCluster() }
+
+func (*agentCmd) takesNoCluster() {}
+
+func (c *agentCmd) define(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", defaultAgentConfig, "the agent's configuration `FILE` (YAML)")
+	fs.BoolVar(&c.check, "check", false, "validate the file, print what is wrong, and exit: 0 if it is valid")
+}
+
+func (c *agentCmd) run(_ context.Context, e *env, _ []string) error {
+	cfg, err := agent.Load(c.config)
+	if err != nil {
+		var ce *agent.ConfigError
+		if errors.As(err, &ce) {
+			return fmt.Errorf("%w: %d problem(s):\n%v", errAgentConfig, len(ce.Problems), err)
+		}
+		return err
+	}
+	if c.check {
+		fmt.Fprintf(e.stdout, "%s: valid (%d cluster(s))\n", c.config, len(cfg.Clusters))
+		return nil
+	}
+	return fmt.Errorf("%w: the agent daemon is not built yet; only --check works", errUnsupported)
+}
+
+// errAgentConfig: the agent's configuration file is invalid.
+var errAgentConfig = errors.New("invalid configuration")
