@@ -151,3 +151,10 @@ func TestMissingFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestSampleConfigIsValid: the sample shipped in packaging/ stays valid.
+func TestSampleConfigIsValid(t *testing.T) {
+	if _, err := Load("../../packaging/agent.yaml"); err != nil {
+		t.Fatal(err)
+	}
+}
