@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"os"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,8 +11,12 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/agent"
 )
 
-// defaultAgentConfig is where the agent looks for its file.
-const defaultAgentConfig = "/etc/go-cluster/agent.yaml"
+// defaultAgentConfig is where the agent looks for its file, unless
+// $GO_CLUSTER_CONFIG or --config says otherwise.
+const (
+	defaultAgentConfig = "/etc/go-cluster/agent.yaml"
+	envAgentConfig     = "GO_CLUSTER_CONFIG"
+)
 
 // agentCmd is `go-cluster agent`: the daemon, configured by a YAML file.
 type agentCmd struct {
@@ -25,11 +31,11 @@ type clusterFree interface{ takesNoCluster() }
 func (*agentCmd) takesNoCluster() {}
 
 func (c *agentCmd) define(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", defaultAgentConfig, "the agent's configuration `FILE` (YAML)")
+	fs.StringVar(&c.config, "config", cmp.Or(os.Getenv(envAgentConfig), defaultAgentConfig), "the agent's configuration `FILE` (YAML) ($"+envAgentConfig+")")
 	fs.BoolVar(&c.check, "check", false, "validate the file, print what is wrong, and exit: 0 if it is valid")
 }
 
-func (c *agentCmd) run(_ context.Context, e *env, _ []string) error {
+func (c *agentCmd) run(ctx context.Context, e *env, _ []string) error {
 	cfg, err := agent.Load(c.config)
 	if err != nil {
 		var ce *agent.ConfigError
@@ -42,7 +48,7 @@ func (c *agentCmd) run(_ context.Context, e *env, _ []string) error {
 		fmt.Fprintf(e.stdout, "%s: valid (%d cluster(s))\n", c.config, len(cfg.Clusters))
 		return nil
 	}
-	return fmt.Errorf("%w: the agent daemon is not built yet; only --check works", errUnsupported)
+	return c.serve(ctx, e, cfg)
 }
 
 // errAgentConfig: the agent's configuration file is invalid.

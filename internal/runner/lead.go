@@ -2,8 +2,12 @@ package runner
 
 import (
 	"context"
+	"log/slog"
+	"os"
 	"syscall"
 	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
 )
 
 // end says how a run of the command ended.
@@ -18,8 +22,8 @@ const (
 // lead runs the command for tenure t and returns its exit status and how
 // it ended. The command is dead when lead returns.
 func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
-	deadline, ok := r.node.TenureDeadline()
-	if !ok || t.ctx.Err() != nil || time.Until(deadline) <= r.grace+KillLead(r.ncfg) {
+	w := watch{node: r.node, ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log}
+	if !w.timeLeft(t.ctx) {
 		return 0, endSkipped // it would get SIGTERM at once
 	}
 	c, err := StartChild(r.cfg.Argv, r.env(t), r.cfg.Stdio)
@@ -28,34 +32,45 @@ func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
 		return 127, endExited
 	}
 	r.log.Info("leading: command started", "epoch", t.epoch, "pid", c.Pid())
-	w := watch{r: r, c: c, deadline: deadline}
-	return w.run(ctx, t)
+	return w.run(ctx, t.ctx, c)
 }
 
-// watch supervises one run of the command.
+// watch supervises one run of a command for one tenure of node.
 type watch struct {
-	r        *Runner
-	c        *Child
+	node    *cluster.Node
+	ncfg    cluster.Config // node's, with defaults
+	grace   time.Duration
+	signals <-chan os.Signal // passed on to the command; may be nil
+	log     *slog.Logger
+
 	deadline time.Time // the tenure's deadline as last read
 }
 
+// timeLeft reads the tenure's deadline and reports whether a command
+// started now would have more than its grace before it: one that would
+// not is not started.
+func (w *watch) timeLeft(tenure context.Context) bool {
+	d, ok := w.node.TenureDeadline()
+	w.deadline = d
+	return ok && tenure.Err() == nil && time.Until(d) > w.grace+KillLead(w.ncfg)
+}
+
 // run waits for the command to end, passing signals on, and stops it when
-// leadership ends or its deadline comes too close.
-func (w *watch) run(ctx context.Context, t *tenure) (int, end) {
-	r, c := w.r, w.c
-	lead := r.grace + KillLead(r.ncfg)
+// the tenure ends, its deadline comes too close, or ctx ends.
+func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
+	lead := w.grace + KillLead(w.ncfg)
 	timer := time.NewTimer(time.Until(w.deadline) - lead)
 	defer timer.Stop()
 	for {
 		select {
 		case <-c.Done():
 			return c.ExitCode(), endExited
-		case sig := <-r.cfg.Signals:
+		case sig := <-w.signals:
 			if s, ok := sig.(syscall.Signal); ok {
 				c.Signal(s)
 			}
 		case <-timer.C:
-			d, ok := r.node.TenureDeadline()
+			d, ok := w.node.TenureDeadline()
 			if ok && time.Until(d) > lead {
 				w.deadline = d
 				timer.Reset(time.Until(d) - lead)
@@ -64,11 +79,11 @@ func (w *watch) run(ctx context.Context, t *tenure) (int, end) {
 			if ok {
 				w.deadline = d
 			}
-			r.log.Warn("renewals are late: stopping the command before the lease can pass on", "epoch", t.epoch, "deadline_in", time.Until(w.deadline))
-			c.Terminate(w.deadline.Add(-KillLead(r.ncfg)))
+			w.log.Warn("renewals are late: stopping the command before the lease can pass on", "deadline_in", time.Until(w.deadline))
+			c.Terminate(w.deadline.Add(-KillLead(w.ncfg)))
 			return c.ExitCode(), endLost
-		case <-t.ctx.Done():
-			r.log.Warn("leadership ended: stopping the command", "epoch", t.epoch)
+		case <-tenure.Done():
+			w.log.Warn("leadership ended: stopping the command")
 			c.Terminate(w.killAt())
 			return c.ExitCode(), endLost
 		case <-ctx.Done():
@@ -83,8 +98,8 @@ func (w *watch) run(ctx context.Context, t *tenure) (int, end) {
 // ran out ends at it; one ended early by StepDown or Stop has its lease
 // renewed until the command is gone, so the grace is all it needs).
 func (w *watch) killAt() time.Time {
-	at := time.Now().Add(w.r.grace)
-	if last := w.deadline.Add(-KillLead(w.r.ncfg)); last.Before(at) {
+	at := time.Now().Add(w.grace)
+	if last := w.deadline.Add(-KillLead(w.ncfg)); last.Before(at) {
 		return last
 	}
 	return at
