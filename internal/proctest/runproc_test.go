@@ -52,13 +52,20 @@ type runProc struct {
 func startRun(t *testing.T, natsURL, clusterID, node string, env, extra []string, argv ...string) *runProc {
 	t.Helper()
 	p := &runProc{node: node, stderr: filepath.Join(t.TempDir(), node+".stderr"), exited: make(chan struct{})}
+	args := append([]string{"run", "--server", natsURL, "--cluster", clusterID, "--node", node, "--verbose"}, extra...)
+	startProc(t, p, env, append(append(args, "--"), argv...)...)
+	return p
+}
+
+// startProc starts the go-cluster CLI with args for p, its output in
+// p.stderr, env added to the environment; it is killed at cleanup.
+func startProc(t *testing.T, p *runProc, env []string, args ...string) {
+	t.Helper()
 	errFile, err := os.Create(p.stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer errFile.Close()
-	args := append([]string{"run", "--server", natsURL, "--cluster", clusterID, "--node", node, "--verbose"}, extra...)
-	args = append(append(args, "--"), argv...)
 	p.cmd = exec.Command(goClusterBinary(t), args...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = errFile, errFile
@@ -75,10 +82,9 @@ func startRun(t *testing.T, natsURL, clusterID, node string, env, extra []string
 		<-p.exited
 		if t.Failed() {
 			b, _ := os.ReadFile(p.stderr)
-			t.Logf("run %s stderr:\n%s", node, b)
+			t.Logf("%s stderr:\n%s", p.node, b)
 		}
 	})
-	return p
 }
 
 func (p *runProc) signal(sig syscall.Signal) {
