@@ -132,6 +132,9 @@ type VIP struct {
 	Label  string  `yaml:"label"`
 	GARP   GARP    `yaml:"garp"`
 	Routes []Route `yaml:"routes"`
+	// NetNS is the path of the network namespace the interface is in
+	// ("/var/run/netns/blue"); empty for the agent's own.
+	NetNS string `yaml:"netns"`
 }
 
 // GARP configures the gratuitous ARP (IPv4) or unsolicited neighbour

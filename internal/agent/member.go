@@ -66,7 +66,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
 		}
 		mgr, err := vip.NewManager(vip.Config{Address: p.Addr().String(), Netmask: p.Bits(), Interface: v.Interface, Logger: log,
-			AnnounceCount: v.GARP.Count, AnnounceInterval: v.GARP.Interval.D(), RefreshInterval: v.GARP.Refresh.D()})
+			AnnounceCount: v.GARP.Count, AnnounceInterval: v.GARP.Interval.D(), RefreshInterval: v.GARP.Refresh.D(), NetNS: v.NetNS})
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
 		}

@@ -305,6 +305,9 @@ func (v *validator) vips(p string, vips []VIP, taken map[netip.Addr]string) {
 			v.bad(vp+".garp.refresh", "%v is negative", x.GARP.Refresh.D())
 		}
 		v.routes(vp+".routes", x.Routes, pfx)
+		if x.NetNS != "" && !filepath.IsAbs(x.NetNS) {
+			v.bad(vp+".netns", "%q is not an absolute path", x.NetNS)
+		}
 	}
 }
 
