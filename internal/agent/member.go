@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/runner"
 	"github.com/ozanturksever/go-cluster/vip"
 )
@@ -31,6 +32,9 @@ type member struct {
 	node  *cluster.Node
 	ready *readiness // nil without checks or maintenance file
 	notes *notifier
+	// health answers health queries once the node has started.
+	health  *health.Adapter
+	checker *health.Checker
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -82,7 +86,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		m.service = svc
 		hooks = append(hooks, svc) // after the VIPs: started once they are up, stopped before they go
 	}
-	m.hooks = cluster.ComposeHooks(append(hooks, eventHooks{m})...)
+	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m})...)
 	m.setRuntime(cl)
 	return m, nil
 }
@@ -225,7 +229,11 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.mu.Lock()
 	m.node = node
 	m.mu.Unlock()
-	return node.Start(ctx)
+	if err := node.Start(ctx); err != nil {
+		return err
+	}
+	m.startHealth(node)
+	return nil
 }
 
 // stop stops the node (releasing the lease once the service has exited
@@ -242,6 +250,7 @@ func (m *member) stop(ctx context.Context) {
 			m.log.Warn("stop", "err", err)
 		}
 	}
+	m.stopHealth()
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()

@@ -3,6 +3,7 @@ package proctest
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -101,6 +102,14 @@ func TestAgentFailover(t *testing.T) {
 	b := startAgent(t, ns.URL(), dir, "b", ttl)
 	natstest.WaitFor(t, 10*time.Second, func() bool { return b.logged("node started") }, "b did not start")
 
+	// Both agents answer health queries, as the library's nodes do.
+	var health string
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		out, err := exec.Command(goClusterBinary(t), "health", "--server", ns.URL(), "--cluster", "agenttest", "--json").CombinedOutput()
+		health = string(out)
+		return err == nil && strings.Contains(health, `"nodeId": "a"`) && strings.Contains(health, `"nodeId": "b"`) && strings.Contains(health, "PRIMARY")
+	}, "go-cluster health does not show both agents: %s", lazy(func() string { return health }))
+
 	// a's check fails: it steps down, b leads and runs the service.
 	if err := os.Remove(filepath.Join(dir, "ready-a")); err != nil {
 		t.Fatal(err)
@@ -178,3 +187,9 @@ func countNotices(dir, prefix string) int {
 	}
 	return n
 }
+
+// lazy formats as what its function returns when formatted: a failure
+// message that shows the last value seen.
+type lazy func() string
+
+func (l lazy) String() string { return l() }
