@@ -22,6 +22,7 @@ const (
 type agentCmd struct {
 	config string
 	check  bool
+	listen string // the listen address in use
 }
 
 // clusterFree marks a command that takes no --cluster: its clusters come

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -37,10 +39,13 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	c.listen = cfg.Listen
 	flags := e.opts.conn
 	a, err := agent.New(cfg, agent.Options{
 		Hostname: host, Logger: log, Output: e.stderr,
-		Connect: func(cl agent.Cluster) ([]string, []nats.Option, error) { return agentConnection(flags, cl.Connection, os.Getenv) },
+		Connect: func(cl agent.Cluster) ([]string, []nats.Option, error) {
+			return agentConnection(flags, cl.Connection, os.Getenv)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUnsupported, err)
@@ -48,6 +53,13 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	if cfg.Listen != "" {
+		stopHTTP, err := serveHTTP(cfg.Listen, a, log)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP()
+	}
 	a.Start()
 	log.Info("agent started", "config", c.config, "clusters", len(cfg.Clusters))
 	for {
@@ -69,12 +81,36 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 	}
 }
 
+// serveHTTP serves the agent's /metrics and /healthz on addr until the
+// returned function is called.
+func serveHTTP(addr string, a *agent.Agent, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for /metrics and /healthz: %w", err)
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server", "err", err)
+		}
+	}()
+	log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
+}
+
 // reload applies the file anew; a file that is not valid, or not
 // applicable, is refused and the running configuration stays.
 func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) {
 	cfg, err := agent.Load(c.config)
 	if err == nil {
 		err = a.Reload(ctx, cfg)
+	}
+	if err == nil && cfg.Listen != c.listen {
+		log.Warn("reload: a new listen address takes effect at the next start", "listen", cfg.Listen)
 	}
 	if err != nil {
 		log.Error("reload refused; the running configuration stays", "config", c.config, "err", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options are what an Agent needs besides its file.
@@ -28,7 +29,8 @@ type Options struct {
 
 // Agent runs the clusters of a Config.
 type Agent struct {
-	opts Options
+	opts     Options
+	registry *prometheus.Registry
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -46,12 +48,15 @@ func New(cfg *Config, opts Options) (*Agent, error) {
 	if opts.Connect == nil {
 		return nil, errors.New("agent: Options.Connect is required")
 	}
-	a := &Agent{opts: opts, members: map[string]*member{}}
+	a := &Agent{opts: opts, members: map[string]*member{}, registry: newRegistry()}
 	members, err := a.build(cfg)
 	if err != nil {
 		return nil, err
 	}
 	a.members = members
+	for _, m := range members {
+		a.registry.MustRegister(m.metrics)
+	}
 	return a, nil
 }
 
@@ -90,7 +95,10 @@ func (a *Agent) Stop(ctx context.Context) {
 	a.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, m := range members {
-		wg.Go(func() { m.stop(ctx) })
+		wg.Go(func() {
+			m.stop(ctx)
+			a.registry.Unregister(m.metrics)
+		})
 	}
 	wg.Wait()
 }
@@ -130,9 +138,13 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 		}
 		a.opts.Logger.Warn("reload: stopping cluster: removed, or its election, connection, VIPs or service changed", "cluster", name)
 		m.stop(ctx)
+		a.registry.Unregister(m.metrics)
 	}
 	for name, m := range built {
 		a.opts.Logger.Info("reload: starting cluster", "cluster", name)
+		if err := a.registry.Register(m.metrics); err != nil {
+			a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+		}
 		m.start()
 		next[name] = m
 	}

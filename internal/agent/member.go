@@ -12,6 +12,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/runner"
+	"github.com/ozanturksever/go-cluster/metrics"
 	"github.com/ozanturksever/go-cluster/vip"
 )
 
@@ -35,6 +36,9 @@ type member struct {
 	// health answers health queries once the node has started.
 	health  *health.Adapter
 	checker *health.Checker
+	started bool // the node has started
+
+	metrics *metrics.Collector
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -62,7 +66,11 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
 	log := opts.Logger.With("cluster", cl.Name)
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{})}
+	col, err := metrics.New(cl.Name, cl.Election.NodeID)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
+	}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		p, err := netip.ParsePrefix(v.Address)
@@ -123,7 +131,7 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger = urls, natsOpts, m.opts.Logger
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = urls, natsOpts, m.opts.Logger, m.metrics
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
 	}
@@ -229,9 +237,15 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.mu.Lock()
 	m.node = node
 	m.mu.Unlock()
+	if err := m.metrics.Bind(node); err != nil {
+		return err
+	}
 	if err := node.Start(ctx); err != nil {
 		return err
 	}
+	m.mu.Lock()
+	m.started = true
+	m.mu.Unlock()
 	m.startHealth(node)
 	return nil
 }
