@@ -61,18 +61,22 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		defer stopHTTP()
 	}
 	a.Start()
+	sd := startSystemd(a, log)
 	log.Info("agent started", "config", c.config, "clusters", len(cfg.Clusters))
 	for {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
+				sd.reloading()
 				c.reload(ctx, a, log)
+				sd.reloaded(a)
 				continue
 			}
 			log.Info("stopping: handing leadership over", "signal", sig)
 		case <-ctx.Done():
 			log.Info("stopping: handing leadership over")
 		}
+		sd.stopping()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), agentStopTimeout)
 		a.Stop(sctx)
 		cancel()
