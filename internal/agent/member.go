@@ -204,7 +204,11 @@ func (m *member) start() {
 		defer close(m.done)
 		for {
 			err := m.startOnce(ctx)
-			if err == nil || ctx.Err() != nil {
+			if err == nil {
+				m.watchNode(ctx)
+				return
+			}
+			if ctx.Err() != nil {
 				return
 			}
 			if !errors.Is(err, cluster.ErrConnect) {
@@ -220,6 +224,22 @@ func (m *member) start() {
 			}
 		}
 	}()
+}
+
+// watchNode reports a node that stops on its own (permission denied, a
+// bucket it cannot use: see cluster.Node.Err) as a fault.
+func (m *member) watchNode(ctx context.Context) {
+	m.mu.Lock()
+	node := m.node
+	m.mu.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-node.Done():
+		if err := node.Err(); err != nil {
+			m.log.Error("the node stopped", "err", err)
+			m.post(notice{event: EventFault, reason: err.Error()})
+		}
+	}
 }
 
 func (m *member) startOnce(ctx context.Context) error {
@@ -254,6 +274,10 @@ func (m *member) startOnce(ctx context.Context) error {
 // and the VIPs are gone), then the checks and the notifier, after the
 // notices queued have run.
 func (m *member) stop(ctx context.Context) {
+	if m.cancel == nil { // never started
+		m.discard()
+		return
+	}
 	m.cancel()
 	<-m.done
 	m.mu.Lock()
