@@ -153,13 +153,9 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 }
 
 // sameElection reports whether a and b differ at most in what a running
-// member can change without a new node: checks (as long as there were and
-// are some), maintenance file, notify commands.
+// member can change without a new node: checks, maintenance file, notify
+// commands.
 func sameElection(a, b Cluster) bool {
-	gated := func(c Cluster) bool { return len(c.Checks) > 0 || c.MaintenanceFile != "" }
-	if gated(a) != gated(b) {
-		return false
-	}
 	a.Checks, a.MaintenanceFile, a.Notify = nil, "", Notify{}
 	b.Checks, b.MaintenanceFile, b.Notify = nil, "", Notify{}
 	return reflect.DeepEqual(a, b)

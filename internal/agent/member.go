@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/runner"
@@ -31,12 +33,14 @@ type member struct {
 
 	mu    sync.Mutex
 	node  *cluster.Node
-	ready *readiness // nil without checks or maintenance file
+	ready *readiness
 	notes *notifier
 	// health answers health queries once the node has started.
 	health  *health.Adapter
 	checker *health.Checker
 	started bool // the node has started
+	// maintSub answers maintenance requests.
+	maintSub *nats.Subscription
 
 	metrics *metrics.Collector
 
@@ -103,13 +107,13 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 // stopping) the ones running: what a reload may change without touching
 // the election.
 func (m *member) setRuntime(cl Cluster) {
-	var ready *readiness
-	if len(cl.Checks) > 0 || cl.MaintenanceFile != "" {
-		ready = newReadiness(cl.Checks, cl.MaintenanceFile, m.fault)
-	}
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
+	if oldReady != nil && oldReady.maintenanceOn() {
+		ready.setMaintenance(true) // a reload keeps the switch
+	}
 	m.ready, m.notes = ready, notes
 	m.cfg.Checks, m.cfg.MaintenanceFile, m.cfg.Notify = cl.Checks, cl.MaintenanceFile, cl.Notify
 	m.mu.Unlock()
@@ -135,11 +139,10 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
 	}
-	if len(cl.Checks) > 0 || cl.MaintenanceFile != "" {
-		cfg.ReadinessCheck = m.readyCheck
-		cfg.ReadinessThreshold = 1 // rise and fall are the checks' own
-		cfg.ReadinessInterval = readinessInterval(cl.Checks)
-	}
+	// Always: the maintenance switch works without checks too.
+	cfg.ReadinessCheck = m.readyCheck
+	cfg.ReadinessThreshold = 1 // rise and fall are the checks' own
+	cfg.ReadinessInterval = readinessInterval(cl.Checks)
 	return cfg, nil
 }
 
@@ -157,9 +160,6 @@ func (m *member) readyCheck(context.Context) error {
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	if r == nil {
-		return nil
-	}
 	return r.ready()
 }
 
@@ -267,6 +267,7 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.started = true
 	m.mu.Unlock()
 	m.startHealth(node)
+	m.serveMaintenance(node)
 	return nil
 }
 
@@ -289,12 +290,11 @@ func (m *member) stop(ctx context.Context) {
 		}
 	}
 	m.stopHealth()
+	m.stopMaintenance()
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()
-	if ready != nil {
-		ready.stop()
-	}
+	ready.stop()
 	notes.close()
 }
 
@@ -326,8 +326,6 @@ func (m *member) config() Cluster {
 
 // discard ends a member that was never started.
 func (m *member) discard() {
-	if m.ready != nil {
-		m.ready.stop()
-	}
+	m.ready.stop()
 	m.notes.close()
 }

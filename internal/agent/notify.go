@@ -162,4 +162,3 @@ func (n *notifier) run(ev notice) {
 		n.log.Warn("notify command failed", "event", ev.event, "err", err)
 	}
 }
-

@@ -19,6 +19,7 @@ type readiness struct {
 	mu     sync.Mutex
 	states []checkState
 	wasOK  bool
+	forced bool // maintenance switched on by command
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -109,7 +110,25 @@ func (r *readiness) ready() error {
 	return err
 }
 
+// setMaintenance switches the maintenance mode set by command.
+func (r *readiness) setMaintenance(on bool) {
+	r.mu.Lock()
+	r.forced = on
+	r.mu.Unlock()
+	r.ready() // a fault, if this ends readiness
+}
+
+// maintenanceOn reports whether maintenance was switched on by command.
+func (r *readiness) maintenanceOn() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.forced
+}
+
 func (r *readiness) evaluate() error {
+	if r.maintenanceOn() {
+		return errors.New("maintenance: switched on by go-cluster maintenance")
+	}
 	if r.maintenance != "" {
 		if _, err := os.Stat(r.maintenance); err == nil {
 			return fmt.Errorf("maintenance: %s is present", r.maintenance)
