@@ -3,10 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"os"
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/ozanturksever/go-cluster/internal/agent"
 )
