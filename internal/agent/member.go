@@ -96,7 +96,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 			return nil, fmt.Errorf("cluster %s: service: %w", cl.Name, err)
 		}
 		m.service = svc
-		hooks = append(hooks, svc) // after the VIPs: started once they are up, stopped before they go
+		hooks = append(hooks, svc) // after the VIPs: started once they are up
 	}
 	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m})...)
 	m.setRuntime(cl)

@@ -101,3 +101,37 @@ func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// TestOnceAfterLoss: with Once, a run whose command was stopped because
+// leadership ended returns the command's status (143: SIGTERM).
+func TestOnceAfterLoss(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	dir := t.TempDir()
+	r := newRunner(t, srv, "once", true, "sh", "-c", `touch `+filepath.Join(dir, "up")+`; exec sleep 30`)
+	done := runAsync(context.Background(), r)
+	natstest.WaitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "up")); return err == nil }, "the command did not start")
+	natstest.WaitFor(t, 5*time.Second, r.Node().IsLeader, "not leading")
+	if err := r.Node().StepDown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err != nil || res.code != 143 {
+			t.Fatalf("Run = %d, %v; want 143, nil", res.code, res.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the loss")
+	}
+}
+
+// TestCommandThatCannotStart: Run returns 127 and stops the node.
+func TestCommandThatCannotStart(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	r := newRunner(t, srv, "nostart", false, filepath.Join(t.TempDir(), "absent"))
+	code, err := r.Run(context.Background())
+	if err != nil || code != 127 {
+		t.Fatalf("Run = %d, %v; want 127, nil", code, err)
+	}
+}

@@ -29,7 +29,7 @@ type ServiceConfig struct {
 
 // Service is a command that runs only while a node leads: cluster.Hooks
 // to compose with the node's other hooks, after the VIPs' so that it
-// starts once they are up and stops before they go. It is stopped as
+// starts once they are up. It is stopped as
 // Runner stops its command (see the package doc), and OnLoseLeadership
 // returns only once it has exited.
 type Service struct {
