@@ -39,7 +39,7 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c.listen = cfg.Listen
+	c.listening = cfg.Listen
 	flags := e.opts.conn
 	a, err := agent.New(cfg, agent.Options{
 		Hostname: host, Logger: log, Output: e.stderr,
@@ -109,11 +109,11 @@ func serveHTTP(addr string, a *agent.Agent, log *slog.Logger) (func(), error) {
 // reload applies the file anew; a file that is not valid, or not
 // applicable, is refused and the running configuration stays.
 func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) {
-	cfg, err := agent.Load(c.config)
+	cfg, err := c.load()
 	if err == nil {
 		err = a.Reload(ctx, cfg)
 	}
-	if err == nil && cfg.Listen != c.listen {
+	if err == nil && cfg.Listen != c.listening {
 		log.Warn("reload: a new listen address takes effect at the next start", "listen", cfg.Listen)
 	}
 	if err != nil {

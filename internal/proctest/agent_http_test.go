@@ -26,19 +26,22 @@ func get(url string) (int, string) {
 }
 
 // TestAgentHTTP: the agent serves /healthz (the clusters' status as JSON)
-// and /metrics (the library's series) on its listen address.
+// and /metrics (the library's series) on its listen address; --listen and
+// $GO_CLUSTER_NODE_ID override the file.
 func TestAgentHTTP(t *testing.T) {
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	conf := fmt.Sprintf("listen: %s\nclusters:\n  - name: agenthttp\n    connection: {servers: [%q]}\n    election: {node_id: a, lease_ttl: 1s}\n", addr, ns.URL())
+	// The node ID and the listen address come from the environment and a
+	// flag, over the file's.
+	conf := fmt.Sprintf("listen: 127.0.0.1:1\nclusters:\n  - name: agenthttp\n    connection: {servers: [%q]}\n    election: {node_id: file-id, lease_ttl: 1s}\n", ns.URL())
 	file := filepath.Join(dir, "a.yaml")
 	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &runProc{node: "a", stderr: filepath.Join(t.TempDir(), "a.stderr"), exited: make(chan struct{})}
-	startProc(t, p, nil, "agent", "--config", file)
+	startProc(t, p, []string{"GO_CLUSTER_NODE_ID=a"}, "agent", "--config", file, "--listen", addr)
 
 	var body string
 	natstest.WaitFor(t, 15*time.Second, func() bool {
