@@ -107,7 +107,10 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 // stopping) the ones running: what a reload may change without touching
 // the election.
 func (m *member) setRuntime(cl Cluster) {
-	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault)
+	m.mu.Lock()
+	prev := m.ready
+	m.mu.Unlock()
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -35,11 +36,21 @@ type checkState struct {
 }
 
 // newReadiness starts the checks (with defaults applied); stop ends them.
-func newReadiness(checks []Check, maintenance string, onFault func(string)) *readiness {
+// With prev (a reload), a check that prev runs unchanged keeps its
+// standing, and a new one is probed once before newReadiness returns:
+// a reload must not make a ready node look not ready while its checks
+// have no result yet (its leader would step down).
+func newReadiness(checks []Check, maintenance string, onFault func(string), prev *readiness) *readiness {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &readiness{maintenance: maintenance, onFault: onFault, cancel: cancel, states: make([]checkState, len(checks))}
 	for i, c := range checks {
 		r.states[i].check = c
+	}
+	if prev != nil {
+		r.inherit(prev)
+		r.wasOK = prev.evaluate() == nil
+	}
+	for i := range checks {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -47,6 +58,35 @@ func newReadiness(checks []Check, maintenance string, onFault func(string)) *rea
 		}()
 	}
 	return r
+}
+
+// inherit takes the standing of the checks prev runs unchanged, and
+// probes the others once, all at once.
+func (r *readiness) inherit(prev *readiness) {
+	prev.mu.Lock()
+	old := append([]checkState(nil), prev.states...)
+	prev.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range r.states {
+		s := &r.states[i]
+		found := false
+		for _, o := range old {
+			if o.known && reflect.DeepEqual(o.check, s.check) {
+				*s, found = o, true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), s.check.Timeout.D())
+			defer cancel()
+			err := probe(ctx, &s.check)
+			s.known, s.passing, s.last = true, err == nil, err
+		})
+	}
+	wg.Wait()
 }
 
 // stop ends the checks and waits for them.
