@@ -45,6 +45,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 	e := &env{opts: inv.opts, conn: conn, stdout: stdout, stderr: stderr, interactive: isTerminal(stderr), now: time.Now}
 	if err := inv.cmd.impl.run(ctx, e, inv.args); err != nil {
+		if code, ok := passThrough(err); ok {
+			return code
+		}
 		fmt.Fprintf(stderr, "go-cluster %s: %v\n", inv.cmd.name, trimSentinel(err))
 		return exitCode(err)
 	}

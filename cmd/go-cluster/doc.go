@@ -23,6 +23,14 @@
 //	go-cluster [flags] state watch [--count N] [PREFIX]
 //	                                       the current state values, then every change
 //	go-cluster version                     the version, and the commit it was built from (also --version)
+//	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] -- COMMAND [ARGS...]
+//	                                       campaign, and run COMMAND while this host leads
+//	go-cluster agent [--config FILE] [--check]
+//	                                       the agent daemon: VIPs, checks, notify commands, a service
+//	go-cluster [flags] maintenance on|off --node NODE
+//	                                       an agent's node out of (or back into) elections
+//
+// run and agent are described in docs/agent.md.
 //
 // Flags (before or after the command). The connection flags are those of
 // the nats CLI:

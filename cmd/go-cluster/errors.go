@@ -31,6 +31,8 @@ var (
 	// errNotReady: stepdown --to names a node that reports it is not
 	// ready (its ReadinessCheck), so it would not take the lease.
 	errNotReady = errors.New("successor not ready")
+	// errUnsupported: the request is valid but this version cannot do it.
+	errUnsupported = errors.New("not supported")
 	// errNoKey: state get found no value under the key.
 	errNoKey = errors.New("key not found")
 )

@@ -171,7 +171,11 @@ func parse(args []string) (invocation, error) {
 	if err := checkGiven(global, fs); err != nil {
 		return inv, err
 	}
-	if err := inv.opts.check(); err != nil {
+	opts := inv.opts
+	if _, ok := cmd.impl.(clusterFree); ok && opts.cluster == "" {
+		opts.cluster = "unused" // its clusters come from elsewhere
+	}
+	if err := opts.check(); err != nil {
 		return inv, err
 	}
 	return inv, nil

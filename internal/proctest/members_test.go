@@ -8,9 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,27 +16,8 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// The go-cluster CLI, built once per test process into binDir.
-var (
-	cliOnce sync.Once
-	cliErr  error
-)
-
-func cliBinary(t *testing.T) string {
-	t.Helper()
-	binaries(t) // makes binDir
-	bin := filepath.Join(binDir, "go-cluster")
-	cliOnce.Do(func() {
-		cmd := exec.Command("go", "build", "-o", bin, "github.com/ozanturksever/go-cluster/cmd/go-cluster")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliErr = fmt.Errorf("go build go-cluster: %v\n%s", err, out)
-		}
-	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
-	}
-	return bin
-}
+// cliBinary is the go-cluster CLI (goClusterBinary builds it once).
+func cliBinary(t *testing.T) string { return goClusterBinary(t) }
 
 // inMsgsByName reads the server's /connz: the messages it received from
 // each named connection (its own count, not the client's).

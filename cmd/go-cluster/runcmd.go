@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/runner"
+)
+
+// runCmd is `go-cluster run`: campaign, and run a command while leading.
+type runCmd struct {
+	node     string
+	ttl      time.Duration
+	grace    time.Duration
+	once     bool
+	priority int
+	replicas int
+	verbose  bool
+}
+
+func (c *runCmd) define(fs *flag.FlagSet) {
+	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
+	fs.DurationVar(&c.ttl, "ttl", cluster.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
+	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
+	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
+	fs.IntVar(&c.priority, "priority", 0, "preferred-leader priority: a higher one takes over from a lower one")
+	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
+	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
+}
+
+// exitStatus is an exit status to return as it is, with nothing printed:
+// the command's own.
+type exitStatus struct{ code int }
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", s.code) }
+
+// forwardedSignals are passed on to the command.
+var forwardedSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: run needs a command: go-cluster run --cluster ID [flags] -- COMMAND [ARGS...]", errUsage)
+	}
+	nodeID, err := c.nodeID()
+	if err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if c.verbose {
+		level = slog.LevelInfo
+	}
+	base := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level})) // the node adds its names
+	log := base.With("cluster", e.opts.cluster, "node", nodeID)
+
+	// Signals are the command's from here on: run ends when it does.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwardedSignals...)
+	defer signal.Stop(sigs)
+	ctx = context.WithoutCancel(ctx)
+
+	natsOpts, err := e.conn.natsOptions()
+	if err != nil {
+		return err
+	}
+	// The node dials, and redials forever, with the library's settings;
+	// never a server of its own.
+	r, err := runner.New(runner.Config{
+		Node: cluster.Config{ClusterID: e.opts.cluster, NodeID: nodeID, NATSURLs: strings.Split(e.conn.server, ","),
+			NATSOptions: natsOpts, LeaseTTL: c.ttl, Priority: c.priority, BucketReplicas: c.replicas, Logger: base,
+			JetStreamDomain: e.conn.jsDomain, JetStreamAPIPrefix: e.conn.jsAPI},
+		Argv: args, Grace: c.grace, Once: c.once, Signals: sigs, Logger: log,
+		Stdio: runner.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "), runner.ErrConfig.Error()+": "))
+	}
+	code, err := r.Run(ctx)
+	if err != nil {
+		if errors.Is(err, cluster.ErrConnect) {
+			return fmt.Errorf("%w at %s: %v", errConnect, e.conn.describe(), err)
+		}
+		return err
+	}
+	return exitStatus{code}
+}
+
+// nodeID is --node, or the host name.
+func (c *runCmd) nodeID() (string, error) {
+	if c.node != "" {
+		if err := cluster.ValidateIdentifier("--node", c.node); err != nil {
+			return "", badIdentifier(err)
+		}
+		return c.node, nil
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
+	}
+	if err := cluster.ValidateIdentifier("host name", host); err != nil {
+		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
+			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
+	}
+	return host, nil
+}
+
+// passThrough returns the exit status err carries as it is, if it does.
+func passThrough(err error) (int, bool) {
+	var s exitStatus
+	if errors.As(err, &s) {
+		return s.code, true
+	}
+	return 0, false
+}
+
+// maxRunArgs bounds the command line run passes on: no bound.
+const maxRunArgs = 1 << 20

@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"reflect"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options are what an Agent needs besides its file.
+type Options struct {
+	// Hostname is the node ID of clusters that set none.
+	Hostname string
+	// Connect returns the servers and connection options of a cluster:
+	// the file's connection merged with the command line's, the
+	// environment and the nats CLI context.
+	Connect func(Cluster) (urls []string, opts []nats.Option, err error)
+	// Logger receives the agent's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Output receives the output of notify commands and services.
+	// Default io.Discard.
+	Output io.Writer
+}
+
+// Agent runs the clusters of a Config.
+type Agent struct {
+	opts     Options
+	registry *prometheus.Registry
+
+	mu      sync.Mutex
+	members map[string]*member
+}
+
+// New checks what cfg asks for against what this agent can do, builds
+// the members, and starts nothing.
+func New(cfg *Config, opts Options) (*Agent, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Output == nil {
+		opts.Output = io.Discard
+	}
+	if opts.Connect == nil {
+		return nil, errors.New("agent: Options.Connect is required")
+	}
+	a := &Agent{opts: opts, members: map[string]*member{}, registry: newRegistry()}
+	members, err := a.build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.members = members
+	for _, m := range members {
+		a.registry.MustRegister(m.metrics)
+	}
+	return a, nil
+}
+
+// build makes a member for every cluster of cfg (with defaults).
+func (a *Agent) build(cfg *Config) (map[string]*member, error) {
+	full := cfg.WithDefaults(a.opts.Hostname)
+	out := map[string]*member{}
+	for _, cl := range full.Clusters {
+		m, err := newMember(cl, a.opts)
+		if err != nil {
+			for _, b := range out {
+				b.discard()
+			}
+			return nil, err
+		}
+		out[cl.Name] = m
+	}
+	return out, nil
+}
+
+// Start starts every member; each connects, and retries, on its own.
+func (a *Agent) Start() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range a.members {
+		m.start()
+	}
+}
+
+// Stop stops every member: each leader stops its service, removes its
+// VIPs and releases its lease, so that another node takes over at once.
+func (a *Agent) Stop(ctx context.Context) {
+	a.mu.Lock()
+	members := a.members
+	a.members = map[string]*member{}
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Go(func() {
+			m.stop(ctx)
+			a.registry.Unregister(m.metrics)
+		})
+	}
+	wg.Wait()
+}
+
+// Reload applies a new file. A cluster whose election, connection, VIPs
+// and service are unchanged keeps its node (no failover): only its checks
+// and notify commands are replaced. A cluster that changed otherwise is
+// restarted (it hands leadership over if it led); removed ones are
+// stopped, new ones started. If a new or changed cluster cannot be built,
+// nothing changes.
+func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
+	full := cfg.WithDefaults(a.opts.Hostname)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	built := map[string]*member{}
+	kept := map[string]Cluster{}
+	for _, cl := range full.Clusters {
+		if m := a.members[cl.Name]; m != nil && sameElection(m.config(), cl) {
+			kept[cl.Name] = cl
+			continue
+		}
+		m, err := newMember(cl, a.opts)
+		if err != nil {
+			for _, b := range built {
+				b.discard()
+			}
+			return err
+		}
+		built[cl.Name] = m
+	}
+	next := map[string]*member{}
+	for name, m := range a.members {
+		if cl, ok := kept[name]; ok {
+			m.setRuntime(cl)
+			next[name] = m
+			continue
+		}
+		a.opts.Logger.Warn("reload: stopping cluster: removed, or its election, connection, VIPs or service changed", "cluster", name)
+		m.stop(ctx)
+		a.registry.Unregister(m.metrics)
+	}
+	for name, m := range built {
+		a.opts.Logger.Info("reload: starting cluster", "cluster", name)
+		if err := a.registry.Register(m.metrics); err != nil {
+			a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+		}
+		m.start()
+		next[name] = m
+	}
+	a.members = next
+	return nil
+}
+
+// sameElection reports whether a and b differ at most in what a running
+// member can change without a new node: checks, maintenance file, notify
+// commands.
+func sameElection(a, b Cluster) bool {
+	a.Checks, a.MaintenanceFile, a.Notify = nil, "", Notify{}
+	b.Checks, b.MaintenanceFile, b.Notify = nil, "", Notify{}
+	return reflect.DeepEqual(a, b)
+}

@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// newRegistry is the registry of an agent's /metrics: the Go runtime's
+// and the process's series, and each cluster's (see package metrics).
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// ClusterStatus is what /healthz says of one cluster.
+type ClusterStatus struct {
+	Cluster string `json:"cluster"`
+	Node    string `json:"node"`
+	Running bool   `json:"running"` // the node has started and not stopped
+	Role    string `json:"role"`
+	Leader  string `json:"leader"`
+	Epoch   int64  `json:"epoch"`
+	Ready   bool   `json:"ready"`
+	Reason  string `json:"reason,omitempty"` // why not ready, or why not running
+}
+
+// Status reports every cluster, sorted by name.
+func (a *Agent) Status() []ClusterStatus {
+	a.mu.Lock()
+	members := make([]*member, 0, len(a.members))
+	for _, m := range a.members {
+		members = append(members, m)
+	}
+	a.mu.Unlock()
+	out := make([]ClusterStatus, 0, len(members))
+	for _, m := range members {
+		out = append(out, m.status())
+	}
+	slices.SortFunc(out, func(x, y ClusterStatus) int {
+		if x.Cluster < y.Cluster {
+			return -1
+		}
+		if x.Cluster > y.Cluster {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// status is the member's ClusterStatus.
+func (m *member) status() ClusterStatus {
+	cfg := m.config()
+	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID}
+	m.mu.Lock()
+	node, started := m.node, m.started
+	m.mu.Unlock()
+	if node == nil || !started {
+		s.Reason = "not connected to NATS yet"
+		return s
+	}
+	select {
+	case <-node.Done():
+		s.Reason = "stopped"
+		if err := node.Err(); err != nil {
+			s.Reason = "stopped: " + err.Error()
+		}
+		return s
+	default:
+	}
+	s.Running = true
+	s.Role, s.Leader, s.Epoch = node.Role().String(), node.Leader(), node.Epoch()
+	if err := node.Ready(); err != nil {
+		s.Reason = err.Error()
+	} else {
+		s.Ready = true
+	}
+	return s
+}
+
+// Handler serves /metrics (Prometheus) and /healthz: 200 when every
+// cluster's node runs (leader or not, ready or not), 503 otherwise, with
+// the clusters' status as JSON either way.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		st := a.Status()
+		code := http.StatusOK
+		for _, s := range st {
+			if !s.Running {
+				code = http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	return mux
+}

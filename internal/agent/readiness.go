@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// readiness runs a cluster's checks, each on its own interval with rise
+// and fall, and says whether they all pass and no maintenance file is
+// present. It is what the node's ReadinessCheck reads.
+type readiness struct {
+	maintenance string
+	onFault     func(reason string) // called, outside the lock, when ready turns into not ready
+
+	mu     sync.Mutex
+	states []checkState
+	wasOK  bool
+	forced bool // maintenance switched on by command
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// checkState is one check's standing: unknown until its first result,
+// which decides it; then rise passes or fall failures in a row change it.
+type checkState struct {
+	check   Check
+	known   bool
+	passing bool
+	streak  int // results in a row that disagree with passing
+	last    error
+}
+
+// newReadiness starts the checks (with defaults applied); stop ends them.
+// With prev (a reload), a check that prev runs unchanged keeps its
+// standing, and a new one is probed once before newReadiness returns:
+// a reload must not make a ready node look not ready while its checks
+// have no result yet (its leader would step down).
+func newReadiness(checks []Check, maintenance string, onFault func(string), prev *readiness) *readiness {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &readiness{maintenance: maintenance, onFault: onFault, cancel: cancel, states: make([]checkState, len(checks))}
+	for i, c := range checks {
+		r.states[i].check = c
+	}
+	if prev != nil {
+		r.inherit(prev)
+		r.wasOK = prev.evaluate() == nil
+	}
+	for i := range checks {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			r.loop(ctx, i)
+		}()
+	}
+	return r
+}
+
+// inherit takes the standing of the checks prev runs unchanged, and
+// probes the others once, all at once.
+func (r *readiness) inherit(prev *readiness) {
+	prev.mu.Lock()
+	old := append([]checkState(nil), prev.states...)
+	prev.mu.Unlock()
+	var wg sync.WaitGroup
+	for i := range r.states {
+		s := &r.states[i]
+		found := false
+		for _, o := range old {
+			if o.known && reflect.DeepEqual(o.check, s.check) {
+				*s, found = o, true
+				break
+			}
+		}
+		if found {
+			continue
+		}
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), s.check.Timeout.D())
+			defer cancel()
+			err := probe(ctx, &s.check)
+			s.known, s.passing, s.last = true, err == nil, err
+		})
+	}
+	wg.Wait()
+}
+
+// stop ends the checks and waits for them.
+func (r *readiness) stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *readiness) loop(ctx context.Context, i int) {
+	c := r.states[i].check // not changed after newReadiness
+	tick := time.NewTicker(c.Interval.D())
+	defer tick.Stop()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, c.Timeout.D())
+		err := probe(pctx, &c)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		r.record(i, err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// record applies one result of check i.
+func (r *readiness) record(i int, err error) {
+	r.mu.Lock()
+	s := &r.states[i]
+	s.last = err
+	pass := err == nil
+	switch {
+	case !s.known:
+		s.known, s.passing, s.streak = true, pass, 0
+	case pass == s.passing:
+		s.streak = 0
+	default:
+		s.streak++
+		if need := map[bool]int{true: s.check.Rise, false: s.check.Fall}[pass]; s.streak >= need {
+			s.passing, s.streak = pass, 0
+		}
+	}
+	r.mu.Unlock()
+	r.ready() // reports a fault if this made the node not ready
+}
+
+// ready returns nil when every check passes and the maintenance file is
+// absent; otherwise why not.
+func (r *readiness) ready() error {
+	err := r.evaluate()
+	r.mu.Lock()
+	fault := r.wasOK && err != nil
+	r.wasOK = err == nil
+	r.mu.Unlock()
+	if fault && r.onFault != nil {
+		r.onFault(err.Error())
+	}
+	return err
+}
+
+// setMaintenance switches the maintenance mode set by command.
+func (r *readiness) setMaintenance(on bool) {
+	r.mu.Lock()
+	r.forced = on
+	r.mu.Unlock()
+	r.ready() // a fault, if this ends readiness
+}
+
+// maintenanceOn reports whether maintenance was switched on by command.
+func (r *readiness) maintenanceOn() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.forced
+}
+
+func (r *readiness) evaluate() error {
+	if r.maintenanceOn() {
+		return errors.New("maintenance: switched on by go-cluster maintenance")
+	}
+	if r.maintenance != "" {
+		if _, err := os.Stat(r.maintenance); err == nil {
+			return fmt.Errorf("maintenance: %s is present", r.maintenance)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, s := range r.states {
+		switch {
+		case !s.known:
+			errs = append(errs, fmt.Errorf("check %s: no result yet", s.check.Name))
+		case !s.passing:
+			errs = append(errs, fmt.Errorf("check %s failing (last result: %v)", s.check.Name, s.last))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,106 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"syscall"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+)
+
+// end says how a run of the command ended.
+type end int
+
+const (
+	endExited  end = iota // on its own, while leading
+	endLost               // stopped: leadership ended, or was about to
+	endSkipped            // never started: the tenure was over, or nearly
+)
+
+// lead runs the command for tenure t and returns its exit status and how
+// it ended. The command is dead when lead returns.
+func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
+	w := watch{node: r.node, ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log}
+	if !w.timeLeft(t.ctx) {
+		return 0, endSkipped // it would get SIGTERM at once
+	}
+	c, err := StartChild(r.cfg.Argv, r.env(t), r.cfg.Stdio)
+	if err != nil {
+		r.log.Error("cannot start the command; stepping down", "err", err)
+		return 127, endExited
+	}
+	r.log.Info("leading: command started", "epoch", t.epoch, "pid", c.Pid())
+	return w.run(ctx, t.ctx, c)
+}
+
+// watch supervises one run of a command for one tenure of node.
+type watch struct {
+	node    *cluster.Node
+	ncfg    cluster.Config // node's, with defaults
+	grace   time.Duration
+	signals <-chan os.Signal // passed on to the command; may be nil
+	log     *slog.Logger
+
+	deadline time.Time // the tenure's deadline as last read
+}
+
+// timeLeft reads the tenure's deadline and reports whether a command
+// started now would have more than its grace before it: one that would
+// not is not started.
+func (w *watch) timeLeft(tenure context.Context) bool {
+	d, ok := w.node.TenureDeadline()
+	w.deadline = d
+	return ok && tenure.Err() == nil && time.Until(d) > w.grace+KillLead(w.ncfg)
+}
+
+// run waits for the command to end, passing signals on, and stops it when
+// the tenure ends, its deadline comes too close, or ctx ends.
+func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
+	lead := w.grace + KillLead(w.ncfg)
+	timer := time.NewTimer(time.Until(w.deadline) - lead)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.Done():
+			return c.ExitCode(), endExited
+		case sig := <-w.signals:
+			if s, ok := sig.(syscall.Signal); ok {
+				c.Signal(s)
+			}
+		case <-timer.C:
+			d, ok := w.node.TenureDeadline()
+			if ok && time.Until(d) > lead {
+				w.deadline = d
+				timer.Reset(time.Until(d) - lead)
+				continue
+			}
+			if ok {
+				w.deadline = d
+			}
+			w.log.Warn("renewals are late: stopping the command before the lease can pass on", "deadline_in", time.Until(w.deadline))
+			c.Terminate(w.deadline.Add(-KillLead(w.ncfg)))
+			return c.ExitCode(), endLost
+		case <-tenure.Done():
+			w.log.Warn("leadership ended: stopping the command")
+			c.Terminate(w.killAt())
+			return c.ExitCode(), endLost
+		case <-ctx.Done():
+			c.Terminate(w.killAt())
+			return c.ExitCode(), endLost
+		}
+	}
+}
+
+// killAt is when SIGKILL follows a SIGTERM sent now: after the grace, but
+// never later than KillLead before the last deadline read (a tenure that
+// ran out ends at it; one ended early by StepDown or Stop has its lease
+// renewed until the command is gone, so the grace is all it needs).
+func (w *watch) killAt() time.Time {
+	at := time.Now().Add(w.grace)
+	if last := w.deadline.Add(-KillLead(w.ncfg)); last.Before(at) {
+		return last
+	}
+	return at
+}

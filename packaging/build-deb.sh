@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds dist/go-cluster_<version>_<arch>.deb with nfpm (pinned), then
+# checks its contents with dpkg-deb. Run from anywhere:
+#   packaging/build-deb.sh [VERSION]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export VERSION="${1:-0.0.0~$(git rev-parse --short HEAD 2>/dev/null || echo dev)}"
+export GOARCH="${GOARCH:-$(go env GOARCH)}"
+mkdir -p dist/build
+CGO_ENABLED=0 go build -trimpath -o dist/build/go-cluster ./cmd/go-cluster
+NFPM="${NFPM:-go run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.43.0}"
+$NFPM package --config packaging/nfpm.yaml --packager deb --target dist/
+deb="$(ls -t dist/go-cluster_*.deb | head -1)"
+packaging/check-deb.sh "$deb"
+echo "$deb"

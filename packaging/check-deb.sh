@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Checks what a go-cluster .deb holds: packaging/check-deb.sh FILE.deb
+set -euo pipefail
+deb="$1"
+contents="$(dpkg-deb --contents "$deb")"
+info="$(dpkg-deb --info "$deb")"
+fail() { echo "check-deb: $deb: $*" >&2; exit 1; }
+want() { # mode path
+  grep -qE "^$1 .* \./${2#/}\$" <<<"$contents" || fail "no $2 with mode $1"
+}
+want -rwxr-xr-x /usr/bin/go-cluster
+want -rw-r--r-- /lib/systemd/system/go-cluster-agent.service
+want -rw-r----- /etc/go-cluster/agent.yaml
+want -rw-r--r-- /usr/share/doc/go-cluster/agent.md
+grep -q "Package: go-cluster" <<<"$info" || fail "not the go-cluster package"
+conffiles="$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"
+grep -qx /etc/go-cluster/agent.yaml <<<"$conffiles" || fail "agent.yaml is not a conffile"
+control="$(dpkg-deb --ctrl-tarfile "$deb" | tar -t)"
+for s in preinst postinst prerm; do
+  grep -qx "./$s" <<<"$control" || fail "no $s script"
+done
+echo "check-deb: $deb: ok"
