@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -209,6 +208,3 @@ func (h *labHost) revive() error {
 	_, err = ipIn(h.ns, "link", "set", labIf, "up")
 	return err
 }
-
-// errNoHolder is returned when no single host holds the VIP in time.
-var errNoHolder = errors.New("no single host holds the VIP")
