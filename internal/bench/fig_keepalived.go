@@ -74,8 +74,11 @@ func kaRows(fig string, res []kaResult, cfg kaConfig) []row {
 				}
 			}
 			rw := latencyRow(fig, fmt.Sprintf("%s: %s -> new holder's first GARP", k.name, stop), params(k), garps)
-			s := summarize(silent)
-			rw.note = fmt.Sprintf("no host answered ARP for %s (p99 %s); both answered in %d of %d runs", ms(s.median), ms(s.p99), both, len(runs))
+			if s := summarize(silent); s.n > 0 {
+				rw.note = fmt.Sprintf("no host answered ARP for %s (p99 %s); both answered in %d of %d runs", ms(s.median), ms(s.p99), both, len(runs))
+			} else {
+				rw.note = "no runs"
+			}
 			m := summarize(garps).median
 			switch {
 			case k.agent && stop == stopTerm && kaDefault != nil:
