@@ -22,6 +22,9 @@ type haKind struct {
 	// to claim the VIP: a run ends that long after the restarted daemon
 	// is up, so that such a claim falls in the run's window.
 	settle time.Duration
+	// cycle is the holder's heartbeat (advert_int, RenewInterval): a run
+	// stops the holder at a random point of it.
+	cycle time.Duration
 	// bound is the crash failover goal (agent: LeaseTTL + RenewInterval),
 	// or keepalived's expected master-down interval.
 	bound time.Duration
@@ -44,6 +47,7 @@ func keepalivedKind(dir string, advert time.Duration) haKind {
 		name:   fmt.Sprintf("keepalived advert_int %v", advert),
 		params: fmt.Sprintf("keepalived %s, VRRPv%s, priority 100 both", keepalivedVersion(), map[bool]string{true: "3", false: "2"}[version != ""]),
 		settle: masterDown,
+		cycle:  advert,
 		bound:  masterDown,
 	}
 	k.start = func(h *labHost, seq int) (*haProc, error) {
@@ -104,6 +108,7 @@ func agentKind(dir, bin, natsURL, clusterID string, ttl time.Duration) haKind {
 		params: fmt.Sprintf("go-cluster agent, RenewInterval %v, nats-server on loopback", renew),
 		agent:  true,
 		settle: ttl,
+		cycle:  renew,
 		bound:  ttl + renew,
 	}
 	k.start = func(h *labHost, seq int) (*haProc, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -216,6 +217,14 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 		return kaRun{}, err
 	}
 
+	// Each run's restart and settle take about as long as the last one's,
+	// which would stop the holder at the same point of its heartbeat every
+	// time: a random wait spreads the stops over the cycle.
+	select {
+	case <-ctx.Done():
+		return kaRun{}, ctx.Err()
+	case <-time.After(rand.N(hs.k.cycle)):
+	}
 	t0 := time.Now()
 	if stop == stopTerm {
 		err = hs.procs[holder].terminate()
