@@ -14,7 +14,8 @@
 //
 // Figures: 1 graceful handover, 2 crash failover, 3 steady-state cost,
 // 4 herd, 5 scale, 6 health, 7 VIP (the vip package's own benchmark, run
-// with go test; root only), 8 the 3-node JetStream cluster.
+// with go test; root only), 8 the 3-node JetStream cluster, 9 go-cluster
+// agent side by side with keepalived (root, keepalived installed).
 package main
 
 import (
@@ -146,6 +147,7 @@ func (bn *bench) figures() []figure {
 		{6, "health", onServer("6", bn.figHealth)},
 		{7, "VIP", bn.figVIP},
 		{8, "3-node JetStream cluster", bn.figJSCluster},
+		{9, "side by side with keepalived", bn.figKeepalived},
 	}
 }
 

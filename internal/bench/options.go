@@ -18,19 +18,22 @@ type options struct {
 	keepStart  bool // Node.Start gets a ctx that is never cancelled
 	verbose    bool
 
-	nHandover   int           // figures 1 and 8
-	nCrash      int           // figures 2 and 8, per kind of crash
-	crashTTL    time.Duration // figures 2 and 8
-	steady      time.Duration // figure 3
-	herd        []int         // figure 4: group sizes
-	nHerd       int           // figure 4: elections per size
-	scale       []int         // figure 5: numbers of clusters
-	scaleSteady time.Duration // figure 5
-	scaleTTL    time.Duration // figure 5
-	scaleStarts int           // figure 5: Node.Start calls at a time
-	nHealth     int           // figure 6
-	nLeaderLoss int           // figure 8, per kind of loss
-	vipTime     string        // figure 7: -benchtime
+	nHandover   int             // figures 1 and 8
+	nCrash      int             // figures 2 and 8, per kind of crash
+	crashTTL    time.Duration   // figures 2 and 8
+	steady      time.Duration   // figure 3
+	herd        []int           // figure 4: group sizes
+	nHerd       int             // figure 4: elections per size
+	scale       []int           // figure 5: numbers of clusters
+	scaleSteady time.Duration   // figure 5
+	scaleTTL    time.Duration   // figure 5
+	scaleStarts int             // figure 5: Node.Start calls at a time
+	nHealth     int             // figure 6
+	nLeaderLoss int             // figure 8, per kind of loss
+	vipTime     string          // figure 7: -benchtime
+	nKeepalived int             // figure 9: runs per kind and way of stopping
+	kaAdverts   []time.Duration // figure 9: keepalived's advert_int, one kind each
+	kaTTLs      []time.Duration // figure 9: the agent's LeaseTTL, one kind each
 }
 
 func parseOptions(args []string) (options, error) {
@@ -56,6 +59,9 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.nHealth, "n-health", 1000, "queries per kind (figure 6)")
 	fs.IntVar(&o.nLeaderLoss, "n-loss", 5, "stream-leader losses per kind (figure 8)")
 	fs.StringVar(&o.vipTime, "vip-benchtime", "20x", "go test -benchtime for the vip benchmark (figure 7)")
+	fs.IntVar(&o.nKeepalived, "n-ka", 20, "runs per kind and way of stopping the holder (figure 9)")
+	adverts := fs.String("ka-advert", "1s,100ms", "keepalived advert_int values, one kind each (figure 9; empty: none)")
+	ttls := fs.String("ka-ttl", "1s,3s", "go-cluster agent LeaseTTL values, one kind each (figure 9; empty: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -78,6 +84,12 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.scale, err = ints(*scale); err != nil {
 		return o, fmt.Errorf("-scale: %w", err)
+	}
+	if o.kaAdverts, err = durations(*adverts); err != nil {
+		return o, fmt.Errorf("-ka-advert: %w", err)
+	}
+	if o.kaTTLs, err = durations(*ttls); err != nil {
+		return o, fmt.Errorf("-ka-ttl: %w", err)
 	}
 	return o, nil
 }
@@ -110,4 +122,20 @@ func intSet(s string) (map[int]bool, error) {
 		m[v] = true
 	}
 	return m, nil
+}
+
+// durations parses a comma-separated list of positive durations.
+func durations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q is not a positive duration", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
