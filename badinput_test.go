@@ -354,7 +354,7 @@ func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: bucketName(id), History: 10})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), History: 10})
 	nodes := []*Node{
 		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
 		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
@@ -385,7 +385,7 @@ func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: bucketName(id), TTL: 2 * time.Second})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), TTL: 2 * time.Second})
 
 	n, err := NewNode(stableConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {
@@ -419,7 +419,7 @@ func TestPreexistingBucketWithTinyMaxValueSizeFailsFast(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: bucketName(id), MaxValueSize: 16})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), MaxValueSize: 16})
 	n, err := NewNode(testConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +453,7 @@ func bindKV(t *testing.T, url, clusterID string) jetstream.KeyValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx(t), bucketName(clusterID))
+	kv, err := js.KeyValue(ctx(t), BucketName(clusterID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,7 +276,7 @@ func benchKV(b *testing.B, nc *nats.Conn) jetstream.KeyValue {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), bucketName("bench"))
+	kv, err := js.KeyValue(context.Background(), BucketName("bench"))
 	if err != nil {
 		b.Fatal(err)
 	}

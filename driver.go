@@ -66,8 +66,7 @@ type driver struct {
 	conn    election.Conn // the connection as it was at Start
 	timer   *time.Timer
 
-	known    string // leader last reported through OnLeaderChange
-	err      error  // permanent failure
+	err      error // permanent failure
 	finished bool
 }
 

@@ -54,7 +54,7 @@ func (d *driver) become(a election.Become) {
 		lose: &loseSignals{epoch: a.Epoch, started: make(chan struct{}), done: make(chan struct{})}}
 	d.tenure = t
 	d.view.mu.Lock()
-	d.view.tenureCtx, d.view.tenureCancel, d.view.tenureEpoch, d.view.tenureRev = ctx, cancel, a.Epoch, a.Rev
+	d.view.tenureCtx, d.view.tenureEpoch, d.view.tenureRev = ctx, a.Epoch, a.Rev
 	d.view.deadline = a.Deadline
 	d.view.epoch = a.Epoch // with the tenure: whoever sees IsLeader sees its epoch
 	// And itself as leader: OnBecomeLeader may run before the leader
@@ -128,7 +128,7 @@ func (d *driver) lose(a election.Lose) {
 	t.timer.Stop()
 	d.view.mu.Lock()
 	t.cancel()
-	d.view.tenureCtx, d.view.tenureCancel = nil, nil
+	d.view.tenureCtx = nil
 	if d.view.leader == d.cfg.NodeID {
 		// Not itself any more, before OnLoseLeadership can read it; the
 		// leader change that follows says who (ExampleNode_Observe).
@@ -165,7 +165,6 @@ func (d *driver) leaderChanged(leader string) {
 	close(d.view.changed)
 	d.view.changed = make(chan struct{})
 	d.view.mu.Unlock()
-	d.known = leader
 	d.cfg.Metrics.ObserveLeader(leader)
 	d.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return d.hooks.OnLeaderChange(d.hookCtx, leader) }})
 }

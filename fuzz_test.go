@@ -187,8 +187,8 @@ func FuzzValidateIdentifier(f *testing.F) {
 		if n := len(strings.Split(subject, ".")); n != 3 || strings.ContainsAny(s, "*> \t\r\n") {
 			t.Fatalf("identifier %q does not make one subject token", s)
 		}
-		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(bucketName(s)) {
-			t.Fatalf("bucket name %q is not valid", bucketName(s))
+		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(BucketName(s)) {
+			t.Fatalf("bucket name %q is not valid", BucketName(s))
 		}
 		// Every ClusterID is a NodeID too, and its own token: the subjects
 		// and keys of nodes named before dots were allowed are unchanged.

@@ -44,7 +44,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), lookupTimeout: lookupTimeout}
+	s := &store{nc: nc, js: js, api: api, bucket: BucketName(clusterID), lookupTimeout: lookupTimeout}
 	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without

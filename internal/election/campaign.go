@@ -1,8 +1,8 @@
 package election
 
 // The machine's campaign: the writes a follower makes to take the lease or
-// to carry the epoch over, and the epoch a new tenure gets (campaign.go's
-// rules, §2.4, §4.1, §5.3).
+// to carry the epoch over, and the epoch a new tenure gets (§2.4, §4.1,
+// §5.3).
 
 import (
 	"fmt"

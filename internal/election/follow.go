@@ -1,7 +1,7 @@
 package election
 
 // The machine's follower side: expiry on this node's clock and when to
-// campaign (follow.go's rules, §3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
+// campaign (§3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
 
 import (
 	"log/slog"

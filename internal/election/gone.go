@@ -1,6 +1,6 @@
 package election
 
-// The machine's deleted bucket (bucket_gone.go's rules, rule 29): the node
+// The machine's deleted bucket (rule 29): the node
 // keeps running, and its memory of the epoch, for as long as it runs,
 // leading nothing, until the bucket exists again; Stop ends the wait.
 

@@ -1,7 +1,7 @@
 package election
 
 // The machine's leader side: the tenure, renewals, the deadline, conflicts,
-// drain and release (lead.go's rules, §3.3, §4.2, §4.4, §5.4).
+// drain and release (§3.3, §4.2, §4.4, §5.4).
 
 import (
 	"fmt"
@@ -128,7 +128,8 @@ func (m *Machine) onRenew(now time.Time, q *Request, r Result) {
 	case r.InFlight && now.Before(q.until):
 		// A fenced write checked on the lease was in flight: the server
 		// compared nothing. Ask again at once, within the same time
-		// (rule 19; lead.go pauses up to 20ms between attempts).
+		// (rule 19; within one Write the driver asks again already, pausing
+		// up to 20ms between attempts: driver_requests.go).
 		q2 := *q
 		m.write(&q2, q.value, q.until.Sub(now))
 	case r.Class == Conflict:

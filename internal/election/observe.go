@@ -2,7 +2,7 @@ package election
 
 // The machine observing the lease: entries from the watch and from reads,
 // and what it concludes when the key or its bucket changes out of band
-// (observe.go's rules, §4.3, §5).
+// (§4.3, §5).
 
 import (
 	"fmt"
