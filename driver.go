@@ -342,14 +342,3 @@ func (d *driver) reply(a election.Reply) {
 	delete(d.replies, a.Token)
 	answer(a)
 }
-
-// earliest returns the earliest non-zero time.
-func earliest(times ...time.Time) time.Time {
-	var out time.Time
-	for _, t := range times {
-		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
-			out = t
-		}
-	}
-	return out
-}

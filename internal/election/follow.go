@@ -64,7 +64,7 @@ func (m *Machine) probeDue(now time.Time) (bool, time.Time) {
 	span := m.takeoverWait()
 	switch {
 	case c.released():
-		span = minLeaseTTL
+		span = MinLeaseTTL
 	case c.lease.ttl() > 0:
 		span = min(span, c.lease.ttl())
 	}

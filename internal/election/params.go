@@ -40,6 +40,6 @@ type BucketFacts struct {
 	Reconnects uint64
 }
 
-// minLeaseTTL is cluster.MinLeaseTTL: the span a released record nobody
+// MinLeaseTTL is cluster.MinLeaseTTL: the span a released record nobody
 // handed back is read back over (rule 26).
-const minLeaseTTL = 500 * time.Millisecond
+const MinLeaseTTL = 500 * time.Millisecond
