@@ -50,3 +50,27 @@ func TestElectionMirrorsPublicTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestReexportedErrorsKeepTheirMessages: the sentinels the election
+// defines and cluster re-exports say what they said when cluster defined
+// them.
+func TestReexportedErrorsKeepTheirMessages(t *testing.T) {
+	for err, want := range map[error]string{
+		ErrLeaseExpired:    "cluster: lease expired",
+		ErrEpochMismatch:   "cluster: epoch mismatch",
+		ErrNotLeader:       "cluster: not leader",
+		ErrAlreadyLeader:   "cluster: already leader",
+		ErrInvalidConfig:   "cluster: invalid config",
+		ErrBucketDeleted:   "cluster: bucket deleted",
+		ErrStopped:         "cluster: node stopped",
+		ErrEpochExhausted:  "cluster: epoch exhausted",
+		ErrReleaseFailed:   "cluster: lease not released",
+		ErrDuplicateNodeID: "cluster: NodeID used by another process",
+		ErrInvalidLease:    "cluster: not a lease record",
+		ErrNotReady:        "cluster: not ready",
+	} {
+		if err.Error() != want {
+			t.Errorf("%q, want %q", err, want)
+		}
+	}
+}
