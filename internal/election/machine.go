@@ -1,20 +1,5 @@
 package election
 
-// Machine is the election as a pure state machine: every decision of a
-// Node's election, with its I/O turned into actions and the answers into
-// events. It performs no I/O, reads no clock, starts no goroutine and
-// takes no lock (TestMachineIsPure): the driver (driver.go) feeds it
-// events with the node's own monotonic now and carries out the actions it
-// returns, and the simulator (internal/sim) does the same with simulated
-// clocks.
-//
-// It has at most one request out at a time. Commands, watch entries and
-// other events that arrive meanwhile are kept and handled, in order, once
-// the answer is in, so that a decision spanning several requests is never
-// cut into. Two things are known at once: the connection's state, and the
-// tenure deadline (a tick at the deadline ends the tenure even while a
-// request is out).
-
 import (
 	"errors"
 	"log/slog"
@@ -23,6 +8,7 @@ import (
 	"time"
 )
 
+// Machine is the election of one node (see the package documentation).
 type Machine struct {
 	cfg      Params
 	campaign bool // false for an observer
