@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -59,15 +60,15 @@ func benchFollower(b *testing.B, hooks Hooks) *driver {
 	disp := newDispatcher(cfg.Logger, cfg.Metrics)
 	b.Cleanup(func() { disp.close(); <-disp.done })
 	d := &driver{cfg: cfg, log: cfg.Logger, view: newView(), disp: disp, hooks: hooks, hookCtx: context.Background(),
-		m: newMachine(cfg, true, bucketFacts{}, 1), timer: time.NewTimer(time.Hour)}
+		m: election.New(electionParams(cfg, true, ""), election.BucketFacts{}, 1), timer: time.NewTimer(time.Hour)}
 	b.Cleanup(func() { d.timer.Stop() })
-	d.carryOut(d.m.handle(time.Now(), evSynced{}))
+	d.carryOut(d.m.Handle(time.Now(), election.Synced{}))
 	return d
 }
 
 // observe hands the follower's machine one watch entry and publishes.
-func (d *driver) benchObserve(ent kvEntry) {
-	d.carryOut(d.m.handle(time.Now(), evEntry{entry: ent}))
+func (d *driver) benchObserve(ent election.KVEntry) {
+	d.carryOut(d.m.Handle(time.Now(), election.Entry{KV: ent}))
 	d.publish()
 }
 
@@ -84,7 +85,7 @@ func BenchmarkWatchRenewal(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rev++
-		e.benchObserve(kvEntry{rev: rev, value: data})
+		e.benchObserve(election.KVEntry{Rev: rev, Value: data})
 	}
 	if e.view.leader != "node-1" {
 		b.Fatalf("leader %q, want node-1", e.view.leader)
@@ -107,7 +108,7 @@ func BenchmarkWatchLeaderChange(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rev++
-		e.benchObserve(kvEntry{rev: rev, value: data[rev%2]})
+		e.benchObserve(election.KVEntry{Rev: rev, Value: data[rev%2]})
 	}
 }
 
@@ -275,7 +276,7 @@ func benchKV(b *testing.B, nc *nats.Conn) jetstream.KeyValue {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), bucketName("bench"))
+	kv, err := js.KeyValue(context.Background(), BucketName("bench"))
 	if err != nil {
 		b.Fatal(err)
 	}

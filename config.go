@@ -305,8 +305,6 @@ func BucketName(clusterID string) string { return "cluster-" + clusterID }
 // LeaseKey is the key of the lease record in the bucket.
 const LeaseKey = "lease"
 
-func bucketName(clusterID string) string { return BucketName(clusterID) }
-
 const leaseKey = LeaseKey
 
 // CooldownKey is the key of the bucket that node nodeID writes when it

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // ControlSubject is where the current leader of a cluster answers
@@ -52,8 +53,8 @@ type StepDownReply struct {
 }
 
 const (
-	reasonOperator = "operator"
-	reasonPriority = "priority"
+	reasonOperator = election.ReasonOperator
+	reasonPriority = election.ReasonPriority
 )
 
 // controlRequest is a step-down request on its way to the driver.
@@ -63,43 +64,11 @@ type controlRequest struct {
 	received time.Time // a request older than the current tenure was meant for its predecessor
 }
 
-// decodeStepDown parses and checks a request payload.
+// decodeStepDown parses and checks a request payload
+// (election.DecodeStepDown, which the leader uses).
 func decodeStepDown(data []byte) (StepDownRequest, error) {
-	var req StepDownRequest
-	if len(data) > MaxControlRequestSize {
-		return req, fmt.Errorf("request is %d bytes, at most %d", len(data), MaxControlRequestSize)
-	}
-	if len(trimSpace(data)) > 0 {
-		if err := json.Unmarshal(data, &req); err != nil {
-			return req, fmt.Errorf("invalid request: %w", err)
-		}
-	}
-	if req.To != "" {
-		if err := ValidateNodeID("to", req.To); err != nil {
-			return req, err
-		}
-	}
-	if req.Epoch < 0 {
-		return req, fmt.Errorf("invalid request: negative epoch %d", req.Epoch)
-	}
-	switch req.Reason {
-	case "":
-		req.Reason = reasonOperator
-	case reasonOperator, reasonPriority:
-	default:
-		return req, fmt.Errorf("invalid request: unknown reason %q", req.Reason)
-	}
-	return req, nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
+	req, err := election.DecodeStepDown(data)
+	return StepDownRequest(req), err
 }
 
 // respond sends a reply if the request asked for one.

@@ -8,9 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
-// driver runs the election machine (machine.go) of one Node: a goroutine
+// driver runs the election machine (internal/election) of one Node: a goroutine
 // that turns what happens (watch entries, timers, answers from NATS, API
 // calls, control requests, readiness results, advisories) into the
 // machine's events, and carries out the actions the machine returns. It
@@ -35,7 +36,7 @@ type driver struct {
 	hooks Hooks
 	disp  *dispatcher
 	view  *view
-	m     *machine
+	m     *election.Machine
 
 	// announced is this node's member record, withdrawn at Stop (nil:
 	// none was written). Set before the loop runs; read at teardown.
@@ -46,7 +47,7 @@ type driver struct {
 	created chan struct{}       // the bucket's stream was created (advisory.go)
 	health  chan error          // ReadinessCheck results
 	answers chan answer         // answers to the machine's requests
-	conns   chan evConn         // the connection's state, latest only (watchConn)
+	conns   chan election.Conn  // the connection's state, latest only (watchConn)
 	expired chan struct{}       // the deadline timer ended the tenure (buffered, 1)
 	exited  chan struct{}       // closed when run returns
 
@@ -58,19 +59,18 @@ type driver struct {
 	tornDown  bool
 
 	watcher  *leaseWatch
-	watchID  uint64         // the actWatch whose watch is awaited; 0 for none
+	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
 	cleanup  sync.WaitGroup // watches being stopped in the background
 	requests sync.WaitGroup // requests out, and cooldown records
 
 	tenure  *driverTenure // the live tenure's ctx; nil when none
 	losing  *loseSignals  // the OnLoseLeadership last queued, until it returns
-	replies map[uint64]func(actReply)
+	replies map[uint64]func(election.Reply)
 	tokens  uint64
-	conn    evConn // the connection as it was at Start
+	conn    election.Conn // the connection as it was at Start
 	timer   *time.Timer
 
-	known    string // leader last reported through OnLeaderChange
-	err      error  // permanent failure
+	err      error // permanent failure
 	finished bool
 }
 
@@ -101,12 +101,9 @@ type command struct {
 // newDriver makes the election of n, not yet running, after it opened st.
 func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
-	facts := bucketFacts{lastSeqAtOpen: st.lastSeqAtOpen, ageAtOpen: st.ageAtOpen}
-	m := newMachine(n.cfg, n.campaign, facts, uint64(time.Now().UnixNano()))
-	m.instance = n.instance
 	reconnects := st.nc.Stats().Reconnects
-	// The count so far is not a reconnect this node has to account for.
-	m.conn.reconnects, m.conn.seen = reconnects, reconnects
+	facts := election.BucketFacts{LastSeqAtOpen: st.lastSeqAtOpen, AgeAtOpen: st.ageAtOpen, Reconnects: reconnects}
+	m := election.New(electionParams(n.cfg, n.campaign, n.instance), facts, uint64(time.Now().UnixNano()))
 	return &driver{
 		cfg:       n.cfg,
 		log:       n.log,
@@ -120,16 +117,25 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 		created:   make(chan struct{}, 1),
 		health:    make(chan error),
 		answers:   make(chan answer, 1),
-		conns:     make(chan evConn, 1),
+		conns:     make(chan election.Conn, 1),
 		expired:   make(chan struct{}, 1),
 		exited:    make(chan struct{}),
 		base:      base,
 		hookCtx:   hookCtx,
 		stopHooks: hookStop,
 		watcher:   watcher,
-		replies:   make(map[uint64]func(actReply)),
-		conn:      evConn{connected: true, reconnects: reconnects},
+		replies:   make(map[uint64]func(election.Reply)),
+		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 	}
+}
+
+// electionParams is what the machine reads of cfg (defaults applied).
+func electionParams(cfg Config, campaign bool, instance string) election.Params {
+	return election.Params{NodeID: cfg.NodeID, Instance: instance, Observer: !campaign,
+		LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
+		RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
+		Priority: cfg.Priority, Metadata: cfg.Metadata,
+		ReadinessCheck: cfg.ReadinessCheck != nil, ReadinessThreshold: cfg.ReadinessThreshold}
 }
 
 // run is the driver's loop: one event at a time, until the machine is
@@ -141,7 +147,7 @@ func (d *driver) run() {
 	defer d.timer.Stop()
 	d.requests.Add(1)
 	go d.watchConn(d.store.nc.StatusChanged())
-	d.feed(evTick{})
+	d.feed(election.Tick{})
 	for !d.finished {
 		if d.base.Err() != nil {
 			return // Stop gave up waiting for a graceful end
@@ -151,9 +157,9 @@ func (d *driver) run() {
 		case ent, ok := <-d.updates():
 			d.feed(watchEvent(ent, ok))
 		case <-d.timer.C:
-			d.feed(evTick{})
+			d.feed(election.Tick{})
 		case <-d.expired:
-			d.feed(evTick{})
+			d.feed(election.Tick{})
 		case c := <-d.conns:
 			d.feed(c)
 		case a := <-d.answers:
@@ -161,19 +167,19 @@ func (d *driver) run() {
 		case <-d.base.Done():
 		case <-started:
 			d.losing.started = nil
-			d.feed(evLoseStarted{epoch: d.losing.epoch})
+			d.feed(election.LoseStarted{Epoch: d.losing.epoch})
 		case <-done:
 			epoch := d.losing.epoch
 			d.losing = nil
-			d.feed(evLoseDone{epoch: epoch})
+			d.feed(election.LoseDone{Epoch: epoch})
 		case c := <-d.cmds:
 			d.feed(d.commandEvent(c))
 		case r := <-d.control:
 			d.feed(d.controlEvent(r))
 		case err := <-d.health:
-			d.feed(evHealth{err: err})
+			d.feed(election.Health{Err: err})
 		case <-d.created:
-			d.feed(evBucketCreated{})
+			d.feed(election.BucketCreated{})
 		}
 	}
 }
@@ -188,32 +194,32 @@ func (d *driver) updates() <-chan jetstream.KeyValueEntry {
 
 // watchEvent is what the watch delivered, as the machine's event: an
 // entry, the end of the initial values (nil), or the channel closed.
-func watchEvent(ent jetstream.KeyValueEntry, ok bool) mEvent {
+func watchEvent(ent jetstream.KeyValueEntry, ok bool) election.Event {
 	switch {
 	case !ok:
-		return evWatchClosed{}
+		return election.WatchClosed{}
 	case ent == nil:
-		return evSynced{}
+		return election.Synced{}
 	}
-	return evEntry{entry: toEntry(ent)}
+	return election.Entry{KV: toEntry(ent)}
 }
 
 // toEntry is a KV entry as the machine sees it.
-func toEntry(ent jetstream.KeyValueEntry) kvEntry {
-	op := opPut
+func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
+	op := election.Put
 	switch ent.Operation() {
 	case jetstream.KeyValueDelete:
-		op = opDelete
+		op = election.Delete
 	case jetstream.KeyValuePurge:
-		op = opPurge
+		op = election.Purge
 	}
-	return kvEntry{rev: ent.Revision(), op: op, value: ent.Value()}
+	return election.KVEntry{Rev: ent.Revision(), Op: op, Value: ent.Value()}
 }
 
 // feed hands the machine one event at this process's now, and carries out
 // what it returns.
-func (d *driver) feed(ev mEvent) {
-	d.carryOut(d.m.handle(time.Now(), ev))
+func (d *driver) feed(ev election.Event) {
+	d.carryOut(d.m.Handle(time.Now(), ev))
 	d.publish()
 }
 
@@ -231,7 +237,7 @@ func (d *driver) watchConn(statuses chan nats.Status) {
 		case <-d.base.Done():
 			return
 		}
-		c := evConn{connected: nc.IsConnected(), reconnects: nc.Stats().Reconnects}
+		c := election.Conn{Connected: nc.IsConnected(), Reconnects: nc.Stats().Reconnects}
 		if c == last {
 			continue
 		}
@@ -245,7 +251,7 @@ func (d *driver) watchConn(statuses chan nats.Status) {
 }
 
 // carryOut does what the machine asked, in order.
-func (d *driver) carryOut(acts []mAction) {
+func (d *driver) carryOut(acts []election.Action) {
 	for _, a := range acts {
 		if !d.request(a) {
 			d.carryOutLocal(a)
@@ -254,17 +260,17 @@ func (d *driver) carryOut(acts []mAction) {
 }
 
 // request starts a request action; false if a is not one.
-func (d *driver) request(a mAction) bool {
+func (d *driver) request(a election.Action) bool {
 	switch a := a.(type) {
-	case actWrite:
+	case election.Write:
 		d.write(a)
-	case actGet:
+	case election.Get:
 		d.get(a)
-	case actHistory:
+	case election.History:
 		d.history(a)
-	case actIncarnation:
+	case election.Incarnation:
 		d.incarnation(a)
-	case actWatch:
+	case election.Watch:
 		d.startWatch(a)
 	default:
 		return false
@@ -274,31 +280,31 @@ func (d *driver) request(a mAction) bool {
 
 // carryOutLocal carries out an action that asks nothing of NATS's
 // JetStream: timers, the watch's end, hooks, replies, the log.
-func (d *driver) carryOutLocal(a mAction) {
+func (d *driver) carryOutLocal(a election.Action) {
 	switch a := a.(type) {
-	case actArm:
-		d.arm(a.at)
-	case actUnwatch:
+	case election.Arm:
+		d.arm(a.At)
+	case election.Unwatch:
 		d.stopWatch()
-	case actBecome:
+	case election.Become:
 		d.become(a)
-	case actLose:
+	case election.Lose:
 		d.lose(a)
-	case actLeaderChange:
-		d.leaderChanged(a.leader)
-	case actAskToLead:
+	case election.LeaderChange:
+		d.leaderChanged(a.Leader)
+	case election.AskToLead:
 		d.askToLead(a)
-	case actCooldownKey:
-		d.recordCooldown(a.d)
-	case actReply:
+	case election.CooldownKey:
+		d.recordCooldown(a.Cooldown)
+	case election.Reply:
 		d.reply(a)
-	case actFail:
-		d.log.Error("permanent error; the node stops campaigning", "error", a.err)
-		d.err = a.err
-	case actFinished:
+	case election.Fail:
+		d.log.Error("permanent error; the node stops campaigning", "error", a.Err)
+		d.err = a.Err
+	case election.Finished:
 		d.finished = true
-	case actLog:
-		d.log.Log(context.Background(), a.level, a.msg, a.args...)
+	case election.Log:
+		d.log.Log(context.Background(), a.Level, a.Msg, a.Args...)
 	}
 }
 
@@ -316,14 +322,14 @@ func (d *driver) arm(at time.Time) {
 // short, the machine still ends its tenure and answers its callers.
 func (d *driver) shutdown() {
 	if !d.finished {
-		d.carryOut(d.m.stopNow())
+		d.carryOut(d.m.StopNow())
 		d.publish()
 	}
 	d.stopWatch()
 }
 
-// newToken names a caller waiting for an actReply.
-func (d *driver) newToken(answer func(actReply)) uint64 {
+// newToken names a caller waiting for an election.Reply.
+func (d *driver) newToken(answer func(election.Reply)) uint64 {
 	d.tokens++
 	if answer != nil {
 		d.replies[d.tokens] = answer
@@ -332,22 +338,11 @@ func (d *driver) newToken(answer func(actReply)) uint64 {
 }
 
 // reply answers the caller the token names.
-func (d *driver) reply(a actReply) {
-	answer, ok := d.replies[a.token]
+func (d *driver) reply(a election.Reply) {
+	answer, ok := d.replies[a.Token]
 	if !ok {
 		return
 	}
-	delete(d.replies, a.token)
+	delete(d.replies, a.Token)
 	answer(a)
-}
-
-// earliest returns the earliest non-zero time.
-func earliest(times ...time.Time) time.Time {
-	var out time.Time
-	for _, t := range times {
-		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
-			out = t
-		}
-	}
-	return out
 }

@@ -2,7 +2,7 @@ package cluster
 
 // The driver's requests: each request action of the machine runs on a
 // goroutine of its own against the store, bounded by the action's timeout,
-// and its answer comes back to the loop as an evResult.
+// and its answer comes back to the loop as an election.Result.
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
-// answer is a request's evResult on its way to the loop, with what the
+// answer is a request's election.Result on its way to the loop, with what the
 // loop does besides handing it to the machine.
 type answer struct {
-	ev      evResult
-	write   *actWrite   // a write: its purpose, for the log and the metrics
-	sent    time.Time   // a write's send time
-	watcher *leaseWatch // actWatch: the watch made
+	ev      election.Result
+	write   *election.Write // a write: its purpose, for the log and the metrics
+	sent    time.Time       // a write's send time
+	watcher *leaseWatch     // election.Watch: the watch made
 }
 
 // ask runs do as the request id on a goroutine of its own.
@@ -30,7 +31,7 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 		ctx, cancel := context.WithTimeout(d.base, timeout)
 		a := do(ctx)
 		cancel()
-		a.ev.id = id
+		a.ev.ID = id
 		select {
 		case d.answers <- a:
 		case <-d.base.Done():
@@ -41,9 +42,9 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 	}()
 }
 
-// result is an answer's evResult for err.
-func result(err error) evResult {
-	return evResult{err: tidy(err), class: classify(err), inFlight: inFlightRefusal(err)}
+// result is an answer's election.Result for err.
+func result(err error) election.Result {
+	return election.Result{Err: tidy(err), Class: classify(err), InFlight: inFlightRefusal(err)}
 }
 
 // write writes the lease key: create (a CAS on revision 0), a CAS on
@@ -53,20 +54,20 @@ func result(err error) evResult {
 // in flight, without comparing anything (rule 19): each is asked again,
 // within the same time. Renewals and releases meet it on a busy leader
 // (rule 46); a successor's acquire can meet the old leader's last writes.
-func (d *driver) write(a actWrite) {
+func (d *driver) write(a election.Write) {
 	sent := time.Now()
-	if a.purpose == writeRenew {
+	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
 	}
-	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		try := func() (uint64, error) {
 			switch {
-			case a.purpose == writeRenew:
-				return d.store.renew(ctx, leaseKey, a.value, a.rev)
-			case a.create:
-				return d.store.create(ctx, leaseKey, a.value)
+			case a.Purpose == election.Renew:
+				return d.store.renew(ctx, leaseKey, a.Value, a.Rev)
+			case a.Create:
+				return d.store.create(ctx, leaseKey, a.Value)
 			default:
-				return d.store.update(ctx, leaseKey, a.value, a.rev)
+				return d.store.update(ctx, leaseKey, a.Value, a.Rev)
 			}
 		}
 		rev, err := try()
@@ -74,55 +75,55 @@ func (d *driver) write(a actWrite) {
 			rev, err = try()
 		}
 		r := result(err)
-		r.rev = rev
+		r.Rev = rev
 		return answer{ev: r, write: &a, sent: sent}
 	})
 }
 
 // get reads the lease key.
-func (d *driver) get(a actGet) {
-	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+func (d *driver) get(a election.Get) {
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		ent, err := d.store.get(ctx, leaseKey)
 		r := result(err)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			r.notFound = true
+			r.NotFound = true
 		case err == nil:
-			r.entry = toEntry(ent)
+			r.Entry = toEntry(ent)
 		}
 		return answer{ev: r}
 	})
 }
 
 // history reads every revision the bucket keeps of the lease key.
-func (d *driver) history(a actHistory) {
-	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+func (d *driver) history(a election.History) {
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		entries, err := d.store.history(ctx, leaseKey, &d.cleanup)
 		r := result(err)
 		for _, ent := range entries {
-			r.history = append(r.history, toEntry(ent))
+			r.History = append(r.History, toEntry(ent))
 		}
 		return answer{ev: r}
 	})
 }
 
 // incarnation reads the bucket's identity and its last sequence.
-func (d *driver) incarnation(a actIncarnation) {
-	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
+func (d *driver) incarnation(a election.Incarnation) {
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		recreated, lastSeq, err := d.store.incarnation(ctx)
 		r := result(err)
-		r.recreated, r.lastSeq = recreated, lastSeq
+		r.Recreated, r.LastSeq = recreated, lastSeq
 		return answer{ev: r}
 	})
 }
 
 // startWatch drops the watch and starts a new one; its entries reach the
 // machine once the answer is in.
-func (d *driver) startWatch(a actWatch) {
+func (d *driver) startWatch(a election.Watch) {
 	d.stopWatch()
-	d.watchID = a.id
-	d.ask(a.id, a.timeout, func(ctx context.Context) answer {
-		timeout := a.timeout
+	d.watchID = a.ID
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
+		timeout := a.Timeout
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = time.Until(dl)
 		}
@@ -145,38 +146,38 @@ func (d *driver) stopWatch() {
 // with it: the watch made, the renewal's end and metrics, the log.
 func (d *driver) onAnswer(a answer) {
 	if w := a.watcher; w != nil {
-		if a.ev.id == d.watchID {
+		if a.ev.ID == d.watchID {
 			d.watcher = w
 		} else {
 			w.Stop(&d.cleanup) // the machine dropped that watch meanwhile
 		}
 	}
 	if w := a.write; w != nil {
-		d.noteWrite(w, a.sent, a.ev.err)
-	} else if a.ev.err != nil && a.watcher == nil && a.ev.id == d.watchID {
-		d.log.Warn("lease watch failed; retrying", "error", a.ev.err)
+		d.noteWrite(w, a.sent, a.ev.Err)
+	} else if a.ev.Err != nil && a.watcher == nil && a.ev.ID == d.watchID {
+		d.log.Warn("lease watch failed; retrying", "error", a.ev.Err)
 	}
 	d.feed(a.ev)
 }
 
 // noteWrite logs a write's outcome and records a renewal's metrics.
-func (d *driver) noteWrite(w *actWrite, sent time.Time, err error) {
-	switch w.purpose {
-	case writeRenew:
+func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
+	switch w.Purpose {
+	case election.Renew:
 		d.view.renewalEnded()
 		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
 		if err != nil && classify(err) == classTransient && !inFlightRefusal(err) {
 			d.log.Warn("renewal failed; retrying until the lease deadline", "error", err)
 		}
-	case writeAcquire:
+	case election.Acquire:
 		switch {
 		case err == nil:
 		case classify(err) == classConflict:
-			d.log.Debug("lost the race for the lease", "revision", w.rev)
+			d.log.Debug("lost the race for the lease", "revision", w.Rev)
 		default:
 			d.log.Warn("campaign failed, will retry", "error", err)
 		}
-	case writeRelease:
+	case election.Release:
 		if err != nil {
 			d.log.Warn("could not release the lease; followers take over when it expires", "error", err)
 		} else {

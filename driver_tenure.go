@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // driverTenure is the live tenure as the driver carries it: the ctx handed
@@ -46,15 +48,15 @@ func (l *loseSignals) channels() (started, done <-chan struct{}) {
 
 // become starts the tenure the machine won: its ctx, the view, the
 // metrics, OnBecomeLeader, and the deadline timer.
-func (d *driver) become(a actBecome) {
-	ctx, cancel := context.WithCancel(context.WithValue(d.base, tenureEpochKey{}, a.epoch))
-	t := &driverTenure{epoch: a.epoch, ctx: ctx, cancel: cancel,
-		lose: &loseSignals{epoch: a.epoch, started: make(chan struct{}), done: make(chan struct{})}}
+func (d *driver) become(a election.Become) {
+	ctx, cancel := context.WithCancel(context.WithValue(d.base, tenureEpochKey{}, a.Epoch))
+	t := &driverTenure{epoch: a.Epoch, ctx: ctx, cancel: cancel,
+		lose: &loseSignals{epoch: a.Epoch, started: make(chan struct{}), done: make(chan struct{})}}
 	d.tenure = t
 	d.view.mu.Lock()
-	d.view.tenureCtx, d.view.tenureCancel, d.view.tenureEpoch, d.view.tenureRev = ctx, cancel, a.epoch, a.rev
-	d.view.deadline = a.deadline
-	d.view.epoch = a.epoch // with the tenure: whoever sees IsLeader sees its epoch
+	d.view.tenureCtx, d.view.tenureEpoch, d.view.tenureRev = ctx, a.Epoch, a.Rev
+	d.view.deadline = a.Deadline
+	d.view.epoch = a.Epoch // with the tenure: whoever sees IsLeader sees its epoch
 	// And itself as leader: OnBecomeLeader may run before the leader
 	// change that follows in the same batch is carried out (it was seen
 	// reading "" under load in ExampleNode_StepDown).
@@ -63,17 +65,17 @@ func (d *driver) become(a actBecome) {
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
-	d.log.Info("became leader", "epoch", a.epoch, "revision", a.rev)
-	d.cfg.Metrics.ObserveElection(a.cause, a.wait)
-	d.cfg.Metrics.ObserveLeadership(true, a.epoch)
+	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev)
+	d.cfg.Metrics.ObserveElection(ElectionCause(a.Cause), a.Wait)
+	d.cfg.Metrics.ObserveLeadership(true, a.Epoch)
 	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error {
 		err := d.hooks.OnBecomeLeader(ctx)
 		if err != nil && d.cfg.OnBecomeLeaderError == LeaderHookErrorStepsDown {
-			d.stepDownAfterHook(a.epoch, err)
+			d.stepDownAfterHook(a.Epoch, err)
 		}
 		return err
 	}})
-	t.timer.Reset(time.Until(a.deadline))
+	t.timer.Reset(time.Until(a.Deadline))
 }
 
 // stepDownAfterHook ends the tenure at epoch after its OnBecomeLeader
@@ -117,24 +119,24 @@ func (d *driver) deadlineFired(t *driverTenure) {
 // lose ends the tenure at a.epoch: its ctx is cancelled, and
 // OnLoseLeadership is queued with DrainTimeout, unless the deadline timer
 // did it first.
-func (d *driver) lose(a actLose) {
+func (d *driver) lose(a election.Lose) {
 	t := d.tenure
-	if t == nil || t.epoch != a.epoch {
+	if t == nil || t.epoch != a.Epoch {
 		return
 	}
 	d.tenure = nil
 	t.timer.Stop()
 	d.view.mu.Lock()
 	t.cancel()
-	d.view.tenureCtx, d.view.tenureCancel = nil, nil
+	d.view.tenureCtx = nil
 	if d.view.leader == d.cfg.NodeID {
 		// Not itself any more, before OnLoseLeadership can read it; the
 		// leader change that follows says who (ExampleNode_Observe).
 		d.view.leader = ""
 	}
 	d.view.mu.Unlock()
-	if a.cause != nil {
-		d.log.Warn("lost leadership", "epoch", a.epoch, "cause", a.cause)
+	if a.Cause != nil {
+		d.log.Warn("lost leadership", "epoch", a.Epoch, "cause", a.Cause)
 	}
 	d.losing = t.lose
 	d.queueLose(t)
@@ -163,31 +165,30 @@ func (d *driver) leaderChanged(leader string) {
 	close(d.view.changed)
 	d.view.changed = make(chan struct{})
 	d.view.mu.Unlock()
-	d.known = leader
 	d.cfg.Metrics.ObserveLeader(leader)
 	d.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return d.hooks.OnLeaderChange(d.hookCtx, leader) }})
 }
 
 // publish copies the machine's state to the view the public queries read.
 func (d *driver) publish() {
-	s := d.m.snapshot()
+	s := d.m.Snapshot()
 	d.view.mu.Lock()
-	d.view.epoch = s.epoch
-	d.view.lease, d.view.hasRec = s.lease, s.hasRec
-	d.view.ready = s.ready
-	if s.tenure && d.view.tenureCtx != nil && d.view.tenureEpoch == s.epoch {
-		d.view.tenureRev, d.view.deadline = s.rev, s.deadline
+	d.view.epoch = s.Epoch
+	d.view.lease, d.view.hasRec = Lease(s.Lease), s.HasRec
+	d.view.ready = s.Ready
+	if s.Tenure && d.view.tenureCtx != nil && d.view.tenureEpoch == s.Epoch {
+		d.view.tenureRev, d.view.deadline = s.Rev, s.Deadline
 	}
 	d.view.mu.Unlock()
 }
 
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
-func (d *driver) askToLead(a actAskToLead) {
-	data, _ := json.Marshal(a.req)
-	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.holder, "priority", d.cfg.Priority)
+func (d *driver) askToLead(a election.AskToLead) {
+	data, _ := json.Marshal(a.Request)
+	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", d.cfg.Priority)
 	d.offLoop(func() {
-		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.holder), data); err != nil {
+		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
 			d.log.Debug("could not ask the leader to yield", "error", err)
 		}
 	})
@@ -217,32 +218,32 @@ func (d *driver) recordCooldown(cooldown time.Duration) {
 
 // commandEvent turns an API call into the machine's event; the answer goes
 // back on the command's channels.
-func (d *driver) commandEvent(c command) mEvent {
+func (d *driver) commandEvent(c command) election.Event {
 	switch c.kind {
 	case cmdStepDown:
-		return evStepDown{to: c.to, async: c.async, epoch: c.tenure, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+		return election.StepDown{To: c.to, Async: c.async, Epoch: c.tenure, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
 	case cmdSetMetadata:
-		return evSetMetadata{metadata: c.metadata, token: d.newToken(func(a actReply) { c.reply <- a.err })}
+		return election.SetMetadata{Metadata: c.metadata, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
 	case cmdValidate:
-		return evValidate{token: d.newToken(func(a actReply) {
-			if a.err != nil {
-				c.reply <- a.err
+		return election.Validate{Token: d.newToken(func(a election.Reply) {
+			if a.Err != nil {
+				c.reply <- a.Err
 				return
 			}
-			c.epoch <- a.epoch
+			c.epoch <- a.Epoch
 		})}
 	}
-	return evStop{token: d.newToken(func(a actReply) { c.reply <- a.err })}
+	return election.Stop{Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
 }
 
 // controlEvent turns a step-down request from NATS into the machine's
 // event; the answer goes back to the requester.
-func (d *driver) controlEvent(r controlRequest) mEvent {
+func (d *driver) controlEvent(r controlRequest) election.Event {
 	msg := r.msg
-	token := d.newToken(func(a actReply) {
-		if !a.silent {
-			d.offLoop(func() { respond(msg, a.reply) })
+	token := d.newToken(func(a election.Reply) {
+		if !a.Silent {
+			d.offLoop(func() { respond(msg, StepDownReply(a.Answer)) })
 		}
 	})
-	return evControl{data: msg.Data, generic: r.generic, received: r.received, token: token}
+	return election.Control{Data: msg.Data, Generic: r.generic, Received: r.received, Token: token}
 }

@@ -2,24 +2,27 @@ package cluster
 
 import (
 	"errors"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these (or a
 // context error), so callers test them with errors.Is. Each says
-// "cluster: ..." as its first words, like vip's and health's.
+// "cluster: ..." as its first words, like vip's and health's. Those the
+// election returns are the same values as internal/election's.
 var (
 	// ErrLeaseExpired: this node's tenure ran out (no renewal succeeded in
 	// time) before the operation could prove leadership.
-	ErrLeaseExpired = errors.New("cluster: lease expired")
+	ErrLeaseExpired = election.ErrLeaseExpired
 	// ErrEpochMismatch: the lease in the store is not this node's tenure any
 	// more (another node took it, or it was changed or removed out of band),
 	// or a request named an epoch that is not the leader's.
-	ErrEpochMismatch = errors.New("cluster: epoch mismatch")
+	ErrEpochMismatch = election.ErrEpochMismatch
 	// ErrNotLeader: the operation needs the lease and this node does not hold it.
-	ErrNotLeader = errors.New("cluster: not leader")
+	ErrNotLeader = election.ErrNotLeader
 	// ErrAlreadyLeader: a handover named the node that already leads
 	// (StepDownTo itself, or a step-down request whose "to" is the leader).
-	ErrAlreadyLeader = errors.New("cluster: already leader")
+	ErrAlreadyLeader = election.ErrAlreadyLeader
 	// ErrCASFailed is reserved: kept from the specification, never returned.
 	// A lost compare-and-swap is a normal outcome of an election here (the
 	// node follows the winner), not an error the API reports.
@@ -38,13 +41,13 @@ var (
 	// node ID, or NewNode's hooks) is missing, out of range or unusable.
 	// The wrapping message names it; Config.Validate and NewNode join one
 	// such error per problem, so every one is reported at once.
-	ErrInvalidConfig = errors.New("cluster: invalid config")
+	ErrInvalidConfig = election.ErrInvalidConfig
 	// ErrBucketDeleted: the coordination bucket does not exist (deleted
 	// while the node ran). State calls return it, and a Start that races
 	// the deletion. A running node does not stop on it: it leads nothing
 	// and waits for the bucket, keeping its memory of the epoch, for as
 	// long as it runs (docs/design.md rule 29); Stop ends the wait.
-	ErrBucketDeleted = errors.New("cluster: bucket deleted")
+	ErrBucketDeleted = election.ErrBucketDeleted
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.
 	ErrPermissionDenied = errors.New("cluster: permission denied")
@@ -55,7 +58,7 @@ var (
 	// ErrStopped: the Node has been stopped (by Stop, or by a permanent
 	// error): a call made after, a Start after Stop (with
 	// ErrAlreadyStarted), or a state write whose connection Stop closed.
-	ErrStopped = errors.New("cluster: node stopped")
+	ErrStopped = election.ErrStopped
 	// ErrObserver: the operation needs a campaigning node, and this Node was
 	// made with NewObserver.
 	ErrObserver = errors.New("cluster: observer does not campaign")
@@ -64,7 +67,7 @@ var (
 	// rather than wrap the epoch or hand one epoch to two tenures. An
 	// operator must write a record with a sane epoch (and every fenced
 	// resource must be told) before the cluster can lead again.
-	ErrEpochExhausted = errors.New("cluster: epoch exhausted")
+	ErrEpochExhausted = election.ErrEpochExhausted
 	// ErrNoJetStream: the server, or the account, has no JetStream.
 	// Permanent.
 	ErrNoJetStream = errors.New("cluster: JetStream not available")
@@ -72,12 +75,12 @@ var (
 	// released record could not be written (the lease moved, or NATS did
 	// not answer three attempts). Nobody leads until a follower sees the
 	// lease expire, one LeaseTTL later; the wrapped error says why.
-	ErrReleaseFailed = errors.New("cluster: lease not released")
+	ErrReleaseFailed = election.ErrReleaseFailed
 	// ErrDuplicateNodeID: another running process uses this node's NodeID
 	// (a copied config, a container restarted beside its old self) and
 	// holds the lease. This node stops rather than follow under a name
 	// that is not its own. Permanent. Give every process its own NodeID.
-	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
+	ErrDuplicateNodeID = election.ErrDuplicateNodeID
 	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
 	// wait there (it would wait for the hook that called it), so it has
 	// started the operation and returns at once; the rest happens when the
@@ -91,16 +94,12 @@ var ErrConnect = errors.New("cluster: cannot connect to NATS")
 
 // ErrInvalidLease: a value stored under LeaseKey is not a lease record
 // (DecodeLease). Nodes treat such a value as held by an unknown node.
-var ErrInvalidLease = errors.New("cluster: not a lease record")
+var ErrInvalidLease = election.ErrInvalidLease
 
 // ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
 // failed ReadinessThreshold times in a row: it does not campaign, and a
 // leader steps down. Node.Ready returns it, wrapping the check's error.
-var ErrNotReady = errors.New("cluster: not ready")
-
-// errBucketRecreated is the cause given when a tenure ends because the
-// bucket was deleted and created again under the running node.
-var errBucketRecreated = errors.New("the bucket was deleted and created again")
+var ErrNotReady = election.ErrNotReady
 
 // ErrFenced: the NATS server refused a state write because the lease moved
 // after this node's last record of it: another node took the lease, or it

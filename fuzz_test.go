@@ -99,33 +99,9 @@ func FuzzDecodeLease(f *testing.F) {
 		if _, err := encodeLease(released); err != nil {
 			t.Fatalf("accepted lease %q has acquired_at %v, which cannot be written back in UTC: %v", data, l.AcquiredAt, err)
 		}
-		checkEpochAfter(t, l.Epoch)
-		checkEpochAfter(t, revisionEpoch(rev))
+		// The epochs that follow l.Epoch and rev: internal/election's
+		// FuzzEpochAfter and FuzzRevisionEpoch.
 	})
-}
-
-// FuzzEpochAfter covers the whole int64 range: the next epoch is above
-// the floor, or the floor is the largest epoch and ErrEpochExhausted says
-// so. Never a wrap, never the same epoch twice.
-func FuzzEpochAfter(f *testing.F) {
-	for _, v := range []int64{math.MinInt64, -1, 0, 1, 41, math.MaxInt64 - 1, math.MaxInt64} {
-		f.Add(v)
-	}
-	f.Fuzz(func(t *testing.T, floor int64) { checkEpochAfter(t, floor) })
-}
-
-func checkEpochAfter(t *testing.T, floor int64) {
-	t.Helper()
-	next, err := epochAfter(floor)
-	if floor == math.MaxInt64 {
-		if !errors.Is(err, ErrEpochExhausted) || next != 0 {
-			t.Fatalf("epochAfter(MaxInt64) = %d, %v; want ErrEpochExhausted", next, err)
-		}
-		return
-	}
-	if err != nil || next <= floor || next < 1 {
-		t.Fatalf("epochAfter(%d) = %d, %v; want an epoch above it", floor, next, err)
-	}
 }
 
 // checkLeaseRules asserts the rules an accepted lease record obeys.
@@ -211,8 +187,8 @@ func FuzzValidateIdentifier(f *testing.F) {
 		if n := len(strings.Split(subject, ".")); n != 3 || strings.ContainsAny(s, "*> \t\r\n") {
 			t.Fatalf("identifier %q does not make one subject token", s)
 		}
-		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(bucketName(s)) {
-			t.Fatalf("bucket name %q is not valid", bucketName(s))
+		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(BucketName(s)) {
+			t.Fatalf("bucket name %q is not valid", BucketName(s))
 		}
 		// Every ClusterID is a NodeID too, and its own token: the subjects
 		// and keys of nodes named before dots were allowed are unchanged.

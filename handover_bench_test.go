@@ -123,7 +123,7 @@ func benchKVOf(b *testing.B, nc *nats.Conn, clusterID string) jetstream.KeyValue
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), bucketName(clusterID))
+	kv, err := js.KeyValue(context.Background(), BucketName(clusterID))
 	if err != nil {
 		b.Fatal(err)
 	}

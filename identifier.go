@@ -3,6 +3,8 @@ package cluster
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // MaxIdentifierLen is the longest ClusterID accepted (ValidateIdentifier).
@@ -20,18 +22,7 @@ const MaxNodeIDLen = 253
 // NodeIDs follow the wider rules of ValidateNodeID. The returned error
 // wraps ErrInvalidConfig and names field.
 func ValidateIdentifier(field, value string) error {
-	if value == "" {
-		return fmt.Errorf("%w: %s is required", ErrInvalidConfig, field)
-	}
-	if len(value) > MaxIdentifierLen {
-		return fmt.Errorf("%w: %s is %d bytes long, at most %d allowed", ErrInvalidConfig, field, len(value), MaxIdentifierLen)
-	}
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; !isLabelByte(c) {
-			return fmt.Errorf("%w: %s %q has character %q at byte %d; only letters, digits, '-' and '_' are allowed", ErrInvalidConfig, field, value, c, i)
-		}
-	}
-	return nil
+	return election.CheckIdentifier(field, value)
 }
 
 // ValidateNodeID checks that value can be used as a NodeID: what host
@@ -46,30 +37,7 @@ func ValidateIdentifier(field, value string) error {
 // never as it is, since a dot would split a subject token in two. The
 // returned error wraps ErrInvalidConfig and names field.
 func ValidateNodeID(field, value string) error {
-	if value == "" {
-		return fmt.Errorf("%w: %s is required", ErrInvalidConfig, field)
-	}
-	if len(value) > MaxNodeIDLen {
-		return fmt.Errorf("%w: %s is %d bytes long, at most %d allowed", ErrInvalidConfig, field, len(value), MaxNodeIDLen)
-	}
-	for i := 0; i < len(value); i++ {
-		c := value[i]
-		switch {
-		case isLabelByte(c):
-		case c == '.' && (i == 0 || i == len(value)-1 || value[i-1] == '.'):
-			return fmt.Errorf("%w: %s %q has an empty label at byte %d; dots only go between labels", ErrInvalidConfig, field, value, i)
-		case c == '.':
-		default:
-			return fmt.Errorf("%w: %s %q has character %q at byte %d; only letters, digits, '-', '_' and '.' between labels are allowed", ErrInvalidConfig, field, value, c, i)
-		}
-	}
-	return nil
-}
-
-// isLabelByte reports whether c may appear in a ClusterID or in a label of
-// a NodeID.
-func isLabelByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+	return election.CheckNodeID(field, value)
 }
 
 // nodeIDTokenDot stands for '.' in a NodeIDToken. It is allowed in NATS

@@ -55,7 +55,7 @@ func TestJSClusterStreamLeaderLoss(t *testing.T) {
 	id := uniqueClusterID(t)
 	nodes := startClusterNodes(t, c, id, rec, 3)
 	before := waitOneLeader(t, nodes, 10*time.Second)
-	stream := "KV_" + bucketName(id)
+	stream := "KV_" + BucketName(id)
 	lost := c.WaitForStreamLeader(t, "$G", stream, 10*time.Second)
 	c.Shutdown(lost)
 	c.WaitForStreamLeader(t, "$G", stream, 15*time.Second)

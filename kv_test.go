@@ -28,7 +28,7 @@ func openKV(t testing.TB, url, clusterID string) jetstream.KeyValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(clusterID), History: 1, LimitMarkerTTL: time.Second})
+	kv, err := js.CreateOrUpdateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(clusterID), History: 1, LimitMarkerTTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

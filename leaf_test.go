@@ -37,7 +37,7 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 
 	// The bucket is the hub's, not the leaf's own JetStream's.
 	hubJS, _ := jetstream.New(hub.Connect(t))
-	hkv, err := hubJS.KeyValue(ctx(t), bucketName(id))
+	hkv, err := hubJS.KeyValue(ctx(t), BucketName(id))
 	if err != nil {
 		t.Fatalf("hub lookup of the bucket: %v", err)
 	}
@@ -47,7 +47,7 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.NodeID())
 	}
 	leafJS, _ := jetstream.New(leaf.Connect(t))
-	if _, err := leafJS.KeyValue(ctx(t), bucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
+	if _, err := leafJS.KeyValue(ctx(t), BucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("leaf-local lookup = %v, want ErrBucketNotFound", err)
 	}
 
@@ -88,7 +88,7 @@ func TestBucketAdvisoryThroughLeaf(t *testing.T) {
 	natstest.CheckLeaks(t)
 	hub := natstest.RunHub(t, "hub")
 	leaf := natstest.RunLeaf(t, hub, "leaf")
-	bucket := bucketName(uniqueClusterID(t))
+	bucket := BucketName(uniqueClusterID(t))
 	nc := leaf.Connect(t)
 
 	raw := make(chan *nats.Msg, 4)

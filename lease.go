@@ -2,9 +2,10 @@ package cluster
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // Lease is the record stored under the key "lease" of the cluster's bucket.
@@ -50,9 +51,6 @@ type Lease struct {
 	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 
-// ttl is the holder's LeaseTTL, or 0 when the record does not say.
-func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
-
 // IsExpired reports whether ExpiresAt has passed on this machine's wall
 // clock. Informational only: it trusts the writer's clock, and the
 // election never uses it. Who leads is what Node.IsLeader (on the leader)
@@ -91,76 +89,13 @@ func encodeLease(l Lease) ([]byte, error) {
 // KV revision, kept in Lease.Revision.
 func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLease(data, revision) }
 
-// decodeLease parses a stored lease value. Anything that is not a lease
-// record (wrong JSON, negative epoch, oversized) is an error: the caller
-// treats it as held by an unknown holder.
+// decodeLease parses a stored lease value with the election's rules
+// (election.DecodeLease): anything that is not a lease record (wrong
+// JSON, negative epoch, oversized) is an error, and the caller treats it
+// as held by an unknown holder.
 func decodeLease(data []byte, revision uint64) (Lease, error) {
-	if len(data) > MaxLeaseSize {
-		return Lease{}, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidLease, len(data), MaxLeaseSize)
-	}
-	if t := trimSpace(data); len(t) == 0 || t[0] != '{' {
-		return Lease{}, fmt.Errorf("%w: not a JSON object", ErrInvalidLease)
-	}
-	var l Lease
-	if err := json.Unmarshal(data, &l); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	if err := l.checkRanges(); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	if err := l.checkNames(); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	l.Revision = revision
-	return l, nil
-}
-
-// checkRanges checks a decoded record's numbers and times.
-func (l *Lease) checkRanges() error {
-	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
-		return fmt.Errorf("ttl_ms %d out of range", l.TTLMillis)
-	}
-	// A release writes acquired_at back; JSON can only hold years 0-9999.
-	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
-		if y := at.UTC().Year(); y < 0 || y > 9999 {
-			return fmt.Errorf("time %v out of range", at)
-		}
-	}
-	if l.Priority < 0 {
-		return fmt.Errorf("negative priority %d", l.Priority)
-	}
-	if l.Epoch < 0 {
-		return fmt.Errorf("negative epoch %d", l.Epoch)
-	}
-	if l.Epoch == 0 {
-		// Every record this library writes, released ones too, carries the
-		// epoch of a tenure: {} or null is not a release.
-		return errors.New("epoch 0")
-	}
-	return nil
-}
-
-// checkNames checks a decoded record's node names.
-func (l *Lease) checkNames() error {
-	if l.Floor && l.NodeID != "" {
-		return errors.New("a floor record names a holder")
-	}
-	if l.Next != "" {
-		if err := ValidateNodeID("next", l.Next); err != nil {
-			return errors.New(err.Error()) // a bad record, not a bad Config
-		}
-	}
-	if l.NodeID != "" {
-		if err := ValidateNodeID("node_id", l.NodeID); err != nil {
-			return errors.New(err.Error())
-		}
-	}
-	if l.Instance != "" {
-		if err := ValidateIdentifier("instance", l.Instance); err != nil {
-			return errors.New(err.Error())
-		}
-	}
-	return nil
+	l, err := election.DecodeLease(data, revision)
+	return Lease(l), err
 }
 
 // mustEncode encodes a record this node made, which always encodes.

@@ -133,7 +133,7 @@ func TestBucketDeletedIsWaitedForUntilStop(t *testing.T) {
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
-	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), BucketName(id)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 3*time.Second, func() bool { return !leader.IsLeader() }, "the leader still leads 3s after its bucket was deleted")

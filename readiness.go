@@ -41,10 +41,3 @@ func runReadinessChecks(ctx context.Context, cfg Config, out chan<- error) {
 type panicError struct{ v any }
 
 func (p panicError) Error() string { return fmt.Sprintf("readiness check panicked: %v", p.v) }
-
-// readiness is what the loop knows of this node's ReadinessCheck.
-type readiness struct {
-	passed bool  // a check has passed since Start
-	fails  int   // consecutive failed checks
-	last   error // the last check's error, nil if it passed
-}

@@ -350,7 +350,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := js.DeleteKeyValue(ctx(t), bucketName(clusterID)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), BucketName(clusterID)); err != nil {
 		t.Fatalf("delete bucket: %v", err)
 	}
 	// Right after a deletion the server can refuse for a moment ("error
@@ -358,7 +358,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	var err2 error
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		_, err2 = js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
-			Bucket:         bucketName(clusterID),
+			Bucket:         BucketName(clusterID),
 			Description:    "go-cluster leader election",
 			History:        leaseHistory,
 			Replicas:       replicas,
@@ -600,7 +600,7 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 // a moment before it is created again. Nodes that found it gone stopped at
 // once with ErrBucketDeleted, taking their memory of the epoch with them,
 // and the new bucket started again at epoch 1 (chaos, seed 7). They now
-// wait for it (bucket_gone.go) and carry the epoch into it.
+// wait for it (internal/election/gone.go) and carry the epoch into it.
 func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
 	bucketGoneThenBack(t, 2*time.Second)
 }
@@ -616,7 +616,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	epoch := leader.Epoch()
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
-	if err := js.DeleteKeyValue(ctx(t), bucketName(id)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), BucketName(id)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 3*time.Second, func() bool { return len(leaders(nodes)) == 0 }, "a node still leads with its bucket deleted")
@@ -625,7 +625,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	lost := time.Now()
 	natstest.WaitFor(t, gone+3*time.Second, func() bool { return time.Since(lost) > gone }, "")
 	safetyNoneStopped(t, nodes)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	l := waitOneLeader(t, nodes, 15*time.Second)

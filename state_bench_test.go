@@ -139,7 +139,7 @@ func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
 func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []StateWrite) error {
 	id := nuid.Next()
 	for i, w := range writes {
-		msg := nats.NewMsg(kvSubject(bucketName("bench"), "state.batch-"+w.Key))
+		msg := nats.NewMsg(kvSubject(BucketName("bench"), "state.batch-"+w.Key))
 		msg.Data = w.Value
 		msg.Header.Set(batchIDHeader, id)
 		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))

@@ -36,7 +36,7 @@ func rawJS(t testing.TB, urls ...string) jetstream.JetStream {
 // oldest first.
 func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstream.RawStreamMsg {
 	t.Helper()
-	s, err := js.Stream(ctx(t), kvStream(bucketName(clusterID)))
+	s, err := js.Stream(ctx(t), kvStream(BucketName(clusterID)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m.Subject) > 0 && m.Subject != kvSubject(bucketName(clusterID), leaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
+		if len(m.Subject) > 0 && m.Subject != kvSubject(BucketName(clusterID), leaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
 			out = append(out, m)
 		}
 	}
@@ -110,11 +110,11 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	}
 	// Any KV client sees the value and the writer's epoch.
 	js := rawJS(t, srv.URL())
-	s, err := js.Stream(ctx(t), kvStream(bucketName(id)))
+	s, err := js.Stream(ctx(t), kvStream(BucketName(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx(t), kvSubject(bucketName(id), "state.config.mode"))
+	m, err := s.GetLastMsgForSubject(ctx(t), kvSubject(BucketName(id), "state.config.mode"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +225,8 @@ func TestStateFencedAtServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaseSubject := kvSubject(bucketName(id), leaseKey)
-	subject := kvSubject(bucketName(id), stateKVKey("k"))
+	leaseSubject := kvSubject(BucketName(id), leaseKey)
+	subject := kvSubject(BucketName(id), stateKVKey("k"))
 	if _, err := js.Publish(ctx(t), subject, []byte("first"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject)); err != nil {
 		t.Fatalf("write fenced on the current lease revision: %v", err)
 	}

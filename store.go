@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // store is the one real backend of the election: the cluster's KV bucket.
@@ -46,7 +47,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	s := &store{nc: nc, js: js, api: api, bucket: bucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
+	s := &store{nc: nc, js: js, api: api, bucket: BucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
 	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
@@ -130,13 +131,13 @@ func checkBucket(status jetstream.KeyValueStatus) error {
 	return nil
 }
 
-// errClass says what the election does after an error.
-type errClass int
+// errClass says what the election does after an error (election.ErrClass).
+type errClass = election.ErrClass
 
 const (
-	classTransient errClass = iota // retry with backoff; outcome of a write unknown
-	classConflict                  // lost a compare-and-swap
-	classPermanent                 // stop campaigning and surface it
+	classTransient = election.Transient // retry with backoff; outcome of a write unknown
+	classConflict  = election.Conflict  // lost a compare-and-swap
+	classPermanent = election.Permanent // stop campaigning and surface it
 )
 
 // classify sorts a KV error. A lost CAS comes back as API error 10071 on a

@@ -23,11 +23,10 @@ type view struct {
 	// The current tenure, nil when not leading. deadline is on this
 	// process's monotonic clock; the tenure ends when it passes even if the
 	// timer that cancels ctx has not run yet.
-	tenureCtx    context.Context
-	tenureCancel context.CancelFunc
-	tenureEpoch  int64
-	tenureRev    uint64 // revision of the tenure's latest lease record
-	deadline     time.Time
+	tenureCtx   context.Context
+	tenureEpoch int64
+	tenureRev   uint64 // revision of the tenure's latest lease record
+	deadline    time.Time
 	// renewing is closed when the renewal in flight ends; nil when none is.
 	renewing chan struct{}
 }

@@ -7,7 +7,7 @@
 // once faults stop, and handovers complete within a bound.
 //
 // The node logic is not in this package: a Factory makes it, as a Logic
-// that takes Events at the node's own now and returns Effects. The root
-// package's tests bind its election machine (machine.go) to it. A failing
+// that takes Events at the node's own now and returns Effects.
+// internal/election's tests bind the election machine to it. A failing
 // seed replays the identical schedule; Outcome.Trace is its short trace.
 package sim

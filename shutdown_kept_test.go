@@ -10,43 +10,10 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// Every call the machine holds is answered when it stops: a StepDown, a
-// ValidateLeadership, a SetMetadata and a step-down request over NATS kept
-// behind a request out (here a follower's read-back) get ErrStopped from
-// the teardown's stopNow. On main before this (issue 25) the shutdown
-// answered only a drain and Stop; a StepDown kept behind an identity
-// check returned only because node.go also waited on the loop's exit.
-func TestMachineShutdownAnswersKeptCalls(t *testing.T) {
-	m := newMachine(machineTestConfig("a"), true, bucketFacts{}, 1)
-	m.instance = "a"
-	at := func(ms int) time.Time { return mBase.Add(time.Duration(ms) * time.Millisecond) }
-	for _, s := range followB {
-		m.handle(at(s.ms), s.ev)
-	}
-	if got := summarizeAll(at(500), m.handle(at(500), evTick{})); !matchActions(got, []string{"get", "arm -"}) {
-		t.Fatalf("no read-back out: %q", got)
-	}
-	for _, ev := range []mEvent{
-		evStepDown{token: 7},
-		evValidate{token: 8},
-		evSetMetadata{token: 9},
-		evControl{data: []byte(`{}`), received: at(501), token: 10},
-	} {
-		if got := summarizeAll(at(501), m.handle(at(501), ev)); !matchActions(got, []string{"arm -"}) {
-			t.Fatalf("%T was not kept behind the read-back: %q", ev, got)
-		}
-	}
-	got := summarizeAll(at(502), m.stopNow())
-	want := []string{"reply 7 ErrStopped", "reply 8 ErrStopped", "reply 9 ErrStopped", "control refused", "finished"}
-	if !matchActions(got, want) {
-		t.Fatalf("stopNow:\n got  %q\n want %q", got, want)
-	}
-}
-
 // The same on a running node: a follower's StepDown kept behind a read
 // that does not come back (its link blackholed, RequestTimeout long) is
 // answered with ErrStopped when Stop gives up waiting, by the machine
-// itself (TestMachineShutdownAnswersKeptCalls), not only by node.go's
+// itself (internal/election's TestMachineShutdownAnswersKeptCalls), not only by node.go's
 // wait on the loop's exit.
 func TestStepDownKeptBehindARequestIsAnsweredAtStop(t *testing.T) {
 	srv, rec, id := setup(t)

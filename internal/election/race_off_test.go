@@ -1,6 +1,6 @@
 //go:build !race
 
-package cluster
+package election
 
 // raceEnabled says the tests run under the race detector.
 const raceEnabled = false

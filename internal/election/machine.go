@@ -1,19 +1,4 @@
-package cluster
-
-// machine is the election as a pure state machine: every decision of a
-// Node's election, with its I/O turned into actions and the answers into
-// events. It performs no I/O, reads no clock, starts no goroutine and
-// takes no lock (TestMachineIsPure): the driver (driver.go) feeds it
-// events with the node's own monotonic now and carries out the actions it
-// returns, and the simulator (internal/sim) does the same with simulated
-// clocks.
-//
-// It has at most one request out at a time. Commands, watch entries and
-// other events that arrive meanwhile are kept and handled, in order, once
-// the answer is in, so that a decision spanning several requests is never
-// cut into. Two things are known at once: the connection's state, and the
-// tenure deadline (a tick at the deadline ends the tenure even while a
-// request is out).
+package election
 
 import (
 	"errors"
@@ -23,14 +8,17 @@ import (
 	"time"
 )
 
-type machine struct {
-	cfg      Config
+// Machine is the election of one node (see the package documentation).
+type Machine struct {
+	cfg      Params
 	campaign bool // false for an observer
-	knobs    machineKnobs
-	rnd      *rand.Rand // jitter of backoffs; seeded by the driver
-	bucket   bucketFacts
-	// instance names this process in the held records it writes; the
-	// driver sets the Node's (rule 48).
+	// knobs are set by the simulator's tests only (sim_test.go): the
+	// zero value is the protocol.
+	knobs  knobs
+	rnd    *rand.Rand // jitter of backoffs; seeded by the driver
+	bucket BucketFacts
+	// instance names this process in the held records it writes
+	// (Params.Instance, rule 48).
 	instance string
 	// foreignSelf counts revisions of held records that name this NodeID
 	// with another instance, seen after the first entry: a live process
@@ -43,25 +31,25 @@ type machine struct {
 	tim   campaignTiming // retries, races lost, resyncs
 	hand  handover       // drain, cooldown, stop
 	ready readiness      // ReadinessCheck results
-	gone  bucketGone     // the bucket found deleted (machine_gone.go)
+	gone  bucketGone     // the bucket found deleted (gone.go)
 
-	req      *mRequest     // the request out, nil when none
-	checks   []mValidation // ValidateLeadership calls waiting for a renewal
-	deferred []mEvent      // events kept while a request is out
-	answered int           // answers followed up since a kept event was last handled
+	req      *Request     // the request out, nil when none
+	checks   []Validation // ValidateLeadership calls waiting for a renewal
+	deferred []Event      // events kept while a request is out
+	answered int          // answers followed up since a kept event was last handled
 	nextID   uint64
 
-	known    string // leader last reported through actLeaderChange
+	known    string // leader last reported through LeaderChange
 	err      error  // permanent failure
 	finished bool
 	shutDown bool
-	out      []mAction
+	out      []Action
 }
 
-// machineKnobs turn off one rule each, for the simulator's negative
+// knobs turn off one rule each, for the simulator's negative
 // controls, or try a fix for a gap the simulator found in main's rules
 // (docs/sim.md). The zero value is the protocol as main has it.
-type machineKnobs struct {
+type knobs struct {
 	// shortTTLForNonRecords reintroduces bug 1 (§9 rule 1): wait only the
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
@@ -76,12 +64,6 @@ type machineKnobs struct {
 	// from the key's revision (gap A: a forged low held record taken over
 	// after the first sight, once the real epoch was compacted away).
 	revisionFloorAlways bool
-}
-
-// bucketFacts are what the node learned of the bucket when it opened it.
-type bucketFacts struct {
-	lastSeqAtOpen uint64        // at least the revision of every entry written before
-	ageAtOpen     time.Duration // on the server's clock; zero when unknown
 }
 
 // leaseView is the current view of the lease key.
@@ -110,7 +92,7 @@ type connState struct {
 
 // ownTenure is this node's tenure, and what is known of its own writes.
 type ownTenure struct {
-	t         *mTenure
+	t         *Tenure
 	lastEpoch int64           // epoch of this node's last tenure
 	pending   *pendingAcquire // an acquire whose outcome is unknown
 	// blind is the epoch of a record of this node that landed after
@@ -119,8 +101,8 @@ type ownTenure struct {
 	blind int64
 }
 
-// mTenure is this node holding the lease.
-type mTenure struct {
+// Tenure is this node holding the lease.
+type Tenure struct {
 	epoch      int64
 	rev        uint64
 	acquiredAt time.Time // send time of the acquiring write
@@ -147,36 +129,41 @@ type campaignTiming struct {
 
 // handover is a step-down in progress and what follows it.
 type handover struct {
-	drain         *mDrain
+	drain         *Drain
 	cooldownUntil time.Time
 	stopReq       bool
 	stopToken     uint64
 }
 
-// mDrain is a StepDown or Stop in progress on the leader.
-type mDrain struct {
+// Drain is a StepDown or Stop in progress on the leader.
+type Drain struct {
 	hookStarted bool
 	hookDone    bool
 	deadline    time.Time // DrainTimeout after OnLoseLeadership began
 	stepDown    bool
 	next        string
-	reply       func(error) mAction // the answer when released; nil for none
+	reply       func(error) Action // the answer when released; nil for none
 }
 
-// newMachine makes the machine of a node with cfg (defaults applied),
+// New makes the machine of a node with cfg (defaults applied),
 // after it opened the bucket. A watch is running, not yet synced.
-func newMachine(cfg Config, campaign bool, bucket bucketFacts, seed uint64) *machine {
-	m := &machine{cfg: cfg, campaign: campaign, bucket: bucket,
+func New(cfg Params, bucket BucketFacts, seed uint64) *Machine {
+	m := &Machine{cfg: cfg, campaign: !cfg.Observer, bucket: bucket,
 		rnd:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		instance: strconv.FormatUint(seed, 36)}
+		instance: cfg.Instance}
+	if m.instance == "" {
+		m.instance = strconv.FormatUint(seed, 36)
+	}
 	m.lv.watching = true
-	m.lv.revFloor = bucket.lastSeqAtOpen
+	m.lv.revFloor = bucket.LastSeqAtOpen
 	m.conn.connected = true
+	// The count so far is not a reconnect this node has to account for.
+	m.conn.reconnects, m.conn.seen = bucket.Reconnects, bucket.Reconnects
 	return m
 }
 
-// handle takes one event at now and returns what to do.
-func (m *machine) handle(now time.Time, ev mEvent) []mAction {
+// Handle takes one event at now and returns what to do.
+func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	m.out = nil
 	if m.shutDown {
 		return nil
@@ -184,9 +171,9 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 	m.deadlineTimer(now)
 	var next time.Time
 	switch e := ev.(type) {
-	case evTick:
+	case Tick:
 		next = m.act(now)
-	case evResult:
+	case Result:
 		m.onResult(now, e)
 		m.answered++
 		// The decision the request was part of goes on; but after a few
@@ -196,10 +183,10 @@ func (m *machine) handle(now time.Time, ev mEvent) []mAction {
 		if len(m.deferred) == 0 || m.answered < maxAnswersFirst {
 			next = m.act(now)
 		}
-	case evConn:
+	case Conn:
 		// The connection's state is a fact, not a request: known at once,
 		// so that a node cut off stops reading back what it cannot see.
-		m.conn.connected, m.conn.reconnects = e.connected, e.reconnects
+		m.conn.connected, m.conn.reconnects = e.Connected, e.Reconnects
 		if m.req == nil {
 			next = m.act(now)
 		}
@@ -222,7 +209,7 @@ const maxAnswersFirst = 8
 // run handles the kept events, each followed by the decisions it makes
 // due, until a request is out, and returns when to look again (next if
 // there was nothing to handle).
-func (m *machine) run(now, next time.Time) time.Time {
+func (m *Machine) run(now, next time.Time) time.Time {
 	for m.req == nil && !m.finished && len(m.deferred) > 0 {
 		ev := m.deferred[0]
 		m.deferred = m.deferred[1:]
@@ -234,18 +221,18 @@ func (m *machine) run(now, next time.Time) time.Time {
 }
 
 // apply handles an event that is not a result.
-func (m *machine) apply(now time.Time, ev mEvent) {
+func (m *Machine) apply(now time.Time, ev Event) {
 	switch e := ev.(type) {
-	case evEntry:
-		m.observe(now, e.entry)
-	case evSynced:
+	case Entry:
+		m.observe(now, e.KV)
+	case Synced:
 		m.lv.synced = true
 		if !m.lv.cur.present {
 			m.lv.cur.firstSeen = now // the key is absent: since now, as far as we know
 		}
-	case evWatchClosed:
+	case WatchClosed:
 		m.restartWatch(now)
-	case evBucketCreated:
+	case BucketCreated:
 		m.onBucketAdvisory(now)
 	default:
 		m.applyCommand(now, ev)
@@ -254,33 +241,33 @@ func (m *machine) apply(now time.Time, ev mEvent) {
 
 // applyCommand handles the events of the API, the dispatcher and control
 // requests.
-func (m *machine) applyCommand(now time.Time, ev mEvent) {
+func (m *Machine) applyCommand(now time.Time, ev Event) {
 	switch e := ev.(type) {
-	case evHealth:
-		m.onHealth(now, e.err)
-	case evLoseStarted:
+	case Health:
+		m.onHealth(now, e.Err)
+	case LoseStarted:
 		if d := m.hand.drain; d != nil && !d.hookStarted {
 			d.hookStarted, d.deadline = true, now.Add(m.cfg.DrainTimeout)
 		}
-	case evLoseDone:
+	case LoseDone:
 		if d := m.hand.drain; d != nil {
 			d.hookStarted, d.hookDone = true, true
 		}
-	case evStepDown:
+	case StepDown:
 		m.onStepDown(now, e)
-	case evStop:
+	case Stop:
 		m.onStop(now, e)
-	case evValidate:
+	case Validate:
 		m.onValidate(now, e)
-	case evSetMetadata:
+	case SetMetadata:
 		m.onSetMetadata(now, e)
-	case evControl:
+	case Control:
 		m.onControl(now, e)
 	}
 }
 
 // act does what is due now and returns when to look again.
-func (m *machine) act(now time.Time) time.Time {
+func (m *Machine) act(now time.Time) time.Time {
 	for i := 0; ; i++ {
 		if m.finished || m.req != nil {
 			return time.Time{}
@@ -294,7 +281,7 @@ func (m *machine) act(now time.Time) time.Time {
 }
 
 // step makes one decision; again says another may be due at once.
-func (m *machine) step(now time.Time) (next time.Time, again bool) {
+func (m *Machine) step(now time.Time) (next time.Time, again bool) {
 	if !m.lv.watching && !m.lv.watchAt.IsZero() {
 		if !now.Before(m.lv.watchAt) {
 			m.restartWatch(now)
@@ -321,7 +308,7 @@ func (m *machine) step(now time.Time) (next time.Time, again bool) {
 
 // deadlineTimer ends the tenure once its deadline has passed, even while
 // a request is out (the driver's timer does the same, whichever is first).
-func (m *machine) deadlineTimer(now time.Time) {
+func (m *Machine) deadlineTimer(now time.Time) {
 	t := m.own.t
 	if t == nil || t.ended || t.cancelled || now.Before(t.deadline) {
 		return
@@ -331,31 +318,31 @@ func (m *machine) deadlineTimer(now time.Time) {
 }
 
 // arm asks for a tick at the earliest of next and the live deadline.
-func (m *machine) arm(now time.Time, next time.Time) {
+func (m *Machine) arm(now time.Time, next time.Time) {
 	if t := m.own.t; t != nil && !t.ended && !t.cancelled {
 		next = earliest(next, t.deadline)
 	}
 	if !next.IsZero() && next.Before(now) {
 		next = now
 	}
-	m.emit(actArm{at: next})
+	m.emit(Arm{At: next})
 }
 
-func (m *machine) emit(a mAction) { m.out = append(m.out, a) }
+func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
 
 // logf emits a line for the node's log.
-func (m *machine) logf(level slog.Level, msg string, args ...any) {
-	m.emit(actLog{level: level, msg: msg, args: args})
+func (m *Machine) logf(level slog.Level, msg string, args ...any) {
+	m.emit(Log{Level: level, Msg: msg, Args: args})
 }
 
 // leading reports whether a tenure is live at now.
-func (m *machine) leading(now time.Time) bool {
+func (m *Machine) leading(now time.Time) bool {
 	t := m.own.t
 	return t != nil && !t.ended && !t.cancelled && now.Before(t.deadline)
 }
 
 // knownLeader is the leader as this node sees it now.
-func (m *machine) knownLeader() string {
+func (m *Machine) knownLeader() string {
 	if t := m.own.t; t != nil && !t.ended && !t.cancelled {
 		return m.cfg.NodeID
 	}
@@ -367,17 +354,17 @@ func (m *machine) knownLeader() string {
 }
 
 // publish reports a change of the known leader.
-func (m *machine) publish() {
+func (m *Machine) publish() {
 	if leader := m.knownLeader(); leader != m.known {
 		m.known = leader
-		m.emit(actLeaderChange{leader: leader})
+		m.emit(LeaderChange{Leader: leader})
 	}
 }
 
 // fail stops the election for good after a permanent error; a deleted
 // bucket is waited for instead, for as long as the node runs
-// (machine_gone.go, rule 29).
-func (m *machine) fail(now time.Time, err error) {
+// (gone.go, rule 29).
+func (m *Machine) fail(now time.Time, err error) {
 	if errors.Is(err, ErrBucketDeleted) {
 		m.bucketDeleted(now, err)
 		return
@@ -386,9 +373,9 @@ func (m *machine) fail(now time.Time, err error) {
 }
 
 // failNow stops the node with a permanent error.
-func (m *machine) failNow(now time.Time, err error) {
+func (m *Machine) failNow(now time.Time, err error) {
 	m.err = err
-	m.emit(actFail{err: err})
+	m.emit(Fail{Err: err})
 	if m.own.t != nil {
 		m.endTenure(err)
 		m.own.t = nil
@@ -401,7 +388,7 @@ func (m *machine) failNow(now time.Time, err error) {
 
 // shutdown is the machine's end: the tenure ends, a step-down in progress
 // ends with ErrStopped, Stop is answered.
-func (m *machine) shutdown() {
+func (m *Machine) shutdown() {
 	m.shutDown = true
 	if m.own.t != nil {
 		m.endTenure(ErrStopped)
@@ -412,38 +399,38 @@ func (m *machine) shutdown() {
 		m.emit(d.reply(ErrStopped))
 	}
 	if m.hand.stopReq {
-		m.emit(actReply{token: m.hand.stopToken})
+		m.emit(Reply{Token: m.hand.stopToken})
 	}
 	m.answerKept()
 	m.publish()
-	m.emit(actFinished{})
+	m.emit(Finished{})
 }
 
 // answerKept answers every call kept behind a request out when the
 // machine stops (issue 25): each caller hears ErrStopped from the
 // machine, not only by watching the loop's exit.
-func (m *machine) answerKept() {
+func (m *Machine) answerKept() {
 	kept := m.deferred
 	m.deferred = nil
 	for _, ev := range kept {
 		switch e := ev.(type) {
-		case evStepDown:
-			m.emit(actReply{token: e.token, err: ErrStopped})
-		case evValidate:
-			m.emit(actReply{token: e.token, err: ErrStopped})
-		case evSetMetadata:
-			m.emit(actReply{token: e.token, err: ErrStopped})
-		case evStop:
-			m.emit(actReply{token: e.token})
-		case evControl:
-			m.emit(actReply{token: e.token, control: true, reply: StepDownReply{Node: m.cfg.NodeID, Error: ErrStopped.Error()}})
+		case StepDown:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case Validate:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case SetMetadata:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case Stop:
+			m.emit(Reply{Token: e.Token})
+		case Control:
+			m.emit(Reply{Token: e.Token, Control: true, Answer: StepDownReply{Node: m.cfg.NodeID, Error: ErrStopped.Error()}})
 		}
 	}
 }
 
-// stopNow ends the machine at once, with a request out or not: the Node's
+// StopNow ends the machine at once, with a request out or not: the Node's
 // teardown has given up waiting for a graceful end.
-func (m *machine) stopNow() []mAction {
+func (m *Machine) StopNow() []Action {
 	m.out = nil
 	if !m.shutDown {
 		m.shutdown()
@@ -453,7 +440,7 @@ func (m *machine) stopNow() []mAction {
 
 // backoff is capped exponential backoff with full jitter over its upper
 // half, as backoff is, on the machine's own random source.
-func (m *machine) backoff(attempt int, base, limit time.Duration) time.Duration {
+func (m *Machine) backoff(attempt int, base, limit time.Duration) time.Duration {
 	d := base << min(attempt-1, 16)
 	if d <= 0 || d > limit {
 		d = limit

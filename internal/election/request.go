@@ -1,4 +1,4 @@
-package cluster
+package election
 
 // The machine's requests: issuing one, and taking its answer back to the
 // decision that asked.
@@ -9,7 +9,7 @@ import "time"
 type reqCont int
 
 const (
-	contWrite          reqCont = iota // an actWrite; mRequest.purpose says which
+	contWrite          reqCont = iota // an Write; Request.purpose says which
 	contWatch                         // restartWatch
 	contHistory                       // takeOver: the epoch floor, then acquire
 	contResync                        // resync: read the key
@@ -34,11 +34,11 @@ const (
 	thenReleaseStale                     // this node's stale record seen a while ago (rule 39)
 )
 
-// mRequest is the request out and what its answer continues.
-type mRequest struct {
+// Request is the request out and what its answer continues.
+type Request struct {
 	id      uint64
 	cont    reqCont
-	purpose writePurpose
+	purpose Purpose
 	rev     uint64    // write: the revision written over (0: create); takeOver's rev
 	sent    time.Time // write: send time
 	epoch   int64     // acquire: the epoch written
@@ -47,16 +47,16 @@ type mRequest struct {
 	value   []byte    // release: the record, for its retries
 	attempt int       // release: attempts made
 	present bool      // leaseGoneUnder: the read showed an older entry
-	entry   kvEntry   // recreatedUnder: the entry to observe if it is a new bucket
+	entry   KVEntry   // recreatedUnder: the entry to observe if it is a new bucket
 	then    identityNext
 	floor   Lease         // seed: the floor record written
 	until   time.Time     // renew: the end of the renewal's time (in-flight refusals)
-	cause   ElectionCause // landed: the election's, for the metrics
+	cause   Cause         // landed: the election's, for the metrics
 	wait    time.Duration // landed: the election's wait
 }
 
 // request sends r's action and waits for its answer.
-func (m *machine) request(r *mRequest, a func(id uint64) mAction) {
+func (m *Machine) request(r *Request, a func(id uint64) Action) {
 	m.nextID++
 	r.id = m.nextID
 	m.req = r
@@ -64,15 +64,15 @@ func (m *machine) request(r *mRequest, a func(id uint64) mAction) {
 }
 
 // write sends a write of value: Create when rev is 0, else CAS on rev.
-func (m *machine) write(r *mRequest, value []byte, timeout time.Duration) {
+func (m *Machine) write(r *Request, value []byte, timeout time.Duration) {
 	r.cont, r.value = contWrite, value
-	m.request(r, func(id uint64) mAction {
-		return actWrite{id: id, purpose: r.purpose, create: r.rev == 0, rev: r.rev, value: value, timeout: timeout}
+	m.request(r, func(id uint64) Action {
+		return Write{ID: id, Purpose: r.purpose, Create: r.rev == 0, Rev: r.rev, Value: value, Timeout: timeout}
 	})
 }
 
 // requestTimeout bounds a request by RequestTimeout and by deadline.
-func (m *machine) requestTimeout(now, deadline time.Time) time.Duration {
+func (m *Machine) requestTimeout(now, deadline time.Time) time.Duration {
 	d := m.cfg.RequestTimeout
 	if !deadline.IsZero() && deadline.Sub(now) < d {
 		d = max(deadline.Sub(now), 0)
@@ -82,9 +82,9 @@ func (m *machine) requestTimeout(now, deadline time.Time) time.Duration {
 
 // onResult takes the answer to the request out; a stale answer (of a
 // request the machine no longer waits for) is dropped.
-func (m *machine) onResult(now time.Time, r evResult) {
+func (m *Machine) onResult(now time.Time, r Result) {
 	q := m.req
-	if q == nil || q.id != r.id {
+	if q == nil || q.id != r.ID {
 		return
 	}
 	m.req = nil
@@ -117,28 +117,28 @@ func (m *machine) onResult(now time.Time, r evResult) {
 }
 
 // onWrite takes a write's answer to the decision that made it.
-func (m *machine) onWrite(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onWrite(now time.Time, q *Request, r Result) {
 	switch q.purpose {
-	case writeAcquire:
+	case Acquire:
 		m.onAcquire(now, q, r)
-	case writeRenew:
+	case Renew:
 		m.onRenew(now, q, r)
-	case writeRelease:
+	case Release:
 		m.onRelease(now, q, r)
-	case writeReleaseStale:
+	case ReleaseStale:
 		m.onReleaseStale(now, q, r)
-	case writeSeed:
+	case Seed:
 		m.onSeed(now, q, r)
 	}
 }
 
 // restartWatch replaces the watch: after its channel closed, or to follow
 // a bucket created anew.
-func (m *machine) restartWatch(now time.Time) {
+func (m *Machine) restartWatch(now time.Time) {
 	m.dropWatchEvents()
 	m.lv.watching, m.lv.synced = false, false
-	m.request(&mRequest{cont: contWatch}, func(id uint64) mAction {
-		return actWatch{id: id, timeout: m.cfg.RequestTimeout}
+	m.request(&Request{cont: contWatch}, func(id uint64) Action {
+		return Watch{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 }
 
@@ -149,14 +149,14 @@ func (m *machine) restartWatch(now time.Time) {
 // while requests were out, shadowed the same revision in the new one).
 // The epoch and TTL of each record dropped are learned all the same
 // (rule 36).
-func (m *machine) dropWatchEvents() {
+func (m *Machine) dropWatchEvents() {
 	kept := m.deferred[:0]
 	for _, ev := range m.deferred {
 		switch e := ev.(type) {
-		case evEntry:
-			m.learn(e.entry) // dropped unread, but a record all the same (rule 36)
+		case Entry:
+			m.learn(e.KV) // dropped unread, but a record all the same (rule 36)
 			continue
-		case evSynced, evWatchClosed:
+		case Synced, WatchClosed:
 			continue
 		}
 		kept = append(kept, ev)
@@ -164,12 +164,12 @@ func (m *machine) dropWatchEvents() {
 	m.deferred = kept
 }
 
-func (m *machine) onWatch(now time.Time, r evResult) {
+func (m *Machine) onWatch(now time.Time, r Result) {
 	switch {
-	case r.err == nil:
+	case r.Err == nil:
 		m.lv.watching, m.lv.watchAt = true, time.Time{}
-	case r.class == classPermanent:
-		m.fail(now, r.err)
+	case r.Class == Permanent:
+		m.fail(now, r.Err)
 	default:
 		m.lv.watchAt = now.Add(m.backoff(2, 50*time.Millisecond, m.cfg.RenewInterval))
 	}

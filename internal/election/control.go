@@ -1,4 +1,4 @@
-package cluster
+package election
 
 // The machine's commands: StepDown, Stop, step-down requests over NATS
 // and ReadinessCheck results (§4.4, §4.6, §4.7, §4.8).
@@ -9,23 +9,23 @@ import (
 	"time"
 )
 
-func (m *machine) onStepDown(now time.Time, c evStepDown) {
+func (m *Machine) onStepDown(now time.Time, c StepDown) {
 	t := m.own.t
-	if t == nil || t.ended || !m.leading(now) || (c.epoch != 0 && c.epoch != t.epoch) {
-		m.emit(actReply{token: c.token, err: ErrNotLeader})
+	if t == nil || t.ended || !m.leading(now) || (c.Epoch != 0 && c.Epoch != t.epoch) {
+		m.emit(Reply{Token: c.Token, Err: ErrNotLeader})
 		return
 	}
-	if c.async {
-		m.beginDrain(true, c.to, nil)
-		m.emit(actReply{token: c.token})
+	if c.Async {
+		m.beginDrain(true, c.To, nil)
+		m.emit(Reply{Token: c.Token})
 		return
 	}
-	token := c.token
-	m.beginDrain(true, c.to, func(err error) mAction { return actReply{token: token, err: err} })
+	token := c.Token
+	m.beginDrain(true, c.To, func(err error) Action { return Reply{Token: token, Err: err} })
 }
 
-func (m *machine) onStop(now time.Time, c evStop) {
-	m.hand.stopReq, m.hand.stopToken = true, c.token
+func (m *Machine) onStop(now time.Time, c Stop) {
+	m.hand.stopReq, m.hand.stopToken = true, c.Token
 	t := m.own.t
 	switch {
 	case t == nil || t.ended:
@@ -38,24 +38,24 @@ func (m *machine) onStop(now time.Time, c evStop) {
 
 // onSetMetadata takes the metadata the node publishes from now on; a
 // leader renews at once, so that the others see it without a new epoch.
-func (m *machine) onSetMetadata(now time.Time, e evSetMetadata) {
-	m.cfg.Metadata = e.metadata
+func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
+	m.cfg.Metadata = e.Metadata
 	if t := m.own.t; t != nil && !t.ended && m.leading(now) {
 		t.renewDue = now
 	}
-	m.emit(actReply{token: e.token})
+	m.emit(Reply{Token: e.Token})
 }
 
 // onControl answers a step-down request that arrived over NATS.
-func (m *machine) onControl(now time.Time, r evControl) {
+func (m *Machine) onControl(now time.Time, r Control) {
 	leading := m.leading(now)
-	stale := leading && r.received.Before(m.own.t.acquiredAt)
-	if r.generic && (!leading || stale) {
-		m.emit(actReply{token: r.token, control: true, silent: true}) // only the leader answers on the cluster's subject
+	stale := leading && r.Received.Before(m.own.t.acquiredAt)
+	if r.Generic && (!leading || stale) {
+		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers on the cluster's subject
 		return
 	}
 	reply := StepDownReply{Node: m.cfg.NodeID}
-	req, err := decodeStepDown(r.data)
+	req, err := DecodeStepDown(r.Data)
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
@@ -65,44 +65,44 @@ func (m *machine) onControl(now time.Time, r evControl) {
 		reply.Error = m.refuseControl(now, req)
 	}
 	if reply.Error != "" {
-		m.emit(actReply{token: r.token, control: true, reply: reply})
+		m.emit(Reply{Token: r.Token, Control: true, Answer: reply})
 		return
 	}
-	epoch, token, to := m.own.t.epoch, r.token, req.To
+	epoch, token, to := m.own.t.epoch, r.Token, req.To
 	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
-	m.beginDrain(true, to, func(err error) mAction {
+	m.beginDrain(true, to, func(err error) Action {
 		out := StepDownReply{OK: err == nil, Node: m.cfg.NodeID, Epoch: epoch, To: to}
 		if err != nil {
 			out.Error = err.Error()
 		}
-		return actReply{token: token, control: true, reply: out}
+		return Reply{Token: token, Control: true, Answer: out}
 	})
 }
 
 // refuseControl says why the leader does not obey req ("" to obey).
-func (m *machine) refuseControl(now time.Time, req StepDownRequest) string {
+func (m *Machine) refuseControl(now time.Time, req StepDownRequest) string {
 	t := m.own.t
 	switch {
 	case req.Epoch != 0 && req.Epoch != t.epoch:
 		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, t.epoch, req.Epoch)
 	case req.To == m.cfg.NodeID:
 		return fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
-	case req.Reason == reasonPriority && req.Priority <= m.cfg.Priority:
+	case req.Reason == ReasonPriority && req.Priority <= m.cfg.Priority:
 		return fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, m.cfg.Priority)
-	case req.Reason == reasonPriority && now.Sub(t.acquiredAt) < m.cfg.LeaseTTL:
+	case req.Reason == ReasonPriority && now.Sub(t.acquiredAt) < m.cfg.LeaseTTL:
 		return "the leader has led for less than LeaseTTL; ask again later"
 	}
 	return ""
 }
 
 // healthy says this node may campaign as far as ReadinessCheck goes.
-func (m *machine) healthy() bool {
-	return m.cfg.ReadinessCheck == nil || (m.ready.passed && m.ready.fails < m.cfg.ReadinessThreshold)
+func (m *Machine) healthy() bool {
+	return !m.cfg.ReadinessCheck || (m.ready.passed && m.ready.fails < m.cfg.ReadinessThreshold)
 }
 
 // onHealth records a ReadinessCheck result; a leader that failed
 // ReadinessThreshold in a row steps down.
-func (m *machine) onHealth(now time.Time, err error) {
+func (m *Machine) onHealth(now time.Time, err error) {
 	was := m.healthy()
 	m.ready.last = err
 	if err == nil {

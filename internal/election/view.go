@@ -1,4 +1,4 @@
-package cluster
+package election
 
 // What the driver shows of the machine to the Node's queries (IsLeader,
 // Leader, Epoch, Lease, Ready, the fenced state's lease revision).
@@ -8,29 +8,29 @@ import (
 	"time"
 )
 
-// machineView is a snapshot of the machine for the Node's view.
-type machineView struct {
-	epoch  int64 // the live tenure's, else the lease record's
-	lease  Lease // the lease record seen
-	hasRec bool
+// View is a snapshot of the machine for the Node's view.
+type View struct {
+	Epoch  int64 // the live tenure's, else the lease record's
+	Lease  Lease // the lease record seen
+	HasRec bool
 	// The tenure, while it lives (not ended, deadline not passed as far as
 	// the machine knows): its latest lease revision and deadline.
-	tenure   bool
-	rev      uint64
-	deadline time.Time
-	ready    error // what Node.Ready reports
+	Tenure   bool
+	Rev      uint64
+	Deadline time.Time
+	Ready    error // what Node.Ready reports
 }
 
-// snapshot is the machine as the Node's queries see it.
-func (m *machine) snapshot() machineView {
-	v := machineView{lease: m.lv.cur.lease, hasRec: m.lv.cur.valid, ready: m.readyErr()}
-	if v.hasRec {
-		v.epoch = v.lease.Epoch
+// Snapshot is the machine as the Node's queries see it.
+func (m *Machine) Snapshot() View {
+	v := View{Lease: m.lv.cur.lease, HasRec: m.lv.cur.valid, Ready: m.readyErr()}
+	if v.HasRec {
+		v.Epoch = v.Lease.Epoch
 	}
 	if t := m.own.t; t != nil && !t.ended {
-		v.epoch = t.epoch
+		v.Epoch = t.epoch
 		if !t.cancelled {
-			v.tenure, v.rev, v.deadline = true, t.rev, t.deadline
+			v.Tenure, v.Rev, v.Deadline = true, t.rev, t.deadline
 		}
 	}
 	return v
@@ -38,7 +38,7 @@ func (m *machine) snapshot() machineView {
 
 // readyErr is what Node.Ready reports for the readiness as the machine
 // knows it.
-func (m *machine) readyErr() error {
+func (m *Machine) readyErr() error {
 	r := m.ready
 	switch {
 	case m.healthy():

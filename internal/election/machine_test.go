@@ -1,4 +1,4 @@
-package cluster
+package election
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 // leadPrefix makes node a the leader at epoch 1 in a bucket made long ago
 // with nothing in it: deadline at 901ms, renewal due at 251ms.
 var leadPrefix = []mStep{
-	{0, evSynced{}, []string{"incarnation", "arm -"}},
+	{0, Synced{}, []string{"incarnation", "arm -"}},
 	{1, incarnation(false, 0), []string{"history", "arm -"}},
 	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
 	{2, wrote(1), []string{"incarnation", "arm -"}},
@@ -17,7 +17,7 @@ var leadPrefix = []mStep{
 	{3, held(1, "a", 1, time.Second), []string{"arm +248ms"}},
 }
 
-var oldEmptyBucket = bucketFacts{ageAtOpen: 10 * time.Second}
+var oldEmptyBucket = BucketFacts{AgeAtOpen: 10 * time.Second}
 
 func withPrefix(prefix []mStep, steps ...mStep) []mStep {
 	return append(append([]mStep{}, prefix...), steps...)
@@ -29,7 +29,7 @@ func stillGone(from, to int) []mStep {
 	var steps []mStep
 	for ms := from; ms < to; ms += 251 {
 		steps = append(steps,
-			mStep{ms, evTick{}, []string{"incarnation", "arm -"}},
+			mStep{ms, Tick{}, []string{"incarnation", "arm -"}},
 			mStep{ms + 1, bucketGoneE, []string{"arm +250ms"}})
 	}
 	return steps
@@ -38,40 +38,40 @@ func stillGone(from, to int) []mStep {
 // followB has node a follow b's record (epoch 3, TTL 1s) at revision 5.
 var followB = []mStep{
 	{0, held(5, "b", 3, time.Second), []string{"leader b", "arm -"}},
-	{0, evSynced{}, []string{"arm +500ms"}},
+	{0, Synced{}, []string{"arm +500ms"}},
 }
 
 func TestMachineProtocol(t *testing.T) {
 	for _, c := range []mCase{
 		{name: "new empty bucket waits LeaseTTL less its age, then creates at epoch 1 (rule 16)",
-			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +700ms"}},
-				{699, evTick{}, []string{"arm +1ms"}},
-				{700, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +700ms"}},
+				{699, Tick{}, []string{"arm +1ms"}},
+				{700, Tick{}, []string{"incarnation", "arm -"}},
 				{700, incarnation(false, 0), []string{"history", "arm -"}},
 				{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
 				{710, wrote(1), []string{"incarnation", "arm -"}},
 				{710, incarnation(false, 1), []string{"become 1", "leader a", "arm +245ms"}},
-				{955, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				{955, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				{960, wrote(2), []string{"arm +245ms"}}, // deadline 955+900
 			}},
 		{name: "absent key in a used bucket waits W plus RenewInterval; epoch above the stream's last sequence (§5.3)",
-			bucket: bucketFacts{lastSeqAtOpen: 10},
+			bucket: BucketFacts{LastSeqAtOpen: 10},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +1.25s"}},
-				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +1.25s"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
 				{1250, incarnation(false, 10), []string{"history", "arm -"}},
 				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
 			}},
 		{name: "held record: read back from TTL/2 every min(RenewInterval, TTL/4), take over after W on this clock, revision floor for a first sight (§3.2, §2.4, rule 21)",
-			bucket: bucketFacts{lastSeqAtOpen: 5},
+			bucket: BucketFacts{LastSeqAtOpen: 5},
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
-				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{750, Tick{}, []string{"get", "arm -"}},
 				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
-				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, Tick{}, []string{"get", "arm -"}},
 				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
@@ -81,33 +81,33 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "a renewal resets the follower's count",
 			steps: withPrefix(followB,
 				mStep{250, held(6, "b", 3, time.Second), []string{"arm +500ms"}},
-				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{750, Tick{}, []string{"get", "arm -"}},
 				mStep{751, got(held(6, "b", 3, time.Second)), []string{"arm +249ms"}},
 			)},
 		{name: "a reconnect restarts the expiry count (§3.2)",
 			steps: withPrefix(followB,
-				mStep{400, evConn{connected: true, reconnects: 1}, []string{"arm +500ms"}},
+				mStep{400, Conn{Connected: true, Reconnects: 1}, []string{"arm +500ms"}},
 			)},
 		{name: "a disconnected follower never declares expiry; a read-back due while cut off looks again a RenewInterval later (a247aca)",
 			steps: withPrefix(followB,
-				mStep{100, evConn{connected: false}, []string{"arm +400ms"}},
-				mStep{500, evTick{}, []string{"arm +250ms"}},
-				mStep{750, evTick{}, []string{"arm +250ms"}},
-				mStep{1000, evTick{}, []string{"arm +250ms"}},
-				mStep{1250, evTick{}, []string{"arm +250ms"}},
+				mStep{100, Conn{Connected: false}, []string{"arm +400ms"}},
+				mStep{500, Tick{}, []string{"arm +250ms"}},
+				mStep{750, Tick{}, []string{"arm +250ms"}},
+				mStep{1000, Tick{}, []string{"arm +250ms"}},
+				mStep{1250, Tick{}, []string{"arm +250ms"}},
 			)},
 		{name: "the history shows a longer TTL: wait it out (rule 17)",
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
-				mStep{750, evTick{}, []string{"get", "arm -"}},
+				mStep{750, Tick{}, []string{"get", "arm -"}},
 				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
-				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, Tick{}, []string{"get", "arm -"}},
 				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{1001, hist(held(4, "b", 3, 5*time.Second), held(5, "b", 3, time.Second)), []string{"leader b", "arm +249ms"}},
 				mStep{1010, readBacks{4990, held(5, "b", 3, time.Second)}, nil},
-				mStep{5000, evTick{}, []string{"get", "arm -"}},
+				mStep{5000, Tick{}, []string{"get", "arm -"}},
 				mStep{5000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{5000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{5001, hist(), []string{"write acquire rev=5 epoch=5", "arm -"}},
@@ -120,78 +120,78 @@ func TestMachineProtocol(t *testing.T) {
 			steps: withPrefix(followB,
 				// Nothing renews it: read back within MinLeaseTTL (rule 26).
 				mStep{100, released(6, 9, ""), []string{"leader -", "arm +250ms"}},
-				mStep{350, evTick{}, []string{"get", "arm -"}},
+				mStep{350, Tick{}, []string{"get", "arm -"}},
 				mStep{351, got(released(6, 9, "")), []string{"arm +124ms"}},
 				mStep{360, readBacks{1090, released(6, 9, "")}, nil},
-				mStep{1100, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1100, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{1100, incarnation(false, 6), []string{"history", "arm -"}},
 				mStep{1101, hist(), []string{"write acquire rev=6 epoch=10", "arm -"}},
 			)},
 		{name: "a release as the first entry seen is taken, above its revision, if the history shows it handing back (rule 27)",
-			bucket: bucketFacts{lastSeqAtOpen: 9},
+			bucket: BucketFacts{LastSeqAtOpen: 9},
 			steps: []mStep{
 				{0, released(9, 4, ""), []string{"arm -"}},
-				{0, evSynced{}, []string{"history", "arm -"}},
+				{0, Synced{}, []string{"history", "arm -"}},
 				{1, hist(held(8, "b", 4, 3*time.Second), released(9, 4, "")), []string{"write acquire rev=9 epoch=9", "arm -"}},
 			}},
 		{name: "TestSafety13ForgedReleaseSeenFirst: a release seen first over another epoch is waited out, the longest TTL (rule 27)",
-			bucket: bucketFacts{lastSeqAtOpen: 9},
+			bucket: BucketFacts{LastSeqAtOpen: 9},
 			steps: []mStep{
 				{0, released(9, 2, ""), []string{"arm -"}},
-				{0, evSynced{}, []string{"history", "arm -"}},
+				{0, Synced{}, []string{"history", "arm -"}},
 				{1, hist(held(8, "b", 4, 3*time.Second), released(9, 2, "")), []string{"arm +249ms"}},
 			},
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if got := m.holdUntil().Sub(mBase); got != time.Second || m.lv.cur.handedBack {
 					t.Errorf("waits until %v (handed back %v), want 1s and not handed back", got, m.lv.cur.handedBack)
 				}
 			}},
 		{name: "a release seen first after a marker, or in a bucket that keeps one revision, is waited out (rule 27)",
-			bucket: bucketFacts{lastSeqAtOpen: 9},
+			bucket: BucketFacts{LastSeqAtOpen: 9},
 			steps: []mStep{
 				{0, released(9, 4, ""), []string{"arm -"}},
-				{0, evSynced{}, []string{"history", "arm -"}},
+				{0, Synced{}, []string{"history", "arm -"}},
 				{1, hist(marker(8), released(9, 4, "")), []string{"arm +249ms"}},
 			}},
 		{name: "a release seen first is not read back while cut off, and waited out meanwhile (rule 27)",
-			bucket: bucketFacts{lastSeqAtOpen: 9},
+			bucket: BucketFacts{LastSeqAtOpen: 9},
 			steps: []mStep{
-				{0, evConn{connected: false}, []string{"arm -"}},
+				{0, Conn{Connected: false}, []string{"arm -"}},
 				{0, released(9, 4, ""), []string{"arm -"}},
-				{0, evSynced{}, []string{"arm +250ms"}},
-				{100, evConn{connected: true}, []string{"history", "arm -"}},
+				{0, Synced{}, []string{"arm +250ms"}},
+				{100, Conn{Connected: true}, []string{"history", "arm -"}},
 			}},
 		{name: "handover window: only the named node campaigns for RenewInterval (§4.5)",
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, "c"), []string{"leader -", "arm +250ms"}},
-				mStep{350, evTick{}, []string{"write acquire rev=6 epoch=4", "arm -"}},
+				mStep{350, Tick{}, []string{"write acquire rev=6 epoch=4", "arm -"}},
 			)},
 		{name: "the named successor ignores its cooldown (§4.5)",
-			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(10 * time.Second) },
+			setup: func(m *Machine) { m.hand.cooldownUntil = mBase.Add(10 * time.Second) },
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, "a"), []string{"write acquire rev=6 epoch=4", "leader -", "arm -"}},
 			)},
 		{name: "cooldown keeps a node out of a free lease",
-			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
+			setup: func(m *Machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, ""), []string{"leader -", "arm +1.9s"}},
 				// Seen a while ago: the same bucket? (rule 21)
-				mStep{2000, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{2000, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{2000, incarnation(false, 6), []string{"write acquire rev=6 epoch=4", "arm -"}},
 			)},
 		{name: "no campaign before the first readiness check passes (§4.7)",
-			cfg:    func(c *Config) { c.ReadinessCheck = func(contextT) error { return nil } },
-			bucket: bucketFacts{lastSeqAtOpen: 9},
+			cfg:    func(c *Params) { c.ReadinessCheck = true },
+			bucket: BucketFacts{LastSeqAtOpen: 9},
 			steps: []mStep{
 				{0, released(9, 4, ""), []string{"arm -"}},
-				{0, evSynced{}, []string{"history", "arm -"}},
+				{0, Synced{}, []string{"history", "arm -"}},
 				{1, hist(held(8, "b", 4, time.Second), released(9, 4, "")), []string{"arm -"}},
-				{10, evHealth{}, []string{"write acquire rev=9 epoch=9", "arm -"}},
+				{10, Health{}, []string{"write acquire rev=9 epoch=9", "arm -"}},
 			}},
 		{name: "lost race: wait for a newer revision, read the key when the loser's CAS says so (§4.1)",
 			steps: withPrefix(followB,
 				mStep{500, readBacks{990, held(5, "b", 3, time.Second)}, nil},
-				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, Tick{}, []string{"get", "arm -"}},
 				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{1001, hist(), []string{"write acquire rev=5 epoch=5", "arm -"}},
@@ -209,15 +209,15 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "rule 40 (simulator seed 17919): an acquire out when the node follows a bucket created again leads nothing if it lands there",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(createSent,
-				mStep{180, evBucketCreated{}, []string{"arm -"}},
+				mStep{180, BucketCreated{}, []string{"arm -"}},
 				mStep{201, transient, []string{"incarnation", "arm -"}},
 				mStep{205, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{206, ok, []string{"arm -"}},
-				mStep{207, evSynced{}, []string{"arm +*"}},
+				mStep{207, Synced{}, []string{"arm +*"}},
 				// The Create, still in flight, lands in the new bucket: a
 				// floor over it, not a tenure counted from its send.
 				mStep{220, held(1, "a", 1, time.Second), []string{"arm +*"}}, // the backoff after the timeout
-				mStep{240, evTick{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
+				mStep{240, Tick{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
 			)},
 		{name: "ambiguous acquire that lands after its deadline is released at once (§4.1)",
 			bucket: oldEmptyBucket,
@@ -229,10 +229,10 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "renewal timeouts keep the last success; the deadline ends the tenure even with a request out (§3.3, §4.2)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{451, transient, []string{"arm *"}},
-				mStep{480, evTick{}, []string{"write renew rev=1 epoch=1", "arm +421ms"}},
-				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{480, Tick{}, []string{"write renew rev=1 epoch=1", "arm +421ms"}},
+				mStep{901, Tick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
 				// The renewal landed late: too late, the tenure is over, and
 				// the record it left is given back.
 				mStep{910, wrote(2), []string{"leader -", "get", "arm -"}},
@@ -241,7 +241,7 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "renewal conflict: the node's own late write is adopted and renewed at once (§4.2)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{260, conflict, []string{"get", "arm +641ms"}},
 				mStep{262, got(held(3, "a", 1, time.Second)), []string{"write renew rev=3 epoch=1", "arm +639ms"}},
 				mStep{263, wrote(4), []string{"arm +249ms"}},
@@ -249,7 +249,7 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "renewal conflict: someone else's record demotes at once with ErrEpochMismatch (§4.2)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{260, conflict, []string{"get", "arm +641ms"}},
 				// Its record at revision 1 was learned more than
 				// RenewInterval ago: the bucket's identity first (rule 39).
@@ -270,7 +270,7 @@ func TestMachineProtocol(t *testing.T) {
 				mStep{101, wrote(3), []string{"arm +250ms"}},
 				mStep{102, floorRec(3, 1, time.Second), []string{"arm +249ms"}},
 				mStep{351, readBacks{1091, floorRec(3, 1, time.Second)}, nil},
-				mStep{1101, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1101, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{1101, incarnation(false, 3), []string{"history", "arm -"}},
 				// Over a floor record: above its revision too (rule 31).
 				mStep{1102, hist(held(1, "a", 1, time.Second), garbage(2), floorRec(3, 1, time.Second)), []string{"write acquire rev=3 epoch=3", "arm -"}},
@@ -282,14 +282,14 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "compacted under the leader: demote, write the epoch back into the absent key (§5.3, rule 4)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{260, conflict, []string{"get", "arm +641ms"}},
 				mStep{262, notFound, []string{"incarnation", "arm +639ms"}},
 				mStep{264, incarnation(false, 3), []string{"lose 1 ErrEpochMismatch", "write seed create epoch=1 floor ttl=1s", "arm -"}},
 			)},
 		{name: "a key found absent where an entry was seen is a new observation (rule 4)",
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, notFound, []string{"incarnation", "arm -"}},
 				mStep{502, incarnation(false, 9), []string{"write seed create epoch=3 floor ttl=1s", "leader -", "arm -"}},
 			)},
@@ -301,7 +301,7 @@ func TestMachineProtocol(t *testing.T) {
 				mStep{107, held(2, "c", 1, time.Second), []string{"leader c", "arm -"}},
 				// c's epoch 1 is below the 3 it remembers: a floor carries
 				// the epoch into the new bucket (rule 43).
-				mStep{107, evSynced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}},
+				mStep{107, Synced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}},
 				mStep{108, wrote(3), []string{"leader -", "arm +250ms"}},
 			)},
 		{name: "an older entry from the same bucket is a stale read, dropped",
@@ -312,18 +312,18 @@ func TestMachineProtocol(t *testing.T) {
 		{name: "the epoch never wraps: ErrEpochExhausted is permanent (rule 5)",
 			steps: []mStep{
 				{0, held(5, "b", math.MaxInt64, time.Second), []string{"leader b", "arm -"}},
-				{0, evSynced{}, []string{"arm +500ms"}},
+				{0, Synced{}, []string{"arm +500ms"}},
 				{500, readBacks{990, held(5, "b", math.MaxInt64, time.Second)}, nil},
-				{1000, evTick{}, []string{"get", "arm -"}},
+				{1000, Tick{}, []string{"get", "arm -"}},
 				{1000, got(held(5, "b", math.MaxInt64, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				{1001, hist(), []string{"fail ErrEpochExhausted", "finished"}},
-				{2000, evTick{}, []string{}},
+				{2000, Tick{}, []string{}},
 			}},
 		{name: "a permanent error stops the node (§7.1)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{260, permanentE, []string{"fail ErrPermissionDenied", "lose 1 ErrPermissionDenied", "leader -", "finished"}},
 			)},
 	} {
@@ -336,38 +336,38 @@ func TestMachineStepDown(t *testing.T) {
 		{name: "StepDownTo drains: lose, renew until OnLoseLeadership returns, release naming the successor, cooldown (§4.4, §4.5)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{10, evStepDown{to: "b", token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
-				mStep{20, evLoseStarted{epoch: 1}, []string{"arm +231ms"}},
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
+				mStep{10, StepDown{To: "b", Token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, LoseStarted{Epoch: 1}, []string{"arm +231ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
 				mStep{252, wrote(2), []string{"arm +249ms"}},
-				mStep{300, evLoseDone{epoch: 1}, []string{"write release rev=2 epoch=1 next=b", "arm -"}},
+				mStep{300, LoseDone{Epoch: 1}, []string{"write release rev=2 epoch=1 next=b", "arm -"}},
 				// The release is not yet on the watch, but the key holds it:
 				// nothing to give back (rule 42; before it, a CAS on its
 				// held record that could only lose).
 				mStep{305, wrote(3), []string{"cooldown", "reply 7 ok", "arm +1s"}},
 				mStep{306, released(3, 1, "b"), []string{"arm +999ms"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if want := mBase.Add(1305 * time.Millisecond); !m.hand.cooldownUntil.Equal(want) {
 					t.Errorf("cooldown until %v, want %v", m.hand.cooldownUntil.Sub(mBase), want.Sub(mBase))
 				}
 			}},
 		{name: "DrainTimeout counts from when OnLoseLeadership began (rule 9)",
 			bucket: oldEmptyBucket,
-			cfg:    func(c *Config) { c.DrainTimeout = 100 * time.Millisecond },
+			cfg:    func(c *Params) { c.DrainTimeout = 100 * time.Millisecond },
 			steps: withPrefix(leadPrefix,
-				mStep{10, evStepDown{token: 1}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
-				mStep{200, evLoseStarted{epoch: 1}, []string{"arm +51ms"}},
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
+				mStep{10, StepDown{Token: 1}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{200, LoseStarted{Epoch: 1}, []string{"arm +51ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm -"}},
 				mStep{252, wrote(2), []string{"arm +48ms"}},
-				mStep{300, evTick{}, []string{"write release rev=2 epoch=1", "arm -"}},
+				mStep{300, Tick{}, []string{"write release rev=2 epoch=1", "arm -"}},
 			)},
 		{name: "rule 46: a release refused while a state write checked on the lease is in flight is sent again; a lost one names ErrReleaseFailed",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{10, evStepDown{to: "b", token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
-				mStep{20, evLoseStarted{epoch: 1}, nil},
-				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
+				mStep{10, StepDown{To: "b", Token: 7}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, LoseStarted{Epoch: 1}, nil},
+				mStep{30, LoseDone{Epoch: 1}, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
 				mStep{31, refusedInFlight, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
 				mStep{32, refusedInFlight, []string{"write release rev=1 epoch=1 next=b", "arm -"}},
 				// The third refusal ends the StepDown with ErrReleaseFailed;
@@ -376,21 +376,21 @@ func TestMachineStepDown(t *testing.T) {
 				mStep{33, refusedInFlight, []string{"cooldown", "reply 7 ErrReleaseFailed", "write release-stale rev=1 epoch=1", "arm -"}},
 			)},
 		{name: "StepDown on a follower is refused",
-			steps: withPrefix(followB, mStep{10, evStepDown{token: 2}, []string{"reply 2 ErrNotLeader", "arm +490ms"}})},
+			steps: withPrefix(followB, mStep{10, StepDown{Token: 2}, []string{"reply 2 ErrNotLeader", "arm +490ms"}})},
 		{name: "Stop on the leader drains and releases without cooldown, then finishes (§4.4)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{10, evStop{token: 3}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
-				mStep{20, evLoseStarted{epoch: 1}, nil},
-				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
+				mStep{10, Stop{Token: 3}, []string{"lose 1 ok", "leader -", "arm +241ms"}},
+				mStep{20, LoseStarted{Epoch: 1}, nil},
+				mStep{30, LoseDone{Epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
 				mStep{35, wrote(2), []string{"reply 3 ok", "finished"}},
 			)},
 		{name: "Stop after the deadline skips the drain",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
-				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
-				mStep{902, evStop{token: 4}, []string{"arm -"}}, // kept: a request is out
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{901, Tick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{902, Stop{Token: 4}, []string{"arm -"}}, // kept: a request is out
 				// The loop finishes what it is doing before it reads Stop:
 				// the probe of its own record, and giving it back once the
 				// bucket is known to be the same (its revision was learned
@@ -403,32 +403,32 @@ func TestMachineStepDown(t *testing.T) {
 		{name: "remote step-down: a follower is silent on the cluster subject, the leader checks epoch and obeys (§4.8)",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{5, evControl{generic: true, data: []byte(`{"epoch":5}`), received: mBase.Add(5 * time.Millisecond), token: 9}, []string{"control refused", "arm +246ms"}},
-				mStep{6, evControl{generic: true, data: []byte(`{}`), received: mBase, token: 10}, []string{"arm +245ms"}}, // meant for a predecessor
-				mStep{7, evControl{data: []byte(`{"to":"a"}`), received: mBase.Add(7 * time.Millisecond), token: 11}, []string{"control refused", "arm +244ms"}},
-				mStep{8, evControl{data: []byte(`{"reason":"priority","priority":1}`), received: mBase.Add(8 * time.Millisecond), token: 12}, []string{"control refused", "arm +243ms"}},
-				mStep{20, evControl{generic: true, data: []byte(`{"to":"c","epoch":1}`), received: mBase.Add(20 * time.Millisecond), token: 13}, []string{"lose 1 ok", "leader -", "arm +231ms"}},
-				mStep{30, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1 next=c", "arm -"}},
+				mStep{5, Control{Generic: true, Data: []byte(`{"epoch":5}`), Received: mBase.Add(5 * time.Millisecond), Token: 9}, []string{"control refused", "arm +246ms"}},
+				mStep{6, Control{Generic: true, Data: []byte(`{}`), Received: mBase, Token: 10}, []string{"arm +245ms"}}, // meant for a predecessor
+				mStep{7, Control{Data: []byte(`{"to":"a"}`), Received: mBase.Add(7 * time.Millisecond), Token: 11}, []string{"control refused", "arm +244ms"}},
+				mStep{8, Control{Data: []byte(`{"reason":"priority","priority":1}`), Received: mBase.Add(8 * time.Millisecond), Token: 12}, []string{"control refused", "arm +243ms"}},
+				mStep{20, Control{Generic: true, Data: []byte(`{"to":"c","epoch":1}`), Received: mBase.Add(20 * time.Millisecond), Token: 13}, []string{"lose 1 ok", "leader -", "arm +231ms"}},
+				mStep{30, LoseDone{Epoch: 1}, []string{"write release rev=1 epoch=1 next=c", "arm -"}},
 				mStep{35, wrote(2), []string{"cooldown", "control ok epoch=1 to=c", "arm +1s"}},
 			)},
 		{name: "remote step-down on a follower: silent on the cluster subject, refused on its own",
 			steps: withPrefix(followB,
-				mStep{10, evControl{generic: true, data: []byte(`{}`), received: mBase, token: 1}, []string{"arm +490ms"}},
-				mStep{11, evControl{data: []byte(`{}`), received: mBase, token: 2}, []string{"control refused", "arm +489ms"}},
+				mStep{10, Control{Generic: true, Data: []byte(`{}`), Received: mBase, Token: 1}, []string{"arm +490ms"}},
+				mStep{11, Control{Data: []byte(`{}`), Received: mBase, Token: 2}, []string{"control refused", "arm +489ms"}},
 			)},
 		{name: "a leader whose readiness check fails ReadinessThreshold times steps down (§4.7)",
 			bucket: oldEmptyBucket,
-			cfg:    func(c *Config) { c.ReadinessCheck = func(contextT) error { return nil } },
-			steps: append([]mStep{{0, evHealth{}, []string{"arm -"}}}, withPrefix(leadPrefix,
-				mStep{10, evHealth{err: errTest}, []string{"arm +241ms"}},
-				mStep{20, evHealth{err: errTest}, []string{"arm +231ms"}},
-				mStep{30, evHealth{err: errTest}, []string{"lose 1 ok", "leader -", "arm +221ms"}},
+			cfg:    func(c *Params) { c.ReadinessCheck = true },
+			steps: append([]mStep{{0, Health{}, []string{"arm -"}}}, withPrefix(leadPrefix,
+				mStep{10, Health{Err: errTest}, []string{"arm +241ms"}},
+				mStep{20, Health{Err: errTest}, []string{"arm +231ms"}},
+				mStep{30, Health{Err: errTest}, []string{"lose 1 ok", "leader -", "arm +221ms"}},
 			)...)},
 		{name: "priority: a higher-priority follower asks the holder after a stable LeaseTTL, at most once per LeaseTTL (§4.6)",
-			cfg: func(c *Config) { c.Priority = 5 },
+			cfg: func(c *Params) { c.Priority = 5 },
 			steps: []mStep{
 				{0, heldPri(5, "b", 3, 1), []string{"leader b", "arm -"}},
-				{0, evSynced{}, []string{"arm +500ms"}},
+				{0, Synced{}, []string{"arm +500ms"}},
 				{250, heldPri(6, "b", 3, 1), nil},
 				{500, heldPri(7, "b", 3, 1), nil},
 				{750, heldPri(8, "b", 3, 1), []string{"arm +250ms"}},
@@ -436,10 +436,10 @@ func TestMachineStepDown(t *testing.T) {
 				{1250, heldPri(10, "b", 3, 1), []string{"arm +500ms"}},
 			}},
 		{name: "priority: equal priorities never ask",
-			cfg: func(c *Config) { c.Priority = 1 },
+			cfg: func(c *Params) { c.Priority = 1 },
 			steps: []mStep{
 				{0, heldPri(5, "b", 3, 1), nil},
-				{0, evSynced{}, nil},
+				{0, Synced{}, nil},
 				{1000, heldPri(9, "b", 3, 1), []string{"arm +500ms"}},
 			}},
 	} {
@@ -453,18 +453,18 @@ func TestMachineStepDown(t *testing.T) {
 func TestMachineLongestTTL(t *testing.T) {
 	for _, bug := range []bool{false, true} {
 		cfg := machineTestConfig("a")
-		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: 5}, 1)
+		m := New(cfg, BucketFacts{LastSeqAtOpen: 5}, 1)
 		m.instance = cfg.NodeID
 		m.knobs.shortTTLForNonRecords = bug
-		m.handle(mBase, held(5, "b", 3, 3*time.Second))
-		m.handle(mBase, evSynced{})
+		m.Handle(mBase, held(5, "b", 3, 3*time.Second))
+		m.Handle(mBase, Synced{})
 		at := mBase.Add(100 * time.Millisecond)
-		acts := summarizeAll(at, m.handle(at, garbage(6)))
+		acts := summarizeAll(at, m.Handle(at, garbage(6)))
 		seedTTL := map[bool]string{false: "3s", true: "1s"}[bug]
 		if want := []string{"write seed rev=6 epoch=3 floor ttl=" + seedTTL, "leader -", "arm -"}; !matchActions(acts, want) {
 			t.Fatalf("bug=%v: got %q, want %q", bug, acts, want)
 		}
-		m.handle(at, evResult{id: m.req.id, err: errTest, class: classTransient})
+		m.Handle(at, Result{ID: m.req.id, Err: errTest, Class: Transient})
 		wait := m.holdUntil().Sub(at)
 		if want := map[bool]time.Duration{false: 3 * time.Second, true: time.Second}[bug]; wait != want {
 			t.Errorf("bug=%v: waits %v after garbage, want %v", bug, wait, want)
@@ -485,11 +485,11 @@ func (e errorString) Error() string { return string(e) }
 // since it landed: past its deadline, the record is given back.
 func TestMachineRetriedAmbiguousAcquire(t *testing.T) {
 	runMachineCase(t, mCase{bucket: oldEmptyBucket, steps: []mStep{
-		{0, evSynced{}, []string{"incarnation", "arm -"}},
+		{0, Synced{}, []string{"incarnation", "arm -"}},
 		{1, incarnation(false, 0), []string{"history", "arm -"}},
 		{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
 		{201, transient, []string{"arm *"}},
-		{260, evTick{}, []string{"incarnation", "arm -"}},
+		{260, Tick{}, []string{"incarnation", "arm -"}},
 		{260, incarnation(false, 0), []string{"history", "arm -"}},
 		{261, hist(), []string{"write acquire create epoch=1", "arm -"}},
 		{461, transient, []string{"arm *"}},
@@ -502,26 +502,26 @@ func TestMachineRetriedAmbiguousAcquire(t *testing.T) {
 // after the machine's first version (docs/design.md §9 rules 19-31), each
 // row named after its rule and the TestSafety test it mirrors.
 func TestMachineRulesSinceCoreMachine(t *testing.T) {
-	inFlight := evResult{err: errTest, class: classConflict, inFlight: true}
+	inFlight := Result{Err: errTest, Class: Conflict, InFlight: true}
 	for _, c := range []mCase{
 		{name: "rule 19: a renewal refused while a fenced write was in flight is sent again at once, within its time",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{255, inFlight, []string{"write renew rev=1 epoch=1", "arm +646ms"}},
 				mStep{257, wrote(2), []string{"arm +244ms"}}, // counted from the first send
 			)},
 		{name: "rule 19: past the renewal's time, the refusal is a conflict",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				mStep{451, inFlight, []string{"get", "arm +450ms"}},
 			)},
 		{name: "rule 23 (TestStoreCreateRefusesAMarker): a create refused by a marker is a lost race, not a write",
-			bucket: bucketFacts{lastSeqAtOpen: 10},
+			bucket: BucketFacts{LastSeqAtOpen: 10},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +1.25s"}},
-				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +1.25s"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
 				{1250, incarnation(false, 10), []string{"history", "arm -"}},
 				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
 				{1252, conflict, []string{"get", "arm -"}},
@@ -530,103 +530,103 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 			}},
 		{name: "rule 25 (TestSafety03RecreatedUnderLongTTLHolder): the stream-created advisory moves a follower to the new bucket, where it writes its floor at once",
 			steps: withPrefix(followB,
-				mStep{100, evBucketCreated{}, []string{"incarnation", "arm -"}},
+				mStep{100, BucketCreated{}, []string{"incarnation", "arm -"}},
 				mStep{101, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{102, ok, []string{"leader -", "arm -"}},
-				mStep{103, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{103, Synced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 41 (simulator seed 3030): the leader asks the bucket's identity on the advisory too; a bucket created again ends its tenure, and it carries its epoch there",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{100, evBucketCreated{}, []string{"incarnation", "arm +801ms"}}, // the deadline's tick
+				mStep{100, BucketCreated{}, []string{"incarnation", "arm +801ms"}}, // the deadline's tick
 				mStep{101, incarnation(true, 0), []string{"lose 1 ErrEpochMismatch", "watch", "arm -"}},
 				mStep{102, ok, []string{"leader -", "arm -"}},
-				mStep{103, evSynced{}, []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
+				mStep{103, Synced{}, []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 41: an advisory for the leader's own bucket changes nothing",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{100, evBucketCreated{}, []string{"incarnation", "arm +801ms"}},
+				mStep{100, BucketCreated{}, []string{"incarnation", "arm +801ms"}},
 				mStep{101, incarnation(false, 1), []string{"arm +150ms"}},
 			)},
 		{name: "rule 25: an advisory for the same bucket changes nothing",
 			steps: withPrefix(followB,
-				mStep{100, evBucketCreated{}, []string{"incarnation", "arm -"}},
+				mStep{100, BucketCreated{}, []string{"incarnation", "arm -"}},
 				mStep{101, incarnation(false, 5), []string{"arm +399ms"}},
 			)},
 		{name: "rule 26 (TestSafety04CompactedUnderCutOffLeader): a floor is read back within MinLeaseTTL, and written again when found removed",
 			steps: withPrefix(followB,
 				mStep{100, floorRec(6, 3, time.Second), []string{"leader -", "arm +250ms"}},
-				mStep{350, evTick{}, []string{"get", "arm -"}},
+				mStep{350, Tick{}, []string{"get", "arm -"}},
 				mStep{351, notFound, []string{"incarnation", "arm -"}},
 				mStep{352, incarnation(false, 7), []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 21 (TestSafety03RecreatedAfterTheProbe): before a takeover the bucket's identity is checked; a new bucket is followed, the CAS not made",
 			steps: withPrefix(followB,
 				mStep{500, readBacks{990, held(5, "b", 3, time.Second)}, nil},
-				mStep{1000, evTick{}, []string{"get", "arm -"}},
+				mStep{1000, Tick{}, []string{"get", "arm -"}},
 				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 				mStep{1001, incarnation(true, 2), []string{"watch", "arm -"}},
 				mStep{1002, ok, []string{"arm -"}},
 				mStep{1003, held(2, "c", 1, time.Second), []string{"leader c", "arm -"}},
-				mStep{1003, evSynced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}}, // rule 43
+				mStep{1003, Synced{}, []string{"write seed rev=2 epoch=3 floor ttl=1s", "arm -"}}, // rule 43
 			)},
 		{name: "rule 21: a handed-back release seen a while ago is taken only after the identity check",
-			setup: func(m *machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
+			setup: func(m *Machine) { m.hand.cooldownUntil = mBase.Add(2 * time.Second) },
 			steps: withPrefix(followB,
 				mStep{100, released(6, 3, ""), []string{"leader -", "arm +1.9s"}},
-				mStep{2000, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{2000, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{2001, incarnation(true, 0), []string{"watch", "arm -"}},
 			)},
 		{name: "rule 28: the empty-bucket wait ends once anything was written (written and compacted under the watch)",
-			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +700ms"}},
-				{700, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +700ms"}},
+				{700, Tick{}, []string{"incarnation", "arm -"}},
 				{700, incarnation(false, 4), []string{"history", "arm -"}},
 				{701, hist(), []string{"arm +549ms"}},
-				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
 				{1250, incarnation(false, 4), []string{"history", "arm -"}},
 				{1251, hist(), []string{"write acquire create epoch=5", "arm -"}},
 			}},
 		{name: "rule 29 (TestSafety03BucketDeletedThenCreatedAgain): a deleted bucket is waited for, with the memory of the epoch, and followed when created again",
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, bucketGoneE, []string{"unwatch", "arm +250ms"}},
-				mStep{751, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{751, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{752, bucketGoneE, []string{"arm +250ms"}},
-				mStep{1002, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{1002, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{1003, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{1004, ok, []string{"leader -", "arm -"}},
-				mStep{1005, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{1005, Synced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 29 (TestBucketDeletedIsWaitedForUntilStop): the leader loses its tenure; the node waits for the bucket, leading nothing, past any grace, until Stop",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
-				mStep{901, evTick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{901, Tick{}, []string{"lose 1 ErrLeaseExpired", "arm -"}},
 				mStep{950, transient, []string{"leader -", "get", "arm -"}},
 				mStep{951, bucketGoneE, []string{"unwatch", "arm +250ms"}},
 			), append(stillGone(1201, 61201),
-				mStep{61300, evStop{token: 5}, []string{"reply 5 ok", "finished"}},
+				mStep{61300, Stop{Token: 5}, []string{"reply 5 ok", "finished"}},
 			)...),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if m.err != nil {
 					t.Errorf("err = %v after Stop, want nil", m.err)
 				}
 			}},
 		{name: "rule 29 (TestSafety03BucketGoneLongerThanAGrace): a bucket gone 8s is waited for; the epoch carries over into the bucket created again",
 			steps: withPrefix(withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, bucketGoneE, []string{"unwatch", "arm +250ms"}},
 			), append(stillGone(751, 8751),
-				mStep{8800, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{8800, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{8801, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{8802, ok, []string{"leader -", "arm -"}},
-				mStep{8803, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{8803, Synced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 				mStep{8804, wrote(1), []string{"arm +250ms"}},
 				mStep{9054, readBacks{9794, floorRec(1, 3, time.Second)}, nil},
-				mStep{9804, evTick{}, []string{"incarnation", "arm -"}},
+				mStep{9804, Tick{}, []string{"incarnation", "arm -"}},
 				mStep{9804, incarnation(false, 1), []string{"history", "arm -"}},
 				mStep{9815, hist(floorRec(1, 3, time.Second)), []string{"write acquire rev=1 epoch=4", "arm -"}},
 				mStep{9816, wrote(2), []string{"incarnation", "arm -"}},
@@ -635,49 +635,49 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 		{name: "rule 29: a release refused in a deleted bucket ends the step-down with its error; the node then waits for the bucket",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{100, evStepDown{token: 7}, []string{"lose 1 ok", "leader -", "arm +151ms"}},
-				mStep{101, evLoseDone{epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
+				mStep{100, StepDown{Token: 7}, []string{"lose 1 ok", "leader -", "arm +151ms"}},
+				mStep{101, LoseDone{Epoch: 1}, []string{"write release rev=1 epoch=1", "arm -"}},
 				mStep{102, bucketGoneE, []string{"cooldown", "reply 7 ErrBucketDeleted", "write release-stale rev=1 epoch=1", "arm -"}},
 				mStep{103, bucketGoneE, []string{"unwatch", "arm +250ms"}},
 			)},
 		{name: "entries of a replaced watch kept while a request was out are dropped with it (simulator seed 230)",
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, held(6, "b", 3, time.Second), []string{"arm -"}}, // the old watch's, kept
 				mStep{502, notFound, []string{"incarnation", "arm -"}},
 				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{504, ok, []string{"leader -", "arm -"}},
-				mStep{505, evSynced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
+				mStep{505, Synced{}, []string{"write seed create epoch=3 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 31 (TestSafety04PurgedWhileTheHighestMemoryIsCutOff): taking over a floor record counts from its revision",
-			bucket: bucketFacts{lastSeqAtOpen: 1},
+			bucket: BucketFacts{LastSeqAtOpen: 1},
 			steps: []mStep{
 				{0, held(1, "c", 1, time.Second), []string{"leader c", "arm -"}},
-				{0, evSynced{}, []string{"arm +500ms"}},
+				{0, Synced{}, []string{"arm +500ms"}},
 				// c's record, and b's at epoch 2 after it, were compacted.
-				{500, evTick{}, []string{"get", "arm -"}},
+				{500, Tick{}, []string{"get", "arm -"}},
 				{501, notFound, []string{"incarnation", "arm -"}},
 				{502, incarnation(false, 4), []string{"write seed create epoch=1 floor ttl=1s", "leader -", "arm -"}},
 				{503, wrote(5), []string{"arm +250ms"}},
 				{753, readBacks{1493, floorRec(5, 1, time.Second)}, nil},
-				{1503, evTick{}, []string{"incarnation", "arm -"}},
+				{1503, Tick{}, []string{"incarnation", "arm -"}},
 				{1503, incarnation(false, 5), []string{"history", "arm -"}},
 				{1504, hist(floorRec(5, 1, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
 			}},
 		{name: "rule 34 (simulator seed 200270): a takeover decided before entries the watch has since shown is decided again on them, not written",
-			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +700ms"}},
+				{0, Synced{}, []string{"arm +700ms"}},
 				// Paused past the wait: the tick and the entries of a tenure
 				// begun meanwhile, then purged and compacted, arrive at once.
-				{1500, evTick{}, []string{"incarnation", "arm -"}},
+				{1500, Tick{}, []string{"incarnation", "arm -"}},
 				{1500, held(1, "c", 1, time.Second), []string{"arm -"}},
 				{1500, marker(4), []string{"arm -"}},
 				{1501, incarnation(false, 4), []string{"history", "arm -"}},
 				{1502, hist(), []string{"leader c", "write seed rev=4 epoch=1 floor ttl=1s", "leader -", "arm -"}},
 			}},
 		{name: "rule 35 (simulator seed 339308): a Create that lands above the revision after the bucket's last sequence it was decided on saw writes it did not; it leads nothing and covers its record with a floor",
-			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: withPrefix(createOnYoungBucket,
 				// While the Create is out: c's tenure at epoch 1 (LeaseTTL
 				// 3s), then a purge; the key is compacted and the Create
@@ -691,7 +691,7 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{885, wrote(3), []string{"write seed rev=3 epoch=1 floor ttl=3s", "arm -"}},
 				mStep{890, wrote(4), []string{"arm +*"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if len(m.deferred) != 0 {
 					t.Errorf("kept entries below the Create's revision were not dropped: %d left", len(m.deferred))
 				}
@@ -700,17 +700,17 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				}
 			}},
 		{name: "rule 35: a Create decided on the bucket's last sequence that lands just after it leads",
-			bucket: bucketFacts{lastSeqAtOpen: 5, ageAtOpen: 2 * time.Second},
+			bucket: BucketFacts{LastSeqAtOpen: 5, AgeAtOpen: 2 * time.Second},
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +1.25s"}},
-				{1250, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +1.25s"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
 				{1250, incarnation(false, 7), []string{"history", "arm -"}},
 				{1255, hist(), []string{"write acquire create epoch=8", "arm -"}},
 				{1260, wrote(8), []string{"incarnation", "arm -"}},
 				{1260, incarnation(false, 8), []string{"become 8", "leader a", "arm +*"}},
 			}},
 		{name: "rule 35: a Create that timed out and shows up after writes it did not see leads nothing",
-			bucket: bucketFacts{ageAtOpen: 300 * time.Millisecond},
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: withPrefix(createOnYoungBucket,
 				mStep{905, transient, []string{"arm +*"}},
 				// The watch skipped what came between (a compaction): its
@@ -733,7 +733,7 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 		return withPrefix(followB,
 			mStep{100, held(9, "x", 3, time.Second), []string{"leader x", "arm +500ms"}},
 			mStep{600, readBacks{1090, held(9, "x", 3, time.Second)}, nil},
-			mStep{1100, evTick{}, []string{"get", "arm -"}},
+			mStep{1100, Tick{}, []string{"get", "arm -"}},
 			mStep{1100, got(held(9, "x", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
 			mStep{1100, incarnation(false, 9), []string{"history", "arm -"}},
 			mStep{1101, hist(held(9, "x", 3, time.Second)), []string{acquire, "arm -"}},
@@ -743,7 +743,7 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 		{name: "gap A, main: a forged low held record seen after others is taken over above the memory only",
 			steps: forgedLow("write acquire rev=9 epoch=4")},
 		{name: "gap A, revfloor: above its revision too",
-			setup: func(m *machine) { m.knobs.revisionFloorAlways = true },
+			setup: func(m *Machine) { m.knobs.revisionFloorAlways = true },
 			steps: forgedLow("write acquire rev=9 epoch=9")},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
@@ -753,8 +753,8 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 // createOnYoungBucket has node a, on a bucket 300ms old with nothing
 // written, wait out the rest of LeaseTTL and send its Create at epoch 1.
 var createOnYoungBucket = []mStep{
-	{0, evSynced{}, []string{"arm +700ms"}},
-	{700, evTick{}, []string{"incarnation", "arm -"}},
+	{0, Synced{}, []string{"arm +700ms"}},
+	{700, Tick{}, []string{"incarnation", "arm -"}},
 	{700, incarnation(false, 0), []string{"history", "arm -"}},
 	{705, hist(), []string{"write acquire create epoch=1", "arm -"}},
 }
@@ -767,7 +767,7 @@ var createLanded = withPrefix(createSent, mStep{2, wrote(1), []string{"incarnati
 // createSent has node a, on a bucket 10s old with nothing written, send
 // its Create at epoch 1 (identity, history, then the write).
 var createSent = []mStep{
-	{0, evSynced{}, []string{"incarnation", "arm -"}},
+	{0, Synced{}, []string{"incarnation", "arm -"}},
 	{1, incarnation(false, 0), []string{"history", "arm -"}},
 	{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
 }
@@ -777,12 +777,12 @@ var createSent = []mStep{
 // before it was cut off), and come back: its stale record is released
 // only after the bucket's identity is checked (rule 39).
 var staleAfterCutOff = withPrefix(leadPrefix,
-	mStep{3, evConn{connected: false, reconnects: 0}, []string{"arm +248ms"}},
-	mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+	mStep{3, Conn{Connected: false, Reconnects: 0}, []string{"arm +248ms"}},
+	mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 	mStep{450, transient, []string{"arm +*"}},
-	mStep{902, evTick{}, []string{"lose 1 ErrLeaseExpired", "leader -", "incarnation", "arm -"}},
+	mStep{902, Tick{}, []string{"lose 1 ErrLeaseExpired", "leader -", "incarnation", "arm -"}},
 	mStep{1102, transient, []string{"arm +*"}},
-	mStep{1500, evConn{connected: true, reconnects: 1}, []string{"incarnation", "arm -"}},
+	mStep{1500, Conn{Connected: true, Reconnects: 1}, []string{"incarnation", "arm -"}},
 )
 
 // TestMachineRulesOfTheGaps: the rules that closed gaps of docs/sim.md
@@ -798,8 +798,8 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 			// the release was read back as one nobody handed back, and
 			// waited out for a LeaseTTL.
 			steps: []mStep{
-				{0, evSynced{}, []string{"arm +1s"}},
-				{1000, evTick{}, []string{"incarnation", "arm -"}},
+				{0, Synced{}, []string{"arm +1s"}},
+				{1000, Tick{}, []string{"incarnation", "arm -"}},
 				{1001, held(1, "b", 1, time.Second), []string{"arm -"}}, // kept
 				{1001, released(2, 1, ""), []string{"arm -"}},           // kept
 				{1002, incarnation(false, 4), []string{"history", "arm -"}},
@@ -818,18 +818,18 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				// under the same name. A dead process lands at most one
 				// write after it died.
 				{0, heldElsewhere(5, "a", 3, time.Second), []string{"leader a", "arm -"}},
-				{0, evSynced{}, []string{"arm +500ms"}},
+				{0, Synced{}, []string{"arm +500ms"}},
 				{250, heldElsewhere(6, "a", 3, time.Second), []string{"arm +500ms"}},
 				{500, heldElsewhere(7, "a", 3, time.Second), []string{"fail ErrDuplicateNodeID", "finished"}},
 			}},
 		{name: "rule 36 (gap B): an entry dropped with its watch still teaches its epoch",
 			steps: withPrefix(followB,
-				mStep{500, evTick{}, []string{"get", "arm -"}},
+				mStep{500, Tick{}, []string{"get", "arm -"}},
 				mStep{501, held(6, "b", 7, time.Second), []string{"arm -"}}, // kept, then dropped
 				mStep{502, notFound, []string{"incarnation", "arm -"}},
 				mStep{503, incarnation(true, 0), []string{"watch", "arm -"}},
 				mStep{504, ok, []string{"leader -", "arm -"}},
-				mStep{505, evSynced{}, []string{"write seed create epoch=7 floor ttl=1s", "arm -"}},
+				mStep{505, Synced{}, []string{"write seed create epoch=7 floor ttl=1s", "arm -"}},
 			)},
 		{name: "rule 36 (gap B): an older entry read back in the same bucket still teaches its epoch and TTL",
 			steps: withPrefix(followB,
@@ -837,7 +837,7 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				// b's record at 3 is below the 9 learned: corrected (rule 43).
 				mStep{105, incarnation(false, 5), []string{"write seed rev=5 epoch=9 floor ttl=3s", "arm -"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if m.lv.maxEpoch != 9 || m.lv.maxTTL != 3*time.Second {
 					t.Errorf("learned epoch %d and TTL %v, want 9 and 3s", m.lv.maxEpoch, m.lv.maxTTL)
 				}
@@ -871,7 +871,7 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				mStep{100, held(9, "x", 1, time.Second), []string{"write seed rev=9 epoch=3 floor ttl=1s", "leader x", "arm -"}},
 				mStep{101, wrote(10), []string{"leader -", "arm +250ms"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if e, err := m.nextEpoch(); err != nil || e != 10 {
 					t.Errorf("next epoch %d (%v), want 10: the floor's revision (rule 31)", e, err)
 				}
@@ -887,7 +887,7 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				// so that its record is given back when seen (lastEpoch).
 				mStep{950, incarnation(false, 1), []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if m.own.t != nil || m.own.lastEpoch != 1 {
 					t.Errorf("tenure %v, last epoch %d: want none, and 1 to give back", m.own.t, m.own.lastEpoch)
 				}
@@ -900,16 +900,16 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 		{name: "rule 40: a renewal in flight when the leader moves to a new bucket is covered with a floor if it lands there, not released",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
-				mStep{251, evTick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
-				mStep{300, evBucketCreated{}, []string{"arm +601ms"}}, // kept: the renewal is out
+				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
+				mStep{300, BucketCreated{}, []string{"arm +601ms"}}, // kept: the renewal is out
 				mStep{450, transient, []string{"incarnation", "arm +451ms"}},
 				mStep{451, incarnation(true, 0), []string{"lose 1 ErrEpochMismatch", "watch", "arm -"}},
 				mStep{452, ok, []string{"leader -", "arm -"}},
 				// Its renewal, still in flight, landed in the new bucket.
 				mStep{453, held(1, "a", 1, time.Second), []string{"arm -"}},
-				mStep{453, evSynced{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
+				mStep{453, Synced{}, []string{"write seed rev=1 epoch=1 floor ttl=1s", "arm -"}},
 			),
-			check: func(t *testing.T, m *machine) {
+			check: func(t *testing.T, m *Machine) {
 				if e, err := m.nextEpoch(); err != nil || e < 2 {
 					t.Errorf("next epoch %d (%v), want above the blind epoch 1", e, err)
 				}

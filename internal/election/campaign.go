@@ -1,8 +1,8 @@
-package cluster
+package election
 
 // The machine's campaign: the writes a follower makes to take the lease or
-// to carry the epoch over, and the epoch a new tenure gets (campaign.go's
-// rules, §2.4, §4.1, §5.3).
+// to carry the epoch over, and the epoch a new tenure gets (§2.4, §4.1,
+// §5.3).
 
 import (
 	"fmt"
@@ -14,29 +14,29 @@ import (
 // takeOver checks the bucket's identity (rule 21), reads the key's history
 // for the epoch floor, then acquires a lease that expired on this node's
 // clock, or an absent key (rev 0).
-func (m *machine) takeOver(now time.Time, rev uint64) {
+func (m *Machine) takeOver(now time.Time, rev uint64) {
 	m.checkIdentity(now, thenHistory, rev)
 }
 
 // historyFloor reads the key's history for the highest epoch and longest
 // TTL its records carried, then acquires (onHistory).
-func (m *machine) historyFloor(now time.Time, rev uint64) {
-	m.request(&mRequest{cont: contHistory, rev: rev}, func(id uint64) mAction {
-		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+func (m *Machine) historyFloor(now time.Time, rev uint64) {
+	m.request(&Request{cont: contHistory, rev: rev}, func(id uint64) Action {
+		return History{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 }
 
-func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
-	if r.err != nil {
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+func (m *Machine) onHistory(now time.Time, q *Request, r Result) {
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 			return
 		}
 		m.tim.failures++
 		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
 		return
 	}
-	for _, ent := range r.history {
+	for _, ent := range r.History {
 		m.learn(ent)
 	}
 	// The history may show a longer TTL than this node knew (rule 17).
@@ -50,11 +50,11 @@ func (m *machine) onHistory(now time.Time, q *mRequest, r evResult) {
 }
 
 // learn remembers the epoch and TTL of a record, if ent is one.
-func (m *machine) learn(ent kvEntry) {
-	if ent.op != opPut {
+func (m *Machine) learn(ent KVEntry) {
+	if ent.Op != Put {
 		return
 	}
-	if l, err := decodeLease(ent.value, ent.rev); err == nil {
+	if l, err := DecodeLease(ent.Value, ent.Rev); err == nil {
 		m.lv.maxEpoch = max(m.lv.maxEpoch, l.Epoch)
 		m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
 	}
@@ -65,7 +65,7 @@ func (m *machine) learn(ent kvEntry) {
 // sight (a forged low epoch must not turn the epoch back), and over a
 // floor record, whose writer may remember less than a compaction removed
 // (rule 31).
-func (m *machine) revisionIsFloor(c observed) bool {
+func (m *Machine) revisionIsFloor(c observed) bool {
 	switch {
 	case !c.valid, m.lv.observations <= 1:
 		return true
@@ -76,7 +76,7 @@ func (m *machine) revisionIsFloor(c observed) bool {
 }
 
 // nextEpoch is the epoch of a new tenure (§2.4).
-func (m *machine) nextEpoch() (int64, error) {
+func (m *Machine) nextEpoch() (int64, error) {
 	c := m.lv.cur
 	// Above a record of its own that landed blind, too, which it never
 	// led: a later acquire at that epoch could not be told from it.
@@ -97,22 +97,22 @@ func (m *machine) nextEpoch() (int64, error) {
 // checked (rule 21): Create when rev is 0, else CAS on rev. The bucket
 // may be created again between the check and the write, so the identity
 // is checked again once it landed, before leading (rule 38).
-func (m *machine) acquire(now time.Time, rev uint64) {
-	m.writeAcquire(now, rev, true)
+func (m *Machine) acquire(now time.Time, rev uint64) {
+	m.Acquire(now, rev, true)
 }
 
 // takeHandBack writes this node's record over a release handed back
 // moments ago (within RenewInterval, as rule 21 trusts such a revision
 // without a check) and leads as soon as it landed: the handover's path.
-func (m *machine) takeHandBack(now time.Time, rev uint64) {
-	m.writeAcquire(now, rev, false)
+func (m *Machine) takeHandBack(now time.Time, rev uint64) {
+	m.Acquire(now, rev, false)
 }
 
-// writeAcquire sends the acquire; recheck says its landing is checked
+// Acquire sends the acquire; recheck says its landing is checked
 // before leading (acquire) or led at once (takeHandBack). Not on a view the
 // watch has since moved past (rule 34): the takeover is decided again
 // once the kept entries are handled.
-func (m *machine) writeAcquire(now time.Time, rev uint64, recheck bool) {
+func (m *Machine) Acquire(now time.Time, rev uint64, recheck bool) {
 	if m.keptEntry() {
 		m.logf(slog.LevelDebug, "the watch showed entries since the takeover was decided; deciding again on them")
 		m.answered = maxAnswersFirst // the kept events before the next decision
@@ -123,40 +123,40 @@ func (m *machine) writeAcquire(now time.Time, rev uint64, recheck bool) {
 		m.fail(now, fmt.Errorf("acquire: %w", err))
 		return
 	}
-	q := &mRequest{purpose: writeAcquire, rev: rev, sent: now, epoch: epoch, recheck: recheck}
+	q := &Request{purpose: Acquire, rev: rev, sent: now, epoch: epoch, recheck: recheck}
 	if rev == 0 {
 		q.lastSeq = m.lv.checkedSeq // takeOver checked the bucket just before
 	}
 	m.write(q, m.heldRecord(epoch, now, now), m.cfg.RequestTimeout)
 }
 
-func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onAcquire(now time.Time, q *Request, r Result) {
 	switch {
-	case r.err == nil:
+	case r.Err == nil:
 		sent := q.sent
 		if p := m.own.pending; p != nil && p.epoch == q.epoch && p.sent.Before(sent) {
 			sent = p.sent // count from the first attempt at this epoch (rule 24)
 		}
 		m.tim.failures, m.tim.retryAt, m.own.pending = 0, time.Time{}, nil
-		if q.rev == 0 && landedAfterUnseen(q.lastSeq, r.rev) {
-			m.lv.cur = m.decode(now, kvEntry{rev: r.rev, op: opPut, value: q.value})
-			m.landedBlind(now, q.epoch, r.rev)
+		if q.rev == 0 && landedAfterUnseen(q.lastSeq, r.Rev) {
+			m.lv.cur = m.decode(now, KVEntry{Rev: r.Rev, Op: Put, Value: q.value})
+			m.landedBlind(now, q.epoch, r.Rev)
 			return
 		}
 		cause, wait := m.electionCause(q.rev), m.electionWait(q.rev, now)
 		if q.recheck {
-			m.checkLanded(now, q.epoch, r.rev, sent, cause, wait)
+			m.checkLanded(now, q.epoch, r.Rev, sent, cause, wait)
 			return
 		}
-		m.become(q.epoch, r.rev, sent, cause, wait)
-	case r.class == classConflict:
+		m.become(q.epoch, r.Rev, sent, cause, wait)
+	case r.Class == Conflict:
 		m.waitFor(now, max(q.rev, m.lv.cur.rev))
 		if !m.lv.cur.released() {
 			m.tim.resyncAt = now // the key changed in a way the watch may not show
 		}
 		m.tim.failures = 0
-	case r.class == classPermanent:
-		m.fail(now, r.err)
+	case r.Class == Permanent:
+		m.fail(now, r.Err)
 	default:
 		// The write may still land: remember it (rule 12).
 		p := &pendingAcquire{epoch: q.epoch, sent: q.sent, above: max(q.rev, m.lv.cur.rev), create: q.rev == 0, lastSeq: q.lastSeq, recheck: q.recheck}
@@ -177,14 +177,14 @@ func (m *machine) onAcquire(now time.Time, q *mRequest, r evResult) {
 // checkLanded asks the bucket's identity after an acquire landed: a
 // bucket created since the check before the write may hold it over a
 // record of its own (rule 38; simulator seed 1665, gap D).
-func (m *machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
-	q := &mRequest{cont: contLanded, epoch: epoch, rev: rev, sent: sent, cause: cause, wait: wait}
-	m.request(q, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.deadline(sent))}
+func (m *Machine) checkLanded(now time.Time, epoch int64, rev uint64, sent time.Time, cause Cause, wait time.Duration) {
+	q := &Request{cont: contLanded, epoch: epoch, rev: rev, sent: sent, cause: cause, wait: wait}
+	m.request(q, func(id uint64) Action {
+		return Incarnation{ID: id, Timeout: m.requestTimeout(now, m.deadline(sent))}
 	})
 }
 
-func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onLanded(now time.Time, q *Request, r Result) {
 	m.lv.maxEpoch = max(m.lv.maxEpoch, q.epoch) // the record exists, led or not
 	switch {
 	case m.movedPast(q.rev):
@@ -195,16 +195,16 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 		// another tenure).
 		m.logf(slog.LevelInfo, "an acquire landed, but the key has moved past it; leading nothing", "epoch", q.epoch, "revision", q.rev)
 		m.answered = maxAnswersFirst // the kept events before the next decision, as rule 34
-	case r.err == nil && !r.recreated && now.Before(m.deadline(q.sent)):
-		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	case r.Err == nil && !r.Recreated && now.Before(m.deadline(q.sent)):
+		m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
 		m.become(q.epoch, q.rev, q.sent, q.cause, q.wait)
-	case r.err == nil && !r.recreated:
-		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	case r.Err == nil && !r.Recreated:
+		m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
 		m.landedTooLate(q.epoch, q.rev) // the same bucket, too late to lead
-	case r.class == classPermanent:
+	case r.Class == Permanent:
 		m.own.blind = max(m.own.blind, q.epoch)
-		m.fail(now, r.err)
-	case r.err != nil && m.deadline(q.sent).Sub(now) > 2*minAttempt:
+		m.fail(now, r.Err)
+	case r.Err != nil && m.deadline(q.sent).Sub(now) > 2*minAttempt:
 		m.checkLanded(now, q.epoch, q.rev, q.sent, q.cause, q.wait) // ask again while the tenure could start
 	default:
 		// In a bucket created since (or one not known to be the same):
@@ -212,8 +212,8 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 		// this one with a floor when it shows up (rule 35); given back as
 		// a release, it would be taken at once in a new bucket.
 		m.own.blind = max(m.own.blind, q.epoch)
-		if r.err == nil {
-			m.followNewBucket(now, r.lastSeq)
+		if r.Err == nil {
+			m.followNewBucket(now, r.LastSeq)
 		}
 	}
 }
@@ -221,7 +221,7 @@ func (m *machine) onLanded(now time.Time, q *mRequest, r evResult) {
 // landed handles this node's own record showing up after an acquire whose
 // outcome was unknown: lead from its send time if time is left, otherwise
 // remember the epoch as ended so that the record is released (§4.1).
-func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
+func (m *Machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 	m.tim.failures, m.tim.retryAt = 0, time.Time{}
 	if p.create && landedAfterUnseen(p.lastSeq, rev) {
 		m.landedBlind(now, p.epoch, rev)
@@ -233,15 +233,15 @@ func (m *machine) landed(now time.Time, p *pendingAcquire, rev uint64) {
 	}
 	m.logf(slog.LevelInfo, "an acquire that timed out had landed", "epoch", p.epoch, "revision", rev)
 	if p.recheck {
-		m.checkLanded(now, p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent)) // rule 38
+		m.checkLanded(now, p.epoch, rev, p.sent, CauseExpired, now.Sub(p.sent)) // rule 38
 		return
 	}
-	m.become(p.epoch, rev, p.sent, ElectionExpired, now.Sub(p.sent))
+	m.become(p.epoch, rev, p.sent, CauseExpired, now.Sub(p.sent))
 }
 
 // landedTooLate remembers the epoch of an acquire that landed too late to
 // lead as ended, so that its record is given back when seen (§4.1).
-func (m *machine) landedTooLate(epoch int64, rev uint64) {
+func (m *Machine) landedTooLate(epoch int64, rev uint64) {
 	m.logf(slog.LevelInfo, "an acquire landed too late to lead; releasing it", "epoch", epoch, "revision", rev)
 	m.own.lastEpoch = epoch
 }
@@ -261,7 +261,7 @@ func landedAfterUnseen(lastSeq, rev uint64) bool { return rev > lastSeq+1 }
 // record carries the epoch: whoever takes it over waits it out like a
 // held lease and counts from its revision (rule 31). A release would be
 // taken at once as a hand-back, beside that holder.
-func (m *machine) landedBlind(now time.Time, epoch int64, rev uint64) {
+func (m *Machine) landedBlind(now time.Time, epoch int64, rev uint64) {
 	m.logf(slog.LevelWarn, "an acquire landed after writes this node did not see; leading nothing, writing a floor over it",
 		"epoch", epoch, "revision", rev)
 	m.learnKeptBelow(rev)
@@ -273,11 +273,11 @@ func (m *machine) landedBlind(now time.Time, epoch int64, rev uint64) {
 
 // learnKeptBelow learns the epoch and TTL of the kept watch entries below
 // rev, and drops them: the key holds rev now.
-func (m *machine) learnKeptBelow(rev uint64) {
+func (m *Machine) learnKeptBelow(rev uint64) {
 	kept := m.deferred[:0]
 	for _, ev := range m.deferred {
-		if e, ok := ev.(evEntry); ok && e.entry.rev < rev {
-			m.learn(e.entry)
+		if e, ok := ev.(Entry); ok && e.KV.Rev < rev {
+			m.learn(e.KV)
 			continue
 		}
 		kept = append(kept, ev)
@@ -288,18 +288,18 @@ func (m *machine) learnKeptBelow(rev uint64) {
 // movedPast says the key is known to have been written after revision
 // rev: the view, or a watch entry kept behind the request out, is above
 // it.
-func (m *machine) movedPast(rev uint64) bool {
+func (m *Machine) movedPast(rev uint64) bool {
 	return (m.lv.cur.present && m.lv.cur.rev > rev) || m.keptEntryAbove(rev)
 }
 
 // keptEntry says an entry of the watch is kept, not yet handled: the
 // view a decision was made on is no longer the newest.
-func (m *machine) keptEntry() bool { return m.keptEntryAbove(0) }
+func (m *Machine) keptEntry() bool { return m.keptEntryAbove(0) }
 
 // keptEntryAbove says a watch entry above revision rev is kept.
-func (m *machine) keptEntryAbove(rev uint64) bool {
+func (m *Machine) keptEntryAbove(rev uint64) bool {
 	for _, ev := range m.deferred {
-		if e, ok := ev.(evEntry); ok && e.entry.rev > rev {
+		if e, ok := ev.(Entry); ok && e.KV.Rev > rev {
 			return true
 		}
 	}
@@ -308,7 +308,7 @@ func (m *machine) keptEntryAbove(rev uint64) bool {
 
 // seed writes a floor record: released, at the highest epoch and with the
 // longest TTL this node knows (§5.3).
-func (m *machine) seed(now time.Time) {
+func (m *Machine) seed(now time.Time) {
 	if m.keptEntry() {
 		// Not on a view the watch has moved past (rule 34, rule 47): the
 		// key may hold a live record, or a release handed back, that
@@ -323,20 +323,20 @@ func (m *machine) seed(now time.Time) {
 	if m.lv.cur.present {
 		rev = m.lv.cur.rev // over a marker, garbage or a lower floor
 	}
-	m.write(&mRequest{purpose: writeSeed, rev: rev, sent: now, floor: floor}, mustEncode(floor), m.cfg.RequestTimeout)
+	m.write(&Request{purpose: Seed, rev: rev, sent: now, floor: floor}, mustEncode(floor), m.cfg.RequestTimeout)
 }
 
-func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onSeed(now time.Time, q *Request, r Result) {
 	switch {
-	case r.err == nil:
+	case r.Err == nil:
 		// What the key holds now, before the watch says so: no second
 		// floor over the value this one replaced (rule 26).
-		m.lv.cur = observed{present: true, rev: r.rev, lease: q.floor, valid: true, firstSeen: now, learnedAt: now}
+		m.lv.cur = observed{present: true, rev: r.Rev, lease: q.floor, valid: true, firstSeen: now, learnedAt: now}
 		m.lv.observations++
 		m.logf(slog.LevelInfo, "wrote the epoch floor into the lease key", "epoch", q.floor.Epoch, "over_revision", q.rev)
-	case r.class == classPermanent:
-		m.fail(now, r.err)
-	case r.class == classConflict:
+	case r.Class == Permanent:
+		m.fail(now, r.Err)
+	case r.Class == Conflict:
 		m.tim.retryAt = now.Add(m.backoff(1, 50*time.Millisecond, m.cfg.RenewInterval))
 		m.resync(now) // someone wrote it first: learn what
 	default:
@@ -346,19 +346,19 @@ func (m *machine) onSeed(now time.Time, q *mRequest, r evResult) {
 }
 
 // waitFor stops campaigning until a revision above rev is seen.
-func (m *machine) waitFor(now time.Time, rev uint64) {
+func (m *Machine) waitFor(now time.Time, rev uint64) {
 	m.tim.waiting, m.tim.waitAbove = true, rev
 	m.tim.resyncAt = now.Add(m.cfg.RequestTimeout)
 }
 
 // heldRecord is this node's record holding the lease, written at now.
-func (m *machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
+func (m *Machine) heldRecord(epoch int64, acquired, now time.Time) []byte {
 	return mustEncode(Lease{NodeID: m.cfg.NodeID, Epoch: epoch, AcquiredAt: acquired.UTC(),
 		ExpiresAt: now.Add(m.cfg.LeaseTTL).UTC(), TTLMillis: m.cfg.LeaseTTL.Milliseconds(), Priority: m.cfg.Priority,
 		Metadata: m.cfg.Metadata, Instance: m.instance})
 }
 
-// releasedRecord is a released record at epoch, written at now.
+// releasedAt is a released record at epoch, written at now.
 func releasedAt(epoch int64, acquired, now time.Time, next string) []byte {
 	return mustEncode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
 }

@@ -1,8 +1,8 @@
-package cluster
+package election
 
 // The machine observing the lease: entries from the watch and from reads,
 // and what it concludes when the key or its bucket changes out of band
-// (observe.go's rules, §4.3, §5).
+// (§4.3, §5).
 
 import (
 	"fmt"
@@ -12,18 +12,18 @@ import (
 
 // observe records an entry from the watch or a read. An older entry than
 // the one seen asks whether the bucket is a new one first.
-func (m *machine) observe(now time.Time, ent kvEntry) {
-	if m.lv.cur.present && ent.rev < m.lv.cur.rev {
-		m.request(&mRequest{cont: contRecreatedUnder, entry: ent}, func(id uint64) mAction {
-			return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+func (m *Machine) observe(now time.Time, ent KVEntry) {
+	if m.lv.cur.present && ent.Rev < m.lv.cur.rev {
+		m.request(&Request{cont: contRecreatedUnder, entry: ent}, func(id uint64) Action {
+			return Incarnation{ID: id, Timeout: m.cfg.RequestTimeout}
 		})
 		return
 	}
 	m.observeNew(now, ent)
 }
 
-func (m *machine) observeNew(now time.Time, ent kvEntry) {
-	rev := ent.rev
+func (m *Machine) observeNew(now time.Time, ent KVEntry) {
+	rev := ent.Rev
 	if rev != m.lv.cur.rev || !m.lv.cur.present {
 		m.lv.cur = m.decode(now, ent)
 		m.lv.observations++
@@ -54,7 +54,7 @@ func (m *machine) observeNew(now time.Time, ent kvEntry) {
 // A dead process has at most one write in flight (one request out at a
 // time), so two more such revisions seen after the first entry are
 // written by a process that runs.
-func (m *machine) sameNodeIDElsewhere(now time.Time) bool {
+func (m *Machine) sameNodeIDElsewhere(now time.Time) bool {
 	c := m.lv.cur
 	if !c.valid || c.lease.NodeID != m.cfg.NodeID || m.mine(c.lease) || m.lv.observations <= 1 {
 		return false
@@ -73,7 +73,7 @@ func (m *machine) sameNodeIDElsewhere(now time.Time) bool {
 // pendingLanded settles an acquire whose outcome was unknown, once a
 // revision above the one it was written over shows up: it landed if that
 // revision is this node's record at its epoch (rule 12).
-func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
+func (m *Machine) pendingLanded(now time.Time, rev uint64) bool {
 	p, c := m.own.pending, m.lv.cur
 	if p == nil || rev <= p.above {
 		return false
@@ -88,12 +88,12 @@ func (m *machine) pendingLanded(now time.Time, rev uint64) bool {
 
 // decode turns an entry into what this node saw, and remembers the highest
 // epoch and the longest TTL any record carried.
-func (m *machine) decode(now time.Time, ent kvEntry) observed {
-	o := observed{present: true, rev: ent.rev, firstSeen: now, learnedAt: now}
-	if ent.op != opPut {
+func (m *Machine) decode(now time.Time, ent KVEntry) observed {
+	o := observed{present: true, rev: ent.Rev, firstSeen: now, learnedAt: now}
+	if ent.Op != Put {
 		return o
 	}
-	l, err := decodeLease(ent.value, ent.rev)
+	l, err := DecodeLease(ent.Value, ent.Rev)
 	if err != nil {
 		return o
 	}
@@ -111,48 +111,48 @@ func (m *machine) decode(now time.Time, ent kvEntry) observed {
 
 // resync reads the key when the watch has not shown what a failed write
 // implies, or to probe a held record.
-func (m *machine) resync(now time.Time) {
+func (m *Machine) resync(now time.Time) {
 	m.tim.resyncAt = now.Add(m.cfg.RenewInterval)
-	m.request(&mRequest{cont: contResync}, func(id uint64) mAction {
-		return actGet{id: id, timeout: m.cfg.RequestTimeout}
+	m.request(&Request{cont: contResync}, func(id uint64) Action {
+		return Get{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 }
 
-func (m *machine) onResync(now time.Time, r evResult) {
+func (m *Machine) onResync(now time.Time, r Result) {
 	switch {
-	case r.notFound:
+	case r.NotFound:
 		if m.lv.cur.present {
 			m.vanished(now)
 		}
-	case r.err != nil:
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+	case r.Err != nil:
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 		}
 	default:
-		m.observe(now, r.entry)
+		m.observe(now, r.Entry)
 	}
 }
 
 // vanished asks the bucket's identity after the key was found absent
 // where this node saw an entry (rule 4).
-func (m *machine) vanished(now time.Time) {
-	m.request(&mRequest{cont: contVanished}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+func (m *Machine) vanished(now time.Time) {
+	m.request(&Request{cont: contVanished}, func(id uint64) Action {
+		return Incarnation{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 }
 
-func (m *machine) onVanished(now time.Time, r evResult) {
-	if r.err != nil {
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+func (m *Machine) onVanished(now time.Time, r Result) {
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 		}
 		return // asked again at the next resync
 	}
-	if r.recreated {
-		m.followNewBucket(now, r.lastSeq)
+	if r.Recreated {
+		m.followNewBucket(now, r.LastSeq)
 		return
 	}
-	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
+	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
 	m.lv.cur = observed{firstSeen: now}
 	m.tim.waiting = false
 }
@@ -161,7 +161,7 @@ func (m *machine) onVanished(now time.Time, r evResult) {
 // again: the watch follows the new stream, and what the node saw in the
 // old one is forgotten (not the epoch or TTL it remembers): the key is
 // taken as absent from now, and waited out as such.
-func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
+func (m *Machine) followNewBucket(now time.Time, lastSeq uint64) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
 	m.oldWritesBlind()
 	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
@@ -178,7 +178,7 @@ func (m *machine) followNewBucket(now time.Time, lastSeq uint64) {
 // timed out). A floor covers such a record when it shows up (rule 35); a
 // release of it would be taken at once, beside the record it replaced.
 // The epoch is learned when the record shows up (decode).
-func (m *machine) oldWritesBlind() {
+func (m *Machine) oldWritesBlind() {
 	if p := m.own.pending; p != nil {
 		m.own.blind, m.own.pending = max(m.own.blind, p.epoch), nil
 	}
@@ -189,29 +189,29 @@ func (m *machine) oldWritesBlind() {
 // thing this node saw: it is taken at once only if the record just before
 // it is a held record at the same epoch, which it hands back; otherwise it
 // is waited out like a held lease (rule 27).
-func (m *machine) confirmHandBack(now time.Time) {
+func (m *Machine) confirmHandBack(now time.Time) {
 	m.lv.cur.firstSight = false
-	m.request(&mRequest{cont: contHandBack}, func(id uint64) mAction {
-		return actHistory{id: id, timeout: m.cfg.RequestTimeout}
+	m.request(&Request{cont: contHandBack}, func(id uint64) Action {
+		return History{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 }
 
-func (m *machine) onHandBack(now time.Time, r evResult) {
-	if r.err != nil {
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+func (m *Machine) onHandBack(now time.Time, r Result) {
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 		}
 		return // waited out
 	}
-	h := r.history
+	h := r.History
 	for i := len(h) - 1; i > 0; i-- {
-		if h[i].rev != m.lv.cur.rev {
+		if h[i].Rev != m.lv.cur.rev {
 			continue
 		}
-		if h[i-1].op != opPut {
+		if h[i-1].Op != Put {
 			return
 		}
-		l, err := decodeLease(h[i-1].value, h[i-1].rev)
+		l, err := DecodeLease(h[i-1].Value, h[i-1].Rev)
 		if err == nil && l.NodeID != "" && l.Epoch == m.lv.cur.lease.Epoch {
 			m.lv.cur.handedBack = true
 			m.lv.maxTTL = max(m.lv.maxTTL, l.ttl())
@@ -224,35 +224,35 @@ func (m *machine) onHandBack(now time.Time, r evResult) {
 // revision seen a while ago (rule 21): a revision of the old stream may
 // name a live record in a bucket created again. then says what follows
 // when the bucket is the one known (bucketRecreated in campaign.go).
-func (m *machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
+func (m *Machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
 	timeout := m.cfg.RequestTimeout
 	if m.own.t != nil {
 		timeout = m.renewalTimeout(now) // a leader's (rule 41): half the time left at most
 	}
-	m.request(&mRequest{cont: contIdentity, then: then, rev: rev}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: timeout}
+	m.request(&Request{cont: contIdentity, then: then, rev: rev}, func(id uint64) Action {
+		return Incarnation{ID: id, Timeout: timeout}
 	})
 }
 
-func (m *machine) onIdentity(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onIdentity(now time.Time, q *Request, r Result) {
 	switch {
-	case r.err != nil && r.class == classPermanent:
-		m.fail(now, r.err)
-	case r.err != nil:
+	case r.Err != nil && r.Class == Permanent:
+		m.fail(now, r.Err)
+	case r.Err != nil:
 		m.tim.failures++
 		m.tim.retryAt = now.Add(m.backoff(m.tim.failures, 50*time.Millisecond, m.cfg.RenewInterval))
-	case r.recreated:
+	case r.Recreated:
 		// A leader (rule 41) or a drain: the tenure is over, and its
 		// release would land on another record's revision.
 		if m.own.t != nil {
 			m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 		}
-		m.followNewBucket(now, r.lastSeq)
+		m.followNewBucket(now, r.LastSeq)
 	default:
 		// Something was written since this node opened the bucket, even if
 		// its watch never showed it: no longer an empty bucket (rule 28).
-		m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
-		m.lv.checkedSeq = r.lastSeq
+		m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
+		m.lv.checkedSeq = r.LastSeq
 		switch q.then {
 		case thenHistory:
 			m.historyFloor(now, q.rev)
@@ -273,7 +273,7 @@ func (m *machine) onIdentity(now time.Time, q *mRequest, r evResult) {
 // can stretch past the new bucket's wait for a node started on it with no
 // memory (simulator seed 3030), while the epoch it remembers is needed
 // there at once.
-func (m *machine) onBucketAdvisory(now time.Time) {
+func (m *Machine) onBucketAdvisory(now time.Time) {
 	if !m.campaign {
 		return
 	}
@@ -286,15 +286,15 @@ func (m *machine) onBucketAdvisory(now time.Time) {
 // the node saw in the old one is forgotten, not the epoch or TTL it
 // remembers; the entry itself teaches its own (rule 36), a stale read or
 // not.
-func (m *machine) onRecreatedUnder(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onRecreatedUnder(now time.Time, q *Request, r Result) {
 	m.learn(q.entry)
-	if r.err != nil || !r.recreated {
+	if r.Err != nil || !r.Recreated {
 		return
 	}
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 	}
-	m.followNewBucket(now, r.lastSeq)
+	m.followNewBucket(now, r.LastSeq)
 }
 
 // observed is a lease entry as this node saw it.

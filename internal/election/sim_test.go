@@ -1,4 +1,4 @@
-package cluster
+package election
 
 import (
 	"context"
@@ -47,14 +47,13 @@ var (
 )
 
 // simMachine binds a machine to sim.Logic.
-type simMachine struct{ m *machine }
+type simMachine struct{ m *Machine }
 
 func simFactory(opt sim.Options) sim.Factory {
 	return func(nc sim.NodeConfig, facts sim.BucketFacts, seed uint64) sim.Logic {
-		cfg := Config{ClusterID: "sim", NodeID: nc.ID, LeaseTTL: nc.LeaseTTL, RenewInterval: nc.RenewInterval,
-			SafetyMargin: nc.SafetyMargin, RequestTimeout: nc.RequestTimeout, Priority: nc.Priority}.withDefaults()
-		cfg.SafetyMargin = nc.SafetyMargin // zero is zero here
-		m := newMachine(cfg, true, bucketFacts{lastSeqAtOpen: facts.LastSeq, ageAtOpen: facts.Age}, seed)
+		cfg := withDefaults(Params{NodeID: nc.ID, LeaseTTL: nc.LeaseTTL, RenewInterval: nc.RenewInterval,
+			SafetyMargin: nc.SafetyMargin, RequestTimeout: nc.RequestTimeout, Priority: nc.Priority})
+		m := New(cfg, BucketFacts{LastSeqAtOpen: facts.LastSeq, AgeAtOpen: facts.Age}, seed)
 		m.knobs.shortTTLForNonRecords = nc.Bug1
 		m.knobs.floorWithoutRevision = nc.NoRule31
 		for _, f := range nc.Fixes {
@@ -79,7 +78,7 @@ func (s *simMachine) Deadline() (time.Time, bool) {
 
 func (s *simMachine) Handle(now time.Time, ev sim.Event) []sim.Effect {
 	var out []sim.Effect
-	for _, a := range s.m.handle(now, s.toMachineEvent(ev)) {
+	for _, a := range s.m.Handle(now, s.toMachineEvent(ev)) {
 		if e := toSimEffect(s.m, a); e != nil {
 			out = append(out, e)
 		}
@@ -93,38 +92,38 @@ var (
 	errSimBucketGone = fmt.Errorf("%w: sim: stream not found", ErrBucketDeleted)
 )
 
-func (s *simMachine) toMachineEvent(ev sim.Event) mEvent {
+func (s *simMachine) toMachineEvent(ev sim.Event) Event {
 	switch e := ev.(type) {
 	case sim.Tick:
-		return evTick{}
+		return Tick{}
 	case sim.EntryEvent:
-		return evEntry{entry: toKVEntry(e.Entry)}
+		return Entry{KV: toKVEntry(e.Entry)}
 	case sim.Synced:
-		return evSynced{}
+		return Synced{}
 	case sim.WatchClosed:
-		return evWatchClosed{}
+		return WatchClosed{}
 	case sim.Conn:
-		return evConn{connected: e.Connected, reconnects: e.Reconnects}
+		return Conn{Connected: e.Connected, Reconnects: e.Reconnects}
 	case sim.LoseStarted:
-		return evLoseStarted{epoch: e.Epoch}
+		return LoseStarted{Epoch: e.Epoch}
 	case sim.LoseDone:
-		return evLoseDone{epoch: e.Epoch}
+		return LoseDone{Epoch: e.Epoch}
 	case sim.StepDown:
-		return evStepDown{to: e.To, token: e.Token}
+		return StepDown{To: e.To, Token: e.Token}
 	case sim.Stop:
-		return evStop{token: e.Token}
+		return Stop{Token: e.Token}
 	case sim.Control:
-		return evControl{data: e.Data, received: e.Received, token: e.Token}
+		return Control{Data: e.Data, Received: e.Received, Token: e.Token}
 	case sim.BucketCreated:
-		return evBucketCreated{}
+		return BucketCreated{}
 	case sim.Result:
 		return toMachineResult(e, s.renewing(e.ID))
 	}
 	panic(fmt.Sprintf("unknown sim event %T", ev))
 }
 
-func toKVEntry(e sim.Entry) kvEntry {
-	return kvEntry{rev: e.Rev, op: map[sim.Op]entryOp{sim.OpPut: opPut, sim.OpDelete: opDelete, sim.OpPurge: opPurge}[e.Op], value: e.Value}
+func toKVEntry(e sim.Entry) KVEntry {
+	return KVEntry{Rev: e.Rev, Op: map[sim.Op]Op{sim.OpPut: Put, sim.OpDelete: Delete, sim.OpPurge: Purge}[e.Op], Value: e.Value}
 }
 
 // renewing says the request id is a renewal: store.renew never confirms
@@ -132,68 +131,68 @@ func toKVEntry(e sim.Entry) kvEntry {
 // transient.
 func (s *simMachine) renewing(id uint64) bool {
 	q := s.m.req
-	return q != nil && q.id == id && q.cont == contWrite && q.purpose == writeRenew
+	return q != nil && q.id == id && q.cont == contWrite && q.purpose == Renew
 }
 
-func toMachineResult(e sim.Result, renewal bool) evResult {
-	r := evResult{id: e.ID, rev: e.Rev, entry: toKVEntry(e.Entry), recreated: e.Recreated, lastSeq: e.LastSeq}
+func toMachineResult(e sim.Result, renewal bool) Result {
+	r := Result{ID: e.ID, Rev: e.Rev, Entry: toKVEntry(e.Entry), Recreated: e.Recreated, LastSeq: e.LastSeq}
 	for _, h := range e.History {
-		r.history = append(r.history, toKVEntry(h))
+		r.History = append(r.History, toKVEntry(h))
 	}
 	switch e.Kind {
 	case sim.ResultConflict:
-		r.err, r.class = errors.New("sim: wrong last sequence"), classConflict
+		r.Err, r.Class = errors.New("sim: wrong last sequence"), Conflict
 	case sim.ResultNotFound:
-		r.err, r.notFound = errors.New("sim: key not found"), true
+		r.Err, r.NotFound = errors.New("sim: key not found"), true
 	case sim.ResultTimeout:
-		r.err, r.class = errSimTimeout, classTransient
+		r.Err, r.Class = errSimTimeout, Transient
 	case sim.ResultBucketDeleted:
-		r.err, r.class = errSimBucketGone, classPermanent
+		r.Err, r.Class = errSimBucketGone, Permanent
 		if renewal {
-			r.err, r.class = errSimNoStream, classTransient
+			r.Err, r.Class = errSimNoStream, Transient
 		}
 	}
 	return r
 }
 
-func toSimEffect(m *machine, a mAction) sim.Effect {
+func toSimEffect(m *Machine, a Action) sim.Effect {
 	switch a := a.(type) {
-	case actWrite:
-		return sim.Write{ID: a.id, Create: a.create, Rev: a.rev, Value: a.value, Timeout: a.timeout}
-	case actGet:
-		return sim.Get{ID: a.id, Timeout: a.timeout}
-	case actHistory:
-		return sim.History{ID: a.id, Timeout: a.timeout}
-	case actIncarnation:
-		return sim.Incarnation{ID: a.id, Timeout: a.timeout}
-	case actWatch:
-		return sim.Watch{ID: a.id, Timeout: a.timeout}
-	case actUnwatch:
+	case Write:
+		return sim.Write{ID: a.ID, Create: a.Create, Rev: a.Rev, Value: a.Value, Timeout: a.Timeout}
+	case Get:
+		return sim.Get{ID: a.ID, Timeout: a.Timeout}
+	case History:
+		return sim.History{ID: a.ID, Timeout: a.Timeout}
+	case Incarnation:
+		return sim.Incarnation{ID: a.ID, Timeout: a.Timeout}
+	case Watch:
+		return sim.Watch{ID: a.ID, Timeout: a.Timeout}
+	case Unwatch:
 		return sim.Unwatch{}
-	case actArm:
-		return sim.Arm{At: a.at}
+	case Arm:
+		return sim.Arm{At: a.At}
 	}
 	return toSimNodeEffect(m, a)
 }
 
 // toSimNodeEffect turns the actions that are not requests of the store.
-func toSimNodeEffect(m *machine, a mAction) sim.Effect {
+func toSimNodeEffect(m *Machine, a Action) sim.Effect {
 	switch a := a.(type) {
-	case actBecome:
-		return sim.Become{Epoch: a.epoch}
-	case actLose:
-		return sim.Lose{Epoch: a.epoch}
-	case actAskToLead:
-		data, _ := json.Marshal(a.req)
-		return sim.Ask{Holder: a.holder, Data: data}
-	case actReply:
-		return sim.Reply{Token: a.token, OK: a.err == nil && (!a.control || a.reply.OK)}
-	case actCooldownKey:
+	case Become:
+		return sim.Become{Epoch: a.Epoch}
+	case Lose:
+		return sim.Lose{Epoch: a.Epoch}
+	case AskToLead:
+		data, _ := json.Marshal(a.Request)
+		return sim.Ask{Holder: a.Holder, Data: data}
+	case Reply:
+		return sim.Reply{Token: a.Token, OK: a.Err == nil && (!a.Control || a.Answer.OK)}
+	case CooldownKey:
 		return sim.Cooldown{}
-	case actFinished:
+	case Finished:
 		return sim.Finished{Err: m.err}
 	}
-	return nil // actFail (Finished carries it), actLeaderChange
+	return nil // Fail (Finished carries it), LeaderChange
 }
 
 func simOptionsFromFlags() sim.Options {

@@ -1,4 +1,4 @@
-package cluster
+package election
 
 // The machine's ValidateLeadership: a call is answered by the renewals it
 // asks for at once; it proves the tenure only through a compare-and-swap
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// mValidation is a ValidateLeadership call waiting for a renewal.
-type mValidation struct {
+// Validation is a ValidateLeadership call waiting for a renewal.
+type Validation struct {
 	token    uint64
 	attempts int // renewals answered since the call
 }
@@ -19,23 +19,23 @@ type mValidation struct {
 // covers a conflict resolved by adopting this node's own late write.
 const validationAttempts = 2
 
-func (m *machine) onValidate(now time.Time, e evValidate) {
+func (m *Machine) onValidate(now time.Time, e Validate) {
 	t := m.own.t
 	switch {
 	case t == nil || t.ended:
-		m.emit(actReply{token: e.token, err: ErrNotLeader})
+		m.emit(Reply{Token: e.Token, Err: ErrNotLeader})
 		return
 	case !m.leading(now):
-		m.emit(actReply{token: e.token, err: fmt.Errorf("%w: %w", ErrNotLeader, ErrLeaseExpired)})
+		m.emit(Reply{Token: e.Token, Err: fmt.Errorf("%w: %w", ErrNotLeader, ErrLeaseExpired)})
 		return
 	}
-	m.checks = append(m.checks, mValidation{token: e.token})
+	m.checks = append(m.checks, Validation{token: e.Token})
 	t.renewDue = now
 }
 
 // answerChecks answers the waiting calls after a renewal's answer; ok
 // says the renewal succeeded.
-func (m *machine) answerChecks(now time.Time, ok bool) {
+func (m *Machine) answerChecks(now time.Time, ok bool) {
 	if len(m.checks) == 0 {
 		return
 	}
@@ -46,13 +46,13 @@ func (m *machine) answerChecks(now time.Time, ok bool) {
 		c.attempts++
 		switch {
 		case ok && live:
-			m.emit(actReply{token: c.token, epoch: t.epoch})
+			m.emit(Reply{Token: c.token, Epoch: t.epoch})
 		case live && c.attempts < validationAttempts:
 			keep = append(keep, c)
 		case live:
-			m.emit(actReply{token: c.token, err: fmt.Errorf("%w: renewal did not succeed", ErrLeaseExpired)})
+			m.emit(Reply{Token: c.token, Err: fmt.Errorf("%w: renewal did not succeed", ErrLeaseExpired)})
 		default:
-			m.emit(actReply{token: c.token, err: fmt.Errorf("%w: %w", ErrNotLeader, ErrEpochMismatch)})
+			m.emit(Reply{Token: c.token, Err: fmt.Errorf("%w: %w", ErrNotLeader, ErrEpochMismatch)})
 		}
 	}
 	m.checks = keep
@@ -63,13 +63,13 @@ func (m *machine) answerChecks(now time.Time, ok bool) {
 
 // endChecks answers the waiting calls when the tenure ends with cause
 // (nil for a step-down or Stop).
-func (m *machine) endChecks(cause error) {
+func (m *Machine) endChecks(cause error) {
 	err := error(ErrNotLeader)
 	if cause != nil {
 		err = fmt.Errorf("%w: %w", ErrNotLeader, cause)
 	}
 	for _, c := range m.checks {
-		m.emit(actReply{token: c.token, err: err})
+		m.emit(Reply{Token: c.token, Err: err})
 	}
 	m.checks = nil
 }

@@ -1,7 +1,7 @@
-package cluster
+package election
 
 // The machine's leader side: the tenure, renewals, the deadline, conflicts,
-// drain and release (lead.go's rules, §3.3, §4.2, §4.4, §5.4).
+// drain and release (§3.3, §4.2, §4.4, §5.4).
 
 import (
 	"fmt"
@@ -10,31 +10,31 @@ import (
 )
 
 // deadline is when a tenure whose last write was sent at sent ends.
-func (m *machine) deadline(sent time.Time) time.Time {
+func (m *Machine) deadline(sent time.Time) time.Time {
 	return sent.Add(m.cfg.LeaseTTL - m.cfg.SafetyMargin)
 }
 
 // become starts a tenure won with a write sent at sent. OnBecomeLeader is
 // queued before the deadline counts (§6.4). cause and wait describe the
 // election, for the metrics.
-func (m *machine) become(epoch int64, rev uint64, sent time.Time, cause ElectionCause, wait time.Duration) {
-	m.own.t = &mTenure{epoch: epoch, rev: rev, acquiredAt: sent}
+func (m *Machine) become(epoch int64, rev uint64, sent time.Time, cause Cause, wait time.Duration) {
+	m.own.t = &Tenure{epoch: epoch, rev: rev, acquiredAt: sent}
 	m.tim.waiting, m.own.pending = false, nil
 	m.lv.maxEpoch = max(m.lv.maxEpoch, epoch)
 	m.extend(sent)
-	m.emit(actBecome{epoch: epoch, rev: rev, deadline: m.own.t.deadline, cause: cause, wait: wait})
+	m.emit(Become{Epoch: epoch, Rev: rev, Deadline: m.own.t.deadline, Cause: cause, Wait: wait})
 }
 
 // electionCause says what the write over rev won: a key created, a
 // released lease, or an expired one.
-func (m *machine) electionCause(rev uint64) ElectionCause {
+func (m *Machine) electionCause(rev uint64) Cause {
 	switch {
 	case rev != 0 && m.lv.cur.released():
-		return ElectionReleased
+		return CauseReleased
 	case rev != 0:
-		return ElectionExpired
+		return CauseExpired
 	}
-	return ElectionCreated
+	return CauseCreated
 }
 
 // electionWait is how long the node saw what it took over before it won
@@ -42,7 +42,7 @@ func (m *machine) electionCause(rev uint64) ElectionCause {
 // a live tenure as this node saw it (Metrics.ObserveElection). A
 // handed-back release is written over in the same step that saw it: its
 // wait is the acquire's round trip.
-func (m *machine) electionWait(rev uint64, won time.Time) time.Duration {
+func (m *Machine) electionWait(rev uint64, won time.Time) time.Duration {
 	if rev == 0 {
 		return 0
 	}
@@ -50,7 +50,7 @@ func (m *machine) electionWait(rev uint64, won time.Time) time.Duration {
 }
 
 // extend moves the deadline after a write sent at sent succeeded.
-func (m *machine) extend(sent time.Time) {
+func (m *Machine) extend(sent time.Time) {
 	t := m.own.t
 	t.lastSent, t.failures = sent, 0
 	t.renewDue = sent.Add(m.cfg.RenewInterval)
@@ -60,7 +60,7 @@ func (m *machine) extend(sent time.Time) {
 }
 
 // stepHolding renews, and releases once a drain is done.
-func (m *machine) stepHolding(now time.Time) (time.Time, bool) {
+func (m *Machine) stepHolding(now time.Time) (time.Time, bool) {
 	t := m.own.t
 	if !t.ended && !m.leading(now) {
 		m.lose(now, m.expiredCause(now, t))
@@ -84,15 +84,15 @@ func (m *machine) stepHolding(now time.Time) (time.Time, bool) {
 	return next, false
 }
 
-func (m *machine) expiredCause(now time.Time, t *mTenure) error {
+func (m *Machine) expiredCause(now time.Time, t *Tenure) error {
 	return fmt.Errorf("%w: no renewal succeeded since %v ago", ErrLeaseExpired, now.Sub(t.lastSent).Round(time.Millisecond))
 }
 
 // renew proves tenure with a CAS on the revision last written.
-func (m *machine) renew(now time.Time) {
+func (m *Machine) renew(now time.Time) {
 	t := m.own.t
 	timeout := m.renewalTimeout(now)
-	q := &mRequest{purpose: writeRenew, rev: t.rev, sent: now, until: now.Add(timeout)}
+	q := &Request{purpose: Renew, rev: t.rev, sent: now, until: now.Add(timeout)}
 	m.write(q, m.heldRecord(t.epoch, t.acquiredAt, now), timeout)
 }
 
@@ -102,7 +102,7 @@ const minAttempt = 5 * time.Millisecond
 
 // renewalTimeout bounds a renewal by RequestTimeout and by half the time
 // left before the deadline (none while draining): §4.2.
-func (m *machine) renewalTimeout(now time.Time) time.Duration {
+func (m *Machine) renewalTimeout(now time.Time) time.Duration {
 	t := m.own.t
 	if t.ended {
 		return m.cfg.RequestTimeout
@@ -114,27 +114,28 @@ func (m *machine) renewalTimeout(now time.Time) time.Duration {
 	return m.requestTimeout(now, deadline)
 }
 
-func (m *machine) onRenew(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onRenew(now time.Time, q *Request, r Result) {
 	t := m.own.t
 	if t == nil {
 		return
 	}
 	switch {
-	case r.err == nil:
-		t.rev = r.rev
+	case r.Err == nil:
+		t.rev = r.Rev
 		m.extend(q.sent)
 		m.answerChecks(now, true)
 		return
-	case r.inFlight && now.Before(q.until):
+	case r.InFlight && now.Before(q.until):
 		// A fenced write checked on the lease was in flight: the server
 		// compared nothing. Ask again at once, within the same time
-		// (rule 19; lead.go pauses up to 20ms between attempts).
+		// (rule 19; within one Write the driver asks again already, pausing
+		// up to 20ms between attempts: driver_requests.go).
 		q2 := *q
 		m.write(&q2, q.value, q.until.Sub(now))
-	case r.class == classConflict:
+	case r.Class == Conflict:
 		m.resolveConflict(now)
-	case r.class == classPermanent:
-		m.fail(now, r.err)
+	case r.Class == Permanent:
+		m.fail(now, r.Err)
 	default:
 		t.failures++
 		t.renewDue = now.Add(m.backoff(t.failures, 20*time.Millisecond, m.cfg.RenewInterval/2))
@@ -143,7 +144,7 @@ func (m *machine) onRenew(now time.Time, q *mRequest, r evResult) {
 }
 
 // tenureDeadline is the live tenure's deadline; zero while draining.
-func (m *machine) tenureDeadline() time.Time {
+func (m *Machine) tenureDeadline() time.Time {
 	if t := m.own.t; t != nil && !t.ended {
 		return t.deadline
 	}
@@ -152,83 +153,83 @@ func (m *machine) tenureDeadline() time.Time {
 
 // resolveConflict reads the key after a renewal conflict: our own
 // timed-out write may have landed (§4.2).
-func (m *machine) resolveConflict(now time.Time) {
-	m.request(&mRequest{cont: contConflictGet}, func(id uint64) mAction {
-		return actGet{id: id, timeout: m.requestTimeout(now, m.tenureDeadline())}
+func (m *Machine) resolveConflict(now time.Time) {
+	m.request(&Request{cont: contConflictGet}, func(id uint64) Action {
+		return Get{ID: id, Timeout: m.requestTimeout(now, m.tenureDeadline())}
 	})
 }
 
-func (m *machine) onConflictGet(now time.Time, r evResult) {
+func (m *Machine) onConflictGet(now time.Time, r Result) {
 	t := m.own.t
 	if t == nil {
 		return
 	}
 	switch {
-	case r.err != nil && !r.notFound:
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+	case r.Err != nil && !r.NotFound:
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 			return
 		}
 		t.renewDue = now.Add(m.cfg.RenewInterval / 4)
-	case r.notFound || r.entry.rev <= t.rev:
-		m.leaseGoneUnder(now, !r.notFound)
-	case m.ownRecord(r.entry, t.epoch):
-		t.rev, t.renewDue = r.entry.rev, now
+	case r.NotFound || r.Entry.Rev <= t.rev:
+		m.leaseGoneUnder(now, !r.NotFound)
+	case m.ownRecord(r.Entry, t.epoch):
+		t.rev, t.renewDue = r.Entry.Rev, now
 	default:
 		m.lose(now, fmt.Errorf("%w: the lease changed under us", ErrEpochMismatch))
 	}
 }
 
 // ownRecord says ent is this node's record at epoch.
-func (m *machine) ownRecord(ent kvEntry, epoch int64) bool {
-	if ent.op != opPut {
+func (m *Machine) ownRecord(ent KVEntry, epoch int64) bool {
+	if ent.Op != Put {
 		return false
 	}
-	l, err := decodeLease(ent.value, ent.rev)
+	l, err := DecodeLease(ent.Value, ent.Rev)
 	return err == nil && m.mine(l) && l.Epoch == epoch
 }
 
 // mine says l is a held record this process wrote: its NodeID and its
 // instance. Another process given the same NodeID writes another
 // instance, and its record is never taken for this one's (rule 48).
-func (m *machine) mine(l Lease) bool {
+func (m *Machine) mine(l Lease) bool {
 	return l.NodeID == m.cfg.NodeID && l.Instance == m.instance
 }
 
 // leaseGoneUnder asks the bucket's identity after a conflict whose read
 // shows no newer record (§5.4).
-func (m *machine) leaseGoneUnder(now time.Time, present bool) {
-	m.request(&mRequest{cont: contGoneUnder, present: present}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.requestTimeout(now, m.tenureDeadline())}
+func (m *Machine) leaseGoneUnder(now time.Time, present bool) {
+	m.request(&Request{cont: contGoneUnder, present: present}, func(id uint64) Action {
+		return Incarnation{ID: id, Timeout: m.requestTimeout(now, m.tenureDeadline())}
 	})
 }
 
-func (m *machine) onGoneUnder(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onGoneUnder(now time.Time, q *Request, r Result) {
 	t := m.own.t
 	if t == nil {
 		return
 	}
-	if r.err != nil {
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 			return
 		}
 		t.renewDue = now.Add(m.cfg.RenewInterval / 4)
 		return
 	}
-	m.lv.revFloor = max(m.lv.revFloor, r.lastSeq)
-	if q.present && !r.recreated {
+	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
+	if q.present && !r.Recreated {
 		t.renewDue = now.Add(m.cfg.RenewInterval / 4) // stale replica
 		return
 	}
 	cause := fmt.Errorf("%w: the lease key was removed", ErrEpochMismatch)
-	if r.recreated {
+	if r.Recreated {
 		cause = fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated)
 	}
 	m.lose(now, cause)
 	m.lv.cur = observed{present: q.present, firstSeen: now}
 	switch {
-	case r.recreated:
+	case r.Recreated:
 		m.oldWritesBlind()
 		m.restartWatch(now) // the floor follows once the new watch is synced
 	case !q.present:
@@ -238,34 +239,34 @@ func (m *machine) onGoneUnder(now time.Time, q *mRequest, r evResult) {
 
 // release writes the released record after a drain (§4.4); a transient
 // error gets up to 3 attempts.
-func (m *machine) release(now time.Time) {
+func (m *Machine) release(now time.Time) {
 	t := m.own.t
 	next := ""
 	if d := m.hand.drain; d != nil {
 		next = d.next
 	}
-	q := &mRequest{purpose: writeRelease, rev: t.rev, sent: now, attempt: 1}
+	q := &Request{purpose: Release, rev: t.rev, sent: now, attempt: 1}
 	m.write(q, releasedAt(t.epoch, t.acquiredAt, now, next), m.cfg.RequestTimeout)
 }
 
-func (m *machine) onRelease(now time.Time, q *mRequest, r evResult) {
+func (m *Machine) onRelease(now time.Time, q *Request, r Result) {
 	// A replicated stream's refusal of a check while a state write checked
 	// on the lease is in flight compared nothing: another attempt (rule 46).
-	if r.err != nil && (r.class == classTransient || r.inFlight) && q.attempt < 3 {
+	if r.Err != nil && (r.Class == Transient || r.InFlight) && q.attempt < 3 {
 		q2 := *q
 		q2.attempt++
 		m.write(&q2, q.value, m.cfg.RequestTimeout)
 		return
 	}
-	err := r.err
+	err := r.Err
 	if err != nil {
 		err = fmt.Errorf("%w: followers take over when it expires: %w", ErrReleaseFailed, err)
 	}
-	if r.err == nil {
+	if r.Err == nil {
 		// What the key holds now, before the watch says so (as rule 26):
 		// its release, not its own record, which it would otherwise give
 		// back again with a write that cannot land (rule 42).
-		m.lv.cur = m.decode(now, kvEntry{rev: r.rev, op: opPut, value: q.value})
+		m.lv.cur = m.decode(now, KVEntry{Rev: r.Rev, Op: Put, Value: q.value})
 		m.lv.observations++
 	}
 	if m.own.t != nil {
@@ -276,16 +277,16 @@ func (m *machine) onRelease(now time.Time, q *mRequest, r evResult) {
 }
 
 // releaseStale gives back a record this node holds on paper only.
-func (m *machine) releaseStale(now time.Time) {
+func (m *Machine) releaseStale(now time.Time) {
 	c := m.lv.cur
-	q := &mRequest{purpose: writeReleaseStale, rev: c.rev, sent: now}
+	q := &Request{purpose: ReleaseStale, rev: c.rev, sent: now}
 	m.write(q, releasedAt(c.lease.Epoch, c.lease.AcquiredAt, now, ""), m.cfg.RequestTimeout)
 }
 
-func (m *machine) onReleaseStale(now time.Time, q *mRequest, r evResult) {
-	if r.err != nil {
-		if r.class == classPermanent {
-			m.fail(now, r.err)
+func (m *Machine) onReleaseStale(now time.Time, q *Request, r Result) {
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(now, r.Err)
 			return
 		}
 		m.waitFor(now, q.rev)
@@ -295,14 +296,14 @@ func (m *machine) onReleaseStale(now time.Time, q *mRequest, r evResult) {
 
 // beginDrain ends the tenure and keeps the lease until OnLoseLeadership
 // has run (or DrainTimeout after it began), then releases it.
-func (m *machine) beginDrain(stepDown bool, next string, reply func(error) mAction) {
+func (m *Machine) beginDrain(stepDown bool, next string, reply func(error) Action) {
 	m.logf(slog.LevelInfo, "stepping down", "epoch", m.own.t.epoch, "step_down", stepDown, "next", next)
-	m.hand.drain = &mDrain{stepDown: stepDown, next: next, reply: reply}
+	m.hand.drain = &Drain{stepDown: stepDown, next: next, reply: reply}
 	m.endTenure(nil)
 }
 
 // finishDrain completes a StepDown or Stop.
-func (m *machine) finishDrain(now time.Time, err error) {
+func (m *Machine) finishDrain(now time.Time, err error) {
 	d := m.hand.drain
 	if d == nil {
 		return
@@ -310,7 +311,7 @@ func (m *machine) finishDrain(now time.Time, err error) {
 	m.hand.drain = nil
 	if d.stepDown {
 		m.hand.cooldownUntil = now.Add(m.cfg.Cooldown)
-		m.emit(actCooldownKey{d: m.cfg.Cooldown})
+		m.emit(CooldownKey{Cooldown: m.cfg.Cooldown})
 	}
 	if d.reply != nil {
 		m.emit(d.reply(err))
@@ -318,7 +319,7 @@ func (m *machine) finishDrain(now time.Time, err error) {
 }
 
 // endTenure ends the tenure and queues OnLoseLeadership, once.
-func (m *machine) endTenure(cause error) {
+func (m *Machine) endTenure(cause error) {
 	t := m.own.t
 	if t.ended {
 		return
@@ -328,16 +329,16 @@ func (m *machine) endTenure(cause error) {
 	m.queueLose(t, cause)
 }
 
-func (m *machine) queueLose(t *mTenure, cause error) {
+func (m *Machine) queueLose(t *Tenure, cause error) {
 	if !t.loseQueued {
 		t.loseQueued = true
-		m.emit(actLose{epoch: t.epoch, cause: cause})
+		m.emit(Lose{Epoch: t.epoch, Cause: cause})
 	}
 	m.endChecks(cause)
 }
 
 // lose ends the tenure involuntarily.
-func (m *machine) lose(now time.Time, cause error) {
+func (m *Machine) lose(now time.Time, cause error) {
 	if m.own.t == nil {
 		return
 	}

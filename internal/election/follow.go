@@ -1,7 +1,7 @@
-package cluster
+package election
 
 // The machine's follower side: expiry on this node's clock and when to
-// campaign (follow.go's rules, §3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
+// campaign (§3.2, §4.1, §4.5, §4.6, §5.3, §5.6).
 
 import (
 	"log/slog"
@@ -10,7 +10,7 @@ import (
 
 // takeoverWait is W (§3.2, §5.6): this node's LeaseTTL, or the longest TTL
 // any record on the key has carried, whichever is longer.
-func (m *machine) takeoverWait() time.Duration {
+func (m *Machine) takeoverWait() time.Duration {
 	if m.knobs.shortTTLForNonRecords {
 		return max(m.cfg.LeaseTTL, m.lv.cur.lease.ttl())
 	}
@@ -18,13 +18,13 @@ func (m *machine) takeoverWait() time.Duration {
 }
 
 // holdUntil is when the lease as seen may be taken over; zero when now.
-func (m *machine) holdUntil() time.Time {
+func (m *Machine) holdUntil() time.Time {
 	c := m.lv.cur
 	switch {
 	case c.released() && c.handedBack, c.expired:
 		return time.Time{}
 	case !c.present && m.lv.observations == 0 && m.lv.revFloor == 0: // rule 28
-		return c.firstSeen.Add(max(m.takeoverWait()-m.bucket.ageAtOpen, 0))
+		return c.firstSeen.Add(max(m.takeoverWait()-m.bucket.AgeAtOpen, 0))
 	case !c.present:
 		return c.firstSeen.Add(m.takeoverWait() + m.cfg.RenewInterval)
 	}
@@ -33,7 +33,7 @@ func (m *machine) holdUntil() time.Time {
 
 // needsFloor says the key no longer carries the epoch or TTL this node
 // remembers (§5.3, rule 20).
-func (m *machine) needsFloor() bool {
+func (m *Machine) needsFloor() bool {
 	c := m.lv.cur
 	switch {
 	case m.lv.maxEpoch == 0:
@@ -56,7 +56,7 @@ func (m *machine) needsFloor() bool {
 // holder's TTL (a floor or a release nobody handed back: half of
 // MinLeaseTTL, rule 26); then it is read back every min(RenewInterval, a
 // quarter of that) until it expires (rule 21).
-func (m *machine) probeDue(now time.Time) (bool, time.Time) {
+func (m *Machine) probeDue(now time.Time) (bool, time.Time) {
 	c := m.lv.cur
 	if !c.valid || c.expired || (c.released() && c.handedBack) {
 		return false, time.Time{}
@@ -76,7 +76,7 @@ func (m *machine) probeDue(now time.Time) (bool, time.Time) {
 }
 
 // noteReconnect restarts the expiry count after a reconnect (§3.2).
-func (m *machine) noteReconnect(now time.Time) {
+func (m *Machine) noteReconnect(now time.Time) {
 	if m.conn.reconnects != m.conn.seen {
 		m.conn.seen = m.conn.reconnects
 		m.lv.cur.firstSeen = now
@@ -89,7 +89,7 @@ func (m *machine) noteReconnect(now time.Time) {
 }
 
 // stepFollowing keeps the view (floor, probe, expiry), then campaigns.
-func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
+func (m *Machine) stepFollowing(now time.Time) (time.Time, bool) {
 	if !m.lv.synced {
 		return time.Time{}, false
 	}
@@ -121,20 +121,20 @@ func (m *machine) stepFollowing(now time.Time) (time.Time, bool) {
 // sayColdStart logs, once, that a campaigning node waits out a new
 // bucket's cold start: an operator sees a first election that takes a
 // LeaseTTL, and needs to know it is the design (rule 16), not a fault.
-func (m *machine) sayColdStart(now, until time.Time) {
+func (m *Machine) sayColdStart(now, until time.Time) {
 	c := m.lv.cur
 	if !m.campaign || m.tim.coldSaid || c.present || m.lv.observations != 0 || m.lv.revFloor != 0 || !now.Before(until) {
 		return
 	}
 	m.tim.coldSaid = true
 	m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
-		"wait", until.Sub(now).Round(time.Millisecond), "lease_ttl", m.takeoverWait(), "bucket_age", m.bucket.ageAtOpen.Round(time.Millisecond))
+		"wait", until.Sub(now).Round(time.Millisecond), "lease_ttl", m.takeoverWait(), "bucket_age", m.bucket.AgeAtOpen.Round(time.Millisecond))
 }
 
 // readBack reads the key's history for a release seen first (rule 27), or
 // reads a stalled lease back (rules 21, 26); asked says a request is out.
 // Otherwise it returns when the next read-back is due.
-func (m *machine) readBack(now time.Time) (next time.Time, asked bool) {
+func (m *Machine) readBack(now time.Time) (next time.Time, asked bool) {
 	if c := m.lv.cur; c.released() && c.firstSight && m.conn.connected {
 		m.confirmHandBack(now)
 		return time.Time{}, true
@@ -152,7 +152,7 @@ func (m *machine) readBack(now time.Time) (next time.Time, asked bool) {
 }
 
 // stepCampaign decides whether to write, once the view is up to date.
-func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool) {
+func (m *Machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool) {
 	if now.Before(m.tim.retryAt) {
 		return earliest(expiry, m.tim.retryAt), false
 	}
@@ -189,14 +189,14 @@ func (m *machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 // learnedLongAgo says the revision of the lease as seen was learned more
 // than RenewInterval ago: the bucket may have been created again since,
 // with another record at that revision (rules 21, 39).
-func (m *machine) learnedLongAgo(now time.Time) bool {
+func (m *Machine) learnedLongAgo(now time.Time) bool {
 	return now.Sub(m.lv.cur.learnedAt) > m.cfg.RenewInterval
 }
 
 // giveBackStale releases this node's stale record; first, if its
 // revision was learned a while ago, it asks whether the bucket is the same
 // (rule 39): in one created since, the revision may be another's record.
-func (m *machine) giveBackStale(now time.Time) {
+func (m *Machine) giveBackStale(now time.Time) {
 	if m.learnedLongAgo(now) {
 		m.checkIdentity(now, thenReleaseStale, m.lv.cur.rev)
 		return
@@ -206,14 +206,14 @@ func (m *machine) giveBackStale(now time.Time) {
 
 // ownStaleLease says the lease names this node at the epoch of a tenure
 // that has already ended here.
-func (m *machine) ownStaleLease() bool {
+func (m *Machine) ownStaleLease() bool {
 	c := m.lv.cur
 	return m.own.lastEpoch > 0 && c.valid && m.mine(c.lease) && c.lease.Epoch == m.own.lastEpoch
 }
 
 // campaignGate returns the end of a cooldown or of a handover window left
 // to another node; zero when this node may campaign now (§4.5).
-func (m *machine) campaignGate(now time.Time) time.Time {
+func (m *Machine) campaignGate(now time.Time) time.Time {
 	c := m.lv.cur
 	namedNext := c.released() && c.lease.Next == m.cfg.NodeID
 	if now.Before(m.hand.cooldownUntil) && !namedNext {
@@ -229,7 +229,7 @@ func (m *machine) campaignGate(now time.Time) time.Time {
 
 // askToLead asks a holder of lower priority to hand over (§4.6), and
 // returns when to look again (zero: never).
-func (m *machine) askToLead(now time.Time) time.Time {
+func (m *Machine) askToLead(now time.Time) time.Time {
 	holder := m.lv.cur.lease
 	if m.cfg.Priority == 0 || !m.lv.cur.valid || holder.NodeID == "" || holder.NodeID == m.cfg.NodeID ||
 		m.cfg.Priority <= holder.Priority || !m.healthy() {
@@ -243,7 +243,7 @@ func (m *machine) askToLead(now time.Time) time.Time {
 		return ready
 	}
 	m.conn.askedAt = now
-	m.emit(actAskToLead{holder: holder.NodeID, req: StepDownRequest{To: m.cfg.NodeID, Reason: reasonPriority, Priority: m.cfg.Priority}})
+	m.emit(AskToLead{Holder: holder.NodeID, Request: StepDownRequest{To: m.cfg.NodeID, Reason: ReasonPriority, Priority: m.cfg.Priority}})
 	return now.Add(m.cfg.LeaseTTL)
 }
 

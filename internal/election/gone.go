@@ -1,6 +1,6 @@
-package cluster
+package election
 
-// The machine's deleted bucket (bucket_gone.go's rules, rule 29): the node
+// The machine's deleted bucket (rule 29): the node
 // keeps running, and its memory of the epoch, for as long as it runs,
 // leading nothing, until the bucket exists again; Stop ends the wait.
 
@@ -26,7 +26,7 @@ const bucketGoneReport = time.Minute
 // RenewInterval. It does not stop: its memory of the epoch is what carries
 // the epoch into a bucket created again. It says so in the log at once,
 // and every minute after.
-func (m *machine) bucketDeleted(now time.Time, err error) {
+func (m *Machine) bucketDeleted(now time.Time, err error) {
 	switch {
 	case m.gone.since.IsZero():
 		m.gone.since, m.gone.reported = now, now
@@ -40,7 +40,7 @@ func (m *machine) bucketDeleted(now time.Time, err error) {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, err))
 	}
 	if m.lv.watching {
-		m.emit(actUnwatch{})
+		m.emit(Unwatch{})
 	}
 	m.dropWatchEvents()
 	m.lv.watching, m.lv.synced, m.lv.watchAt = false, false, time.Time{}
@@ -48,28 +48,28 @@ func (m *machine) bucketDeleted(now time.Time, err error) {
 }
 
 // stepBucketGone looks for the deleted bucket.
-func (m *machine) stepBucketGone(now time.Time) (time.Time, bool) {
+func (m *Machine) stepBucketGone(now time.Time) (time.Time, bool) {
 	if now.Before(m.gone.checkAt) {
 		return m.gone.checkAt, false
 	}
-	m.request(&mRequest{cont: contGone}, func(id uint64) mAction {
-		return actIncarnation{id: id, timeout: m.cfg.RequestTimeout}
+	m.request(&Request{cont: contGone}, func(id uint64) Action {
+		return Incarnation{ID: id, Timeout: m.cfg.RequestTimeout}
 	})
 	return time.Time{}, true
 }
 
 // onGone: once the bucket exists again, the node follows it (and,
 // remembering the epoch, writes its floor there).
-func (m *machine) onGone(now time.Time, r evResult) {
+func (m *Machine) onGone(now time.Time, r Result) {
 	switch {
-	case errors.Is(r.err, ErrBucketDeleted):
-		m.bucketDeleted(now, r.err)
-	case r.err != nil && r.class == classPermanent:
-		m.failNow(now, r.err)
-	case r.err != nil:
+	case errors.Is(r.Err, ErrBucketDeleted):
+		m.bucketDeleted(now, r.Err)
+	case r.Err != nil && r.Class == Permanent:
+		m.failNow(now, r.Err)
+	case r.Err != nil:
 		m.gone.checkAt = now.Add(m.cfg.RenewInterval)
-	case r.recreated:
-		m.followNewBucket(now, r.lastSeq)
+	case r.Recreated:
+		m.followNewBucket(now, r.LastSeq)
 	default:
 		m.gone = bucketGone{}
 		m.restartWatch(now) // not gone after all

@@ -1,0 +1,35 @@
+package election
+
+import "errors"
+
+// The sentinel errors the machine returns or ends a tenure with. Package
+// cluster re-exports each under the same name (cluster.ErrLeaseExpired is
+// ErrLeaseExpired), where they are documented; errors.Is works with
+// either name.
+var (
+	ErrLeaseExpired    = errors.New("cluster: lease expired")
+	ErrEpochMismatch   = errors.New("cluster: epoch mismatch")
+	ErrNotLeader       = errors.New("cluster: not leader")
+	ErrAlreadyLeader   = errors.New("cluster: already leader")
+	ErrInvalidConfig   = errors.New("cluster: invalid config")
+	ErrBucketDeleted   = errors.New("cluster: bucket deleted")
+	ErrStopped         = errors.New("cluster: node stopped")
+	ErrEpochExhausted  = errors.New("cluster: epoch exhausted")
+	ErrReleaseFailed   = errors.New("cluster: lease not released")
+	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
+	ErrInvalidLease    = errors.New("cluster: not a lease record")
+	ErrNotReady        = errors.New("cluster: not ready")
+)
+
+// errBucketRecreated is the cause given when a tenure ends because the
+// bucket was deleted and created again under the running node.
+var errBucketRecreated = errors.New("the bucket was deleted and created again")
+
+// ErrClass says what the election does after an error of a request.
+type ErrClass int
+
+const (
+	Transient ErrClass = iota // retry with backoff; outcome of a write unknown
+	Conflict                  // lost a compare-and-swap
+	Permanent                 // stop campaigning and surface it
+)

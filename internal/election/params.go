@@ -1,0 +1,45 @@
+package election
+
+import "time"
+
+// Params are what the machine reads of a node's configuration, with the
+// defaults already applied (cluster.Config.withDefaults): nothing that
+// does I/O, so that the machine cannot reach the connection, the log or
+// the hooks.
+type Params struct {
+	NodeID string
+	// Instance names this process in the held records it writes (rule
+	// 48); empty: one made from the machine's seed.
+	Instance string
+	// Observer: the node follows the lease and never campaigns
+	// (cluster.NewObserver).
+	Observer       bool
+	LeaseTTL       time.Duration
+	RenewInterval  time.Duration
+	SafetyMargin   time.Duration
+	RequestTimeout time.Duration
+	DrainTimeout   time.Duration
+	Cooldown       time.Duration
+	Priority       int
+	// Metadata is what the node publishes while it leads; SetMetadata
+	// replaces it.
+	Metadata map[string]string
+	// ReadinessCheck: the node has a Config.ReadinessCheck, so it
+	// campaigns only once a check has passed, and until
+	// ReadinessThreshold fail in a row.
+	ReadinessCheck     bool
+	ReadinessThreshold int
+}
+
+// BucketFacts are what the node learned of the bucket when it opened it.
+type BucketFacts struct {
+	LastSeqAtOpen uint64        // at least the revision of every entry written before
+	AgeAtOpen     time.Duration // on the server's clock; zero when unknown
+	// Reconnects is the connection's reconnect count then: not a
+	// reconnect this node has to account for.
+	Reconnects uint64
+}
+
+// MinLeaseTTL is cluster.MinLeaseTTL: the span a released record nobody
+// handed back is read back over (rule 26).
+const MinLeaseTTL = 500 * time.Millisecond
