@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -8,32 +9,72 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// Two processes given the same NodeID (a copied config): the one that
-// follows sees the other renew the lease under its own name and stops
-// with ErrDuplicateNodeID, saying why; the other keeps leading. On main
-// both ran, Start returned nil and nothing was logged (issue 26), and a
-// record of the other's at this node's epoch would have passed for its
-// own late write (§5.5).
-func TestDuplicateNodeIDIsRefused(t *testing.T) {
+// A second process started with the NodeID of a running one is refused
+// at Start with ErrDuplicateNodeID: the first answers on the node's status
+// subject with another instance. Here the first only follows (another node
+// leads), so the lease could not tell. On main Start returned nil and
+// nothing was logged (issue 26).
+func TestDuplicateNodeIDIsRefusedAtStart(t *testing.T) {
 	srv, rec, id := setup(t)
+	leader := startNode(t, testConfig(id, "lead", srv.URL()), rec, nil)
+	natstest.WaitFor(t, 10*time.Second, leader.IsLeader, "no leader")
 	first := startNode(t, testConfig(id, "same", srv.URL()), rec, nil)
-	natstest.WaitFor(t, 10*time.Second, first.IsLeader, "the first process did not lead")
-	second := startNode(t, testConfig(id, "same", srv.URL()), newRecorder(), nil)
-	select {
-	case <-second.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second process with the same NodeID still runs 10s later")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return first.Leader() == "lead" }, "the first process did not follow")
+
+	second, err := NewNode(testConfig(id, "same", srv.URL()), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := second.Err(); !errors.Is(err, ErrDuplicateNodeID) {
-		t.Fatalf("second process stopped with %v, want ErrDuplicateNodeID", err)
+	if err := second.Start(ctx(t)); !errors.Is(err, ErrDuplicateNodeID) {
+		_ = second.Stop(ctx(t))
+		t.Fatalf("Start of a second process with NodeID same = %v, want ErrDuplicateNodeID", err)
 	}
-	if !first.IsLeader() {
-		t.Error("the first process lost the lease to a process with its own NodeID")
+	if first.Err() != nil || leader.Err() != nil {
+		t.Errorf("a running node stopped: %v, %v", first.Err(), leader.Err())
 	}
-	select {
-	case <-first.Done():
-		t.Errorf("the first process stopped too: %v", first.Err())
-	default:
+	rec.check(t)
+}
+
+// Two processes with the same NodeID started together, before either
+// answers status requests: the one that follows sees the other renew the
+// lease under its own name and stops with ErrDuplicateNodeID (rule 48);
+// one of them runs on. A record of the other's at this node's epoch never
+// passes for its own late write (§5.5).
+func TestDuplicateNodeIDStartedTogether(t *testing.T) {
+	srv, rec, id := setup(t)
+	var nodes [2]*Node
+	errs := make(chan error, 2)
+	for i := range nodes {
+		n, err := NewNode(testConfig(id, "same", srv.URL()), rec.hooks("same", func() int64 { return 0 }, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = n
+		t.Cleanup(func() { _ = n.Stop(context.Background()) })
 	}
+	for _, n := range nodes {
+		go func() { errs <- n.Start(ctx(t)) }()
+	}
+	for range nodes {
+		if err := <-errs; err != nil && !errors.Is(err, ErrDuplicateNodeID) {
+			t.Fatal(err)
+		}
+	}
+	// A process is refused when its Start said so or it stopped on it
+	// later; either way its Err is ErrDuplicateNodeID.
+	natstest.WaitFor(t, 15*time.Second, func() bool {
+		refused, running := 0, 0
+		for _, n := range nodes {
+			select {
+			case <-n.Done():
+				if errors.Is(n.Err(), ErrDuplicateNodeID) {
+					refused++
+				}
+			default:
+				running++
+			}
+		}
+		return refused == 1 && running == 1
+	}, "not exactly one of two processes with one NodeID was refused")
 	rec.check(t)
 }

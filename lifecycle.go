@@ -103,6 +103,12 @@ func (n *Node) start(ctx context.Context) error {
 		closeConn()
 		return fmt.Errorf("start: watch lease: %w", err)
 	}
+	if err := n.refuseDuplicate(ctx, nc); err != nil {
+		cancel()
+		closeConn()
+		n.log.Error("refusing to start: another process runs with this NodeID", "error", err)
+		return fmt.Errorf("start: %w", err)
+	}
 	control := make(chan controlRequest, 16)
 	// Answer status requests, then announce: an announced node answers.
 	startedAt := time.Now()

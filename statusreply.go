@@ -5,6 +5,7 @@ package cluster
 // read from the node's view; no KV request is made for it.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -51,11 +52,14 @@ type StatusReply struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// StartedAt is when the node started, by its own wall clock.
 	StartedAt time.Time `json:"started_at"`
+	// Instance names the process (Lease.Instance): two replies for one
+	// NodeID with two instances are two processes given the same NodeID.
+	Instance string `json:"instance,omitempty"`
 }
 
 // status is the node's StatusReply, read from its view.
 func (n *Node) status(startedAt time.Time) StatusReply {
-	r := StatusReply{Node: n.cfg.NodeID, Metadata: maps.Clone(n.cfg.Metadata), StartedAt: startedAt.UTC()}
+	r := StatusReply{Node: n.cfg.NodeID, Metadata: maps.Clone(n.cfg.Metadata), StartedAt: startedAt.UTC(), Instance: n.instance}
 	leading := n.IsLeader()
 	n.view.mu.RLock()
 	r.Leader, r.Epoch = n.view.leader, n.view.epoch
@@ -75,6 +79,27 @@ func (n *Node) status(startedAt time.Time) StatusReply {
 		r.Role = StatusFollower
 	}
 	return r
+}
+
+// refuseDuplicate asks this node's own status subject before it answers
+// there: a reply from another instance is another running process with
+// this NodeID (rule 48). With nobody subscribed the server says "no
+// responders" at once, so a normal start costs one round trip. A node
+// that does not answer (stuck, or older than StatusReply) is not seen
+// here; the lease check of rule 48 remains.
+func (n *Node) refuseDuplicate(ctx context.Context, nc *nats.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, min(n.cfg.RequestTimeout, time.Second))
+	defer cancel()
+	msg, err := nc.RequestWithContext(ctx, StatusSubject(n.cfg.ClusterID, n.cfg.NodeID), nil)
+	if err != nil {
+		return nil // no responders, or no answer in time: nobody we can see
+	}
+	var r StatusReply
+	if json.Unmarshal(msg.Data, &r) != nil || r.Node != n.cfg.NodeID || r.Instance == "" || r.Instance == n.instance {
+		return nil
+	}
+	return fmt.Errorf("%w: %q already runs in another process (instance %s, started %s)",
+		ErrDuplicateNodeID, n.cfg.NodeID, r.Instance, r.StartedAt.Format(time.RFC3339))
 }
 
 // subscribeStatus answers status requests on the node's subject and the
