@@ -26,6 +26,9 @@ var (
 	// ErrCASFailed is reserved: kept from the specification, never returned.
 	// A lost compare-and-swap is a normal outcome of an election here (the
 	// node follows the winner), not an error the API reports.
+	//
+	// Deprecated: never returned; kept so that code written against the
+	// specification compiles.
 	ErrCASFailed = errors.New("cluster: compare-and-swap failed")
 	// ErrNotStarted: the Node has not been started.
 	ErrNotStarted = errors.New("cluster: node not started")
@@ -35,6 +38,9 @@ var (
 	// ErrInCooldown is reserved: kept from the specification, never returned.
 	// A node in its Cooldown simply does not campaign, and a handover that
 	// names it overrides the cooldown, so no call fails for it.
+	//
+	// Deprecated: never returned; kept so that code written against the
+	// specification compiles.
 	ErrInCooldown = errors.New("cluster: node in cooldown period")
 
 	// ErrInvalidConfig: a Config field (or an argument such as StepDownTo's
