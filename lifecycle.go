@@ -118,7 +118,10 @@ func (n *Node) start(ctx context.Context) error {
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
-	announced := n.announce(ctx, st.js, startedAt)
+	var announced *announcement
+	if n.campaign { // an observer is no member (subscribe)
+		announced = n.announce(ctx, st.js, startedAt)
+	}
 	el := newDriver(n, st, watcher, control, base)
 	el.announced = announced
 	if n.campaign {
@@ -160,15 +163,17 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
-// subscribe answers step-down requests (a campaigning node) and status
-// requests (every node).
+// subscribe answers step-down and status requests: a campaigning node
+// only. An observer (a dashboard, the CLI's own for the state commands)
+// is no member: it neither answers nor announces, so it never shows in
+// `go-cluster status` and needs no permission for it.
 func (n *Node) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
-	var subs []*nats.Subscription
-	if n.campaign {
-		var err error
-		if subs, err = subscribeControl(nc, n.cfg, control); err != nil {
-			return nil, err
-		}
+	if !n.campaign {
+		return nil, nil
+	}
+	subs, err := subscribeControl(nc, n.cfg, control)
+	if err != nil {
+		return nil, err
 	}
 	status, err := n.subscribeStatus(nc, startedAt)
 	if err != nil {

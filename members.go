@@ -93,7 +93,9 @@ func MemberKey(nodeID string) string { return MemberKeyPrefix + NodeIDToken(node
 // Kinds of member (MemberRecord.Kind).
 const (
 	MemberCampaigning = "campaigning" // made by NewNode: may lead
-	MemberObserver    = "observer"    // made by NewObserver: never campaigns
+	// MemberObserver is kept for tools: observers answer status requests
+	// but do not announce themselves.
+	MemberObserver = "observer"
 )
 
 // MemberRecord is the value of a member key: a node's announcement,
@@ -143,6 +145,9 @@ type announcement struct {
 	key string
 }
 
+// withdrawTimeout bounds the withdrawal at Stop.
+const withdrawTimeout = 2 * time.Second
+
 // announce opens (or creates) the members bucket and writes this node's
 // member record. Best effort, each step bounded by RequestTimeout: a node
 // without permission on the members bucket still runs, and shows in
@@ -171,13 +176,14 @@ func (n *Node) announce(ctx context.Context, js jetstream.JetStream, startedAt t
 	return a
 }
 
-// withdraw deletes this node's member record, bounded by RequestTimeout;
-// nothing when it was not announced.
+// withdraw deletes this node's member record, bounded by RequestTimeout
+// and at most withdrawTimeout (Done waits for it: a node cut off shows as
+// down rather than hold up its end); nothing when it was not announced.
 func (n *Node) withdraw(a *announcement) {
 	if a == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(n.cfg.RequestTimeout, withdrawTimeout))
 	defer cancel()
 	if err := a.kv.Delete(ctx, a.key); err != nil {
 		n.log.Warn("could not withdraw this node: go-cluster status will list it as down",

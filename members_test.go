@@ -84,28 +84,30 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	}
 	checkMembersBucket(t, js, id)
 
+	// An observer is no member: it neither answers nor announces.
+	if _, err := askStatus(nc, id, obs.NodeID()); !errors.Is(err, nats.ErrNoResponders) {
+		t.Errorf("the observer answered status: %v", err)
+	}
+	if _, ok := memberRecord(t, kv, obs.NodeID()); ok {
+		t.Error("the observer announced itself")
+	}
+
 	// None of them wires health: each answers on its own subject.
-	for _, n := range append(nodes, obs) {
+	for _, n := range nodes {
 		var r StatusReply
 		natstest.WaitFor(t, 5*time.Second, func() bool {
 			r, err = askStatus(nc, id, n.NodeID())
 			return err == nil && r.Leader == leader.NodeID()
 		}, "status of %s: %+v, %v", n.NodeID(), r, err)
 		want := StatusFollower
-		switch n {
-		case leader:
+		if n == leader {
 			want = StatusLeader
-		case obs:
-			want = StatusObserver
 		}
 		if r.Node != n.NodeID() || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
 			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.NodeID(), r, want, leader.Epoch())
 		}
 		m, ok := memberRecord(t, kv, n.NodeID())
 		wantKind := MemberCampaigning
-		if n == obs {
-			wantKind = MemberObserver
-		}
 		if !ok || m.NodeID != n.NodeID() || m.Kind != wantKind || m.StartedAt.IsZero() {
 			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.NodeID(), m, ok, wantKind)
 		}
@@ -130,7 +132,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for len(seen) < 4 {
+	for len(seen) < 3 {
 		m, err := sub.NextMsg(5 * time.Second)
 		if err != nil {
 			t.Fatalf("cluster-wide status: %d replies (%v): %v", len(seen), seen, err)

@@ -88,6 +88,9 @@ func (n *Node) status(startedAt time.Time) StatusReply {
 // that does not answer (stuck, or older than StatusReply) is not seen
 // here; the lease check of rule 48 remains.
 func (n *Node) refuseDuplicate(ctx context.Context, nc *nats.Conn) error {
+	if !n.campaign {
+		return nil // an observer writes nothing: a twin costs nothing
+	}
 	ctx, cancel := context.WithTimeout(ctx, min(n.cfg.RequestTimeout, time.Second))
 	defer cancel()
 	msg, err := nc.RequestWithContext(ctx, StatusSubject(n.cfg.ClusterID, n.cfg.NodeID), nil)

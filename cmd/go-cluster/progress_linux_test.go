@@ -75,7 +75,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	if code != exitOK || !strings.Contains(out.String(), "t1") {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	if !strings.Contains(got, "waiting for the members' replies on cluster.tty.health") || !strings.HasSuffix(got, clearLine) {
+	if !strings.Contains(got, "waiting for the members' replies on cluster.tty.status") || !strings.HasSuffix(got, clearLine) {
 		t.Errorf("the terminal shows %q: want the spinner, erased at the end", got)
 	}
 	if strings.ContainsAny(out.String(), "\r\033") {
