@@ -80,6 +80,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
 			"$JS.API.STREAM.INFO." + membersStream,              // bind the members bucket
 			"$KV." + members + "." + cluster.MemberKey(nodeID),  // announce at Start, withdraw at Stop
+			cluster.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
 		},
 		Subscribe: []string{
 			inbox + ".>",
@@ -96,7 +97,8 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		},
 		AllowResponses: true,
 	}
-	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + cluster.MemberKey(nodeID)}
+	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + cluster.MemberKey(nodeID),
+		cluster.StatusSubject(clusterID, nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
 			"$JS.API.INFO",                         // account limits, read before creating a bucket
