@@ -224,17 +224,7 @@ func stateNotes(m memberReport, r statusReport) []string {
 	case !m.HoldsLease && m.State == cluster.StatusLeader:
 		notes = append(notes, "reports leader but does not hold the lease")
 	}
-	if m.Leader != r.Leader {
-		if m.Leader == "" {
-			notes = append(notes, "knows no leader")
-		} else {
-			notes = append(notes, "sees leader "+m.Leader)
-		}
-	}
-	if m.Epoch != 0 && m.Epoch < r.Epoch {
-		notes = append(notes, fmt.Sprintf("epoch %d behind", r.Epoch-m.Epoch))
-	}
-	return notes
+	return append(notes, viewNotes(m, r)...)
 }
 
 // roleCell is a member's ROLE column: its status role, else the role its

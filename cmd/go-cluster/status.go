@@ -259,6 +259,13 @@ func disagreements(m memberReport, r statusReport) []string {
 	case !m.HoldsLease && primary:
 		notes = append(notes, "reports PRIMARY but does not hold the lease")
 	}
+	return append(notes, viewNotes(m, r)...)
+}
+
+// viewNotes lists where the leader and epoch a member knows differ from
+// the lease's.
+func viewNotes(m memberReport, r statusReport) []string {
+	var notes []string
 	if m.Leader != r.Leader {
 		if m.Leader == "" {
 			notes = append(notes, "knows no leader")

@@ -58,7 +58,7 @@ func main() {
 	natsURL := flag.String("nats", os.Getenv("NATS_URL"), "NATS server URLs, comma-separated (default $NATS_URL)")
 	startEmbedded := flag.Bool("embedded", false, "start a NATS server in this process, for a try on one machine (instead of -nats)")
 	flag.Parse()
-	if err := checkServer(*natsURL, *startEmbedded); err != nil {
+	if err := embedded.CheckServer(*natsURL, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "basic:", err)
 		os.Exit(2)
 	}
@@ -67,19 +67,6 @@ func main() {
 		logger.Error("basic example failed", "error", err)
 		os.Exit(1)
 	}
-}
-
-// checkServer refuses to run without a NATS server, unless asked to start
-// one (startEmbedded), and refuses to be asked both.
-func checkServer(url string, startEmbedded bool) error {
-	switch {
-	case startEmbedded && url != "":
-		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !startEmbedded && url == "":
-		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
-			"(nodes each on a server of their own would each elect a leader)")
-	}
-	return nil
 }
 
 // run runs the node on the server of url; "" starts an embedded server.

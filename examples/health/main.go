@@ -52,7 +52,7 @@ func main() {
 	query := flag.Bool("query", false, "only query the cluster once and print the JSON responses")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
-	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
+	if err := embedded.CheckServer(*natsURLs, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "health:", err)
 		os.Exit(2)
 	}
@@ -68,19 +68,6 @@ func main() {
 	if err := run(ctx, logger, *natsURLs, *clusterID, *nodeID, *nodes, *duration, *query); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// checkServer refuses to run without a NATS server, unless asked to start
-// one (startEmbedded), and refuses to be asked both.
-func checkServer(url string, startEmbedded bool) error {
-	switch {
-	case startEmbedded && url != "":
-		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !startEmbedded && url == "":
-		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
-			"(nodes each on a server of their own would each elect a leader)")
-	}
-	return nil
 }
 
 // run runs the nodes, or the query, on the server of urls; "" starts an

@@ -55,7 +55,7 @@ func main() {
 	duration := flag.Duration("duration", 0, "how long to run; 0 until interrupted")
 	verbose := flag.Bool("v", false, "log at debug level")
 	flag.Parse()
-	if err := checkServer(*natsURLs, *startEmbedded); err != nil {
+	if err := embedded.CheckServer(*natsURLs, *startEmbedded); err != nil {
 		fmt.Fprintln(os.Stderr, "metrics:", err)
 		os.Exit(2)
 	}
@@ -76,19 +76,6 @@ func main() {
 	if err := run(ctx, cfg, *natsURLs, *nodeID, *nodes, *listen); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// checkServer refuses to run without a NATS server, unless asked to start
-// one (startEmbedded), and refuses to be asked both.
-func checkServer(url string, startEmbedded bool) error {
-	switch {
-	case startEmbedded && url != "":
-		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
-	case !startEmbedded && url == "":
-		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
-			"(nodes each on a server of their own would each elect a leader)")
-	}
-	return nil
 }
 
 // run runs the nodes on the server of urls; "" starts an embedded server.

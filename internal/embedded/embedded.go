@@ -18,6 +18,21 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// CheckServer is the rule of the programs meant to run as several
+// processes: refuse to run without a NATS server (url, from -nats or
+// NATS_URL), unless asked to start one (startEmbedded, from -embedded),
+// and refuse to be asked both.
+func CheckServer(url string, startEmbedded bool) error {
+	switch {
+	case startEmbedded && url != "":
+		return errors.New("-embedded and a NATS server (-nats or NATS_URL) given: choose one")
+	case !startEmbedded && url == "":
+		return errors.New("no NATS server: give -nats URLS or set NATS_URL, or pass -embedded to start one in this process " +
+			"(nodes each on a server of their own would each elect a leader)")
+	}
+	return nil
+}
+
 // readyTimeout bounds how long Start waits for the server to accept
 // clients.
 const readyTimeout = 10 * time.Second
