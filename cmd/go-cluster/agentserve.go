@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
@@ -43,7 +42,7 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 	flags := e.opts.conn
 	a, err := agent.New(cfg, agent.Options{
 		Hostname: host, Logger: log, Output: e.stderr,
-		Connect: func(cl agent.Cluster) ([]string, []nats.Option, error) {
+		Connect: func(cl agent.Cluster) (agent.Endpoint, error) {
 			return agentConnection(flags, cl.Connection, os.Getenv)
 		},
 	})
@@ -135,7 +134,7 @@ func validNodeID(host string) error {
 // first of the command line's flags, the file, the environment and the
 // nats CLI context (the flags' --context, else the file's, else the
 // selected one).
-func agentConnection(flags connFlags, file agent.Connection, getenv func(string) string) ([]string, []nats.Option, error) {
+func agentConnection(flags connFlags, file agent.Connection, getenv func(string) string) (agent.Endpoint, error) {
 	sources := []connSource{flagSource(flags), fileSource(file), envSource(getenv)}
 	name := flags.context
 	if name == "" {
@@ -143,27 +142,25 @@ func agentConnection(flags connFlags, file agent.Connection, getenv func(string)
 	}
 	ref, err := chooseContext(name, getenv)
 	if err != nil {
-		return nil, nil, err
+		return agent.Endpoint{}, err
 	}
 	if ref.name != "" {
 		nc, err := ref.store.load(ref.contextRef)
 		if err != nil {
-			return nil, nil, err
+			return agent.Endpoint{}, err
 		}
 		sources = append(sources, contextSource(ref.name, nc))
 	}
 	s, err := merge(sources, ref.name)
 	if err != nil {
-		return nil, nil, err
-	}
-	if s.jsDomain != "" || s.jsAPI != "" {
-		return nil, nil, errors.New("a JetStream domain or API prefix is not wired into the agent yet (go-cluster run and the other commands take --js-domain)")
+		return agent.Endpoint{}, err
 	}
 	opts, err := s.natsOptions()
 	if err != nil {
-		return nil, nil, err
+		return agent.Endpoint{}, err
 	}
-	return strings.Split(s.server, ","), opts, nil
+	return agent.Endpoint{URLs: strings.Split(s.server, ","), Options: opts,
+		JetStreamDomain: s.jsDomain, JetStreamAPIPrefix: s.jsAPI}, nil
 }
 
 // fileSource is an agent cluster's connection as a source.

@@ -16,15 +16,24 @@ import (
 type Options struct {
 	// Hostname is the node ID of clusters that set none.
 	Hostname string
-	// Connect returns the servers and connection options of a cluster:
-	// the file's connection merged with the command line's, the
-	// environment and the nats CLI context.
-	Connect func(Cluster) (urls []string, opts []nats.Option, err error)
+	// Connect returns how a cluster reaches NATS: the file's connection
+	// merged with the command line's, the environment and the nats CLI
+	// context.
+	Connect func(Cluster) (Endpoint, error)
 	// Logger receives the agent's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Output receives the output of notify commands and services.
 	// Default io.Discard.
 	Output io.Writer
+}
+
+// Endpoint is how a cluster's node reaches NATS and its bucket.
+type Endpoint struct {
+	URLs    []string
+	Options []nats.Option
+	// JetStreamDomain or JetStreamAPIPrefix: for a node behind a leaf
+	// node (cluster.Config's fields of the same names).
+	JetStreamDomain, JetStreamAPIPrefix string
 }
 
 // Agent runs the clusters of a Config.

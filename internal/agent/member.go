@@ -53,9 +53,6 @@ func unsupported(cl Cluster) error {
 	if cl.Election.PreemptDelay != 0 {
 		return errors.New("election.preempt_delay is not supported yet: the library's preferred leader waits one lease_ttl")
 	}
-	if cl.Connection.JSDomain != "" {
-		return errors.New("connection.js_domain is not wired into the agent yet (go-cluster run and the other commands take --js-domain)")
-	}
 	for i, v := range cl.VIPs {
 		if v.Label != "" || len(v.Routes) > 0 {
 			return fmt.Errorf("vips[%d]: label and routes are not supported yet by the vip package", i)
@@ -133,12 +130,13 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 	m.mu.Lock()
 	cl := m.cfg
 	m.mu.Unlock()
-	urls, natsOpts, err := m.opts.Connect(cl)
+	ep, err := m.opts.Connect(cl)
 	if err != nil {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = urls, natsOpts, m.opts.Logger, m.metrics
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, ep.Options, m.opts.Logger, m.metrics
+	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
 	}
