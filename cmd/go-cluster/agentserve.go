@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
 )
