@@ -37,7 +37,7 @@ var (
 	errNoKey = errors.New("key not found")
 )
 
-// Exit codes, documented in the help text and the README.
+// Exit codes, documented in the help text and docs/cli.md.
 const (
 	exitOK       = 0
 	exitFailure  = 1
