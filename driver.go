@@ -102,7 +102,7 @@ type command struct {
 func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	reconnects := st.nc.Stats().Reconnects
-	facts := election.BucketFacts{LastSeqAtOpen: st.lastSeqAtOpen, AgeAtOpen: st.ageAtOpen, Reconnects: reconnects}
+	facts := election.BucketFacts{LastSeqAtOpen: st.lastSeqAtOpen, AgeAtOpen: st.ageAtOpen, Created: st.created, Reconnects: reconnects}
 	m := election.New(electionParams(n.cfg, n.campaign, n.instance), facts, uint64(time.Now().UnixNano()))
 	return &driver{
 		cfg:       n.cfg,

@@ -110,9 +110,9 @@ func (d *driver) history(a election.History) {
 // incarnation reads the bucket's identity and its last sequence.
 func (d *driver) incarnation(a election.Incarnation) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		recreated, lastSeq, err := d.store.incarnation(ctx)
+		recreated, lastSeq, created, err := d.store.incarnation(ctx)
 		r := result(err)
-		r.Recreated, r.LastSeq = recreated, lastSeq
+		r.Recreated, r.LastSeq, r.Created = recreated, lastSeq, created
 		return answer{ev: r}
 	})
 }

@@ -18,8 +18,8 @@ func TestSingleLeaderAmongThree(t *testing.T) {
 		nodes = append(nodes, startNode(t, stableConfig(id, fmt.Sprintf("n%d", i), srv.URL()), rec, nil))
 	}
 	leader := waitOneLeader(t, nodes, 5*time.Second)
-	if leader.Epoch() != 1 {
-		t.Errorf("first leader epoch = %d, want 1", leader.Epoch())
+	if first := firstEpoch(t, srv.URL(), id); leader.Epoch() != first {
+		t.Errorf("first leader epoch = %d, want the bucket's first, %d", leader.Epoch(), first)
 	}
 	// Steady state for several TTLs: no transition.
 	deadline := time.Now().Add(6 * time.Second)
@@ -73,8 +73,9 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 	if took >= 10*time.Second {
 		t.Errorf("handover took %v: that is expiry, not release", took)
 	}
-	if b.Epoch() != 2 {
-		t.Errorf("epoch after handover = %d, want 2", b.Epoch())
+	first := firstEpoch(t, srv.URL(), id)
+	if b.Epoch() != first+1 {
+		t.Errorf("epoch after handover = %d, want %d", b.Epoch(), first+1)
 	}
 	if err := a.StepDown(ctx(t)); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("StepDown on follower = %v, want ErrNotLeader", err)
@@ -92,8 +93,8 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 	if since := time.Since(start); since < 3*time.Second {
 		t.Errorf("a led again %v after its StepDown, inside its 3s cooldown", since)
 	}
-	if a.Epoch() != 3 {
-		t.Errorf("epoch after second handover = %d, want 3", a.Epoch())
+	if a.Epoch() != first+2 {
+		t.Errorf("epoch after second handover = %d, want %d", a.Epoch(), first+2)
 	}
 	rec.check(t)
 }
@@ -142,8 +143,8 @@ func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
 	if successorLedDuringDrain.Load() {
 		t.Error("b led while a was still in OnLoseLeadership")
 	}
-	if b.Epoch() != 2 {
-		t.Errorf("epoch = %d, want 2", b.Epoch())
+	if want := firstEpoch(t, srv.URL(), id) + 1; b.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", b.Epoch(), want)
 	}
 	if err := a.Stop(ctx(t)); err != nil {
 		t.Errorf("second Stop: %v", err)
@@ -175,7 +176,7 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 		}
 		return time.Now().After(hold)
 	}, "hold")
-	if a.Epoch() != 1 {
+	if a.Epoch() != firstEpoch(t, srv.URL(), id) {
 		t.Errorf("epoch moved to %d while the hook blocked", a.Epoch())
 	}
 	rec.check(t)
@@ -224,16 +225,17 @@ func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	kv := openKV(t, srv.URL(), id)
-	forged := fmt.Sprintf(`{"node_id":"intruder","epoch":41,"expires_at":%q,"acquired_at":%q}`,
-		time.Now().Add(time.Hour).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
+	intruder := firstEpoch(t, srv.URL(), id) + 40
+	forged := fmt.Sprintf(`{"node_id":"intruder","epoch":%d,"expires_at":%q,"acquired_at":%q}`,
+		intruder, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
 	if _, err := kv.Put(ctx(t), "lease", []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 2*time.Second, func() bool { return !a.IsLeader() && a.Leader() == "intruder" }, "leader did not see the forged lease")
 	// "intruder" never renews: a takes over after a TTL, whatever expires_at says.
 	natstest.WaitFor(t, 5*time.Second, a.IsLeader, "a did not take over the abandoned lease")
-	if a.Epoch() != 42 {
-		t.Errorf("epoch = %d, want 42", a.Epoch())
+	if a.Epoch() != intruder+1 {
+		t.Errorf("epoch = %d, want %d", a.Epoch(), intruder+1)
 	}
 	rec.check(t)
 }
@@ -244,7 +246,8 @@ func TestClockIndependence(t *testing.T) {
 	// A held lease whose writer's clock is an hour behind: expires_at is long
 	// past on ours. Followers must still wait a full TTL of seeing it unchanged.
 	old := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	if _, err := kv.Create(ctx(t), "lease", []byte(fmt.Sprintf(`{"node_id":"skewed","epoch":7,"expires_at":%q,"acquired_at":%q}`, old, old))); err != nil {
+	skewed := firstEpoch(t, srv.URL(), id) + 6
+	if _, err := kv.Create(ctx(t), "lease", []byte(fmt.Sprintf(`{"node_id":"skewed","epoch":%d,"expires_at":%q,"acquired_at":%q}`, skewed, old, old))); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()
@@ -253,8 +256,8 @@ func TestClockIndependence(t *testing.T) {
 	if waited := time.Since(started); waited < testTTL {
 		t.Errorf("took over after %v, before a full LeaseTTL (%v) on its own clock", waited, testTTL)
 	}
-	if a.Epoch() != 8 {
-		t.Errorf("epoch = %d, want 8", a.Epoch())
+	if a.Epoch() != skewed+1 {
+		t.Errorf("epoch = %d, want %d", a.Epoch(), skewed+1)
 	}
 	rec.check(t)
 }

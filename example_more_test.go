@@ -48,7 +48,10 @@ func ExampleNode_ValidateLeadership() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("write with epoch", epoch) // the store refuses epochs lower than the highest it has seen
+	// Send epoch with the write: the store refuses epochs lower than the
+	// highest it has seen. It is a large number (a new bucket starts at
+	// its creation time in microseconds) that grows by one per tenure.
+	fmt.Println("write with the tenure's epoch:", epoch == node.Epoch())
 
 	if err := node.StepDown(ctx); err != nil {
 		fmt.Println(err)
@@ -57,7 +60,7 @@ func ExampleNode_ValidateLeadership() {
 	_, err = node.ValidateLeadership(ctx)
 	fmt.Println("after StepDown, not leader:", errors.Is(err, cluster.ErrNotLeader))
 	// Output:
-	// write with epoch 1
+	// write with the tenure's epoch: true
 	// after StepDown, not leader: true
 }
 
@@ -205,17 +208,18 @@ func ExampleNode_StepDownTo() {
 			return
 		}
 	}
-	fmt.Println("leader:", a.Leader(), "epoch:", a.Epoch())
+	epoch := a.Epoch()
+	fmt.Println("leader:", a.Leader())
 
 	if err := a.StepDownTo(ctx, "node-c"); err != nil {
 		fmt.Println(err)
 		return
 	}
 	<-cLeads
-	fmt.Println("node-c leads:", c.IsLeader(), "epoch:", c.Epoch())
+	fmt.Println("node-c leads:", c.IsLeader(), "epoch grew by:", c.Epoch()-epoch)
 	// Output:
-	// leader: node-a epoch: 1
-	// node-c leads: true epoch: 2
+	// leader: node-a
+	// node-c leads: true epoch grew by: 1
 }
 
 // Observe delivers leadership as values on a channel, for code that
@@ -245,7 +249,7 @@ func ExampleNode_Observe() {
 		return
 	}
 	for ev := range events {
-		fmt.Println(ev.Kind, ev.Leader, ev.Epoch)
+		fmt.Println(ev.Kind, ev.Leader, ev.Epoch > 0) // a tenure's epoch, 0 for none
 		if ev.Kind == cluster.BecameLeader {
 			break
 		}
@@ -255,8 +259,8 @@ func ExampleNode_Observe() {
 		fmt.Printf("%s %q\n", ev.Kind, ev.Leader)
 	}
 	// Output:
-	// leader-changed  0
-	// became-leader node-1 1
+	// leader-changed  false
+	// became-leader node-1 true
 	// leader-changed "node-1"
 	// lost-leadership ""
 	// leader-changed ""

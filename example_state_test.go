@@ -50,7 +50,7 @@ func ExampleState() {
 		return
 	}
 	e, err := st.Get(ctx, "config.mode")
-	fmt.Printf("%s = %s (written in epoch %d), %v\n", e.Key, e.Value, e.Epoch, err)
+	fmt.Printf("%s = %s (written in this tenure: %v), %v\n", e.Key, e.Value, e.Epoch == node.Epoch(), err)
 
 	if err := st.EnableCommit(ctx); err != nil { // once per bucket
 		fmt.Println(err)
@@ -76,7 +76,7 @@ func ExampleState() {
 	_, err = st.Get(ctx, "orders.2")
 	fmt.Println("orders.2 written:", !errors.Is(err, cluster.ErrKeyNotFound))
 	// Output:
-	// config.mode = active (written in epoch 1), <nil>
+	// config.mode = active (written in this tenure: true), <nil>
 	// orders.next-id: true
 	// commit: <nil>
 	// stale commit conflicts: true

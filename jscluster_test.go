@@ -92,8 +92,8 @@ func TestJSClusterCrashAndPartition(t *testing.T) {
 	rec.check(t)
 	proxy.Restore()
 	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as follower")
-	if successor.Epoch() != 2 {
-		t.Errorf("epoch = %d, want 2", successor.Epoch())
+	if want := firstEpoch(t, c.Server(0).URL(), id) + 1; successor.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", successor.Epoch(), want)
 	}
 	rec.check(t)
 }

@@ -65,9 +65,10 @@ func TestValidateLeadershipFencing(t *testing.T) {
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
+	first := firstEpoch(t, srv.URL(), id)
 	epoch, err := a.ValidateLeadership(ctx(t))
-	if err != nil || epoch != 1 {
-		t.Fatalf("leader ValidateLeadership = %d, %v; want 1, nil", epoch, err)
+	if err != nil || epoch != first {
+		t.Fatalf("leader ValidateLeadership = %d, %v; want %d, nil", epoch, err, first)
 	}
 	if _, err := b.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("follower ValidateLeadership = %v, want ErrNotLeader", err)
@@ -79,8 +80,8 @@ func TestValidateLeadershipFencing(t *testing.T) {
 	if _, err := a.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("old leader ValidateLeadership = %v, want ErrNotLeader", err)
 	}
-	if e, err := b.ValidateLeadership(ctx(t)); err != nil || e != 2 {
-		t.Fatalf("new leader ValidateLeadership = %d, %v; want 2, nil", e, err)
+	if e, err := b.ValidateLeadership(ctx(t)); err != nil || e != first+1 {
+		t.Fatalf("new leader ValidateLeadership = %d, %v; want %d, nil", e, err, first+1)
 	}
 	rec.check(t)
 }
@@ -116,8 +117,8 @@ func TestLeaderCrashFollowerTakesOverAfterTTL(t *testing.T) {
 	if waited := time.Since(crashed); waited < testTTL-testRenew {
 		t.Errorf("successor %v after the crash, before LeaseTTL-RenewInterval: the lease was not left to expire", waited)
 	}
-	if l.Epoch() != 2 {
-		t.Errorf("epoch = %d, want 2", l.Epoch())
+	if want := firstEpoch(t, srv.URL(), id) + 1; l.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", l.Epoch(), want)
 	}
 	rec.check(t)
 }

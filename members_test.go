@@ -212,8 +212,12 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != 1 {
-		t.Errorf("lease = %+v (%v), want epoch 1", l, err)
+	est, err := ekv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != streamCreated(est).UnixMicro() {
+		t.Errorf("lease = %+v (%v), want the bucket's first epoch", l, err)
 	}
 }
 

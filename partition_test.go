@@ -58,8 +58,8 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 	proxy.Restore()
 	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as a follower")
 	holdFor(t, 3*testTTL, func() bool { return !a.IsLeader() && successor.IsLeader() }, "successor keeps leading after the partition heals")
-	if successor.Epoch() != 2 {
-		t.Errorf("successor epoch = %d, want 2", successor.Epoch())
+	if want := firstEpoch(t, srv.URL(), id) + 1; successor.Epoch() != want {
+		t.Errorf("successor epoch = %d, want %d", successor.Epoch(), want)
 	}
 	rec.check(t)
 }
@@ -100,8 +100,8 @@ func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 	if got := rec.count("a", "lose"); got != 0 {
 		t.Errorf("a lost leadership %d times during a stall shorter than its deadline", got)
 	}
-	if a.Epoch() != 1 {
-		t.Errorf("epoch = %d, want 1", a.Epoch())
+	if want := firstEpoch(t, srv.URL(), id); a.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", a.Epoch(), want)
 	}
 	rec.check(t)
 }
@@ -125,8 +125,8 @@ func TestDroppedRenewalsRetriedBeforeDeadline(t *testing.T) {
 	if got := rec.count("a", "lose"); got != 0 {
 		t.Errorf("a lost leadership %d times in an outage shorter than its deadline", got)
 	}
-	if a.Epoch() != 1 {
-		t.Errorf("epoch = %d, want 1", a.Epoch())
+	if want := firstEpoch(t, srv.URL(), id); a.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", a.Epoch(), want)
 	}
 	rec.check(t)
 }
@@ -166,8 +166,8 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 	if got := len(rec.events["b"]); got != 1 {
 		t.Errorf("follower saw leader changes %v, want only leader:a", rec.events["b"])
 	}
-	if a.Epoch() != 1 {
-		t.Errorf("epoch = %d, want 1", a.Epoch())
+	if want := firstEpoch(t, srv.URL(), id); a.Epoch() != want {
+		t.Errorf("epoch = %d, want %d", a.Epoch(), want)
 	}
 }
 

@@ -93,21 +93,22 @@ func streamCreated(status jetstream.KeyValueStatus) time.Time {
 // incarnation reads the bucket's identity and its stream's last sequence.
 // recreated reports a stream other than the one this node knew (deleted
 // and created again); the store then knows the new one. lastSeq is at
-// least the revision of every entry of the bucket: an epoch floor.
-func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64, err error) {
+// least the revision of every entry of the bucket: an epoch floor; created
+// is the bucket's creation time, its epochs' base (rule 50).
+func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64, created time.Time, err error) {
 	status, err := s.kv.Status(ctx)
 	if err != nil {
-		return false, 0, s.explain(err)
+		return false, 0, time.Time{}, s.explain(err)
 	}
 	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
 		lastSeq = bs.StreamInfo().State.LastSeq
 	}
-	created := streamCreated(status)
+	created = streamCreated(status)
 	if created.IsZero() || created.Equal(s.created) {
-		return false, lastSeq, nil
+		return false, lastSeq, created, nil
 	}
 	s.created = created
-	return true, lastSeq, nil
+	return true, lastSeq, created, nil
 }
 
 // minValueSize is the smallest MaxValueSize a bucket may have: a lease

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,27 +31,28 @@ func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.Cooldown = 50 * time.Millisecond
 	a := startNode(t, cfg, rec, hooks)
-	if e, ok := TenureEpoch(<-tenures); !ok || e != 1 {
-		t.Fatalf("TenureEpoch of the first tenure = %d, %v; want 1", e, ok)
+	first := firstEpoch(t, srv.URL(), id)
+	if e, ok := TenureEpoch(<-tenures); !ok || e != first {
+		t.Fatalf("TenureEpoch of the first tenure = %d, %v; want %d", e, ok, first)
 	}
 	if _, ok := TenureEpoch(context.Background()); ok {
 		t.Error("TenureEpoch found an epoch in a ctx that is no tenure")
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count("a", "leader:a") == 1 }, "OnLeaderChange(a) not called")
 	gate.Store(true)
-	if err := a.StepDown(ctx(t)); err != nil { // releases epoch 1; a leads again at 2 after its cooldown
+	if err := a.StepDown(ctx(t)); err != nil { // releases the first epoch; a leads again at the second after its cooldown
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && a.Epoch() == 2 }, "a did not lead again")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && a.Epoch() == first+1 }, "a did not lead again")
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":10}`)); err != nil {
+	if _, err := kv.Put(ctx(t), leaseKey, []byte(fmt.Sprintf(`{"node_id":"x","epoch":%d}`, first+9))); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() && a.Epoch() == 10 }, "a did not see the forged record")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() && a.Epoch() == first+9 }, "a did not see the forged record")
 	close(release)
 	late := <-tenures
-	if e, _ := TenureEpoch(late); e != 2 {
-		t.Errorf("TenureEpoch in the late OnBecomeLeader = %d, want 2 (Epoch() says %d)", e, a.Epoch())
+	if e, _ := TenureEpoch(late); e != first+1 {
+		t.Errorf("TenureEpoch in the late OnBecomeLeader = %d, want %d (Epoch() says %d)", e, first+1, a.Epoch())
 	}
 	if late.Err() == nil {
 		t.Error("the late hook's tenure ctx is live")

@@ -101,8 +101,8 @@ func TestCLIInit(t *testing.T) {
 		if cold.node.IsLeader() {
 			t.Errorf("the node on a new bucket led %v after its start, before its LeaseTTL %v", time.Since(start), ttl)
 		}
-		if e := pre.node.Epoch(); e != 1 {
-			t.Errorf("first leader's epoch %d, want 1", e)
+		if e, want := pre.node.Epoch(), bucketCreated(ctx, t, js, "pre").UnixMicro(); e != want {
+			t.Errorf("first leader's epoch %d, want the bucket's first, %d (its creation in µs)", e, want)
 		}
 	})
 }
@@ -120,6 +120,16 @@ func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, buc
 }
 
 // bucketAge is how old the bucket of cluster id is on the server's clock.
+// bucketCreated is when the server created the bucket of cluster id.
+func bucketCreated(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Time {
+	t.Helper()
+	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().Created
+}
+
 func bucketAge(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Duration {
 	t.Helper()
 	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))

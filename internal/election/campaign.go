@@ -62,12 +62,16 @@ func (m *Machine) learn(ent KVEntry) {
 
 // revisionIsFloor says the revision of what the key holds is an epoch
 // floor for the next tenure: over garbage and markers, at the first
-// sight (a forged low epoch must not turn the epoch back), and over a
-// floor record, whose writer may remember less than a compaction removed
-// (rule 31).
+// sight (a forged low epoch must not turn the epoch back), over a record
+// below the bucket's first epoch (rule 50), and over a floor record,
+// whose writer may remember less than a compaction removed (rule 31).
 func (m *Machine) revisionIsFloor(c observed) bool {
 	switch {
 	case !c.valid, m.lv.observations <= 1:
+		return true
+	case c.lease.Epoch <= m.epochBase && !m.knobs.noEpochBase:
+		// Below the bucket's first epoch: no node of this bucket wrote
+		// it (rule 50); a forger's, or a writer's that knew no base.
 		return true
 	case c.lease.Floor && !m.knobs.floorWithoutRevision:
 		return true
@@ -80,15 +84,22 @@ func (m *Machine) nextEpoch() (int64, error) {
 	c := m.lv.cur
 	// Above a record of its own that landed blind, too, which it never
 	// led: a later acquire at that epoch could not be told from it.
-	floor := max(m.lv.maxEpoch, m.own.blind)
+	// Never below the bucket's creation time (rule 50), and a revision
+	// counts from there: every epoch led in the bucket is at most its
+	// record's revision above the base.
+	base := m.epochBase
+	if m.knobs.noEpochBase {
+		base = 0
+	}
+	floor := max(m.lv.maxEpoch, m.own.blind, base)
 	if c.valid {
 		floor = max(floor, c.lease.Epoch)
 	}
 	switch {
 	case c.present && m.revisionIsFloor(c):
-		floor = max(floor, revisionEpoch(c.rev)-1)
+		floor = max(floor, addEpoch(base, revisionEpoch(c.rev)-1))
 	case !c.present:
-		floor = max(floor, revisionEpoch(m.lv.revFloor))
+		floor = max(floor, addEpoch(base, revisionEpoch(m.lv.revFloor)))
 	}
 	return epochAfter(floor)
 }
@@ -213,7 +224,7 @@ func (m *Machine) onLanded(now time.Time, q *Request, r Result) {
 		// a release, it would be taken at once in a new bucket.
 		m.own.blind = max(m.own.blind, q.epoch)
 		if r.Err == nil {
-			m.followNewBucket(now, r.LastSeq)
+			m.followNewBucket(now, r)
 		}
 	}
 }
@@ -383,6 +394,23 @@ func epochAfter(floor int64) (int64, error) {
 		return 0, fmt.Errorf("%w: epoch %d cannot grow", ErrEpochExhausted, floor)
 	}
 	return max(floor, 0) + 1, nil
+}
+
+// epochBase is the epoch below a bucket's first (rule 50): its creation
+// time in microseconds since 1970, less one; 0 when unknown.
+func epochBase(created time.Time) int64 {
+	if created.IsZero() {
+		return 0
+	}
+	return max(created.UnixMicro()-1, 0)
+}
+
+// addEpoch adds two epochs that are not negative, saturating.
+func addEpoch(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // revisionEpoch converts a revision to an epoch, saturating: revisions are

@@ -110,6 +110,9 @@ type Result struct {
 	// last sequence.
 	Recreated bool
 	LastSeq   uint64
+	// Created is the bucket's creation time as the Incarnation read it
+	// (zero when unknown): the epoch base of a bucket created again.
+	Created time.Time
 }
 
 func (Tick) machineEvent()          {}

@@ -69,7 +69,7 @@ func (m *Machine) onGone(now time.Time, r Result) {
 	case r.Err != nil:
 		m.gone.checkAt = now.Add(m.cfg.RenewInterval)
 	case r.Recreated:
-		m.followNewBucket(now, r.LastSeq)
+		m.followNewBucket(now, r)
 	default:
 		m.gone = bucketGone{}
 		m.restartWatch(now) // not gone after all

@@ -25,6 +25,11 @@ type Machine struct {
 	// with this node's NodeID (rule 48).
 	foreignSelf int
 
+	// epochBase is the bucket's creation time in microseconds, less one:
+	// every epoch led in the bucket is above it (rule 50). Zero when the
+	// server did not say.
+	epochBase int64
+
 	lv    leaseView      // the lease as seen
 	conn  connState      // the connection as the driver reports it
 	own   ownTenure      // this node's tenure and the writes that may start one
@@ -57,6 +62,9 @@ type knobs struct {
 	// floorWithoutRevision undoes rule 31: taking over a floor record
 	// counts from its writer's memory only, not from its revision.
 	floorWithoutRevision bool
+	// noEpochBase undoes rule 50: a bucket's epochs start at 1, not at
+	// its creation time.
+	noEpochBase bool
 	// The fix under evaluation for gap A of docs/sim.md (gaps B, C, D and
 	// E are closed by rules 36-38 and 43).
 	//
@@ -156,6 +164,7 @@ func New(cfg Params, bucket BucketFacts, seed uint64) *Machine {
 	}
 	m.lv.watching = true
 	m.lv.revFloor = bucket.LastSeqAtOpen
+	m.epochBase = epochBase(bucket.Created)
 	m.conn.connected = true
 	// The count so far is not a reconnect this node has to account for.
 	m.conn.reconnects, m.conn.seen = bucket.Reconnects, bucket.Reconnects

@@ -149,7 +149,7 @@ func (m *Machine) onVanished(now time.Time, r Result) {
 		return // asked again at the next resync
 	}
 	if r.Recreated {
-		m.followNewBucket(now, r.LastSeq)
+		m.followNewBucket(now, r)
 		return
 	}
 	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
@@ -158,13 +158,17 @@ func (m *Machine) onVanished(now time.Time, r Result) {
 }
 
 // followNewBucket moves a follower to a bucket found deleted and created
-// again: the watch follows the new stream, and what the node saw in the
-// old one is forgotten (not the epoch or TTL it remembers): the key is
-// taken as absent from now, and waited out as such.
-func (m *Machine) followNewBucket(now time.Time, lastSeq uint64) {
+// again (r is the Incarnation that found it): the watch follows the new
+// stream, and what the node saw in the old one is forgotten (not the epoch
+// or TTL it remembers): the key is taken as absent from now, and waited
+// out as such.
+func (m *Machine) followNewBucket(now time.Time, r Result) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
 	m.oldWritesBlind()
-	m.lv.revFloor = max(m.lv.revFloor, lastSeq)
+	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
+	if !r.Created.IsZero() {
+		m.epochBase = epochBase(r.Created) // its epochs start at its creation (rule 50)
+	}
 	m.gone = bucketGone{}
 	m.restartWatch(now)
 	m.lv.cur = observed{firstSeen: now}
@@ -247,7 +251,7 @@ func (m *Machine) onIdentity(now time.Time, q *Request, r Result) {
 		if m.own.t != nil {
 			m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 		}
-		m.followNewBucket(now, r.LastSeq)
+		m.followNewBucket(now, r)
 	default:
 		// Something was written since this node opened the bucket, even if
 		// its watch never showed it: no longer an empty bucket (rule 28).
@@ -294,7 +298,7 @@ func (m *Machine) onRecreatedUnder(now time.Time, q *Request, r Result) {
 	if m.own.t != nil {
 		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
 	}
-	m.followNewBucket(now, r.LastSeq)
+	m.followNewBucket(now, r)
 }
 
 // observed is a lease entry as this node saw it.

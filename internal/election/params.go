@@ -35,6 +35,10 @@ type Params struct {
 type BucketFacts struct {
 	LastSeqAtOpen uint64        // at least the revision of every entry written before
 	AgeAtOpen     time.Duration // on the server's clock; zero when unknown
+	// Created is when the bucket's stream was created, on the clock of
+	// the server that created it; zero when unknown. Its microseconds are
+	// the bucket's first epoch (rule 50).
+	Created time.Time
 	// Reconnects is the connection's reconnect count then: not a
 	// reconnect this node has to account for.
 	Reconnects uint64

@@ -25,6 +25,7 @@ type checker struct {
 	maxEpoch  int64         // the highest epoch of a tenure so far
 	maxInc    uint64        // the bucket's identity when it began
 	maxRev    uint64        // the revision of its record
+	maxBase   int64         // the epoch base of its bucket (rule 50)
 	excused   int           // tenures whose epoch did not grow, excused (forgotten)
 	// blindOverlaps counts overlaps excused as the §5.6 limit (tenure.blindTo).
 	blindOverlaps int
@@ -81,7 +82,7 @@ func (c *checker) become(p *proc, epoch int64) {
 	c.lastHook[p] = "become"
 	t := &tenure{node: p.cfg.ID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62, ttl: p.cfg.LeaseTTL}
 	if epoch <= c.maxEpoch && !p.w.opt.StrictLimits {
-		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev)
+		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev, c.maxBase)
 	}
 	for _, a := range c.tenures {
 		if !p.w.opt.StrictLimits && a.end() > now && a.ttl > t.ttl && p.w.ttlForgotten(p, a.ttl) {
@@ -89,7 +90,7 @@ func (c *checker) become(p *proc, epoch int64) {
 		}
 	}
 	if epoch > c.maxEpoch {
-		c.maxEpoch, c.maxInc, c.maxRev = epoch, p.w.kv.inc, p.wroteAt
+		c.maxEpoch, c.maxInc, c.maxRev, c.maxBase = epoch, p.w.kv.inc, p.wroteAt, p.w.kv.epochBase()
 	}
 	c.tenures = append(c.tenures, t)
 	c.live[p] = t

@@ -202,8 +202,9 @@ func (w *world) deleteBucket(d time.Duration) {
 // createBucket creates the bucket (again): a new stream, announced to
 // the nodes connected now by the stream-created advisory.
 func (w *world) createBucket() {
-	w.kv.recreate(w.now)
-	w.logf("bucket created (identity %d)", w.kv.inc)
+	clock := w.creationClock()
+	w.kv.recreate(w.now, clock)
+	w.logf("bucket created (identity %d, at %s on its server's clock)", w.kv.inc, clock.Format("15:04:05.000000"))
 	for _, p := range w.procs {
 		if p.up && p.connected {
 			p.later(w.now+w.delay(p), BucketCreated{})
@@ -276,4 +277,20 @@ func (w *world) quiet() {
 		}
 	}
 	w.chk.quiet(w.procs, w.now)
+}
+
+// creationClock is what the clock of the server creating the bucket now
+// reads. The servers' clocks disagree: it reads the previous creation's
+// time plus between a tenth and one and a half times the real time since
+// (behind or ahead), which keeps §5.4's assumption (rule 50: it reads
+// later than the previous creation by more than one microsecond for
+// every tenure led in between; a tenure here takes at least a write's
+// round trip of 200 µs). Options.ClockBack breaks it: the clock reads up
+// to a minute before the previous creation.
+func (w *world) creationClock() time.Time {
+	since := w.now - w.kv.created
+	if w.opt.ClockBack {
+		return w.kv.createdAt.Add(-time.Duration(w.servers.Int64N(int64(time.Minute))))
+	}
+	return w.kv.createdAt.Add(time.Duration(float64(since) * (0.1 + 1.4*w.servers.Float64())))
 }

@@ -10,14 +10,23 @@ import "time"
 // identity (its stream's creation time).
 type kv struct {
 	inc     uint64        // the stream's identity; a new bucket has a new one
-	created time.Duration // when this incarnation was created (server time)
-	seq     uint64        // last sequence of the stream
-	entries []Entry       // the lease key's kept revisions, oldest first
-	history int
-	deleted bool // the bucket does not exist: every request says so
+	created time.Duration // when this incarnation was created (simulated real time)
+	// createdAt is the creation time as the creating server's clock read
+	// it: what a node learns as the bucket's epoch base (rule 50).
+	createdAt time.Time
+	seq       uint64  // last sequence of the stream
+	entries   []Entry // the lease key's kept revisions, oldest first
+	history   int
+	deleted   bool // the bucket does not exist: every request says so
 }
 
-func newKV(now time.Duration) *kv { return &kv{inc: 1, created: now, history: 8} }
+func newKV(now time.Duration) *kv {
+	return &kv{inc: 1, created: now, createdAt: base.Add(now), history: 8}
+}
+
+// epochBase is the epoch below the bucket's first: its creation time in
+// microseconds, less one (rule 50).
+func (k *kv) epochBase() int64 { return k.createdAt.UnixMicro() - 1 }
 
 func (k *kv) last() (Entry, bool) {
 	if len(k.entries) == 0 {
@@ -92,8 +101,8 @@ func (k *kv) remove() {
 }
 
 // recreate creates the bucket again (deleting it first if it exists): a
-// new stream, with a new identity.
-func (k *kv) recreate(now time.Duration) {
+// new stream, with a new identity, created at clock on its server's clock.
+func (k *kv) recreate(now time.Duration, clock time.Time) {
 	k.inc++
-	k.created, k.seq, k.entries, k.deleted = now, 0, nil, false
+	k.created, k.createdAt, k.seq, k.entries, k.deleted = now, clock, 0, nil, false
 }

@@ -69,7 +69,7 @@ func TestKVPurgeCompactRecreate(t *testing.T) {
 	if _, ok := k.last(); ok || !k.deleted || k.inc != inc {
 		t.Fatal("a deleted bucket still shows the key, or a new identity")
 	}
-	k.recreate(5)
+	k.recreate(5, base.Add(5))
 	if k.inc == inc || k.seq != 0 || k.created != 5 || k.deleted {
 		t.Fatalf("recreate: inc %d seq %d created %v deleted %v", k.inc, k.seq, k.created, k.deleted)
 	}

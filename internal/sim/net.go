@@ -94,7 +94,7 @@ func (p *proc) serve(e Effect) Result {
 	case History:
 		return Result{History: w.kv.historyEntries()}
 	case Incarnation:
-		return Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, inc: w.kv.inc}
+		return Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt, inc: w.kv.inc}
 	case Watch:
 		p.openWatch()
 	}

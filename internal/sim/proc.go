@@ -58,7 +58,7 @@ func (w *world) makeProcs() {
 			ttl = 3 * time.Second
 		}
 		cfg := NodeConfig{ID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, NoRule31: w.opt.NoRule31, Fixes: w.opt.Fixes}
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, NoRule31: w.opt.NoRule31, NoRule50: w.opt.NoRule50, Fixes: w.opt.Fixes}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -92,7 +92,7 @@ func (p *proc) start() {
 		w.createBucket() // Start creates a bucket it does not find
 	}
 	p.knownInc = w.kv.inc
-	facts := BucketFacts{LastSeq: w.kv.seq, Age: w.now - w.kv.created}
+	facts := BucketFacts{LastSeq: w.kv.seq, Age: w.now - w.kv.created, Created: w.kv.createdAt}
 	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.ID)))
 	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.ID, facts.LastSeq, facts.Age)
 	w.chk.procStarted(p)

@@ -25,6 +25,9 @@ type NodeConfig struct {
 	// NoRule31 asks the logic to undo rule 31 (a floor record's revision
 	// as an epoch floor): a negative control.
 	NoRule31 bool
+	// NoRule50 asks the logic to undo rule 50 (a bucket's epochs start at
+	// its creation time): a negative control.
+	NoRule50 bool
 	// Fixes names fixes under evaluation the logic should apply.
 	Fixes []string
 }
@@ -33,6 +36,7 @@ type NodeConfig struct {
 type BucketFacts struct {
 	LastSeq uint64
 	Age     time.Duration
+	Created time.Time // on the creating server's clock (rule 50)
 }
 
 // Factory makes the logic of a node starting now (fresh memory).
@@ -120,12 +124,13 @@ const (
 type Result struct {
 	ID        uint64
 	Kind      ResultKind
-	Rev       uint64  // a write: the new revision
-	Entry     Entry   // a get
-	History   []Entry // a history read
-	Recreated bool    // an incarnation read
-	LastSeq   uint64  // an incarnation read
-	inc       uint64  // an incarnation read: the identity the node now knows
+	Rev       uint64    // a write: the new revision
+	Entry     Entry     // a get
+	History   []Entry   // a history read
+	Recreated bool      // an incarnation read
+	LastSeq   uint64    // an incarnation read
+	Created   time.Time // an incarnation read: the bucket's creation on its server's clock
+	inc       uint64    // an incarnation read: the identity the node now knows
 }
 
 func (Tick) simEvent()          {}

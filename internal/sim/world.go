@@ -24,6 +24,8 @@ type Options struct {
 	Exclude []string
 	// NoRule31 asks the logic to undo rule 31 (NodeConfig.NoRule31).
 	NoRule31 bool
+	// NoRule50 asks the logic to undo rule 50 (NodeConfig.NoRule50).
+	NoRule50 bool
 	// Fixes names fixes under evaluation for the logic (NodeConfig.Fixes).
 	Fixes []string
 	// StrictLimits counts the protocol's stated limits as violations too:
@@ -31,6 +33,10 @@ type Options struct {
 	// (world.forgotten), and tenures that overlap where nothing left knew
 	// the earlier holder's longer LeaseTTL (world.ttlForgotten).
 	StrictLimits bool
+	// ClockBack lets the server that creates the bucket again read a time
+	// before the previous creation: past what §5.4 assumes of the servers'
+	// clocks, a negative control for rule 50.
+	ClockBack bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
@@ -121,6 +127,10 @@ type world struct {
 	ttls    []time.Duration
 	slowNet bool           // some network delays are long
 	epochs  map[int64]bool // every epoch a node's record carried
+	// servers draws the clocks of the servers that create the bucket:
+	// a stream of its own, so that the faults' schedule is the same with
+	// or without it.
+	servers *rand.Rand
 }
 
 func newWorld(seed uint64, opt Options, factory Factory) *world {
@@ -134,7 +144,8 @@ func newWorld(seed uint64, opt Options, factory Factory) *world {
 		opt.QuietPhase = 10 * time.Second
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
-		kv: newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
+		servers: rand.New(rand.NewPCG(seed, 0xc10c)),
+		kv:      newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
 	w.quietAt = opt.FaultPhase
 	w.makeProcs()
 	return w
@@ -189,24 +200,23 @@ func (w *world) loop(until time.Duration) {
 }
 
 // forgotten says nothing left knows epoch (led with a record at revision
-// rev of the bucket with identity inc) when leader's tenure begins: no
-// node that runs, and has been connected (not paused) for its LeaseTTL (a
-// node that reconnects finds a new bucket by reading the key back, half
-// its TTL later), had seen it when the leader's record was stored; the
-// lease key's kept history before that record does not hold it; and the
-// revision floor cannot stand for it: it was led in a bucket since
-// deleted, or above its record's revision (an epoch carried into a
-// bucket created again). A new tenure at or below it is then the
-// protocol's stated limit (docs/design.md §5.4: a bucket created again
-// while every node that remembers is stopped or cut off; §5.5: an epoch
-// known only from values since removed, the revision no floor in a
-// recreated bucket; rule 31), not a violation.
-func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64) bool {
+// rev of the bucket with identity inc and epoch base bucketBase) when
+// leader's tenure begins: no node that runs, and has been connected (not
+// paused) for its LeaseTTL, had seen it when the leader's record was
+// stored; the lease key's kept history before that record does not hold
+// it; and the floors cannot stand for it: it was led in the bucket there
+// is now, above its record's revision counted from the bucket's base (an
+// epoch learned from a forged record above the revisions). A new tenure
+// at or below it is then the protocol's stated limit (docs/design.md
+// §5.5), not a violation. A bucket created again is no excuse (rule 50):
+// its base is above every epoch of the one before, as §5.4 assumes of the
+// servers' clocks.
+func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64, bucketBase int64) bool {
 	if w.stillKnown(leader, func(k known) bool { return k.epoch >= epoch },
 		func(v []byte) bool { return recordEpoch(v) >= epoch }) {
 		return false
 	}
-	return inc != w.kv.inc || rev < uint64(epoch)
+	return inc == w.kv.inc && bucketBase+int64(rev) < epoch
 }
 
 // ttlForgotten says nothing left knew a LeaseTTL of ttl when leader's

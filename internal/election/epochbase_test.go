@@ -1,0 +1,77 @@
+package election
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// Rule 50: a bucket's epochs start at its creation time on the server's
+// clock, in microseconds, and a revision counts from there, so that a
+// bucket created again leads above every epoch of the one before it even
+// when no node that remembers them is left.
+func TestMachineEpochBase(t *testing.T) {
+	created := mBase.Add(-300 * time.Millisecond)
+	first := created.UnixMicro()
+	again := mBase.Add(50 * time.Millisecond) // a bucket created again, later
+	for _, c := range []mCase{
+		{name: "rule 50: a new bucket's first epoch is its creation time in microseconds",
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond, Created: created},
+			steps: []mStep{
+				{0, Synced{}, []string{"arm +700ms"}},
+				{700, Tick{}, []string{"incarnation", "arm -"}},
+				{700, incarnationCreated(false, 0, created), []string{"history", "arm -"}},
+				{705, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first), "arm -"}},
+				{710, wrote(1), []string{"incarnation", "arm -"}},
+				{710, incarnationCreated(false, 1, created), []string{fmt.Sprintf("become %d", first), "leader a", "arm +245ms"}},
+				{955, Tick{}, []string{fmt.Sprintf("write renew rev=1 epoch=%d", first), "arm +650ms"}},
+			}},
+		{name: "rule 50: in a used bucket the stream's last sequence counts from the creation time (§5.3)",
+			bucket: BucketFacts{LastSeqAtOpen: 10, Created: created},
+			steps: []mStep{
+				{0, Synced{}, []string{"arm +1.25s"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
+				{1250, incarnationCreated(false, 10, created), []string{"history", "arm -"}},
+				{1251, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first+10), "arm -"}},
+			}},
+		{name: "rule 50: a record below the creation time (an older writer's) is taken over above it, its revision counted from there",
+			bucket: BucketFacts{LastSeqAtOpen: 5, Created: created},
+			steps: withPrefix(followB,
+				mStep{500, Tick{}, []string{"get", "arm -"}},
+				mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
+				mStep{750, Tick{}, []string{"get", "arm -"}},
+				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
+				mStep{1000, Tick{}, []string{"get", "arm -"}},
+				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+				mStep{1000, incarnationCreated(false, 5, created), []string{"history", "arm -"}},
+				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{fmt.Sprintf("write acquire rev=5 epoch=%d", first+4), "arm -"}},
+			)},
+		{name: "rule 50: a leader that finds its bucket created again carries its epoch there, and the next tenure starts at the new bucket's creation time",
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond, Created: created},
+			steps: []mStep{
+				{0, Synced{}, []string{"arm +700ms"}},
+				{700, Tick{}, []string{"incarnation", "arm -"}},
+				{700, incarnationCreated(false, 0, created), []string{"history", "arm -"}},
+				{705, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first), "arm -"}},
+				{710, wrote(1), []string{"incarnation", "arm -"}},
+				{710, incarnationCreated(false, 1, created), []string{fmt.Sprintf("become %d", first), "leader a", "arm +245ms"}},
+				{800, BucketCreated{}, []string{"incarnation", "arm +805ms"}},
+				{801, incarnationCreated(true, 0, again), []string{fmt.Sprintf("lose %d ErrEpochMismatch", first), "watch", "arm -"}},
+				{802, ok, []string{"leader -", "arm -"}},
+				{803, Synced{}, []string{fmt.Sprintf("write seed create epoch=%d floor ttl=1s", first), "arm -"}},
+			},
+			check: func(t *testing.T, m *Machine) {
+				if e, err := m.nextEpoch(); err != nil || e != again.UnixMicro()+1 {
+					t.Errorf("next epoch %d (%v), want %d: above the new bucket's creation time, with the stream sequence it knows", e, err, again.UnixMicro()+1)
+				}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
+	}
+}
+
+// incarnationCreated is an Incarnation's answer that carries the bucket's
+// creation time, as the driver's does.
+func incarnationCreated(recreated bool, lastSeq uint64, created time.Time) Result {
+	return Result{Recreated: recreated, LastSeq: lastSeq, Created: created}
+}
