@@ -20,7 +20,7 @@ import (
 // handshake. Closed at test cleanup; its goroutines end by then.
 type silentServer struct {
 	ln       net.Listener
-	accepted chan struct{}      // one per connection accepted
+	accepted chan struct{} // one per connection accepted
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	conns    []net.Conn
