@@ -87,17 +87,20 @@ func isRenewal(a election.Action) bool {
 // held just before it sends a renewal, so the view's deadline stays put
 // and the machine's own deadline tick never runs; the tenure's ctx must
 // still be cancelled, IsLeader turn false and OnLoseLeadership be called
-// at the deadline, while the loop is held.
+// at the deadline, while the loop is held; and that hook, like the one
+// the loop queues, must not read the node as leader (rule 44).
 func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	srv, _, id := setup(t)
 	tenures := make(chan context.Context, 4)
-	lost := make(chan time.Time, 4)
+	lost := make(chan string, 4) // Leader() as OnLoseLeadership read it
+	var node atomic.Pointer[Node]
 	hooks := HookFuncs{
 		BecomeLeader:   func(ctx context.Context) error { tenures <- ctx; return nil },
-		LoseLeadership: func(context.Context) error { lost <- time.Now(); return nil },
+		LoseLeadership: func(context.Context) error { lost <- node.Load().Leader(); return nil },
 	}
 	stall := newLoopStall(isRenewal)
 	n := startNodeWithSeam(t, testConfig(id, "n1", srv.URL()), hooks, stall.before)
+	node.Store(n)         // before engage: OnLoseLeadership comes after
 	t.Cleanup(stall.free) // runs before the Stop registered above
 
 	tenure := receive(t, tenures, 10*time.Second, "OnBecomeLeader")
@@ -125,7 +128,11 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	if n.IsLeader() {
 		t.Error("IsLeader past the tenure's deadline")
 	}
-	receive(t, lost, slack, "OnLoseLeadership while the loop was held")
+	// Rule 44 on the timer's path too: the hook reads the view it was
+	// queued for, the node no longer its own leader.
+	if leader := receive(t, lost, slack, "OnLoseLeadership while the loop was held"); leader == "n1" {
+		t.Error("OnLoseLeadership, queued by the deadline timer, read Leader() as the node itself")
+	}
 
 	// Freed, the loop hears the tenure has ended and carries on: it leads
 	// again, and OnLoseLeadership was not called twice for one tenure.
