@@ -72,6 +72,8 @@ type driver struct {
 
 	err      error // permanent failure
 	finished bool
+
+	beforeAction func(election.Action) // Node.beforeAction: tests only
 }
 
 type commandKind int
@@ -126,6 +128,8 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 		watcher:   watcher,
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
+
+		beforeAction: n.beforeAction,
 	}
 }
 
@@ -253,6 +257,9 @@ func (d *driver) watchConn(statuses chan nats.Status) {
 // carryOut does what the machine asked, in order.
 func (d *driver) carryOut(acts []election.Action) {
 	for _, a := range acts {
+		if d.beforeAction != nil {
+			d.beforeAction(a) // a test stalls the loop here
+		}
 		if !d.request(a) {
 			d.carryOutLocal(a)
 		}

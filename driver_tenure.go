@@ -108,6 +108,9 @@ func (d *driver) deadlineFired(t *driverTenure) {
 		return
 	}
 	t.cancel()
+	if d.view.leader == d.cfg.NodeID {
+		d.view.leader = "" // as lose does, before OnLoseLeadership can read it (rule 44)
+	}
 	d.view.mu.Unlock()
 	d.queueLose(t)
 	select {

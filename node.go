@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -25,6 +26,10 @@ type Node struct {
 	log      *slog.Logger
 	view     *view
 	instance string // this process's name in its lease records (rule 48)
+	// beforeAction is nil but in tests, which set it before Start: the
+	// driver's loop calls it before carrying out each of the machine's
+	// actions, so that a test can stall the loop at a chosen point.
+	beforeAction func(election.Action)
 
 	// mu guards the fields below. It is never held across I/O or while
 	// waiting: Start, Stop and the getters take it only to read or set them.
