@@ -327,6 +327,8 @@ func (v *validator) routes(p string, routes []Route, vip netip.Prefix) {
 		}
 		if vip.IsValid() && to.Addr().Is4() != vip.Addr().Is4() {
 			v.bad(rp+".to", "%s is not of the VIP's address family", r.To)
+		} else if to != to.Masked() {
+			v.bad(rp+".to", "%s has host bits set: write %s", r.To, to.Masked())
 		}
 		if r.Via != "" {
 			via, err := netip.ParseAddr(r.Via)
@@ -336,8 +338,19 @@ func (v *validator) routes(p string, routes []Route, vip netip.Prefix) {
 				v.bad(rp+".via", "%s is not of the route's address family", r.Via)
 			}
 		}
+		if r.Src != "" {
+			src, err := netip.ParseAddr(r.Src)
+			if err != nil {
+				v.bad(rp+".src", "want a source address: %v", err)
+			} else if src.Is4() != to.Addr().Is4() {
+				v.bad(rp+".src", "%s is not of the route's address family", r.Src)
+			}
+		}
 		if r.Metric < 0 {
 			v.bad(rp+".metric", "%d is negative", r.Metric)
+		}
+		if r.Table < 0 {
+			v.bad(rp+".table", "%d is negative", r.Table)
 		}
 	}
 }
