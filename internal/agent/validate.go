@@ -291,8 +291,9 @@ func (v *validator) vips(p string, vips []VIP, taken map[netip.Addr]string) {
 			switch {
 			case err == nil && !pfx.Addr().Is4():
 				v.bad(vp+".label", "labels are for IPv4 addresses only")
-			case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) > 15:
-				v.bad(vp+".label", "%q must start with %q and be at most 15 bytes", x.Label, x.Interface+":")
+			case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) == len(x.Interface)+1 || len(x.Label) > 15 ||
+				strings.ContainsAny(x.Label, "/ \t\n\r\v\f\x00"):
+				v.bad(vp+".label", "%q must be %q and a name, at most 15 bytes, without '/' or white space", x.Label, x.Interface+":")
 			}
 		}
 		if x.GARP.Count < 0 {
