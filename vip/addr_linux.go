@@ -47,7 +47,11 @@ func (s *settings) addAddress() (added bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	err = netlink.AddrAdd(link, s.nlAddr())
+	a := s.nlAddr()
+	// Only on add: the kernel deletes an address only if a label given
+	// matches, and one added by someone else may carry another.
+	a.Label = s.Label
+	err = netlink.AddrAdd(link, a)
 	switch {
 	case err == nil:
 		return true, nil

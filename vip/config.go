@@ -55,6 +55,17 @@ type Config struct {
 	// operation runs on a dedicated OS thread that enters the namespace,
 	// so the Manager can be used from any goroutine.
 	NetNS string
+
+	// Label is the IPv4 address label ("eth0:vip", what `ip addr` shows
+	// and ifconfig's alias interfaces use): Interface, a colon and a name,
+	// at most 15 bytes. Empty: no label. IPv6 addresses have none.
+	Label string
+	// Routes are added after the address on every acquisition (and put
+	// back when the address is restored) and removed before it on
+	// release, like keepalived's virtual_routes. Each goes out of
+	// Interface, with the VIP as its source unless Route.Src says
+	// otherwise.
+	Routes []Route
 }
 
 // CIDR returns the address with its prefix length, "<Address>/<Netmask>",
@@ -69,6 +80,7 @@ type settings struct {
 	Config
 	addr   netip.Addr   // the address, unmapped, no zone
 	prefix netip.Prefix // addr/Netmask (not masked: the host bits are kept)
+	routes []Route      // Config.Routes with Src defaulted to addr
 }
 
 // validate checks c and applies defaults.
@@ -82,6 +94,13 @@ func (c Config) validate() (settings, error) {
 		return settings{}, fmt.Errorf("%w: %d for %s (want 1-%d)", ErrInvalidNetmask, c.Netmask, addr, bits)
 	}
 	if err := validateInterfaceName(c.Interface); err != nil {
+		return settings{}, err
+	}
+	if err := validateLabel(c.Label, c.Interface, addr); err != nil {
+		return settings{}, err
+	}
+	routes, err := validateRoutes(c.Routes, addr)
+	if err != nil {
 		return settings{}, err
 	}
 	if c.AnnounceCount < 0 {
@@ -103,7 +122,8 @@ func (c Config) validate() (settings, error) {
 		c.Logger = slog.Default()
 	}
 	c.Address = addr.String()
-	return settings{Config: c, addr: addr, prefix: netip.PrefixFrom(addr, c.Netmask)}, nil
+	c.Routes = append([]Route(nil), c.Routes...) // the caller's slice may change
+	return settings{Config: c, addr: addr, prefix: netip.PrefixFrom(addr, c.Netmask), routes: routes}, nil
 }
 
 // parseAddress accepts a unicast IPv4 or IPv6 address without prefix or zone.

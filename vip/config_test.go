@@ -2,6 +2,8 @@ package vip
 
 import (
 	"errors"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -79,5 +81,62 @@ func TestConfigDefaults(t *testing.T) {
 		if _, err := (Config{Address: a, Netmask: 8, Interface: "eth0.100"}).validate(); err != nil {
 			t.Errorf("%s: %v", a, err)
 		}
+	}
+}
+
+func TestConfigLabelAndRoutesValidation(t *testing.T) {
+	v4 := Config{Address: "10.0.0.100", Netmask: 24, Interface: "eth0"}
+	v6 := Config{Address: "2001:db8::100", Netmask: 64, Interface: "eth0"}
+	route := func(to, via string) Route {
+		r := Route{To: netip.MustParsePrefix(to)}
+		if via != "" {
+			r.Via = netip.MustParseAddr(via)
+		}
+		return r
+	}
+	with := func(base Config, f func(*Config)) Config { c := base; f(&c); return c }
+	for _, c := range []struct {
+		name  string
+		cfg   Config
+		field string // the error names it
+	}{
+		{"label on IPv6", with(v6, func(c *Config) { c.Label = "eth0:x" }), "Label"},
+		{"label of another interface", with(v4, func(c *Config) { c.Label = "eth1:x" }), "Label"},
+		{"label without a name", with(v4, func(c *Config) { c.Label = "eth0:" }), "Label"},
+		{"label too long", with(v4, func(c *Config) { c.Label = "eth0:abcdefghijk" }), "Label"},
+		{"label with a space", with(v4, func(c *Config) { c.Label = "eth0:a b" }), "Label"},
+		{"route without to", with(v4, func(c *Config) { c.Routes = []Route{{}} }), "Routes[0].To"},
+		{"route of the other family", with(v4, func(c *Config) { c.Routes = []Route{route("2001:db8:1::/48", "")} }), "Routes[0].To"},
+		{"route with host bits", with(v4, func(c *Config) { c.Routes = []Route{route("10.9.0.0/16", ""), route("10.9.1.1/16", "")} }), "Routes[1].To"},
+		{"gateway of the other family", with(v6, func(c *Config) { c.Routes = []Route{route("2001:db8:1::/48", "10.0.0.1")} }), "Routes[0].Via"},
+		{"multicast gateway", with(v4, func(c *Config) { c.Routes = []Route{route("10.9.0.0/16", "224.0.0.1")} }), "Routes[0].Via"},
+		{"source of the other family", with(v4, func(c *Config) {
+			c.Routes = []Route{{To: netip.MustParsePrefix("10.9.0.0/16"), Src: netip.MustParseAddr("2001:db8::1")}}
+		}), "Routes[0].Src"},
+		{"negative metric", with(v4, func(c *Config) { c.Routes = []Route{{To: netip.MustParsePrefix("10.9.0.0/16"), Metric: -1}} }), "Routes[0].Metric"},
+		{"negative table", with(v4, func(c *Config) { c.Routes = []Route{{To: netip.MustParsePrefix("10.9.0.0/16"), Table: -1}} }), "Routes[0].Table"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.cfg.validate()
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("validate: %v, want ErrInvalidConfig naming %s", err, c.field)
+			}
+		})
+	}
+
+	s, err := with(v4, func(c *Config) {
+		c.Label = "eth0:web"
+		c.Routes = []Route{route("0.0.0.0/0", "10.0.0.1"), route("10.9.0.0/16", "")}
+	}).validate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range s.routes {
+		if r.Src != netip.MustParseAddr("10.0.0.100") {
+			t.Errorf("routes[%d].Src = %v, want the VIP", i, r.Src)
+		}
+	}
+	if s.Config.Routes[0].Src.IsValid() {
+		t.Error("Config() should return the routes as given (Src not filled in)")
 	}
 }

@@ -21,6 +21,13 @@
 // without duplicate address detection, which would otherwise hold up a
 // failover. Acquire and Release are idempotent.
 //
+// Like keepalived, a Manager can give an IPv4 address a label
+// (Config.Label, "eth0:vip") and add routes with the address
+// (Config.Routes, keepalived's virtual_routes): after the address on
+// Acquire, from the VIP as their source unless Route.Src says otherwise,
+// and removed before it on Release. Routes that go with a removed address
+// are put back with it, and at every refresh.
+//
 // NewHooks returns cluster.Hooks that acquire the address when the node
 // becomes leader and release it when leadership ends; see Hooks for what
 // happens when acquisition fails.

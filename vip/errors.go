@@ -46,6 +46,12 @@ var (
 	// the address and retries the announcement in the background.
 	ErrAnnounce = errors.New("vip: announcement failed")
 
+	// ErrRoute: the address is on the interface but one of Config.Routes
+	// could not be added (its gateway unreachable, say). The Manager
+	// keeps the address and retries the routes in the background, and
+	// Hooks keeps retrying the acquisition (it does not count as held).
+	ErrRoute = errors.New("vip: route not added")
+
 	// ErrNetNS: the network namespace named by Config.NetNS could not be
 	// opened or entered.
 	ErrNetNS = errors.New("vip: cannot enter network namespace")

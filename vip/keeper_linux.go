@@ -27,6 +27,8 @@ type keeper struct {
 	stop chan struct{} // closed (under m.mu) by Release
 	done chan struct{} // closed when the goroutine has exited
 	kick chan struct{} // a burst was (re)started: arm the burst timer
+	// again asks for a retry (a route Acquire could not add).
+	again chan struct{}
 
 	closeq  chan io.Closer // announcement sockets to close, off m.mu
 	closing atomic.Int32   // sockets handed over and not yet closed
@@ -51,6 +53,7 @@ func (m *Manager) startKeeper() *keeper {
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		kick:    make(chan struct{}, 1),
+		again:   make(chan struct{}, 1),
 		closeq:  make(chan io.Closer, 16),
 		burst:   stoppedTimer(),
 		retry:   stoppedTimer(),
@@ -92,6 +95,14 @@ func (k *keeper) startBurstLocked(ok bool) {
 	k.announced = ok
 	select {
 	case k.kick <- struct{}{}:
+	default:
+	}
+}
+
+// retrySoon has the goroutine run ensure after the retry backoff.
+func (k *keeper) retrySoon() {
+	select {
+	case k.again <- struct{}{}:
 	default:
 	}
 }
@@ -156,6 +167,8 @@ func (k *keeper) loop(ev *events) {
 			return
 		case <-k.kick:
 			k.burst.Reset(k.m.s.AnnounceInterval)
+		case <-k.again:
+			k.retry.Reset(k.nextBackoff())
 		case c := <-k.closeq:
 			k.close(c)
 		case <-k.burst.C:
@@ -237,7 +250,12 @@ func (k *keeper) ensure(reason string, announce bool) {
 	if added {
 		m.log.Warn("VIP was missing; restored", "reason", reason)
 	}
-	if !added && !announce && k.announced {
+	// Removing an IPv4 address takes the routes from it along.
+	routesAdded, routeErr := m.addRoutesLocked()
+	if routesAdded > 0 && !added {
+		m.log.Warn("VIP routes were missing; restored", "reason", reason, "routes", routesAdded)
+	}
+	if !added && !announce && k.announced && routeErr == nil {
 		k.retry.Stop()
 		k.backoff = minRetry
 		return
@@ -248,8 +266,8 @@ func (k *keeper) ensure(reason string, announce bool) {
 	} else if err == nil {
 		k.announced = true
 	}
-	if err != nil {
-		m.log.Warn("VIP announcement failed; retrying", "reason", reason, "err", err)
+	if err != nil || routeErr != nil {
+		m.log.Warn("VIP announcement or routes failed; retrying", "reason", reason, "err", err, "route_err", routeErr)
 		k.retry.Reset(k.nextBackoff())
 		return
 	}

@@ -2,6 +2,7 @@ package vip
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,7 +57,8 @@ func (m *Manager) announceLocked() error {
 	return err
 }
 
-// Acquire adds the address to the interface and announces it: one
+// Acquire adds the address to the interface, then its routes
+// (Config.Routes), and announces it: one
 // announcement round before it returns, the rest of the burst
 // (Config.AnnounceCount rounds, Config.AnnounceInterval apart) in the
 // background.
@@ -72,7 +74,9 @@ func (m *Manager) announceLocked() error {
 // succeeds and announces it again.
 //
 // Errors wrap ErrInterfaceNotFound, ErrNeedNetAdmin (the address could not
-// be added: nothing is held), or ErrAnnounce, possibly with ErrNeedNetRaw
+// be added: nothing is held), ErrRoute or ErrNeedNetAdmin (the address is
+// held, a route could not be added; routes are retried in the background
+// and put back with the address), or ErrAnnounce, possibly with ErrNeedNetRaw
 // (the address is on the interface and held, but the announcement failed;
 // it is retried in the background).
 func (m *Manager) Acquire(ctx context.Context) error {
@@ -93,17 +97,33 @@ func (m *Manager) Acquire(ctx context.Context) error {
 	if m.keeper == nil {
 		m.keeper = m.startKeeper()
 	}
+	routesAdded, routeErr := m.addRoutesLocked()
 	err = m.announceLocked()
 	m.keeper.startBurstLocked(err == nil)
+	if routeErr != nil {
+		m.keeper.retrySoon()
+		m.log.Warn("VIP added but a route was not; retrying in the background", "added", added, "err", routeErr, "announce_err", err)
+		return fmt.Errorf("acquire %s on %s: address added, routes not: %w", m.s.prefix, m.s.Interface, routeErr)
+	}
 	if err != nil {
 		m.log.Warn("VIP added but not announced; retrying in the background", "added", added, "err", err)
 		return fmt.Errorf("acquire %s on %s: address added, not announced: %w", m.s.prefix, m.s.Interface, err)
 	}
-	m.log.Info("VIP acquired", "added", added)
+	m.log.Info("VIP acquired", "added", added, "routes_added", routesAdded)
 	return nil
 }
 
-// Release stops holding the address and removes it from the interface.
+// addRoutesLocked adds the missing routes; m.mu is held.
+func (m *Manager) addRoutesLocked() (added int, err error) {
+	err = m.run(func() (err error) {
+		added, err = m.s.addRoutes()
+		return err
+	})
+	return added, err
+}
+
+// Release stops holding the address and removes its routes (Config.Routes),
+// then the address, from the interface.
 // Releasing an address that is not there, or whose interface no longer
 // exists, succeeds. Once Release returns, the Manager sends no more
 // announcements and its background goroutine has exited.
@@ -121,9 +141,11 @@ func (m *Manager) Release(ctx context.Context) error {
 		k.stopLocked()
 	}
 	var removed bool
-	err := m.run(func() (err error) {
-		removed, err = m.s.deleteAddress()
-		return err
+	err := m.run(func() error {
+		routeErr := m.s.deleteRoutes() // before the address: never a route from an address gone
+		var addrErr error
+		removed, addrErr = m.s.deleteAddress()
+		return errors.Join(routeErr, addrErr)
 	})
 	m.mu.Unlock()
 	if k != nil {

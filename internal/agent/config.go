@@ -154,8 +154,12 @@ type Route struct {
 	// To is the destination prefix ("10.1.0.0/16", "default").
 	To string `yaml:"to"`
 	// Via is the gateway; empty for a route on the link.
-	Via    string `yaml:"via"`
+	Via string `yaml:"via"`
+	// Src is the route's preferred source address; empty for the VIP.
+	Src    string `yaml:"src"`
 	Metric int    `yaml:"metric"`
+	// Table is the routing table's number; 0 (default) is main.
+	Table int `yaml:"table"`
 }
 
 // Notify are commands run, one at a time and in order, on leadership

@@ -104,6 +104,14 @@ func TestBadValueNamesFieldPath(t *testing.T) {
 		{"repeated key", "clusters:\n  - name: web\n    name: db\n",
 			"agent.yaml:3: clusters[0].name: repeated key (first on line 2)"},
 		{"no clusters", "listen: 127.0.0.1:1\n", "agent.yaml: clusters: at least one cluster is needed"},
+		{"route with host bits", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        routes:\n          - {to: 10.9.1.0/16}\n",
+			"agent.yaml:7: clusters[0].vips[0].routes[0].to: 10.9.1.0/16 has host bits set: write 10.9.0.0/16"},
+		{"route src of another family", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        routes:\n          - {to: 10.9.0.0/16, src: \"2001:db8::1\"}\n",
+			"agent.yaml:7: clusters[0].vips[0].routes[0].src: 2001:db8::1 is not of the route's address family"},
+		{"label without a name", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        label: \"eth0:\"\n",
+			`agent.yaml:6: clusters[0].vips[0].label: "eth0:" must be "eth0:" and a name`},
+		{"negative route table", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        routes:\n          - {to: default, table: -1}\n",
+			"agent.yaml:7: clusters[0].vips[0].routes[0].table: -1 is negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := problems(t, tc.text)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/netip"
 	"sync"
 	"time"
 
@@ -50,13 +49,8 @@ type member struct {
 
 // unsupported refuses what the file may say but this agent cannot do yet.
 func unsupported(cl Cluster) error {
-	if cl.Election.PreemptDelay != 0 {
-		return errors.New("election.preempt_delay is not supported yet: the library's preferred leader waits one lease_ttl")
-	}
-	for i, v := range cl.VIPs {
-		if v.Label != "" || len(v.Routes) > 0 {
-			return fmt.Errorf("vips[%d]: label and routes are not supported yet by the vip package", i)
-		}
+	if d, ttl := cl.Election.PreemptDelay.D(), cl.Election.LeaseTTL.D(); d > ttl {
+		return fmt.Errorf("election.preempt_delay %v is longer than lease_ttl %v: not supported yet (the library asks a lower-priority leader to hand over one lease_ttl after this node became connected and ready, which meets a preempt_delay up to lease_ttl, and has no longer delay)", d, ttl)
 	}
 	return nil
 }
@@ -74,12 +68,11 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
-		p, err := netip.ParsePrefix(v.Address)
+		vc, err := vipConfig(v, log)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
 		}
-		mgr, err := vip.NewManager(vip.Config{Address: p.Addr().String(), Netmask: p.Bits(), Interface: v.Interface, Logger: log,
-			AnnounceCount: v.GARP.Count, AnnounceInterval: v.GARP.Interval.D(), RefreshInterval: v.GARP.Refresh.D(), NetNS: v.NetNS})
+		mgr, err := vip.NewManager(vc)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
 		}

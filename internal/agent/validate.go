@@ -291,8 +291,9 @@ func (v *validator) vips(p string, vips []VIP, taken map[netip.Addr]string) {
 			switch {
 			case err == nil && !pfx.Addr().Is4():
 				v.bad(vp+".label", "labels are for IPv4 addresses only")
-			case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) > 15:
-				v.bad(vp+".label", "%q must start with %q and be at most 15 bytes", x.Label, x.Interface+":")
+			case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) == len(x.Interface)+1 || len(x.Label) > 15 ||
+				strings.ContainsAny(x.Label, "/ \t\n\r\v\f\x00"):
+				v.bad(vp+".label", "%q must be %q and a name, at most 15 bytes, without '/' or white space", x.Label, x.Interface+":")
 			}
 		}
 		if x.GARP.Count < 0 {
@@ -327,6 +328,8 @@ func (v *validator) routes(p string, routes []Route, vip netip.Prefix) {
 		}
 		if vip.IsValid() && to.Addr().Is4() != vip.Addr().Is4() {
 			v.bad(rp+".to", "%s is not of the VIP's address family", r.To)
+		} else if to != to.Masked() {
+			v.bad(rp+".to", "%s has host bits set: write %s", r.To, to.Masked())
 		}
 		if r.Via != "" {
 			via, err := netip.ParseAddr(r.Via)
@@ -336,8 +339,19 @@ func (v *validator) routes(p string, routes []Route, vip netip.Prefix) {
 				v.bad(rp+".via", "%s is not of the route's address family", r.Via)
 			}
 		}
+		if r.Src != "" {
+			src, err := netip.ParseAddr(r.Src)
+			if err != nil {
+				v.bad(rp+".src", "want a source address: %v", err)
+			} else if src.Is4() != to.Addr().Is4() {
+				v.bad(rp+".src", "%s is not of the route's address family", r.Src)
+			}
+		}
 		if r.Metric < 0 {
 			v.bad(rp+".metric", "%d is negative", r.Metric)
+		}
+		if r.Table < 0 {
+			v.bad(rp+".table", "%d is negative", r.Table)
 		}
 	}
 }
