@@ -421,3 +421,16 @@ func revisionEpoch(rev uint64) int64 {
 	}
 	return int64(rev)
 }
+
+// writtenUnseen: the key is absent, but the stream's last sequence moved
+// on since this node began to wait (to lastSeq): something was written
+// that it never saw, perhaps a record purged from the stream by subject,
+// which leaves no marker, while its holder still leads (simulator seed
+// 4794 with raw purges). The wait starts again from now, as for any new
+// observation (rule 51); the holder's renewal conflicts, or its deadline
+// passes, within it.
+func (m *Machine) writtenUnseen(now time.Time, lastSeq uint64) {
+	m.logf(slog.LevelInfo, "the lease key is absent, but the bucket was written since this node began to wait; waiting again",
+		"last_seq", lastSeq, "was", m.lv.cur.seqAt)
+	m.lv.cur = observed{firstSeen: now, seqAt: lastSeq}
+}

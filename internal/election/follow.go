@@ -23,7 +23,7 @@ func (m *Machine) holdUntil() time.Time {
 	switch {
 	case c.released() && c.handedBack, c.expired:
 		return time.Time{}
-	case !c.present && m.lv.observations == 0 && m.lv.revFloor == 0: // rule 28
+	case !c.present && m.lv.observations == 0 && m.lv.revFloor == 0 && !m.lv.followedNew: // rule 28
 		return c.firstSeen.Add(max(m.takeoverWait()-m.bucket.AgeAtOpen, 0))
 	case !c.present:
 		return c.firstSeen.Add(m.takeoverWait() + m.cfg.RenewInterval)
@@ -79,7 +79,7 @@ func (m *Machine) probeDue(now time.Time) (bool, time.Time) {
 func (m *Machine) noteReconnect(now time.Time) {
 	if m.conn.reconnects != m.conn.seen {
 		m.conn.seen = m.conn.reconnects
-		m.lv.cur.firstSeen = now
+		m.lv.cur.firstSeen, m.lv.cur.seqAt = now, m.lv.revFloor
 		m.lv.cur.expired = false
 		m.conn.stableSince = now
 	}
@@ -123,7 +123,7 @@ func (m *Machine) stepFollowing(now time.Time) (time.Time, bool) {
 // LeaseTTL, and needs to know it is the design (rule 16), not a fault.
 func (m *Machine) sayColdStart(now, until time.Time) {
 	c := m.lv.cur
-	if !m.campaign || m.tim.coldSaid || c.present || m.lv.observations != 0 || m.lv.revFloor != 0 || !now.Before(until) {
+	if !m.campaign || m.tim.coldSaid || c.present || m.lv.observations != 0 || m.lv.revFloor != 0 || m.lv.followedNew || !now.Before(until) {
 		return
 	}
 	m.tim.coldSaid = true

@@ -227,7 +227,7 @@ func (m *Machine) onGoneUnder(now time.Time, q *Request, r Result) {
 		cause = fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated)
 	}
 	m.lose(now, cause)
-	m.lv.cur = observed{present: q.present, firstSeen: now}
+	m.lv.cur = observed{present: q.present, firstSeen: now, seqAt: m.lv.revFloor}
 	switch {
 	case r.Recreated:
 		m.oldWritesBlind()

@@ -76,12 +76,16 @@ type knobs struct {
 
 // leaseView is the current view of the lease key.
 type leaseView struct {
-	watching     bool      // a watch is running
-	watchAt      time.Time // retry a failed watch at this time
-	synced       bool      // the watch delivered the initial value
-	cur          observed  // the latest lease entry seen
-	observations int       // lease revisions seen since start
-	maxEpoch     int64     // highest epoch seen in any record, or held
+	watching bool      // a watch is running
+	watchAt  time.Time // retry a failed watch at this time
+	synced   bool      // the watch delivered the initial value
+	cur      observed  // the latest lease entry seen
+	// followedNew: the node moved to a bucket created again. Its
+	// empty-bucket wait (rule 28) is not for this one: the age it knows
+	// is the first bucket's, and a holder there may still be running.
+	followedNew  bool
+	observations int   // lease revisions seen since start
+	maxEpoch     int64 // highest epoch seen in any record, or held
 	maxTTL       time.Duration
 	revFloor     uint64    // a stream sequence at least every revision of the bucket
 	checkedSeq   uint64    // the bucket's last sequence at the last identity check (rule 35)
@@ -237,7 +241,7 @@ func (m *Machine) apply(now time.Time, ev Event) {
 	case Synced:
 		m.lv.synced = true
 		if !m.lv.cur.present {
-			m.lv.cur.firstSeen = now // the key is absent: since now, as far as we know
+			m.lv.cur.firstSeen, m.lv.cur.seqAt = now, m.lv.revFloor // the key is absent: since now, as far as we know
 		}
 	case WatchClosed:
 		m.restartWatch(now)

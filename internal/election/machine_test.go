@@ -583,11 +583,12 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 			steps: []mStep{
 				{0, Synced{}, []string{"arm +700ms"}},
 				{700, Tick{}, []string{"incarnation", "arm -"}},
-				{700, incarnation(false, 4), []string{"history", "arm -"}},
-				{701, hist(), []string{"arm +549ms"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnation(false, 4), []string{"history", "arm -"}},
-				{1251, hist(), []string{"write acquire create epoch=5", "arm -"}},
+				// Written since it began to wait: the full wait, from now
+				// (rule 51).
+				{700, incarnation(false, 4), []string{"arm +1.25s"}},
+				{1950, Tick{}, []string{"incarnation", "arm -"}},
+				{1950, incarnation(false, 4), []string{"history", "arm -"}},
+				{1951, hist(), []string{"write acquire create epoch=5", "arm -"}},
 			}},
 		{name: "rule 29 (TestSafety03BucketDeletedThenCreatedAgain): a deleted bucket is waited for, with the memory of the epoch, and followed when created again",
 			steps: withPrefix(followB,
@@ -673,8 +674,9 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				{1500, Tick{}, []string{"incarnation", "arm -"}},
 				{1500, held(1, "c", 1, time.Second), []string{"arm -"}},
 				{1500, marker(4), []string{"arm -"}},
-				{1501, incarnation(false, 4), []string{"history", "arm -"}},
-				{1502, hist(), []string{"leader c", "write seed rev=4 epoch=1 floor ttl=1s", "leader -", "arm -"}},
+				// The check shows the writes (rule 51), and the kept
+				// entries decide: a floor over the marker.
+				{1501, incarnation(false, 4), []string{"leader c", "write seed rev=4 epoch=1 floor ttl=1s", "leader -", "arm -"}},
 			}},
 		{name: "rule 35 (simulator seed 339308): a Create that lands above the revision after the bucket's last sequence it was decided on saw writes it did not; it leads nothing and covers its record with a floor",
 			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
@@ -704,10 +706,33 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 			steps: []mStep{
 				{0, Synced{}, []string{"arm +1.25s"}},
 				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnation(false, 7), []string{"history", "arm -"}},
-				{1255, hist(), []string{"write acquire create epoch=8", "arm -"}},
-				{1260, wrote(8), []string{"incarnation", "arm -"}},
-				{1260, incarnation(false, 8), []string{"become 8", "leader a", "arm +*"}},
+				{1250, incarnation(false, 5), []string{"history", "arm -"}},
+				{1255, hist(), []string{"write acquire create epoch=6", "arm -"}},
+				{1260, wrote(6), []string{"incarnation", "arm -"}},
+				{1260, incarnation(false, 6), []string{"become 6", "leader a", "arm +*"}},
+			}},
+		{name: "rule 35 at its boundary (issue 25): a Create that lands two above the last sequence it was decided on, one write unseen, leads nothing",
+			// One write between: another node's Create at revision 1,
+			// its record then purged from the stream by subject, which
+			// writes no marker (the simulator's raw-purge). The watch has
+			// shown neither; the Create lands at revision 2. With the
+			// boundary moved to +2 it would lead beside c's tenure.
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
+			steps: withPrefix(createOnYoungBucket,
+				mStep{730, wrote(2), []string{"write seed rev=2 epoch=1 floor ttl=1s", "arm -"}},
+			)},
+		{name: "rule 51 (simulator seed 4794, raw purges): an absent key whose stream moved on since the wait began is waited for again, from now",
+			// Another node's Create landed and was purged from the stream
+			// by subject (no marker) moments before this node's wait ran
+			// out; its holder leads until its renewal conflicts.
+			bucket: BucketFacts{LastSeqAtOpen: 5, AgeAtOpen: 2 * time.Second},
+			steps: []mStep{
+				{0, Synced{}, []string{"arm +1.25s"}},
+				{1250, Tick{}, []string{"incarnation", "arm -"}},
+				{1251, incarnation(false, 6), []string{"arm +1.25s"}},
+				{2501, Tick{}, []string{"incarnation", "arm -"}},
+				{2502, incarnation(false, 6), []string{"history", "arm -"}},
+				{2503, hist(), []string{"write acquire create epoch=7", "arm -"}},
 			}},
 		{name: "rule 35: a Create that timed out and shows up after writes it did not see leads nothing",
 			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
@@ -802,8 +827,9 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				{1000, Tick{}, []string{"incarnation", "arm -"}},
 				{1001, held(1, "b", 1, time.Second), []string{"arm -"}}, // kept
 				{1001, released(2, 1, ""), []string{"arm -"}},           // kept
-				{1002, incarnation(false, 4), []string{"history", "arm -"}},
-				{1003, hist(held(1, "b", 1, time.Second), released(2, 1, "")), []string{"leader b", "write acquire rev=2 epoch=2", "leader -", "arm -"}},
+				// The check shows the writes (rule 51); the kept entries
+				// then decide: b's release, handed back, taken at once.
+				{1002, incarnation(false, 4), []string{"leader b", "write acquire rev=2 epoch=2", "leader -", "arm -"}},
 			}},
 		{name: "rule 48 (§5.5): a record naming this node at its epoch, written by another process with its NodeID, is not adopted",
 			// On main it was taken for this node's own late write: the

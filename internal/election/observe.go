@@ -153,7 +153,7 @@ func (m *Machine) onVanished(now time.Time, r Result) {
 		return
 	}
 	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
-	m.lv.cur = observed{firstSeen: now}
+	m.lv.cur = observed{firstSeen: now, seqAt: m.lv.revFloor}
 	m.tim.waiting = false
 }
 
@@ -165,13 +165,16 @@ func (m *Machine) onVanished(now time.Time, r Result) {
 func (m *Machine) followNewBucket(now time.Time, r Result) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again; following the new one")
 	m.oldWritesBlind()
-	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
+	// The new stream's sequences: the old one's would count its epochs
+	// above base + revision, which a node without memory takes as the
+	// floor (rule 50; simulator seed 310 with raw purges).
+	m.lv.revFloor, m.lv.followedNew = r.LastSeq, true
 	if !r.Created.IsZero() {
 		m.epochBase = epochBase(r.Created) // its epochs start at its creation (rule 50)
 	}
 	m.gone = bucketGone{}
 	m.restartWatch(now)
-	m.lv.cur = observed{firstSeen: now}
+	m.lv.cur = observed{firstSeen: now, seqAt: m.lv.revFloor}
 	m.tim.waiting = false
 }
 
@@ -259,6 +262,10 @@ func (m *Machine) onIdentity(now time.Time, q *Request, r Result) {
 		m.lv.checkedSeq = r.LastSeq
 		switch q.then {
 		case thenHistory:
+			if !m.lv.cur.present && r.LastSeq > m.lv.cur.seqAt {
+				m.writtenUnseen(now, r.LastSeq)
+				return
+			}
 			m.historyFloor(now, q.rev)
 		case thenAcquire:
 			m.acquire(now, q.rev)
@@ -325,6 +332,10 @@ type observed struct {
 	// created again.
 	learnedAt time.Time
 	expired   bool // unchanged for the takeover wait on this node's clock
+	// seqAt is the stream's last sequence as this node knew it when it
+	// began to count an absent key's wait: a takeover that finds it moved
+	// on counts again (rule 51).
+	seqAt uint64
 }
 
 // released says the entry is a released record: nobody holds the lease.

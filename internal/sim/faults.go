@@ -17,6 +17,7 @@ func (w *world) schedule() {
 		k := kinds[w.rnd.IntN(len(kinds))]
 		w.at(t, func() { w.fault(k) })
 	}
+	w.scheduleRawPurges()
 	w.at(w.quietAt, w.quiet)
 	for t := w.quietAt + 3*maxTTL(w); t < w.quietAt+w.opt.QuietPhase-3*maxTTL(w); t += 3 * maxTTL(w) {
 		w.at(t, w.apiStepDown)

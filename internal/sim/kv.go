@@ -95,6 +95,11 @@ func (k *kv) compact() {
 	}
 }
 
+// rawPurge removes every entry of the key from the stream, as a purge of
+// the stream by subject does: no marker is written, and the stream's
+// last sequence stays.
+func (k *kv) rawPurge() { k.entries = nil }
+
 // remove deletes the bucket: its stream and every entry go.
 func (k *kv) remove() {
 	k.deleted, k.seq, k.entries = true, 0, nil

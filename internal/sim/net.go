@@ -84,6 +84,9 @@ func (p *proc) serve(e Effect) Result {
 			p.wroteAt, p.wroteWhen = rev, w.now
 			w.epochs[recordEpoch(e.Value)] = true
 			w.entryAdded()
+			if e.Create {
+				w.maybeRawPurgeAfterCreate()
+			}
 		}
 		return Result{Kind: kind, Rev: rev}
 	case Get:

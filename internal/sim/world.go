@@ -131,6 +131,11 @@ type world struct {
 	// a stream of its own, so that the faults' schedule is the same with
 	// or without it.
 	servers *rand.Rand
+	// purges draws the raw purges (rawpurge.go), a stream of its own for
+	// the same reason: the seeds recorded before them replay as they did
+	// where the seed injects none.
+	purges   *rand.Rand
+	rawPurge bool // this seed purges the key from the stream by subject
 }
 
 func newWorld(seed uint64, opt Options, factory Factory) *world {
@@ -144,8 +149,8 @@ func newWorld(seed uint64, opt Options, factory Factory) *world {
 		opt.QuietPhase = 10 * time.Second
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
-		servers: rand.New(rand.NewPCG(seed, 0xc10c)),
-		kv:      newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
+		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
+		kv: newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
 	w.quietAt = opt.FaultPhase
 	w.makeProcs()
 	return w
