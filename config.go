@@ -108,11 +108,21 @@ type Config struct {
 
 	// Priority makes a node the preferred leader: a follower whose Priority
 	// is higher than the leader's, and which has been connected, healthy
-	// and following for a full LeaseTTL, asks the leader to hand over to
-	// it. The leader does so through the normal release (tenure cancelled,
-	// OnLoseLeadership, release), at most once per LeaseTTL of its tenure.
-	// Equal priorities never hand over. Default 0: off.
+	// and following for a full LeaseTTL (PreemptDelay if longer), asks the
+	// leader to hand over to it. The leader does so through the normal
+	// release (tenure cancelled, OnLoseLeadership, release), at most once
+	// per LeaseTTL of its tenure. Equal priorities never hand over.
+	// Default 0: off.
 	Priority int
+	// PreemptDelay is keepalived's preempt_delay: how long a node with a
+	// higher Priority waits, after it is connected, synced and ready,
+	// before it asks a leader with a lower priority to hand over, so that
+	// a node that has just come back does not take the lead at once. At
+	// least LeaseTTL is always waited: a shorter PreemptDelay changes
+	// nothing. Later requests stay LeaseTTL apart. A reconnect, or a
+	// ReadinessCheck passing again, starts the wait anew. Default 0:
+	// LeaseTTL; at most MaxLeaseTTL.
+	PreemptDelay time.Duration
 	// ReadinessCheck, if set, says whether this node may lead: the
 	// application's own check (its database reachable, its disk not full).
 	// It is called every ReadinessInterval with a ctx that ends after
@@ -196,7 +206,7 @@ func (c Config) Validate() error {
 
 func (c Config) validate() error {
 	var errs []error
-	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validateCounts} {
+	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validatePreemptDelay, c.validateCounts} {
 		errs = append(errs, check()...)
 	}
 	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
@@ -279,6 +289,15 @@ func (c Config) validateTimings() []error {
 		}
 	}
 	return errs
+}
+
+// validatePreemptDelay checks PreemptDelay on its own: it is bounded by
+// MaxLeaseTTL, not by this node's LeaseTTL, which it may exceed.
+func (c Config) validatePreemptDelay() []error {
+	if c.PreemptDelay < 0 || c.PreemptDelay > MaxLeaseTTL {
+		return []error{fmt.Errorf("%w: PreemptDelay %v must be between 0 and %v", ErrInvalidConfig, c.PreemptDelay, MaxLeaseTTL)}
+	}
+	return nil
 }
 
 // validateCounts checks the integer settings (BucketReplicas with the

@@ -66,7 +66,8 @@
 // # Operations
 //
 // Config.Priority makes a node the preferred leader: once it has followed
-// for a LeaseTTL it asks a leader of lower priority to hand over, which the
+// for a LeaseTTL (Config.PreemptDelay, keepalived's preempt_delay, if
+// longer) it asks a leader of lower priority to hand over, which the
 // leader does through the normal release. Config.ReadinessCheck couples
 // leadership to the application's health: a node campaigns only after a
 // check has passed, and a leader that fails it ReadinessThreshold times in

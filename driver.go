@@ -138,7 +138,7 @@ func electionParams(cfg Config, campaign bool, instance string) election.Params 
 	return election.Params{NodeID: cfg.NodeID, Instance: instance, Observer: !campaign,
 		LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
 		RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
-		Priority: cfg.Priority, Metadata: cfg.Metadata,
+		Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
 		ReadinessCheck: cfg.ReadinessCheck != nil, ReadinessThreshold: cfg.ReadinessThreshold}
 }
 

@@ -65,8 +65,10 @@ type Election struct {
 	// over from a leader with a lower one (keepalived's nopreempt is
 	// false here).
 	Preempt *bool `yaml:"preempt"`
-	// PreemptDelay is how long this node waits, following a leader with a
-	// lower priority, before it takes over.
+	// PreemptDelay is keepalived's preempt_delay: how long this node,
+	// once connected and ready, waits before it asks a leader with a lower
+	// priority to hand over (cluster.Config.PreemptDelay). At least
+	// lease_ttl is always waited; at most 24h.
 	PreemptDelay Duration          `yaml:"preempt_delay"`
 	Metadata     map[string]string `yaml:"metadata"`
 	// Replicas of the KV bucket when this node creates it. Default 1.

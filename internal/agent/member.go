@@ -47,19 +47,8 @@ type member struct {
 	done   chan struct{} // closed when the start loop has ended
 }
 
-// unsupported refuses what the file may say but this agent cannot do yet.
-func unsupported(cl Cluster) error {
-	if d, ttl := cl.Election.PreemptDelay.D(), cl.Election.LeaseTTL.D(); d > ttl {
-		return fmt.Errorf("election.preempt_delay %v is longer than lease_ttl %v: not supported yet (the library asks a lower-priority leader to hand over one lease_ttl after this node became connected and ready, which meets a preempt_delay up to lease_ttl, and has no longer delay)", d, ttl)
-	}
-	return nil
-}
-
 // newMember builds a member; start starts it.
 func newMember(cl Cluster, opts Options) (*member, error) {
-	if err := unsupported(cl); err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
-	}
 	log := opts.Logger.With("cluster", cl.Name)
 	col, err := metrics.New(cl.Name, cl.Election.NodeID)
 	if err != nil {

@@ -150,9 +150,6 @@ func (v *validator) election(p string, e *Election) {
 	if e.Priority < 0 {
 		v.bad(p+".priority", "%d is negative", e.Priority)
 	}
-	if e.PreemptDelay < 0 {
-		v.bad(p+".preempt_delay", "%v is negative", e.PreemptDelay.D())
-	}
 	if e.Replicas < 0 || e.Replicas > 5 {
 		v.bad(p+".replicas", "%d must be between 1 and 5", e.Replicas)
 	}
@@ -164,7 +161,7 @@ func electionField(err error) string {
 	msg := trimInvalid(err)
 	for _, f := range []struct{ lib, yaml string }{
 		{"RenewInterval", ".renew_interval"}, {"LeaseTTL", ".lease_ttl"}, {"SafetyMargin", ".lease_ttl"},
-		{"RequestTimeout", ".lease_ttl"}, {"Priority", ".priority"}, {"BucketReplicas", ".replicas"}, {"Metadata", ".metadata"},
+		{"RequestTimeout", ".lease_ttl"}, {"Priority", ".priority"}, {"PreemptDelay", ".preempt_delay"}, {"BucketReplicas", ".replicas"}, {"Metadata", ".metadata"},
 	} {
 		if strings.HasPrefix(msg, f.lib) {
 			return f.yaml
@@ -177,7 +174,7 @@ func electionField(err error) string {
 func (e *Election) nodeConfig(clusterID, nodeID string) cluster.Config {
 	return cluster.Config{ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{"nats://unused"},
 		LeaseTTL: e.LeaseTTL.D(), RenewInterval: e.RenewInterval.D(), Priority: e.Priority,
-		Metadata: e.Metadata, BucketReplicas: max(e.Replicas, 0)}
+		PreemptDelay: e.PreemptDelay.D(), Metadata: e.Metadata, BucketReplicas: max(e.Replicas, 0)}
 }
 
 func (v *validator) checks(p string, checks []Check) {

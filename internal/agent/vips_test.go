@@ -52,9 +52,6 @@ func TestSampleVIPsMakeManagers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cl := range cfg.WithDefaults("host-1").Clusters {
-		if err := unsupported(cl); err != nil {
-			t.Errorf("cluster %s: %v", cl.Name, err)
-		}
 		for i, v := range cl.VIPs {
 			vc, err := vipConfig(v, slog.Default())
 			if err == nil {
@@ -67,13 +64,26 @@ func TestSampleVIPsMakeManagers(t *testing.T) {
 	}
 }
 
-func TestPreemptDelayUpToTheLeaseTTL(t *testing.T) {
-	cl := Cluster{Election: Election{LeaseTTL: Duration(10 * time.Second), PreemptDelay: Duration(10 * time.Second)}}
-	if err := unsupported(cl); err != nil {
-		t.Fatalf("preempt_delay = lease_ttl: %v", err)
+// TestPreemptDelayLongerThanTheLeaseTTL: a preempt_delay longer than
+// lease_ttl is accepted and reaches the library's Config (which waits it
+// out, issue 23); a negative or a too long one is refused naming
+// election.preempt_delay.
+func TestPreemptDelayLongerThanTheLeaseTTL(t *testing.T) {
+	cfg, err := Parse("agent.yaml", []byte("clusters:\n  - name: web\n    election: {node_id: a, lease_ttl: 2s, preempt_delay: 30s}\n"))
+	if err != nil {
+		t.Fatalf("preempt_delay 30s with lease_ttl 2s: %v", err)
 	}
-	cl.Election.PreemptDelay = Duration(11 * time.Second)
-	if err := unsupported(cl); err == nil || !strings.Contains(err.Error(), "election.preempt_delay") {
-		t.Fatalf("preempt_delay > lease_ttl: %v, want a refusal naming election.preempt_delay", err)
+	e := cfg.WithDefaults("host-1").Clusters[0].Election
+	if got := e.nodeConfig("web", "a").PreemptDelay; got != 30*time.Second {
+		t.Fatalf("the library's Config has PreemptDelay %v, want 30s", got)
+	}
+	for _, tc := range []struct{ delay, want string }{
+		{"-1s", "agent.yaml:3: clusters[0].election.preempt_delay: PreemptDelay -1s must be between 0 and 24h0m0s"},
+		{"25h", "agent.yaml:3: clusters[0].election.preempt_delay: PreemptDelay 25h0m0s must be between 0 and 24h0m0s"},
+	} {
+		got := problems(t, "clusters:\n  - name: web\n    election: {lease_ttl: 2s, preempt_delay: "+tc.delay+"}\n")
+		if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("preempt_delay %s: got %q\nwant one starting %q", tc.delay, got, tc.want)
+		}
 	}
 }

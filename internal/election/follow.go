@@ -227,15 +227,16 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// askToLead asks a holder of lower priority to hand over (§4.6), and
-// returns when to look again (zero: never).
+// askToLead asks a holder of lower priority to hand over (§4.6), first
+// after the node has been stable max(LeaseTTL, PreemptDelay), then at most
+// once per LeaseTTL, and returns when to look again (zero: never).
 func (m *Machine) askToLead(now time.Time) time.Time {
 	holder := m.lv.cur.lease
 	if m.cfg.Priority == 0 || !m.lv.cur.valid || holder.NodeID == "" || holder.NodeID == m.cfg.NodeID ||
 		m.cfg.Priority <= holder.Priority || !m.healthy() {
 		return time.Time{}
 	}
-	ready := m.conn.stableSince.Add(m.cfg.LeaseTTL)
+	ready := m.conn.stableSince.Add(max(m.cfg.LeaseTTL, m.cfg.PreemptDelay))
 	if !m.conn.askedAt.IsZero() {
 		ready = laterOf(ready, m.conn.askedAt.Add(m.cfg.LeaseTTL))
 	}

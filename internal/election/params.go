@@ -21,6 +21,12 @@ type Params struct {
 	DrainTimeout   time.Duration
 	Cooldown       time.Duration
 	Priority       int
+	// PreemptDelay is how long a follower of higher Priority waits,
+	// once connected, synced and ready, before its first request that
+	// a holder of lower priority hand over: at least LeaseTTL, so a
+	// shorter one (zero included) waits LeaseTTL. Later requests stay
+	// LeaseTTL apart (§4.6).
+	PreemptDelay time.Duration
 	// Metadata is what the node publishes while it leads; SetMetadata
 	// replaces it.
 	Metadata map[string]string

@@ -16,12 +16,12 @@ import (
 // exec check on DIR/ready-<id> that logs each result with its time
 // (DIR/checks-<id>: "pass|fail <unix ns>"), and a become_leader notice
 // with its time in DIR/leaders.log ("<id> <unix ns>").
-func preemptConfig(natsURL, dir, id string, ttl time.Duration, prio int, preempt bool) string {
+func preemptConfig(natsURL, dir, id string, ttl, delay time.Duration, prio int, preempt bool) string {
 	check := fmt.Sprintf(`if test -e %[1]s/ready-%[2]s; then echo "pass $(date +%%s%%N)" >> %[1]s/checks-%[2]s; else echo "fail $(date +%%s%%N)" >> %[1]s/checks-%[2]s; exit 1; fi`, dir, id)
 	return fmt.Sprintf(`clusters:
   - name: agentpreempt
     connection: {servers: [%q]}
-    election: {node_id: %s, lease_ttl: %s, preempt_delay: %[3]s, priority: %d, preempt: %t}
+    election: {node_id: %s, lease_ttl: %s, preempt_delay: %s, priority: %d, preempt: %t}
     checks:
       - name: ready
         exec: {shell: %q}
@@ -31,7 +31,7 @@ func preemptConfig(natsURL, dir, id string, ttl time.Duration, prio int, preempt
         fall: %d
     notify:
       become_leader: [sh, -c, 'echo "$GO_CLUSTER_NODE $(date +%%s%%N)" >> %s/leaders.log']
-`, natsURL, id, ttl, prio, preempt, check, preemptRise, preemptFall, dir)
+`, natsURL, id, ttl, delay, prio, preempt, check, preemptRise, preemptFall, dir)
 }
 
 const preemptRise, preemptFall = 2, 4
@@ -108,8 +108,9 @@ func lastLeader(t *testing.T, dir string) string {
 // 100) leads, b (50) follows. a's check fails: a steps down only after
 // `fall` failures in a row, and b leads. a's check passes again: a is
 // ready after `rise` passes; with preempt it takes leadership back, not
-// before its preempt_delay (= lease_ttl, the library's wait) has passed
-// since it became ready; without preempt b keeps leading.
+// before its preempt_delay (twice lease_ttl: longer than the library's
+// own wait) has passed since it became ready; without preempt b keeps
+// leading.
 func TestAgentCheckMovesLeadershipAndPreemptDecidesTheWayBack(t *testing.T) {
 	for _, preempt := range []bool{true, false} {
 		t.Run(fmt.Sprintf("preempt=%t", preempt), func(t *testing.T) { checkAndPreempt(t, preempt) })
@@ -120,7 +121,7 @@ func checkAndPreempt(t *testing.T, preempt bool) {
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
-	const ttl = 2 * time.Second
+	const ttl, delay = 2 * time.Second, 4 * time.Second
 	agents := map[string]*runProc{}
 	for _, n := range []struct {
 		id   string
@@ -130,7 +131,7 @@ func checkAndPreempt(t *testing.T, preempt bool) {
 			t.Fatal(err)
 		}
 		file := filepath.Join(dir, n.id+".yaml")
-		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, n.prio, preempt)), 0o600); err != nil {
+		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, delay, n.prio, preempt)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		p := &runProc{node: n.id, stderr: filepath.Join(t.TempDir(), n.id+".stderr"), exited: make(chan struct{})}
@@ -172,18 +173,18 @@ func checkAndPreempt(t *testing.T, preempt bool) {
 	}
 
 	if preempt {
-		natstest.WaitFor(t, 4*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a (priority 100) did not take leadership back from b (50)")
+		natstest.WaitFor(t, delay+3*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a (priority 100) did not take leadership back from b (50)")
 		back := readStamped(t, filepath.Join(dir, "leaders.log"))
 		took := back[len(back)-1].at.Sub(ready)
-		if took < ttl {
-			t.Fatalf("a took leadership back %v after it was ready: before its preempt_delay (%v)", took, ttl)
+		if took < delay {
+			t.Fatalf("a took leadership back %v after it was ready: before its preempt_delay (%v)", took, delay)
 		}
-		t.Logf("a took leadership back %v after it was ready again (lease_ttl %v)", took.Round(time.Millisecond), ttl)
+		t.Logf("a took leadership back %v after it was ready again (preempt_delay %v, lease_ttl %v)", took.Round(time.Millisecond), delay, ttl)
 		return
 	}
-	// preempt: false: b keeps leading. a would have asked one lease_ttl
-	// after it was ready; give it three.
-	for time.Since(ready) < 3*ttl {
+	// preempt: false: b keeps leading. a would have asked one
+	// preempt_delay after it was ready; give it a lease_ttl more.
+	for time.Since(ready) < delay+ttl {
 		if l := lastLeader(t, dir); l != "b" {
 			t.Fatalf("with preempt false, %s leads; b should have kept leading", l)
 		}
