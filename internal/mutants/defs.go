@@ -19,13 +19,13 @@ var mutantsFile string
 // which the tests Run (a -run regexp) of package Pkg must catch.
 type Mutant struct {
 	Name    string
-	Layer   string // machine, driver, lifecycle, dialer, view, sim, state
-	File    string // relative to the module root, slash-separated
-	Pkg     string // a package pattern for go test, e.g. ./internal/election
-	Run     string // go test -run
-	Skip    string // go test -skip, optional
+	Layer   string   // machine, driver, lifecycle, dialer, view, sim, state
+	File    string   // relative to the module root, slash-separated
+	Pkg     string   // a package pattern for go test, e.g. ./internal/election
+	Run     string   // go test -run
+	Skip    string   // go test -skip, optional
 	Args    []string // the test binary's own flags, optional (e.g. -sim.seeds=2000)
-	Fast    bool   // part of -fast: a few seconds each
+	Fast    bool     // part of -fast: a few seconds each
 	Timeout time.Duration
 	Why     string // the rule it undoes and why the bug is realistic
 	From    string // must occur exactly once in File
