@@ -136,18 +136,21 @@ func baseline(ctx context.Context, out io.Writer, root string, ms []Mutant, c co
 	ok := true
 	seen := map[string]bool{}
 	for _, m := range ms {
-		key := m.Pkg + " -run " + m.Run + " -skip " + m.Skip
+		key := strings.TrimSpace(fmt.Sprintf("%s -run '%s' %s", m.Pkg, m.Run, strings.Join(m.Args, " ")))
+		if m.Skip != "" {
+			key += " -skip '" + m.Skip + "'"
+		}
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		o := goTest(ctx, root, "", m, c.test)
 		if o.Verdict == Survived { // passed, as it must
-			fmt.Fprintf(out, "baseline  %-40s ok (%.1fs)\n", m.Pkg+" "+m.Run, o.Elapsed.Seconds())
+			fmt.Fprintf(out, "baseline  %s: ok (%.1fs)\n", key, o.Elapsed.Seconds())
 			continue
 		}
 		ok = false
-		fmt.Fprintf(out, "baseline  %-40s FAILED unmutated: %s\n%s\n", m.Pkg+" "+m.Run, o.Verdict, tail(o.Output, 40))
+		fmt.Fprintf(out, "baseline  %s: FAILED unmutated (%s)\n%s\n", key, o.Verdict, indent(tail(o.Output, 40)))
 	}
 	return ok
 }
