@@ -24,8 +24,10 @@ type BucketOptions struct {
 	// Storage is jetstream.FileStorage (the zero value) or
 	// jetstream.MemoryStorage. A bucket in memory loses the lease, its
 	// epoch and the fenced state when every server holding it restarts:
-	// the epochs then go on only from the running nodes' memory (design
-	// §5.4), and a cluster restarted whole starts again at epoch 1.
+	// the epochs then go on from the running nodes' memory (design §5.4)
+	// and, where the stream is created again, from its new creation time
+	// (rule 50); a stream that keeps its creation time but loses its
+	// messages may lead again at epochs already used.
 	Storage jetstream.StorageType
 	// Placement, if set, puts the bucket's stream in a JetStream cluster
 	// by name (Cluster), on servers with every one of Tags, or both.

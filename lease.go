@@ -16,7 +16,7 @@ import (
 // it, and Epoch keeps the last holder's epoch so that epochs never go back.
 type Lease struct {
 	NodeID     string    `json:"node_id"`     // node holding the lease; empty when released
-	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition
+	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition from the bucket's creation time in µs
 	ExpiresAt  time.Time `json:"expires_at"`  // writer's wall-clock estimate of expiry
 	AcquiredAt time.Time `json:"acquired_at"` // writer's wall-clock time of acquisition
 	// TTLMillis is the holder's LeaseTTL in milliseconds. A node remembers

@@ -147,6 +147,10 @@ func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
 // renewing it with a compare-and-swap, and returns the epoch to pass to a
 // fenced resource. Call it before a critical operation. A read could be
 // answered by a stale replica; only a successful write proves tenure.
+// Epochs are large numbers: a bucket's first is its creation time in
+// microseconds since 1970 (about 1.8e15), and each tenure adds one, so a
+// bucket created again starts above every epoch of the one before
+// (docs/design.md §2.4, rule 50).
 // Errors wrap ErrNotLeader, ErrLeaseExpired or ErrEpochMismatch.
 func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 	epoch, err := n.validateLeadership(ctx)
