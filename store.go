@@ -120,7 +120,7 @@ const minValueSize = MaxLeaseSize
 // settings (History above 1, replicas, storage) only cost.
 func checkBucket(status jetstream.KeyValueStatus) error {
 	if ttl := status.TTL(); ttl > 0 {
-		return fmt.Errorf("%w: %w: bucket %q has a TTL of %v: the lease would age out of the store and its epoch restart at 1; use a bucket without TTL",
+		return fmt.Errorf("%w: %w: bucket %q has a TTL of %v: the lease would age out of the store, and with it the epoch and the longest TTL the key carries; use a bucket without TTL",
 			ErrBucketConfig, ErrInvalidConfig, status.Bucket(), ttl)
 	}
 	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
