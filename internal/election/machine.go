@@ -24,6 +24,7 @@ type Machine struct {
 	// with another instance, seen after the first entry: a live process
 	// with this node's NodeID (rule 48).
 	foreignSelf int
+	foreignRev  uint64 // the highest revision counted in foreignSelf
 
 	// epochBase is the bucket's creation time in microseconds, less one:
 	// every epoch led in the bucket is above it (rule 50). Zero when the

@@ -879,6 +879,28 @@ func TestMachineRulesOfTheGaps(t *testing.T) {
 				{250, heldElsewhere(6, "a", 3, time.Second), []string{"arm +500ms"}},
 				{500, heldElsewhere(7, "a", 3, time.Second), []string{"fail ErrDuplicateNodeID", "finished"}},
 			}},
+		{name: "rule 48 (chaos seed 99, issue 25): the same record of another process under this NodeID, seen again after the key read absent, counts once",
+			// A crashed predecessor's record; a read answered by a lagging
+			// replica finds the key absent, and the record shows up again
+			// at the same revision, then an older one and the same again.
+			// No process wrote anything. (An
+			// observer: it writes no floor into the absent key.)
+			cfg: func(p *Params) { p.Observer = true },
+			steps: []mStep{
+				{0, heldElsewhere(5, "a", 3, time.Second), []string{"leader a", "arm -"}},
+				{0, Synced{}, []string{"arm +500ms"}},
+				{250, heldElsewhere(6, "a", 3, time.Second), []string{"arm +500ms"}}, // its one write in flight
+				{750, Tick{}, []string{"get", "arm -"}},
+				{751, notFound, []string{"incarnation", "arm -"}},
+				{752, incarnation(false, 6), []string{"leader -", "arm +1.25s"}},
+				{800, heldElsewhere(6, "a", 3, time.Second), []string{"leader a", "arm +*"}},
+				{1300, Tick{}, []string{"get", "arm -"}},
+				{1301, notFound, []string{"incarnation", "arm -"}},
+				{1302, incarnation(false, 6), []string{"leader -", "arm +1.25s"}},
+				{1400, heldElsewhere(5, "a", 3, time.Second), []string{"leader a", "arm +*"}}, // an older one
+				{1900, Tick{}, []string{"get", "arm -"}},
+				{1901, heldElsewhere(6, "a", 3, time.Second), []string{"arm -"}},
+			}},
 		{name: "rule 36 (gap B): an entry dropped with its watch still teaches its epoch",
 			steps: withPrefix(followB,
 				mStep{500, Tick{}, []string{"get", "arm -"}},

@@ -56,7 +56,15 @@ func (m *Machine) observeNew(now time.Time, ent KVEntry) {
 // written by a process that runs.
 func (m *Machine) sameNodeIDElsewhere(now time.Time) bool {
 	c := m.lv.cur
-	if !c.valid || c.lease.NodeID != m.cfg.NodeID || m.mine(c.lease) || m.lv.observations <= 1 {
+	if !c.valid || c.lease.NodeID != m.cfg.NodeID || m.mine(c.lease) {
+		return false
+	}
+	// New revisions only: the same record, or an older one, read again
+	// after the key read absent (a lagging replica answers a direct get)
+	// is no write of a live process.
+	seen := m.foreignRev
+	m.foreignRev = max(m.foreignRev, c.rev)
+	if m.lv.observations <= 1 || c.rev <= seen {
 		return false
 	}
 	m.foreignSelf++
@@ -169,6 +177,7 @@ func (m *Machine) followNewBucket(now time.Time, r Result) {
 	// above base + revision, which a node without memory takes as the
 	// floor (rule 50; simulator seed 310 with raw purges).
 	m.lv.revFloor, m.lv.followedNew = r.LastSeq, true
+	m.foreignRev = 0 // the new stream's revisions start again
 	if !r.Created.IsZero() {
 		m.epochBase = epochBase(r.Created) // its epochs start at its creation (rule 50)
 	}
