@@ -69,14 +69,14 @@ func (m *Machine) revisionIsFloor(c observed) bool {
 	switch {
 	case !c.valid, m.lv.observations <= 1:
 		return true
-	case c.lease.Epoch <= m.epochBase && !m.knobs.noEpochBase:
+	case c.lease.Epoch <= m.epochBase && !m.knobs.NoEpochBase:
 		// Below the bucket's first epoch: no node of this bucket wrote
 		// it (rule 50); a forger's, or a writer's that knew no base.
 		return true
-	case c.lease.Floor && !m.knobs.floorWithoutRevision:
+	case c.lease.Floor && !m.knobs.FloorWithoutRevision:
 		return true
 	}
-	return m.knobs.revisionFloorAlways && !(c.released() && c.handedBack)
+	return m.knobs.RevisionFloorAlways && !(c.released() && c.handedBack)
 }
 
 // nextEpoch is the epoch of a new tenure (§2.4).
@@ -88,7 +88,7 @@ func (m *Machine) nextEpoch() (int64, error) {
 	// counts from there: every epoch led in the bucket is at most its
 	// record's revision above the base.
 	base := m.epochBase
-	if m.knobs.noEpochBase {
+	if m.knobs.NoEpochBase {
 		base = 0
 	}
 	floor := max(m.lv.maxEpoch, m.own.blind, base)

@@ -11,7 +11,7 @@ import (
 // takeoverWait is W (§3.2, §5.6): this node's LeaseTTL, or the longest TTL
 // any record on the key has carried, whichever is longer.
 func (m *Machine) takeoverWait() time.Duration {
-	if m.knobs.shortTTLForNonRecords {
+	if m.knobs.ShortTTLForNonRecords {
 		return max(m.cfg.LeaseTTL, m.lv.cur.lease.ttl())
 	}
 	return max(m.cfg.LeaseTTL, m.lv.maxTTL)

@@ -12,9 +12,9 @@ import (
 type Machine struct {
 	cfg      Params
 	campaign bool // false for an observer
-	// knobs are set by the simulator's tests only (sim_test.go): the
-	// zero value is the protocol.
-	knobs  knobs
+	// knobs are set by the simulator only (NewWithKnobs): the zero value
+	// is the protocol.
+	knobs  Knobs
 	rnd    *rand.Rand // jitter of backoffs; seeded by the driver
 	bucket BucketFacts
 	// instance names this process in the held records it writes
@@ -52,27 +52,28 @@ type Machine struct {
 	out      []Action
 }
 
-// knobs turn off one rule each, for the simulator's negative
-// controls, or try a fix for a gap the simulator found in main's rules
-// (docs/sim.md). The zero value is the protocol as main has it.
-type knobs struct {
-	// shortTTLForNonRecords reintroduces bug 1 (§9 rule 1): wait only the
+// Knobs turn off one rule each, for the simulator's negative controls
+// (internal/sim), or try a fix for a gap the simulator found in main's
+// rules (docs/sim.md). Nothing but the simulator sets them: the zero
+// value is the protocol as main has it.
+type Knobs struct {
+	// ShortTTLForNonRecords reintroduces bug 1 (§9 rule 1): wait only the
 	// TTL of what the key holds now (0 for garbage, markers and absent
 	// keys), not the longest TTL the key has carried.
-	shortTTLForNonRecords bool
-	// floorWithoutRevision undoes rule 31: taking over a floor record
+	ShortTTLForNonRecords bool
+	// FloorWithoutRevision undoes rule 31: taking over a floor record
 	// counts from its writer's memory only, not from its revision.
-	floorWithoutRevision bool
-	// noEpochBase undoes rule 50: a bucket's epochs start at 1, not at
+	FloorWithoutRevision bool
+	// NoEpochBase undoes rule 50: a bucket's epochs start at 1, not at
 	// its creation time.
-	noEpochBase bool
+	NoEpochBase bool
 	// The fix under evaluation for gap A of docs/sim.md (gaps B, C, D and
 	// E are closed by rules 36-38 and 43).
 	//
-	// revisionFloorAlways: every takeover but a handed-back release counts
+	// RevisionFloorAlways: every takeover but a handed-back release counts
 	// from the key's revision (gap A: a forged low held record taken over
 	// after the first sight, once the real epoch was compacted away).
-	revisionFloorAlways bool
+	RevisionFloorAlways bool
 }
 
 // leaseView is the current view of the lease key.
@@ -173,6 +174,14 @@ func New(cfg Params, bucket BucketFacts, seed uint64) *Machine {
 	m.conn.connected = true
 	// The count so far is not a reconnect this node has to account for.
 	m.conn.reconnects, m.conn.seen = bucket.Reconnects, bucket.Reconnects
+	return m
+}
+
+// NewWithKnobs is New with rules turned off or fixes tried: for the
+// simulator's negative controls and fixes under evaluation only.
+func NewWithKnobs(cfg Params, bucket BucketFacts, seed uint64, k Knobs) *Machine {
+	m := New(cfg, bucket, seed)
+	m.knobs = k
 	return m
 }
 

@@ -486,7 +486,7 @@ func TestMachineLongestTTL(t *testing.T) {
 		cfg := machineTestConfig("a")
 		m := New(cfg, BucketFacts{LastSeqAtOpen: 5}, 1)
 		m.instance = cfg.NodeID
-		m.knobs.shortTTLForNonRecords = bug
+		m.knobs.ShortTTLForNonRecords = bug
 		m.Handle(mBase, held(5, "b", 3, 3*time.Second))
 		m.Handle(mBase, Synced{})
 		at := mBase.Add(100 * time.Millisecond)
@@ -799,7 +799,7 @@ func TestMachineFixesUnderEvaluation(t *testing.T) {
 		{name: "gap A, main: a forged low held record seen after others is taken over above the memory only",
 			steps: forgedLow("write acquire rev=9 epoch=4")},
 		{name: "gap A, revfloor: above its revision too",
-			setup: func(m *Machine) { m.knobs.revisionFloorAlways = true },
+			setup: func(m *Machine) { m.knobs.RevisionFloorAlways = true },
 			steps: forgedLow("write acquire rev=9 epoch=9")},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })

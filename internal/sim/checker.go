@@ -77,10 +77,10 @@ func (c *checker) procEnded(p *proc) { delete(c.live, p) }
 func (c *checker) become(p *proc, epoch int64) {
 	now := p.w.now
 	if c.lastHook[p] == "become" {
-		c.violate(now, "%s: OnBecomeLeader twice without OnLoseLeadership", p.cfg.ID)
+		c.violate(now, "%s: OnBecomeLeader twice without OnLoseLeadership", p.cfg.NodeID)
 	}
 	c.lastHook[p] = "become"
-	t := &tenure{node: p.cfg.ID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62, ttl: p.cfg.LeaseTTL}
+	t := &tenure{node: p.cfg.NodeID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62, ttl: p.cfg.LeaseTTL}
 	if epoch <= c.maxEpoch && !p.w.opt.StrictLimits {
 		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev, c.maxBase)
 	}
@@ -99,12 +99,12 @@ func (c *checker) become(p *proc, epoch int64) {
 func (c *checker) lose(p *proc, epoch int64) {
 	now := p.w.now
 	if c.lastHook[p] != "become" {
-		c.violate(now, "%s: OnLoseLeadership without OnBecomeLeader", p.cfg.ID)
+		c.violate(now, "%s: OnLoseLeadership without OnBecomeLeader", p.cfg.NodeID)
 	}
 	c.lastHook[p] = "lose"
 	t := c.live[p]
 	if t == nil || t.epoch != epoch {
-		c.violate(now, "%s: Lose of epoch %d, which is not its tenure", p.cfg.ID, epoch)
+		c.violate(now, "%s: Lose of epoch %d, which is not its tenure", p.cfg.NodeID, epoch)
 		return
 	}
 	t.lostAt = now
@@ -118,7 +118,7 @@ func (c *checker) deadline(p *proc) {
 	if t == nil {
 		return
 	}
-	if d, ok := p.logic.Deadline(); ok {
+	if d, ok := deadline(p.logic); ok {
 		t.deadline = p.real(d)
 	} else {
 		t.deadline = min(t.deadline, p.w.now)
@@ -126,13 +126,14 @@ func (c *checker) deadline(p *proc) {
 }
 
 func (c *checker) permanent(p *proc, err error) {
-	c.violate(p.w.now, "%s: permanent error in a run that should have none: %v", p.cfg.ID, err)
+	c.violate(p.w.now, "%s: permanent error in a run that should have none: %v", p.cfg.NodeID, err)
 }
 
 func (c *checker) stepDownCalled(token uint64, now time.Duration) { c.stepDowns[token] = now }
 
-func (c *checker) reply(p *proc, r Reply) {
-	if at, ok := c.stepDowns[r.Token]; ok && r.OK {
+// reply: the call with token was answered, with success when ok.
+func (c *checker) reply(p *proc, token uint64, ok bool) {
+	if at, called := c.stepDowns[token]; called && ok {
 		// The drain waits for OnLoseLeadership to begin, behind any hook
 		// queued before it (§4.4): the handover is timed from then.
 		c.handovers = append(c.handovers, handover{called: at, loseBegan: max(at, c.loseBegan[p])})

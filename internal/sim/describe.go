@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // describeWrite is a trace line for a write the server handled.
-func describeWrite(e Write, rev uint64, kind ResultKind) string {
+func describeWrite(e election.Write, rev uint64, ok bool) string {
 	var l struct {
 		NodeID string `json:"node_id"`
 		Epoch  int64  `json:"epoch"`
@@ -28,7 +30,7 @@ func describeWrite(e Write, rev uint64, kind ResultKind) string {
 	if e.Create {
 		op = "create"
 	}
-	if kind != ResultOK {
+	if !ok {
 		return fmt.Sprintf("%s %s: conflict", op, what)
 	}
 	return fmt.Sprintf("%s %s: ok rev %d", op, what, rev)
@@ -52,20 +54,23 @@ func recordTTL(value []byte) time.Duration {
 	return time.Duration(l.TTL) * time.Millisecond
 }
 
-// short renders an event or effects for a node's trace, values as text.
+// short renders an event or actions for a node's trace, values as text.
+// Log actions are left out: the trace says what the node did.
 func short(v any) string {
 	var s string
 	switch v := v.(type) {
-	case []Effect:
+	case []election.Action:
 		parts := make([]string, 0, len(v))
-		for _, e := range v {
-			parts = append(parts, short(e))
+		for _, a := range v {
+			if _, ok := a.(election.Log); !ok {
+				parts = append(parts, short(a))
+			}
 		}
 		return "[" + strings.Join(parts, " ") + "]"
-	case EntryEvent:
-		s = "Entry" + shortEntry(v.Entry)
-	case Result:
-		s = fmt.Sprintf("Result{ID:%d Kind:%d Rev:%d", v.ID, v.Kind, v.Rev)
+	case election.Entry:
+		s = "Entry" + shortEntry(v.KV)
+	case election.Result:
+		s = fmt.Sprintf("Result{ID:%d Err:%v Rev:%d", v.ID, v.Err, v.Rev)
 		if v.Entry.Rev != 0 {
 			s += " Entry:" + shortEntry(v.Entry)
 		}
@@ -73,16 +78,20 @@ func short(v any) string {
 			s += " H:" + shortEntry(h)
 		}
 		s += fmt.Sprintf(" Recreated:%v LastSeq:%d}", v.Recreated, v.LastSeq)
-	case Write:
-		s = fmt.Sprintf("Write{ID:%d Create:%v Rev:%d %s}", v.ID, v.Create, v.Rev, v.Value)
-	case Arm:
+	case election.Write:
+		s = fmt.Sprintf("Write{ID:%d %v Create:%v Rev:%d %s}", v.ID, v.Purpose, v.Create, v.Rev, v.Value)
+	case election.Become:
+		s = fmt.Sprintf("Become{Epoch:%d Rev:%d}", v.Epoch, v.Rev)
+	case election.Lose:
+		s = fmt.Sprintf("Lose{Epoch:%d %v}", v.Epoch, v.Cause)
+	case election.Arm:
 		s = "Arm{" + v.At.Format("05.000000") + "}"
 		if v.At.IsZero() {
 			s = "Arm{-}"
 		}
 	default:
 		s = fmt.Sprintf("%T%+v", v, v)
-		s = strings.TrimPrefix(s, "sim.")
+		s = strings.TrimPrefix(s, "election.")
 	}
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > 400 {
@@ -91,8 +100,8 @@ func short(v any) string {
 	return s
 }
 
-func shortEntry(e Entry) string {
-	if e.Op != OpPut {
+func shortEntry(e election.KVEntry) string {
+	if e.Op != election.Put {
 		return fmt.Sprintf("{%d op%d}", e.Rev, e.Op)
 	}
 	return fmt.Sprintf("{%d %s}", e.Rev, e.Value)

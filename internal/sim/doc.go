@@ -6,8 +6,9 @@
 // never overlap, epochs strictly increase, a leader exists within a bound
 // once faults stop, and handovers complete within a bound.
 //
-// The node logic is not in this package: a Factory makes it, as a Logic
-// that takes Events at the node's own now and returns Effects.
-// internal/election's tests bind the election machine to it. A failing
-// seed replays the identical schedule; Outcome.Trace is its short trace.
+// Each node runs an election.Machine: the simulator hands it election's
+// own events at the node's own now and carries out its actions, as the
+// driver does; Options.Knobs turn rules off for the negative controls
+// (machine_test.go). A failing seed replays the identical schedule;
+// Outcome.Trace is its short trace.
 package sim

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // schedule plans the run: nodes start, faults come at random during the
@@ -94,17 +96,17 @@ func (w *world) fault(k faultKind) {
 		w.outOfBand(k)
 	case fWatchClose:
 		if p := w.anyProc(); p.up && p.watch != nil {
-			w.logf("%s: watch closed", p.cfg.ID)
+			w.logf("%s: watch closed", p.cfg.NodeID)
 			p.watch = nil
-			p.deliver(WatchClosed{})
+			p.deliver(election.WatchClosed{})
 		}
 	case fStepDown:
 		w.apiStepDown()
 	case fStop:
 		if p := w.anyProc(); p.up {
 			w.tokens++
-			w.logf("%s: Stop", p.cfg.ID)
-			p.deliver(Stop{Token: w.tokens})
+			w.logf("%s: Stop", p.cfg.NodeID)
+			p.deliver(election.Stop{Token: w.tokens})
 		}
 	case fSlow:
 		p := w.anyProc()
@@ -118,10 +120,10 @@ func (w *world) partition(p *proc, d time.Duration) {
 	if !p.connected {
 		return
 	}
-	w.logf("%s: PARTITION for %v", p.cfg.ID, d.Round(time.Millisecond))
+	w.logf("%s: PARTITION for %v", p.cfg.NodeID, d.Round(time.Millisecond))
 	p.connected = false
 	p.partGen++
-	p.deliver(Conn{Connected: false, Reconnects: p.reconnects})
+	p.deliver(election.Conn{Connected: false, Reconnects: p.reconnects})
 	w.at(min(w.now+d, w.quietAt), func() { w.heal(p) })
 }
 
@@ -129,14 +131,14 @@ func (w *world) heal(p *proc) {
 	if p.connected {
 		return
 	}
-	w.logf("%s: heal", p.cfg.ID)
+	w.logf("%s: heal", p.cfg.NodeID)
 	p.connected, p.reachable = true, w.now
 	p.reconnects++
 	if p.up && p.needWatch {
 		p.needWatch = false
 		p.openWatch()
 	}
-	p.deliver(Conn{Connected: true, Reconnects: p.reconnects})
+	p.deliver(election.Conn{Connected: true, Reconnects: p.reconnects})
 	if p.watch != nil {
 		p.watch.schedule()
 	}
@@ -148,7 +150,7 @@ func (w *world) pause(p *proc, d time.Duration) {
 	if !p.up || p.paused {
 		return
 	}
-	w.logf("%s: PAUSE for %v", p.cfg.ID, d.Round(time.Millisecond))
+	w.logf("%s: PAUSE for %v", p.cfg.NodeID, d.Round(time.Millisecond))
 	p.paused = true
 	gen := p.gen
 	w.at(min(w.now+d, w.quietAt), func() {
@@ -166,17 +168,17 @@ func (w *world) outOfBand(k faultKind) {
 	}
 	switch k {
 	case fGarbage:
-		w.kv.append(OpPut, []byte(`{"garbage":`))
+		w.kv.append(election.Put, []byte(`{"garbage":`))
 	case fForged:
 		v := w.forged()
-		w.kv.append(OpPut, v)
+		w.kv.append(election.Put, v)
 		w.logf("OUT OF BAND: forged %s", v)
 	case fDelete:
-		w.kv.append(OpDelete, nil)
+		w.kv.append(election.Delete, nil)
 	case fPurge:
-		w.kv.append(OpPurge, nil)
+		w.kv.append(election.Purge, nil)
 	case fCompact:
-		w.kv.append(OpPurge, nil)
+		w.kv.append(election.Purge, nil)
 		w.at(w.now+w.dur(0, 500*time.Millisecond), w.kv.compact)
 	case fRecreate:
 		w.createBucket()
@@ -208,7 +210,7 @@ func (w *world) createBucket() {
 	w.logf("bucket created (identity %d, at %s on its server's clock)", w.kv.inc, clock.Format("15:04:05.000000"))
 	for _, p := range w.procs {
 		if p.up && p.connected {
-			p.later(w.now+w.delay(p), BucketCreated{})
+			p.later(w.now+w.delay(p), election.BucketCreated{})
 		}
 	}
 }
@@ -222,7 +224,7 @@ func (w *world) createBucket() {
 // without memory (both limits stated there).
 func (w *world) forged() []byte {
 	cur := int64(1)
-	if e, ok := w.kv.last(); ok && e.Op == OpPut {
+	if e, ok := w.kv.last(); ok && e.Op == election.Put {
 		var l struct {
 			Epoch int64 `json:"epoch"`
 		}
@@ -247,17 +249,17 @@ func (w *world) apiStepDown() {
 		if !p.up || p.paused {
 			continue
 		}
-		if _, ok := p.logic.Deadline(); !ok {
+		if _, ok := deadline(p.logic); !ok {
 			continue
 		}
 		to := ""
 		if q := w.anyProc(); q != p && w.rnd.IntN(2) == 0 {
-			to = q.cfg.ID
+			to = q.cfg.NodeID
 		}
 		w.tokens++
-		w.logf("%s: StepDown(to=%q)", p.cfg.ID, to)
+		w.logf("%s: StepDown(to=%q)", p.cfg.NodeID, to)
 		w.chk.stepDownCalled(w.tokens, w.now)
-		p.deliver(StepDown{To: to, Token: w.tokens})
+		p.deliver(election.StepDown{To: to, Token: w.tokens})
 		return
 	}
 }

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
+)
 
 // kv models the bucket's stream as far as the lease key goes: one stream
 // sequence for every write (other keys only bump it), the key's kept
@@ -14,8 +18,8 @@ type kv struct {
 	// createdAt is the creation time as the creating server's clock read
 	// it: what a node learns as the bucket's epoch base (rule 50).
 	createdAt time.Time
-	seq       uint64  // last sequence of the stream
-	entries   []Entry // the lease key's kept revisions, oldest first
+	seq       uint64             // last sequence of the stream
+	entries   []election.KVEntry // the lease key's kept revisions, oldest first
 	history   int
 	deleted   bool // the bucket does not exist: every request says so
 }
@@ -28,22 +32,22 @@ func newKV(now time.Duration) *kv {
 // microseconds, less one (rule 50).
 func (k *kv) epochBase() int64 { return k.createdAt.UnixMicro() - 1 }
 
-func (k *kv) last() (Entry, bool) {
+func (k *kv) last() (election.KVEntry, bool) {
 	if len(k.entries) == 0 {
-		return Entry{}, false
+		return election.KVEntry{}, false
 	}
 	return k.entries[len(k.entries)-1], true
 }
 
-func (k *kv) append(op Op, value []byte) uint64 {
+func (k *kv) append(op election.Op, value []byte) uint64 {
 	k.seq++
-	e := Entry{Rev: k.seq, Op: op, Value: value}
-	if op == OpPurge {
+	e := election.KVEntry{Rev: k.seq, Op: op, Value: value}
+	if op == election.Purge {
 		k.entries = nil
 	}
 	k.entries = append(k.entries, e)
 	if len(k.entries) > k.history {
-		k.entries = append([]Entry(nil), k.entries[len(k.entries)-k.history:]...)
+		k.entries = append([]election.KVEntry(nil), k.entries[len(k.entries)-k.history:]...)
 	}
 	return e.Rev
 }
@@ -51,46 +55,48 @@ func (k *kv) append(op Op, value []byte) uint64 {
 // create writes value only if the key has no entry at all, a marker
 // included: the store's create is a compare-and-swap on revision 0 (rule
 // 23), not nats.go's KeyValue.Create, which writes over a marker.
-func (k *kv) create(value []byte) (uint64, ResultKind) {
+func (k *kv) create(value []byte) (uint64, bool) {
 	if _, ok := k.last(); ok {
-		return 0, ResultConflict
+		return 0, false
 	}
-	return k.append(OpPut, value), ResultOK
+	return k.append(election.Put, value), true
 }
 
 // update writes value only if the key's last revision is rev.
-func (k *kv) update(value []byte, rev uint64) (uint64, ResultKind) {
+func (k *kv) update(value []byte, rev uint64) (uint64, bool) {
 	if l, ok := k.last(); !ok || l.Rev != rev {
-		return 0, ResultConflict
+		return 0, false
 	}
-	return k.append(OpPut, value), ResultOK
+	return k.append(election.Put, value), true
 }
 
 // get reads the key's value; a marker reads as not found, as in nats.go.
-func (k *kv) get() (Entry, bool) {
+func (k *kv) get() (election.KVEntry, bool) {
 	l, ok := k.last()
-	if !ok || l.Op != OpPut {
-		return Entry{}, false
+	if !ok || l.Op != election.Put {
+		return election.KVEntry{}, false
 	}
 	return l, true
 }
 
-func (k *kv) historyEntries() []Entry { return append([]Entry(nil), k.entries...) }
+func (k *kv) historyEntries() []election.KVEntry {
+	return append([]election.KVEntry(nil), k.entries...)
+}
 
 // after returns the first kept entry above rev.
-func (k *kv) after(rev uint64) (Entry, bool) {
+func (k *kv) after(rev uint64) (election.KVEntry, bool) {
 	for _, e := range k.entries {
 		if e.Rev > rev {
 			return e, true
 		}
 	}
-	return Entry{}, false
+	return election.KVEntry{}, false
 }
 
 // compact removes the key without a trace if its last entry is a marker
 // (purge-deletes); a key written again since keeps its entries.
 func (k *kv) compact() {
-	if l, ok := k.last(); ok && l.Op != OpPut {
+	if l, ok := k.last(); ok && l.Op != election.Put {
 		k.entries = nil
 	}
 }

@@ -1,25 +1,29 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
+)
 
 func TestKVCompareAndSwap(t *testing.T) {
 	k := newKV(0)
-	if _, r := k.update([]byte("a"), 0); r != ResultConflict {
-		t.Fatalf("update of an absent key: %v, want a conflict", r)
+	if _, ok := k.update([]byte("a"), 0); ok {
+		t.Fatal("update of an absent key: written, want a conflict")
 	}
-	rev, r := k.create([]byte("a"))
-	if r != ResultOK || rev != 1 {
-		t.Fatalf("create: rev %d %v", rev, r)
+	rev, ok := k.create([]byte("a"))
+	if !ok || rev != 1 {
+		t.Fatalf("create: rev %d ok %v", rev, ok)
 	}
-	if _, r := k.create([]byte("b")); r != ResultConflict {
-		t.Fatalf("create over a value: %v, want a conflict", r)
+	if _, ok := k.create([]byte("b")); ok {
+		t.Fatal("create over a value: written, want a conflict")
 	}
-	if _, r := k.update([]byte("b"), 0); r != ResultConflict {
-		t.Fatalf("update on a stale revision: %v, want a conflict", r)
+	if _, ok := k.update([]byte("b"), 0); ok {
+		t.Fatal("update on a stale revision: written, want a conflict")
 	}
 	k.seq++ // a write to another key of the stream
-	if rev, r := k.update([]byte("b"), 1); r != ResultOK || rev != 3 {
-		t.Fatalf("update: rev %d %v, want 3", rev, r)
+	if rev, ok := k.update([]byte("b"), 1); !ok || rev != 3 {
+		t.Fatalf("update: rev %d ok %v, want 3", rev, ok)
 	}
 }
 
@@ -27,28 +31,28 @@ func TestKVCompareAndSwap(t *testing.T) {
 func TestKVCreateRefusesAMarker(t *testing.T) {
 	k := newKV(0)
 	k.create([]byte("a"))
-	k.append(OpDelete, nil)
+	k.append(election.Delete, nil)
 	if _, ok := k.get(); ok {
 		t.Fatal("get of a deleted key found a value")
 	}
-	if _, r := k.create([]byte("b")); r != ResultConflict {
-		t.Fatalf("create over a delete marker: %v, want a conflict", r)
+	if _, ok := k.create([]byte("b")); ok {
+		t.Fatal("create over a delete marker: written, want a conflict")
 	}
-	if rev, r := k.update([]byte("b"), 2); r != ResultOK || rev != 3 {
-		t.Fatalf("update over the marker: rev %d %v", rev, r)
+	if rev, ok := k.update([]byte("b"), 2); !ok || rev != 3 {
+		t.Fatalf("update over the marker: rev %d ok %v", rev, ok)
 	}
 }
 
 func TestKVPurgeCompactRecreate(t *testing.T) {
 	k := newKV(0)
 	for i := 0; i < 10; i++ {
-		k.append(OpPut, []byte("v"))
+		k.append(election.Put, []byte("v"))
 	}
 	if h := k.historyEntries(); len(h) != 8 || h[0].Rev != 3 {
 		t.Fatalf("history keeps %d entries from %d, want 8 from 3", len(h), h[0].Rev)
 	}
-	k.append(OpPurge, nil)
-	if h := k.historyEntries(); len(h) != 1 || h[0].Op != OpPurge {
+	k.append(election.Purge, nil)
+	if h := k.historyEntries(); len(h) != 1 || h[0].Op != election.Purge {
 		t.Fatalf("after a purge the history is %v, want the marker alone", h)
 	}
 	k.update([]byte("floor"), 11)
@@ -56,7 +60,7 @@ func TestKVPurgeCompactRecreate(t *testing.T) {
 	if _, ok := k.last(); !ok {
 		t.Fatal("compaction removed a key written again after its purge")
 	}
-	k.append(OpPurge, nil)
+	k.append(election.Purge, nil)
 	k.compact()
 	if _, ok := k.last(); ok || k.seq != 13 {
 		t.Fatalf("compaction left the key, or changed the sequence (%d)", k.seq)

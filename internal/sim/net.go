@@ -1,31 +1,36 @@
 package sim
 
-import "time"
+import (
+	"time"
 
-// request sends a request effect to the server. It is lost if the node
+	"github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// request sends a request action to the server. It is lost if the node
 // is cut off when it is sent or when it arrives; its answer is lost if
 // the node is cut off by then, or (rarely) dropped. The node sees a
 // timeout after the request's timeout on its own clock when no answer
 // came: a write may have landed all the same.
-func (p *proc) request(e Effect) {
+func (p *proc) request(e election.Action) {
 	w := p.w
 	id, timeout := requestID(e)
 	gen, part := p.gen, p.partGen
 	answered := false
-	answer := func(r Result) {
+	// inc is the bucket identity an incarnation read learned (0: none).
+	answer := func(r election.Result, inc uint64) {
 		if answered || p.gen != gen {
 			return
 		}
 		answered = true
-		if r.inc != 0 {
-			p.knownInc = r.inc // the store learns the identity with the answer
+		if inc != 0 {
+			p.knownInc = inc // the store learns the identity with the answer
 		}
 		p.deliver(r)
 	}
-	if _, ok := e.(Watch); ok {
+	if _, ok := e.(election.Watch); ok {
 		p.watch = nil // the old watch's entries must not reach the logic
 	}
-	w.at(w.now+time.Duration(float64(timeout)/p.rate), func() { answer(Result{ID: id, Kind: ResultTimeout}) })
+	w.at(w.now+time.Duration(float64(timeout)/p.rate), func() { answer(timedOut(id), 0) })
 	if !p.connected {
 		return
 	}
@@ -33,75 +38,77 @@ func (p *proc) request(e Effect) {
 		if p.partGen != part || !p.connected {
 			return
 		}
-		r := p.serve(e)
+		r, inc := p.serve(e)
 		r.ID = id
 		if w.rnd.IntN(50) == 0 {
-			w.logf("%s: answer to request %d dropped", p.cfg.ID, id)
+			w.logf("%s: answer to request %d dropped", p.cfg.NodeID, id)
 			return
 		}
 		w.at(w.now+w.delay(p), func() {
 			if p.partGen == part {
-				answer(r)
+				answer(r, inc)
 			}
 		})
 	})
 }
 
-func requestID(e Effect) (uint64, time.Duration) {
+func requestID(e election.Action) (uint64, time.Duration) {
 	switch e := e.(type) {
-	case Write:
+	case election.Write:
 		return e.ID, e.Timeout
-	case Get:
+	case election.Get:
 		return e.ID, e.Timeout
-	case History:
+	case election.History:
 		return e.ID, e.Timeout
-	case Incarnation:
+	case election.Incarnation:
 		return e.ID, e.Timeout
-	case Watch:
+	case election.Watch:
 		return e.ID, e.Timeout
 	}
 	return 0, 0
 }
 
-// serve is the server's side of a request, at its arrival.
-func (p *proc) serve(e Effect) Result {
+// serve is the server's side of a request, at its arrival, and the
+// bucket identity an incarnation read tells (0 for other requests).
+func (p *proc) serve(e election.Action) (election.Result, uint64) {
 	w := p.w
 	if w.kv.deleted {
-		w.logf("%s: request %T: bucket not found", p.cfg.ID, e)
-		return Result{Kind: ResultBucketDeleted}
+		w.logf("%s: request %T: bucket not found", p.cfg.NodeID, e)
+		return bucketGone(e), 0
 	}
 	switch e := e.(type) {
-	case Write:
+	case election.Write:
 		var rev uint64
-		var kind ResultKind
+		var ok bool
 		if e.Create {
-			rev, kind = w.kv.create(e.Value)
+			rev, ok = w.kv.create(e.Value)
 		} else {
-			rev, kind = w.kv.update(e.Value, e.Rev)
+			rev, ok = w.kv.update(e.Value, e.Rev)
 		}
-		w.logf("%s: %s", p.cfg.ID, describeWrite(e, rev, kind))
-		if kind == ResultOK {
-			p.wroteAt, p.wroteWhen = rev, w.now
-			w.epochs[recordEpoch(e.Value)] = true
-			w.entryAdded()
-			if e.Create {
-				w.maybeRawPurgeAfterCreate()
-			}
+		w.logf("%s: %s", p.cfg.NodeID, describeWrite(e, rev, ok))
+		if !ok {
+			return conflict(), 0
 		}
-		return Result{Kind: kind, Rev: rev}
-	case Get:
+		p.wroteAt, p.wroteWhen = rev, w.now
+		w.epochs[recordEpoch(e.Value)] = true
+		w.entryAdded()
+		if e.Create {
+			w.maybeRawPurgeAfterCreate()
+		}
+		return election.Result{Rev: rev}, 0
+	case election.Get:
 		if ent, ok := w.kv.get(); ok {
-			return Result{Entry: ent}
+			return election.Result{Entry: ent}, 0
 		}
-		return Result{Kind: ResultNotFound}
-	case History:
-		return Result{History: w.kv.historyEntries()}
-	case Incarnation:
-		return Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt, inc: w.kv.inc}
-	case Watch:
+		return notFound(), 0
+	case election.History:
+		return election.Result{History: w.kv.historyEntries()}, 0
+	case election.Incarnation:
+		return election.Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt}, w.kv.inc
+	case election.Watch:
 		p.openWatch()
 	}
-	return Result{}
+	return election.Result{}, 0
 }
 
 // openWatch starts a watch (server side): the key's current entry, then
@@ -125,7 +132,7 @@ func (p *proc) openWatch() {
 		if ok {
 			wt.deliver(cur)
 		}
-		p.deliver(Synced{})
+		p.deliver(election.Synced{})
 		wt.schedule()
 	})
 }
@@ -168,10 +175,10 @@ func (wt *watcher) schedule() {
 // itself: a watch that delivered out of order would fail seeds for what
 // NATS never does (seed 249836 did: an entry written just after the
 // watch opened overtook the current one).
-func (wt *watcher) deliver(ent Entry) {
+func (wt *watcher) deliver(ent election.KVEntry) {
 	if ent.Rev <= wt.delivered {
-		wt.p.w.chk.violate(wt.p.w.now, "model: %s's watch delivered revision %d after %d", wt.p.cfg.ID, ent.Rev, wt.delivered)
+		wt.p.w.chk.violate(wt.p.w.now, "model: %s's watch delivered revision %d after %d", wt.p.cfg.NodeID, ent.Rev, wt.delivered)
 	}
 	wt.delivered = ent.Rev
-	wt.p.deliver(EntryEvent{Entry: ent})
+	wt.p.deliver(election.Entry{KV: ent})
 }

@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // base is the origin of every node's clock: what the clock shows at
@@ -14,15 +17,15 @@ var base = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // hook dispatcher. A crash forgets all of it but the configuration.
 type proc struct {
 	w      *world
-	cfg    NodeConfig
-	logic  Logic
+	cfg    election.Params
+	logic  logic
 	up     bool
 	gen    uint64 // process incarnation: events of an earlier one are dropped
 	offset time.Duration
 	rate   float64 // local seconds per real second
 
 	paused bool
-	inbox  []Event // events that arrived while paused
+	inbox  []election.Event // events that arrived while paused
 
 	connected  bool
 	partGen    uint64 // bumped by every partition: requests in flight are lost
@@ -37,6 +40,7 @@ type proc struct {
 	reachable  time.Duration // last started, healed or resumed
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
+	failed     error         // the permanent error the logic reported (Fail)
 }
 
 // watcher is a watch on the lease key: it delivers the key's entries
@@ -57,8 +61,10 @@ func (w *world) makeProcs() {
 		if mixed && i%2 == 1 {
 			ttl = 3 * time.Second
 		}
-		cfg := NodeConfig{ID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, Bug1: w.opt.Bug1, NoRule31: w.opt.NoRule31, NoRule50: w.opt.NoRule50, Fixes: w.opt.Fixes}
+		// DrainTimeout, Cooldown and ReadinessThreshold: cluster.Config's
+		// defaults.
+		cfg := election.Params{NodeID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, DrainTimeout: ttl, Cooldown: ttl, ReadinessThreshold: 3}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -87,18 +93,18 @@ func (p *proc) real(at time.Time) time.Duration {
 func (p *proc) start() {
 	w := p.w
 	p.gen++
-	p.up, p.paused, p.inbox, p.hooksFree, p.knows, p.reachable = true, false, nil, 0, nil, w.now
+	p.up, p.paused, p.inbox, p.hooksFree, p.knows, p.reachable, p.failed = true, false, nil, 0, nil, w.now, nil
 	if w.kv.deleted {
 		w.createBucket() // Start creates a bucket it does not find
 	}
 	p.knownInc = w.kv.inc
-	facts := BucketFacts{LastSeq: w.kv.seq, Age: w.now - w.kv.created, Created: w.kv.createdAt}
-	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.ID)))
-	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.ID, facts.LastSeq, facts.Age)
+	facts := election.BucketFacts{LastSeqAtOpen: w.kv.seq, AgeAtOpen: w.now - w.kv.created, Created: w.kv.createdAt}
+	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.NodeID)))
+	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.NodeID, facts.LastSeqAtOpen, facts.AgeAtOpen)
 	w.chk.procStarted(p)
 	p.needWatch = !p.connected
 	p.openWatch()
-	p.deliver(Conn{Connected: p.connected, Reconnects: p.reconnects})
+	p.deliver(election.Conn{Connected: p.connected, Reconnects: p.reconnects})
 }
 
 // crash ends the process: it forgets everything.
@@ -106,14 +112,14 @@ func (p *proc) crash(why string) {
 	if !p.up {
 		return
 	}
-	p.w.logf("%s: %s", p.cfg.ID, why)
+	p.w.logf("%s: %s", p.cfg.NodeID, why)
 	p.up, p.logic, p.watch, p.inbox = false, nil, nil, nil
 	p.timerGen++
 	p.w.chk.procEnded(p)
 }
 
 // deliver hands ev to the logic now (or at resume, if paused).
-func (p *proc) deliver(ev Event) {
+func (p *proc) deliver(ev election.Event) {
 	if !p.up {
 		return
 	}
@@ -122,15 +128,15 @@ func (p *proc) deliver(ev Event) {
 		return
 	}
 	p.learn(ev)
-	effects := p.logic.Handle(p.local(p.w.now), ev)
-	if p.w.opt.TraceNode == p.cfg.ID {
-		p.w.logf("%s <- %s -> %s", p.cfg.ID, short(ev), short(effects))
+	actions := p.logic.Handle(p.local(p.w.now), ev)
+	if p.w.opt.TraceNode == p.cfg.NodeID {
+		p.w.logf("%s <- %s -> %s", p.cfg.NodeID, short(ev), short(actions))
 	}
-	for _, e := range effects {
+	for _, a := range actions {
 		if !p.up {
 			return
 		}
-		p.effect(e)
+		p.act(a)
 	}
 	if p.up {
 		p.w.chk.deadline(p)
@@ -138,7 +144,7 @@ func (p *proc) deliver(ev Event) {
 }
 
 // later delivers ev at t to this process incarnation, if it still runs.
-func (p *proc) later(t time.Duration, ev Event) {
+func (p *proc) later(t time.Duration, ev election.Event) {
 	gen := p.gen
 	p.w.at(t, func() {
 		if p.gen == gen {
@@ -148,16 +154,16 @@ func (p *proc) later(t time.Duration, ev Event) {
 }
 
 // learn records the epochs and TTLs of the records ev shows the process.
-func (p *proc) learn(ev Event) {
-	var entries []Entry
+func (p *proc) learn(ev election.Event) {
+	var entries []election.KVEntry
 	switch e := ev.(type) {
-	case EntryEvent:
-		entries = []Entry{e.Entry}
-	case Result:
-		entries = append([]Entry{e.Entry}, e.History...)
+	case election.Entry:
+		entries = []election.KVEntry{e.KV}
+	case election.Result:
+		entries = append([]election.KVEntry{e.Entry}, e.History...)
 	}
 	for _, e := range entries {
-		if e.Op != OpPut {
+		if e.Op != election.Put {
 			continue
 		}
 		k, was := known{at: p.w.now, epoch: recordEpoch(e.Value), ttl: recordTTL(e.Value)}, p.knowsAt(p.w.now)
@@ -199,7 +205,7 @@ func (p *proc) resume() {
 	if !p.paused {
 		return
 	}
-	p.w.logf("%s: resume", p.cfg.ID)
+	p.w.logf("%s: resume", p.cfg.NodeID)
 	p.paused, p.reachable = false, p.w.now
 	inbox := p.inbox
 	p.inbox = nil
@@ -208,42 +214,44 @@ func (p *proc) resume() {
 	}
 }
 
-// effect carries out one effect of the logic.
-func (p *proc) effect(e Effect) {
+// act carries out one action of the logic.
+func (p *proc) act(a election.Action) {
 	w := p.w
-	switch e := e.(type) {
-	case Arm:
+	switch e := a.(type) {
+	case election.Arm:
 		p.timerGen++
 		if !e.At.IsZero() {
 			gen, tg := p.gen, p.timerGen
 			w.at(p.real(e.At), func() {
 				if p.gen == gen && p.timerGen == tg {
-					p.deliver(Tick{})
+					p.deliver(election.Tick{})
 				}
 			})
 		}
-	case Write, Get, History, Incarnation, Watch:
+	case election.Write, election.Get, election.History, election.Incarnation, election.Watch:
 		p.request(e)
-	case Unwatch:
+	case election.Unwatch:
 		p.watch = nil
-	case Become:
-		w.logf("%s: BECOME epoch %d", p.cfg.ID, e.Epoch)
+	case election.Become:
+		w.logf("%s: BECOME epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.become(p, e.Epoch)
 		p.hook(w.dur(0, p.hookDuration()), nil, nil)
-	case Lose:
-		w.logf("%s: LOSE epoch %d", p.cfg.ID, e.Epoch)
+	case election.Lose:
+		w.logf("%s: LOSE epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		w.chk.loseHookBegins(p, p.hook(w.dur(0, p.hookDuration()), LoseStarted(e), LoseDone(e)))
-	case Ask:
+		w.chk.loseHookBegins(p, p.hook(w.dur(0, p.hookDuration()), election.LoseStarted{Epoch: e.Epoch}, election.LoseDone{Epoch: e.Epoch}))
+	case election.AskToLead:
 		p.ask(e)
-	case Reply:
-		w.chk.reply(p, e)
-	case Cooldown:
+	case election.Reply:
+		w.chk.reply(p, e.Token, replied(e))
+	case election.CooldownKey:
 		if !w.kv.deleted {
 			w.kv.seq++ // a write to another key of the stream
 		}
-	case Finished:
-		p.finished(e)
+	case election.Fail:
+		p.failed = e.Err // Finished follows
+	case election.Finished:
+		p.finished()
 	}
 }
 
@@ -258,7 +266,7 @@ func (p *proc) hookDuration() time.Duration {
 // hook queues a hook of duration d on the dispatcher; started and done
 // (may be nil) are delivered when it begins and returns. It returns when
 // the hook begins.
-func (p *proc) hook(d time.Duration, started, done Event) time.Duration {
+func (p *proc) hook(d time.Duration, started, done election.Event) time.Duration {
 	begin := max(p.w.now, p.hooksFree)
 	p.hooksFree = begin + d
 	if started != nil {
@@ -270,11 +278,11 @@ func (p *proc) hook(d time.Duration, started, done Event) time.Duration {
 	return begin
 }
 
-func (p *proc) finished(e Finished) {
+func (p *proc) finished() {
 	w := p.w
-	if e.Err != nil {
-		w.logf("%s: stopped by a permanent error: %v", p.cfg.ID, e.Err)
-		w.chk.permanent(p, e.Err)
+	if p.failed != nil {
+		w.logf("%s: stopped by a permanent error: %v", p.cfg.NodeID, p.failed)
+		w.chk.permanent(p, p.failed)
 	}
 	p.crash("finished")
 	// A Stop handled after faults stopped (it waited out a pause or a
@@ -294,20 +302,21 @@ func (p *proc) restart() {
 }
 
 // ask publishes a priority request to the holder, if both are connected.
-func (p *proc) ask(e Ask) {
+func (p *proc) ask(e election.AskToLead) {
 	w := p.w
 	if !p.connected {
 		return
 	}
 	for _, h := range w.procs {
-		if h.cfg.ID != e.Holder || !h.connected || !h.up {
+		if h.cfg.NodeID != e.Holder || !h.connected || !h.up {
 			continue
 		}
+		data, _ := json.Marshal(e.Request)
 		w.tokens++
 		tok, gen := w.tokens, h.gen
 		w.at(w.now+w.delay(p)+w.delay(h), func() {
 			if h.gen == gen {
-				h.deliver(Control{Data: e.Data, Received: h.local(w.now), Token: tok})
+				h.deliver(election.Control{Data: data, Received: h.local(w.now), Token: tok})
 			}
 		})
 		return

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // greedy is a deliberately unsafe election: it creates the lease key
@@ -17,37 +19,39 @@ type greedy struct {
 	now     time.Time
 }
 
-func (g *greedy) Deadline() (time.Time, bool) {
+func (g *greedy) Snapshot() election.View {
 	if g.leading {
-		return g.now.Add(time.Hour), true
+		return election.View{Tenure: true, Deadline: g.now.Add(time.Hour)}
 	}
-	return time.Time{}, false
+	return election.View{}
 }
 
-func (g *greedy) Handle(now time.Time, ev Event) []Effect {
+func (g *greedy) Handle(now time.Time, ev election.Event) []election.Action {
 	g.now = now
 	switch e := ev.(type) {
-	case Result:
-		if e.ID == g.next && e.Kind == ResultOK && !g.leading {
+	case election.Result:
+		if e.ID == g.next && e.Err == nil && !g.leading {
 			g.leading = true
-			return []Effect{Become{Epoch: int64(e.Rev)}, Arm{At: now.Add(50 * time.Millisecond)}}
+			return []election.Action{election.Become{Epoch: int64(e.Rev)}, election.Arm{At: now.Add(50 * time.Millisecond)}}
 		}
-	case Tick:
+	case election.Tick:
 		if !g.leading {
 			g.next++
-			return []Effect{Write{ID: g.next, Create: true, Value: []byte(fmt.Sprintf(`{"node_id":%q,"epoch":1}`, g.id)), Timeout: 100 * time.Millisecond},
-				Arm{At: now.Add(50 * time.Millisecond)}}
+			return []election.Action{election.Write{ID: g.next, Create: true, Value: []byte(fmt.Sprintf(`{"node_id":%q,"epoch":1}`, g.id)), Timeout: 100 * time.Millisecond},
+				election.Arm{At: now.Add(50 * time.Millisecond)}}
 		}
 	}
-	return []Effect{Arm{At: now.Add(50 * time.Millisecond)}}
+	return []election.Action{election.Arm{At: now.Add(50 * time.Millisecond)}}
 }
 
-func greedyFactory(cfg NodeConfig, _ BucketFacts, _ uint64) Logic { return &greedy{id: cfg.ID} }
+func greedyFactory(cfg election.Params, _ election.BucketFacts, _ uint64) logic {
+	return &greedy{id: cfg.NodeID}
+}
 
 // TestSimFindsAnUnsafeElection: the checker is not blind.
 func TestSimFindsAnUnsafeElection(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
-		if out := Run(seed, Options{}, greedyFactory); out.Failed() {
+		if out := runWith(seed, Options{}, greedyFactory); out.Failed() {
 			t.Logf("seed %d: %s", seed, out.Violations[0])
 			if len(out.Trace) == 0 {
 				t.Error("a failing seed came without its trace")
@@ -61,7 +65,7 @@ func TestSimFindsAnUnsafeElection(t *testing.T) {
 // TestSimIsDeterministic: a seed replays the identical run.
 func TestSimIsDeterministic(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		a, b := Run(seed, Options{}, greedyFactory), Run(seed, Options{}, greedyFactory)
+		a, b := runWith(seed, Options{}, greedyFactory), runWith(seed, Options{}, greedyFactory)
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d ran twice differently:\n%v\n%v", seed, a, b)
 		}

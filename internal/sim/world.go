@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // Options shape a run. The zero value is the protocol's own bounds.
@@ -14,20 +16,15 @@ type Options struct {
 	DriftBound float64
 	// MarginZero runs every node with SafetyMargin 0.
 	MarginZero bool
-	// Bug1 asks the logic to reintroduce bug 1.
-	Bug1 bool
 	// MixedTTL forces LeaseTTLs of 1s and 3s, SameTTL 1s for every node;
 	// otherwise a seed picks.
 	MixedTTL, SameTTL bool
 	// Exclude names fault kinds this run never injects ("purge",
 	// "forged-release", ...: see faultNames).
 	Exclude []string
-	// NoRule31 asks the logic to undo rule 31 (NodeConfig.NoRule31).
-	NoRule31 bool
-	// NoRule50 asks the logic to undo rule 50 (NodeConfig.NoRule50).
-	NoRule50 bool
-	// Fixes names fixes under evaluation for the logic (NodeConfig.Fixes).
-	Fixes []string
+	// Knobs turn off rules of every node's machine, or try fixes under
+	// evaluation: the negative controls (election.Knobs).
+	Knobs election.Knobs
 	// StrictLimits counts the protocol's stated limits as violations too:
 	// an epoch that does not grow where nothing left knew the earlier one
 	// (world.forgotten), and tenures that overlap where nothing left knew
@@ -79,8 +76,11 @@ func (r Outcome) String() string {
 	return s
 }
 
-// Run simulates one seed with the logic factory makes.
-func Run(seed uint64, opt Options, factory Factory) Outcome {
+// Run simulates one seed of election machines.
+func Run(seed uint64, opt Options) Outcome { return runWith(seed, opt, machines(opt.Knobs)) }
+
+// runWith simulates one seed with the logic factory makes.
+func runWith(seed uint64, opt Options, factory factory) Outcome {
 	out, first := run(seed, opt, factory, nil)
 	if out.Failed() {
 		// The same seed again, the same schedule: this time with its trace,
@@ -92,7 +92,7 @@ func Run(seed uint64, opt Options, factory Factory) Outcome {
 	return out
 }
 
-func run(seed uint64, opt Options, factory Factory, tr *trace) (Outcome, time.Duration) {
+func run(seed uint64, opt Options, factory factory, tr *trace) (Outcome, time.Duration) {
 	w := newWorld(seed, opt, factory)
 	w.trace = tr
 	w.schedule()
@@ -112,7 +112,7 @@ type world struct {
 	seed    uint64
 	opt     Options
 	rnd     *rand.Rand
-	factory Factory
+	factory factory
 	now     time.Duration // simulated real time
 	q       eventQueue
 	seq     uint64
@@ -138,7 +138,7 @@ type world struct {
 	rawPurge bool // this seed purges the key from the stream by subject
 }
 
-func newWorld(seed uint64, opt Options, factory Factory) *world {
+func newWorld(seed uint64, opt Options, factory factory) *world {
 	if opt.DriftBound == 0 {
 		opt.DriftBound = 0.04
 	}
@@ -250,7 +250,7 @@ func (w *world) stillKnown(leader *proc, shown func(known) bool, carries func(va
 		}
 	}
 	for _, e := range w.kv.entries {
-		if e.Op == OpPut && e.Rev < leader.wroteAt && carries(e.Value) {
+		if e.Op == election.Put && e.Rev < leader.wroteAt && carries(e.Value) {
 			return true
 		}
 	}

@@ -1,11 +1,7 @@
-package election
+package sim
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -13,20 +9,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/sim"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
-// The simulator (internal/sim) drives the election machine here: the
-// machine is unexported, and internal/sim cannot import this package's
-// tests, so the binding (simMachine) lives beside the machine and the
-// simulator knows only its sim.Logic interface.
+// The simulator against the election machine (internal/election).
 //
 // The default run injects every fault kind; TestMachineSimKnownGaps shows
 // each stated limit the simulator still finds (docs/sim.md), and -sim.fix
 // tries the fixes under evaluation. Flags:
 //
-//	go test -run 'MachineSim$' . -sim.seeds=1000000        a million seeds
-//	go test -run 'MachineSim$' . -sim.seed=1234 -v         replay one, with its trace
+//	go test -run 'MachineSim$' ./internal/sim -sim.seeds=1000000   a million seeds
+//	go test -run 'MachineSim$' ./internal/sim -sim.seed=1234 -v    replay one, with its trace
 //	    -sim.node=n2                                        ... and every event of n2
 //	-sim.exclude=forged -sim.fix=revfloor                 a fault kind left out, the fix tried
 //
@@ -47,163 +40,27 @@ var (
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
 )
 
-// simMachine binds a machine to sim.Logic.
-type simMachine struct{ m *Machine }
-
-func simFactory(opt sim.Options) sim.Factory {
-	return func(nc sim.NodeConfig, facts sim.BucketFacts, seed uint64) sim.Logic {
-		cfg := withDefaults(Params{NodeID: nc.ID, LeaseTTL: nc.LeaseTTL, RenewInterval: nc.RenewInterval,
-			SafetyMargin: nc.SafetyMargin, RequestTimeout: nc.RequestTimeout, Priority: nc.Priority})
-		m := New(cfg, BucketFacts{LastSeqAtOpen: facts.LastSeq, AgeAtOpen: facts.Age, Created: facts.Created}, seed)
-		m.knobs.shortTTLForNonRecords = nc.Bug1
-		m.knobs.floorWithoutRevision = nc.NoRule31
-		m.knobs.noEpochBase = nc.NoRule50
-		for _, f := range nc.Fixes {
-			switch f {
-			case "revfloor":
-				m.knobs.revisionFloorAlways = true
-			default:
-				panic("unknown fix " + f)
-			}
-		}
-		return &simMachine{m: m}
-	}
+func simOptionsFromFlags(t *testing.T) Options {
+	return Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Knobs: fixes(t, splitList(*simFixes)), SameTTL: *simSameTTL}
 }
 
-func (s *simMachine) Deadline() (time.Time, bool) {
-	t := s.m.own.t
-	if t == nil || t.ended || t.cancelled {
-		return time.Time{}, false
-	}
-	return t.deadline, true
-}
-
-func (s *simMachine) Handle(now time.Time, ev sim.Event) []sim.Effect {
-	var out []sim.Effect
-	for _, a := range s.m.Handle(now, s.toMachineEvent(ev)) {
-		if e := toSimEffect(s.m, a); e != nil {
-			out = append(out, e)
+// fixes are the knobs of the fixes under evaluation that -sim.fix names.
+func fixes(t *testing.T, names []string) election.Knobs {
+	var k election.Knobs
+	for _, f := range names {
+		switch f {
+		case "revfloor":
+			k.RevisionFloorAlways = true
+		default:
+			t.Fatalf("-sim.fix: unknown fix %q", f)
 		}
 	}
-	return out
-}
-
-var (
-	errSimTimeout    = fmt.Errorf("sim: %w", context.DeadlineExceeded)
-	errSimNoStream   = errors.New("sim: stream not found")
-	errSimBucketGone = fmt.Errorf("%w: sim: stream not found", ErrBucketDeleted)
-)
-
-func (s *simMachine) toMachineEvent(ev sim.Event) Event {
-	switch e := ev.(type) {
-	case sim.Tick:
-		return Tick{}
-	case sim.EntryEvent:
-		return Entry{KV: toKVEntry(e.Entry)}
-	case sim.Synced:
-		return Synced{}
-	case sim.WatchClosed:
-		return WatchClosed{}
-	case sim.Conn:
-		return Conn{Connected: e.Connected, Reconnects: e.Reconnects}
-	case sim.LoseStarted:
-		return LoseStarted{Epoch: e.Epoch}
-	case sim.LoseDone:
-		return LoseDone{Epoch: e.Epoch}
-	case sim.StepDown:
-		return StepDown{To: e.To, Token: e.Token}
-	case sim.Stop:
-		return Stop{Token: e.Token}
-	case sim.Control:
-		return Control{Data: e.Data, Received: e.Received, Token: e.Token}
-	case sim.BucketCreated:
-		return BucketCreated{}
-	case sim.Result:
-		return toMachineResult(e, s.renewing(e.ID))
-	}
-	panic(fmt.Sprintf("unknown sim event %T", ev))
-}
-
-func toKVEntry(e sim.Entry) KVEntry {
-	return KVEntry{Rev: e.Rev, Op: map[sim.Op]Op{sim.OpPut: Put, sim.OpDelete: Delete, sim.OpPurge: Purge}[e.Op], Value: e.Value}
-}
-
-// renewing says the request id is a renewal: store.renew never confirms
-// a deleted bucket (it would cost the deadline), so its error stays
-// transient.
-func (s *simMachine) renewing(id uint64) bool {
-	q := s.m.req
-	return q != nil && q.id == id && q.cont == contWrite && q.purpose == Renew
-}
-
-func toMachineResult(e sim.Result, renewal bool) Result {
-	r := Result{ID: e.ID, Rev: e.Rev, Entry: toKVEntry(e.Entry), Recreated: e.Recreated, LastSeq: e.LastSeq, Created: e.Created}
-	for _, h := range e.History {
-		r.History = append(r.History, toKVEntry(h))
-	}
-	switch e.Kind {
-	case sim.ResultConflict:
-		r.Err, r.Class = errors.New("sim: wrong last sequence"), Conflict
-	case sim.ResultNotFound:
-		r.Err, r.NotFound = errors.New("sim: key not found"), true
-	case sim.ResultTimeout:
-		r.Err, r.Class = errSimTimeout, Transient
-	case sim.ResultBucketDeleted:
-		r.Err, r.Class = errSimBucketGone, Permanent
-		if renewal {
-			r.Err, r.Class = errSimNoStream, Transient
-		}
-	}
-	return r
-}
-
-func toSimEffect(m *Machine, a Action) sim.Effect {
-	switch a := a.(type) {
-	case Write:
-		return sim.Write{ID: a.ID, Create: a.Create, Rev: a.Rev, Value: a.Value, Timeout: a.Timeout}
-	case Get:
-		return sim.Get{ID: a.ID, Timeout: a.Timeout}
-	case History:
-		return sim.History{ID: a.ID, Timeout: a.Timeout}
-	case Incarnation:
-		return sim.Incarnation{ID: a.ID, Timeout: a.Timeout}
-	case Watch:
-		return sim.Watch{ID: a.ID, Timeout: a.Timeout}
-	case Unwatch:
-		return sim.Unwatch{}
-	case Arm:
-		return sim.Arm{At: a.At}
-	}
-	return toSimNodeEffect(m, a)
-}
-
-// toSimNodeEffect turns the actions that are not requests of the store.
-func toSimNodeEffect(m *Machine, a Action) sim.Effect {
-	switch a := a.(type) {
-	case Become:
-		return sim.Become{Epoch: a.Epoch}
-	case Lose:
-		return sim.Lose{Epoch: a.Epoch}
-	case AskToLead:
-		data, _ := json.Marshal(a.Request)
-		return sim.Ask{Holder: a.Holder, Data: data}
-	case Reply:
-		return sim.Reply{Token: a.Token, OK: a.Err == nil && (!a.Control || a.Answer.OK)}
-	case CooldownKey:
-		return sim.Cooldown{}
-	case Finished:
-		return sim.Finished{Err: m.err}
-	}
-	return nil // Fail (Finished carries it), LeaderChange
-}
-
-func simOptionsFromFlags() sim.Options {
-	return sim.Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Fixes: splitList(*simFixes), SameTTL: *simSameTTL}
+	return k
 }
 
 // explored is what exploreSeeds found.
 type explored struct {
-	failures  []sim.Outcome // at most the max asked for
+	failures  []Outcome     // at most the max asked for
 	ran       int           // seeds run
 	forgotten int           // seeds with an epoch nothing left knew (excused)
 	blind     int           // seeds with an overlap beside a LeaseTTL nothing left knew (excused)
@@ -212,7 +69,7 @@ type explored struct {
 }
 
 // exploreSeeds runs count seeds from first on the machine's cores.
-func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explored {
+func exploreSeeds(first uint64, count, maxFailures int, opt Options) explored {
 	var (
 		next      atomic.Uint64
 		ran       atomic.Int64
@@ -221,11 +78,10 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 		faults    atomic.Int64
 		simulated atomic.Int64 // nanoseconds
 		mu        sync.Mutex
-		failures  []sim.Outcome
+		failures  []Outcome
 		wg        sync.WaitGroup
 	)
 	next.Store(first)
-	factory := simFactory(opt)
 	for range min(runtime.GOMAXPROCS(0), 2) {
 		wg.Add(1)
 		go func() {
@@ -241,7 +97,7 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 				if enough {
 					return
 				}
-				out := sim.Run(seed, opt, factory)
+				out := Run(seed, opt)
 				ran.Add(1)
 				faults.Add(int64(out.Faults))
 				simulated.Add(int64(out.Simulated))
@@ -268,9 +124,9 @@ func exploreSeeds(first uint64, count, maxFailures int, opt sim.Options) explore
 // no overlap, epochs grow, a leader after faults stop, handovers finish.
 func TestMachineSim(t *testing.T) {
 	if *simSeed != 0 {
-		opt := simOptionsFromFlags()
+		opt := simOptionsFromFlags(t)
 		opt.TraceNode = *simNode
-		out := sim.Run(*simSeed, opt, simFactory(opt))
+		out := Run(*simSeed, opt)
 		t.Log(out.String())
 		for _, l := range out.Trace {
 			t.Log(l)
@@ -291,7 +147,7 @@ func TestMachineSim(t *testing.T) {
 		count = min(count, 1000)
 	}
 	start := time.Now()
-	ex := exploreSeeds(*simFirst, count, *simMaxFail, simOptionsFromFlags())
+	ex := exploreSeeds(*simFirst, count, *simMaxFail, simOptionsFromFlags(t))
 	el := time.Since(start)
 	t.Logf("explored %d seeds from %d in %v: %.0f seeds/s; stated limits, excused: %d with an epoch nothing left knew (§5.4, §5.5), %d with an overlap beside a LeaseTTL nothing left knew (§5.6)",
 		ex.ran, *simFirst, el.Round(time.Millisecond), float64(ex.ran)/el.Seconds(), ex.forgotten, ex.blind)
@@ -306,15 +162,15 @@ func TestMachineSim(t *testing.T) {
 
 // defaultSimOptions is the run TestMachineSim makes without flags: every
 // fault kind.
-func defaultSimOptions() sim.Options { return sim.Options{} }
+func defaultSimOptions() Options { return Options{} }
 
 // optionsBeforeRule50 is the default run before rule 50: the seeds found
 // then replay with its fault kinds.
-func optionsBeforeRule50() sim.Options { return sim.Options{Exclude: beforeRule50} }
+func optionsBeforeRule50() Options { return Options{Exclude: beforeRule50} }
 
 // findViolation searches seeds from 1 for the first violation under opt,
 // and reports it; it fails the test if none is found in count seeds.
-func findViolation(t *testing.T, count int, opt sim.Options) {
+func findViolation(t *testing.T, count int, opt Options) {
 	t.Helper()
 	start := time.Now()
 	ex := exploreSeeds(1, count, 1, opt)
@@ -330,14 +186,14 @@ func findViolation(t *testing.T, count int, opt sim.Options) {
 func TestMachineSimNegativeControls(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		break_ func(*sim.Options)
+		break_ func(*Options)
 	}{
-		{"clock drift beyond SafetyMargin", func(o *sim.Options) { o.DriftBound = 0.25 }},
-		{"SafetyMargin 0 with drift inside the default bound", func(o *sim.Options) { o.MarginZero, o.DriftBound = true, 0.03 }},
-		{"bug 1: waiting the TTL of what the key holds now", func(o *sim.Options) { o.Bug1, o.MixedTTL = true, true }},
-		{"rule 31 undone: taking over a floor record from its writer's memory only", func(o *sim.Options) { o.NoRule31 = true }},
-		{"rule 50 undone: a bucket's epochs start at 1", func(o *sim.Options) { o.NoRule50 = true }},
-		{"rule 50's assumption broken: a server creating the bucket again reads a time before the previous creation", func(o *sim.Options) { o.ClockBack = true }},
+		{"clock drift beyond SafetyMargin", func(o *Options) { o.DriftBound = 0.25 }},
+		{"SafetyMargin 0 with drift inside the default bound", func(o *Options) { o.MarginZero, o.DriftBound = true, 0.03 }},
+		{"bug 1: waiting the TTL of what the key holds now", func(o *Options) { o.Knobs.ShortTTLForNonRecords, o.MixedTTL = true, true }},
+		{"rule 31 undone: taking over a floor record from its writer's memory only", func(o *Options) { o.Knobs.FloorWithoutRevision = true }},
+		{"rule 50 undone: a bucket's epochs start at 1", func(o *Options) { o.Knobs.NoEpochBase = true }},
+		{"rule 50's assumption broken: a server creating the bucket again reads a time before the previous creation", func(o *Options) { o.ClockBack = true }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			opt := defaultSimOptions()
@@ -355,14 +211,14 @@ func TestMachineSimKnownGaps(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		seed uint64
-		opt  sim.Options
+		opt  Options
 		want string
 	}{
 		{"§5.6 (stated): a new bucket elects a short-TTL node beside a cut-off long-TTL holder",
-			6899, sim.Options{StrictLimits: true}, "tenures overlap: n2 epoch "},
+			6899, Options{StrictLimits: true}, "tenures overlap: n2 epoch "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := sim.Run(c.seed, c.opt, simFactory(c.opt))
+			out := Run(c.seed, c.opt)
 			if !out.Failed() || !strings.Contains(out.Violations[0], c.want) {
 				t.Fatalf("seed %d no longer fails with %q: %v", c.seed, c.want, out.Violations)
 			}
@@ -377,13 +233,13 @@ func TestMachineSimKnownGaps(t *testing.T) {
 // TestMachineSimKnownGaps. The negative control "bug 1" shows the excuse
 // does not cover a node that knew the longer TTL.
 func TestMachineSimExcusesTheStatedTTLLimit(t *testing.T) {
-	opt := sim.Options{}
-	out := sim.Run(6899, opt, simFactory(opt))
+	opt := Options{}
+	out := Run(6899, opt)
 	if out.Failed() || out.BlindOverlaps == 0 {
 		t.Fatalf("seed 6899: want the overlap excused, got %d excused and %v", out.BlindOverlaps, out.Violations)
 	}
 	opt.StrictLimits = true
-	if out := sim.Run(6899, opt, simFactory(opt)); !out.Failed() {
+	if out := Run(6899, opt); !out.Failed() {
 		t.Fatal("seed 6899 with StrictLimits: no violation")
 	}
 }
@@ -394,39 +250,39 @@ func TestMachineSimClosedGaps(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		seed uint64
-		opt  sim.Options
+		opt  Options
 	}{
 		{"F: a deleted bucket is waited for as long as the node runs (rule 29, no grace left to count)",
-			35, sim.Options{}},
+			35, Options{}},
 		{"G: a Create that landed after writes it did not see leads nothing (rule 35; million-seed run)",
 			339308, optionsBeforeRule50()},
 		{"B: records the watch showed, dropped unread with it, still teach their epochs (rule 36)",
-			1235, sim.Options{Exclude: []string{"forged"}}},
+			1235, Options{Exclude: []string{"forged"}}},
 		{"C: an older entry from a new bucket moves the node to it, watch and all (rule 37)",
-			274, sim.Options{Exclude: []string{"forged"}}},
+			274, Options{Exclude: []string{"forged"}}},
 		{"D: the bucket created again between the identity check and the takeover's compare-and-swap (rule 38)",
-			2479, sim.Options{}},
+			2479, Options{}},
 		// Found once rules 35-38 had moved the schedules; each failed on
 		// that code, before its rule.
 		{"a stale record of its own, learned before a pause, released into a bucket created since (rule 39)",
-			2262, sim.Options{}},
+			2262, Options{}},
 		{"an acquire out when the node followed a new bucket landed there and led (rule 40)",
-			17919, sim.Options{Exclude: []string{"forged", "bucket-delete"}}},
+			17919, Options{Exclude: []string{"forged", "bucket-delete"}}},
 		{"a leader learned of a new bucket only through renewals a slow network held up (rule 41)",
-			3030, sim.Options{Exclude: []string{"forged", "bucket-delete"}}},
+			3030, Options{Exclude: []string{"forged", "bucket-delete"}}},
 		{"a landing the key moved past while its check was out is not led (rule 45; million-seed run at aa14c52)",
 			633042, optionsBeforeRule50()},
 		{"A: a forged record below the bucket's first epoch, taken over after the first sight, counts its revision (rule 50)",
-			498, sim.Options{Exclude: []string{"recreate", "bucket-delete"}}},
+			498, Options{Exclude: []string{"recreate", "bucket-delete"}}},
 		// Every fault kind, at b4cbb1e: 4 of 5,000 seeds failed (and
 		// 144 were excused as §5.4/§5.5 limits). Each passes now.
 		{"every fault kind before rule 50: a bucket created again, or a forged low record, while nothing remembered the epoch",
-			929, sim.Options{}},
-		{"... the same, 1453", 1453, sim.Options{}},
-		{"... the same, 2487", 2487, sim.Options{}},
-		{"... the same, 4130", 4130, sim.Options{}},
+			929, Options{}},
+		{"... the same, 1453", 1453, Options{}},
+		{"... the same, 2487", 2487, Options{}},
+		{"... the same, 4130", 4130, Options{}},
 		{"E: a held record below the epoch a running node remembers is corrected (rule 43)",
-			4733, sim.Options{Exclude: []string{"bucket-delete"}, Fixes: []string{"revfloor"}}},
+			4733, Options{Exclude: []string{"bucket-delete"}, Knobs: election.Knobs{RevisionFloorAlways: true}}},
 		// Not the machine's: the checker's liveness bound left out the
 		// stated drain (§4.4, rule 9). A StepDown just before faults stop,
 		// its OnLoseLeadership queued behind a slow OnBecomeLeader (2·TTL).
@@ -435,7 +291,7 @@ func TestMachineSimClosedGaps(t *testing.T) {
 		{"liveness: the same, a third schedule (million-seed run)", 872943, optionsBeforeRule50()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if out := sim.Run(c.seed, c.opt, simFactory(c.opt)); out.Failed() {
+			if out := Run(c.seed, c.opt); out.Failed() {
 				t.Fatalf("seed %d: %v", c.seed, out.Violations)
 			}
 		})

@@ -1,6 +1,6 @@
-//go:build race
+//go:build !race
 
-package election
+package sim
 
 // raceEnabled says the tests run under the race detector.
-const raceEnabled = true
+const raceEnabled = false
