@@ -35,9 +35,8 @@ type NodeInfo interface {
 // told the application: OnBecomeLeader sets role "PRIMARY" (the leader) and
 // the leader to this node; OnLoseLeadership sets role "PASSIVE" (a
 // follower) and clears the leader if it was this node; OnLeaderChange sets
-// the leader. The epoch and NotReady
-// (from the node's ReadinessCheck, see cluster.Node.Ready) are read from the
-// bound node on each request. Place the Adapter anywhere in ComposeHooks;
+// the leader. The epoch and NotReady (from the node's ReadinessCheck, see
+// cluster.Node.Ready) are read from the bound node on each request. Place the Adapter anywhere in ComposeHooks;
 // its hooks are quick and never fail.
 type Adapter struct {
 	checker *Checker
