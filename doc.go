@@ -6,7 +6,7 @@
 //
 // Make a Node with NewNode (it campaigns) or NewObserver (it only follows),
 // Start it (or Run it: Start, then Stop with a release when a ctx ends),
-// and react in Hooks: start the primary's work in OnBecomeLeader
+// and react in Hooks: start the leader's work in OnBecomeLeader
 // (its ctx is the tenure: it is cancelled the moment leadership ends), stop it
 // in OnLoseLeadership. Before a critical operation, ValidateLeadership proves
 // tenure with a compare-and-swap and returns the epoch to hand to a fenced

@@ -30,7 +30,7 @@ func ExampleNewNode() {
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}, cluster.HookFuncs{
 		BecomeLeader: func(ctx context.Context) error {
-			close(became) // start the primary's work here; stop it when ctx ends
+			close(became) // start the leader's work here; stop it when ctx ends
 			return nil
 		},
 	})

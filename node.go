@@ -203,7 +203,8 @@ func (n *Node) WaitForLeader(ctx context.Context) (string, error) {
 	return n.view.waitLeader(ctx, n.done)
 }
 
-// Role returns RolePrimary while this node's tenure is live.
+// Role returns RolePrimary (the leader) while this node's tenure is live,
+// else RolePassive (a follower, or an observer made by NewObserver).
 func (n *Node) Role() Role {
 	if n.IsLeader() {
 		return RolePrimary

@@ -32,11 +32,11 @@ type NodeInfo interface {
 // but responses have no epoch and always read as ready.
 //
 // Role and leader follow the hooks, so a response tells what the node has
-// told the application: OnBecomeLeader sets role "PRIMARY" and the leader to
-// this node; OnLoseLeadership sets role "PASSIVE" and clears the leader if it
-// was this node; OnLeaderChange sets the leader. The epoch and NotReady
-// (from the node's ReadinessCheck, see cluster.Node.Ready) are read from the
-// bound node on each request. Place the Adapter anywhere in ComposeHooks;
+// told the application: OnBecomeLeader sets role "PRIMARY" (the leader) and
+// the leader to this node; OnLoseLeadership sets role "PASSIVE" (a
+// follower) and clears the leader if it was this node; OnLeaderChange sets
+// the leader. The epoch and NotReady (from the node's ReadinessCheck, see
+// cluster.Node.Ready) are read from the bound node on each request. Place the Adapter anywhere in ComposeHooks;
 // its hooks are quick and never fail.
 type Adapter struct {
 	checker *Checker
@@ -64,7 +64,7 @@ func (a *Adapter) Bind(n NodeInfo) error {
 	return nil
 }
 
-// OnBecomeLeader reports this node as PRIMARY and as the leader.
+// OnBecomeLeader reports this node as the leader: role PRIMARY, leader itself.
 func (a *Adapter) OnBecomeLeader(context.Context) error {
 	self := a.checker.NodeID()
 	a.checker.state.update(func(role, leader *string) {
@@ -73,7 +73,8 @@ func (a *Adapter) OnBecomeLeader(context.Context) error {
 	return nil
 }
 
-// OnLoseLeadership reports this node as PASSIVE and no longer the leader.
+// OnLoseLeadership reports this node as a follower (role PASSIVE), no
+// longer the leader.
 func (a *Adapter) OnLoseLeadership(context.Context) error {
 	self := a.checker.NodeID()
 	a.checker.state.update(func(role, leader *string) {

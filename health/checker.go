@@ -44,7 +44,7 @@ type Checker struct {
 }
 
 // NewChecker returns a Checker for cfg; it answers nothing until Start.
-// The role is "PASSIVE" and the leader empty until set. The error wraps
+// The role is "PASSIVE" (a follower) and the leader empty until set. The error wraps
 // ErrInvalidConfig and names the field.
 func NewChecker(cfg Config) (*Checker, error) {
 	if err := cfg.Validate(); err != nil {
@@ -162,7 +162,8 @@ func (c *Checker) Stop() {
 	c.log.Info("health checker stopped")
 }
 
-// SetRole sets the role reported to queries, e.g. "PRIMARY" or "PASSIVE".
+// SetRole sets the role reported to queries, e.g. "PRIMARY" (the leader) or
+// "PASSIVE" (a follower), cluster.Role's String values.
 // An application that uses an Adapter does not call it.
 func (c *Checker) SetRole(role string) { c.state.setRole(role) }
 

@@ -31,6 +31,12 @@
 // Its absence means ready, so replies of nodes without a ReadinessCheck, or
 // built before the field existed, read as ready (Response.IsReady).
 //
+// role keeps the specification's words (cluster.Role's String values):
+// "PRIMARY" is the leader and "PASSIVE" a node that does not lead, a
+// follower (or an observer, made by cluster.NewObserver, if one answers
+// health queries). Response.IsLeader tests for the leader; the CLI's
+// tables show leader and follower.
+//
 // A request's payload must be empty or one JSON object of at most
 // MaxRequestSize bytes (its fields are reserved and ignored), so any NATS
 // client can ask, for example the NATS CLI:

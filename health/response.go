@@ -15,7 +15,9 @@ type Response struct {
 	// NodeID is the answering node.
 	NodeID string `json:"nodeId"`
 	// Role is the node's role as last set (by SetRole or the Adapter):
-	// "PRIMARY" or "PASSIVE" when it follows a cluster.Node.
+	// when it follows a cluster.Node, "PRIMARY" for the leader or
+	// "PASSIVE" for a follower (cluster.Role's String values, the
+	// specification's wire format).
 	Role string `json:"role"`
 	// Leader is the NodeID of the leader as this node knows it; empty when
 	// nobody leads.
@@ -55,6 +57,7 @@ type Response struct {
 }
 
 // IsLeader reports whether the node says it is the leader (Role "PRIMARY").
+// Otherwise it is a follower, when the role follows a cluster.Node.
 func (r Response) IsLeader() bool { return r.Role == rolePrimary }
 
 // IsReady reports whether the node says it may lead as far as its

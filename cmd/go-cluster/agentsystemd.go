@@ -71,11 +71,12 @@ func (s *systemd) stopping() {
 	<-s.done
 }
 
-// statusLine is the STATUS= systemctl status shows.
+// statusLine is the STATUS= systemctl status shows: each cluster's role
+// as leader or follower.
 func statusLine(a *agent.Agent) string {
 	var parts []string
 	for _, st := range a.Status() {
-		role := strings.ToLower(st.Role)
+		role := roleWord(st.Role)
 		if !st.Running {
 			role = "not running"
 		} else if !st.Ready {

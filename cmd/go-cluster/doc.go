@@ -64,7 +64,11 @@
 // withdrawn that did not answer within --timeout (it crashed, was cut off,
 // or stopped on an error; status then waits the whole --timeout). A member
 // that stopped is not listed. A node of a version without status replies
-// shows the role of its health reply (PRIMARY, PASSIVE).
+// shows the role of its health reply in the same words: "leader" for
+// PRIMARY, "follower" for PASSIVE. The health command's ROLE column says
+// the same; in --json both keep the health reply's role field as it comes,
+// "PRIMARY" or "PASSIVE" (the specification's words, cluster.Role's
+// strings), for scripts that read it.
 //
 // status shows the leader's metadata (its Config.Metadata, which the lease
 // record carries) and, where the application wires a health checker, each

@@ -220,18 +220,23 @@ func stateNotes(m memberReport, r statusReport) []string {
 	var notes []string
 	switch {
 	case m.HoldsLease && m.State != cluster.StatusLeader:
-		notes = append(notes, "holds the lease but reports "+m.State)
+		notes = append(notes, noteHoldsLease(m.State))
 	case !m.HoldsLease && m.State == cluster.StatusLeader:
-		notes = append(notes, "reports leader but does not hold the lease")
+		notes = append(notes, noteLeadsWithoutLease)
 	}
 	return append(notes, viewNotes(m, r)...)
 }
 
 // roleCell is a member's ROLE column: its status role, else the role its
-// health reply reports (a node of a version without status replies).
+// health reply reports (a node of a version without status replies) in
+// the same words: leader, follower, or observer for a PASSIVE member that
+// announced itself as one.
 func roleCell(m memberReport) string {
 	if m.State != "" {
 		return m.State
 	}
-	return orDash(m.Role)
+	if m.Kind == cluster.MemberObserver && m.Role == cluster.RolePassive.String() {
+		return cluster.StatusObserver
+	}
+	return orDash(roleWord(m.Role))
 }

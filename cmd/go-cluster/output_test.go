@@ -75,10 +75,10 @@ func TestRenderHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `NODE  ROLE     READY  LEADER  EPOCH  UPTIME  CUSTOM
-n1    PRIMARY  yes    n1      3      1m1s    v="2"
-n2    PASSIVE  yes    -       -      500ms
-n3    -        yes    -       -      -       error: bad custom value
+	want := `NODE  ROLE      READY  LEADER  EPOCH  UPTIME  CUSTOM
+n1    leader    yes    n1      3      1m1s    v="2"
+n2    follower  yes    -       -      500ms
+n3    -         yes    -       -      -       error: bad custom value
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -93,9 +93,9 @@ n3    -        yes    -       -      -       error: bad custom value
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = `NODE  ROLE     READY  LEADER  EPOCH  UPTIME  CUSTOM  NOTES
-n1    PRIMARY  yes    n1      3      1m1s
-n2    PASSIVE  no     n1      3      500ms           not ready: 3 readiness checks failed in a row: disk full
+	want = `NODE  ROLE      READY  LEADER  EPOCH  UPTIME  CUSTOM  NOTES
+n1    leader    yes    n1      3      1m1s
+n2    follower  no     n1      3      500ms           not ready: 3 readiness checks failed in a row: disk full
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)

@@ -189,9 +189,10 @@ func renderStepdown(w io.Writer, r stepdownReport) error {
 	return nil
 }
 
-// renderHealth prints health replies as a table. READY is "no" for a node
-// whose ReadinessCheck has not passed or failed too often; a NOTES column
-// then says why.
+// renderHealth prints health replies as a table. ROLE is leader or
+// follower for the replies' PRIMARY and PASSIVE (--json keeps those).
+// READY is "no" for a node whose ReadinessCheck has not passed or failed
+// too often; a NOTES column then says why.
 func renderHealth(w io.Writer, rs []health.Response) error {
 	anyNotReady := false
 	for _, r := range rs {
@@ -212,7 +213,7 @@ func renderHealth(w io.Writer, rs []health.Response) error {
 		if r.Error != "" {
 			row = fmt.Sprintf("%s\t-\t%s\t-\t-\t-\terror: %s", r.NodeID, ready, r.Error)
 		} else {
-			row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.NodeID, orDash(r.Role), ready, orDash(r.Leader),
+			row = fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", r.NodeID, orDash(roleWord(r.Role)), ready, orDash(r.Leader),
 				epochCell(r.Epoch), fmtDuration(time.Duration(r.UptimeMs)*time.Millisecond), fmtCustom(r.Custom))
 		}
 		if anyNotReady {

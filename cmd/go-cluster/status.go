@@ -164,7 +164,10 @@ type memberReport struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// StartedAt is when the member started, by its own wall clock.
 	StartedAt *time.Time `json:"started_at,omitempty"`
-	Role      string     `json:"role,omitempty"` // as its health reply reports it: PRIMARY or PASSIVE
+	// Role is the role of its health reply as it comes: PRIMARY (the
+	// leader) or PASSIVE (a follower), the specification's words, kept
+	// for scripts; the table shows leader or follower (roleWord).
+	Role string `json:"role,omitempty"`
 	// Health is "ok", "not ready" (the node answered, but its
 	// ReadinessCheck has not passed, or failed too often: it does not
 	// campaign, and as the leader it steps down), "error" (the node
@@ -252,12 +255,12 @@ func buildStatus(clusterID string, lease leaseState, resps []health.Response, he
 // after a handover a few are normal: each node learns from its own watch.
 func disagreements(m memberReport, r statusReport) []string {
 	var notes []string
-	primary := m.Role == cluster.RolePrimary.String()
+	leads := m.Role == cluster.RolePrimary.String()
 	switch {
-	case m.HoldsLease && !primary:
-		notes = append(notes, "holds the lease but reports "+m.Role)
-	case !m.HoldsLease && primary:
-		notes = append(notes, "reports PRIMARY but does not hold the lease")
+	case m.HoldsLease && !leads:
+		notes = append(notes, noteHoldsLease(roleWord(m.Role)))
+	case !m.HoldsLease && leads:
+		notes = append(notes, noteLeadsWithoutLease)
 	}
 	return append(notes, viewNotes(m, r)...)
 }

@@ -46,7 +46,7 @@ func TestBuildStatusMergesLeaseAndHealth(t *testing.T) {
 	if n2.Health != healthNoAnswer || !n2.HoldsLease {
 		t.Errorf("the silent holder %+v", n2)
 	}
-	if strings.Join(n1.Notes, "; ") != "reports PRIMARY but does not hold the lease; sees leader n1; epoch 1 behind" {
+	if strings.Join(n1.Notes, "; ") != "says it leads but does not hold the lease; sees leader n1; epoch 1 behind" {
 		t.Errorf("n1 notes %q", n1.Notes)
 	}
 	if len(n3.Notes) != 2 || n3.HoldsLease {
@@ -92,9 +92,9 @@ epoch    5
 leading  ~1m30s, since 2026-05-01T11:58:30.000Z (wall-clock estimate from acquired_at)
 lease    revision 42, last written 2026-05-01T11:59:30.000Z, ttl 10s
 
-NODE  ROLE     HEALTH  LEADER  EPOCH  UPTIME
-n1    PRIMARY  ok      n1      5      2m5s
-n2    PASSIVE  ok      n1      5      2.5s
+NODE  ROLE      HEALTH  LEADER  EPOCH  UPTIME
+n1    leader    ok      n1      5      2m5s
+n2    follower  ok      n1      5      2.5s
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -113,10 +113,10 @@ n2    PASSIVE  ok      n1      5      2.5s
 	if err := renderStatus(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	want = `NODE  ROLE     HEALTH     LEADER  EPOCH  UPTIME  NOTES
-n1    PRIMARY  ok         n1      5      2m5s
-n2    PASSIVE  not ready  n1      4      2.5s    no readiness check has passed yet: database unreachable; epoch 1 behind
-n3    -        error      -       -      -       encode response: bad custom value; not ready: disk full
+	want = `NODE  ROLE      HEALTH     LEADER  EPOCH  UPTIME  NOTES
+n1    leader    ok         n1      5      2m5s
+n2    follower  not ready  n1      4      2.5s    no readiness check has passed yet: database unreachable; epoch 1 behind
+n3    -         error      -       -      -       encode response: bad custom value; not ready: disk full
 `
 	if _, table, _ := strings.Cut(b.String(), "\n\n"); table != want {
 		t.Errorf("got:\n%s\nwant:\n%s", table, want)
@@ -176,5 +176,62 @@ func TestCLIStatusMetadata(t *testing.T) {
 	}
 	if !maps.Equal(st.Metadata, md) {
 		t.Errorf("status --json metadata %v, want %v", st.Metadata, md)
+	}
+}
+
+// The tables and notes say leader and follower for a health reply's
+// PRIMARY and PASSIVE; --json keeps the reply's role as it comes, for
+// scripts.
+func TestStatusRoleWords(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	r := buildStatus("orders", heldLease("n2", 5, now.Add(-time.Minute)), []health.Response{
+		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 5, UptimeMs: 1000},
+		{NodeID: "n2", Role: "PASSIVE", Leader: "n2", Epoch: 5, UptimeMs: 1000},
+		{NodeID: "n3", Role: "warming", Leader: "n2", Epoch: 5, UptimeMs: 1000},
+	}, nil, now)
+	if got := strings.Join(r.Members[0].Notes, "; "); got != "says it leads but does not hold the lease; sees leader n1" {
+		t.Errorf("n1 notes %q", got)
+	}
+	if got := strings.Join(r.Members[1].Notes, "; "); got != "holds the lease but reports follower" {
+		t.Errorf("n2 notes %q", got)
+	}
+	var b strings.Builder
+	if err := renderStatus(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range [][]string{
+		{"n1", "leader", "ok", "n1", "5"}, {"n2", "follower", "ok", "n2", "5"}, {"n3", "warming", "ok", "n2", "5"},
+	} {
+		if !containsRow(b.String(), row...) {
+			t.Errorf("no row %v:\n%s", row, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "PRIMARY") || strings.Contains(b.String(), "PASSIVE") {
+		t.Errorf("the table says PRIMARY or PASSIVE:\n%s", b.String())
+	}
+
+	// A member of a version without status replies that announced itself
+	// as an observer, and answers health queries as PASSIVE.
+	mergeMembers(&r, []cluster.MemberRecord{{NodeID: "n3", Kind: cluster.MemberObserver}}, nil)
+	r.Members[2].Role = "PASSIVE"
+	if got := roleCell(r.Members[2]); got != cluster.StatusObserver {
+		t.Errorf("observer's role cell %q", got)
+	}
+
+	var js strings.Builder
+	if err := writeJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Members []struct {
+			Node string `json:"node"`
+			Role string `json:"role"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal([]byte(js.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Members) != 3 || out.Members[0].Role != "PRIMARY" || out.Members[1].Role != "PASSIVE" {
+		t.Errorf("--json members %+v: the role field keeps the health reply's PRIMARY/PASSIVE", out.Members)
 	}
 }

@@ -36,15 +36,15 @@ type MyApp struct {
 	logger *slog.Logger
 }
 
-// OnBecomeLeader starts the primary's work; ctx ends with the tenure.
+// OnBecomeLeader starts the leader's work; ctx ends with the tenure.
 func (a *MyApp) OnBecomeLeader(ctx context.Context) error {
 	a.logger.Info("I am now the LEADER!")
 	return nil
 }
 
-// OnLoseLeadership stops the primary's work.
+// OnLoseLeadership stops the leader's work.
 func (a *MyApp) OnLoseLeadership(ctx context.Context) error {
-	a.logger.Info("I lost leadership, switching to standby")
+	a.logger.Info("I lost leadership, now a follower")
 	return nil
 }
 

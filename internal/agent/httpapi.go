@@ -18,7 +18,9 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// ClusterStatus is what /healthz says of one cluster.
+// ClusterStatus is what /healthz says of one cluster. Role is "PRIMARY"
+// (the leader) or "PASSIVE" (a follower): cluster.Role's String, the
+// specification's words, as the health replies carry it.
 type ClusterStatus struct {
 	Cluster string `json:"cluster"`
 	Node    string `json:"node"`

@@ -94,7 +94,7 @@ func TestAgentSystemdNotify(t *testing.T) {
 
 	natstest.WaitFor(t, 10*time.Second, func() bool { return sock.count("READY=1") == 1 }, "no READY=1")
 	natstest.WaitFor(t, 10*time.Second, func() bool { return sock.count("WATCHDOG=1") >= 3 }, "no watchdog pings")
-	natstest.WaitFor(t, 10*time.Second, func() bool { return sock.count("STATUS=agentsd: primary") > 0 }, "no STATUS with the role: %q",
+	natstest.WaitFor(t, 10*time.Second, func() bool { return sock.count("STATUS=agentsd: leader") > 0 }, "no STATUS with the role: %q",
 		lazy(func() string { return strings.Join(sock.firstLines(), " | ") }))
 	p.signal(syscall.SIGHUP)
 	natstest.WaitFor(t, 10*time.Second, func() bool { return sock.count("RELOADING=1") == 1 && sock.count("READY=1") == 2 }, "no RELOADING=1 then READY=1")
