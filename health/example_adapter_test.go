@@ -67,12 +67,14 @@ func ExampleAdapter() {
 	for time.Now().Before(deadline) {
 		r, err := client.QueryNode(ctx, "node-1", time.Second)
 		if err == nil && r.IsLeader() {
-			fmt.Println(r.NodeID, r.Role, "leader:", r.Leader, "epoch:", r.Epoch)
+			// The epoch is the tenure's fencing token: a large number
+			// (a new bucket's first is its creation time in µs).
+			fmt.Println(r.NodeID, r.Role, "leader:", r.Leader, "epoch is the node's:", r.Epoch == node.Epoch())
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Println("no leader")
 	// Output:
-	// node-1 PRIMARY leader: node-1 epoch: 1
+	// node-1 PRIMARY leader: node-1 epoch is the node's: true
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,16 +61,19 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	printSeries(web.URL, "gocluster_is_leader", "gocluster_epoch", "gocluster_nats_connected")
+	printSeries(web.URL, "gocluster_is_leader", "gocluster_nats_connected")
+	// gocluster_epoch is the tenure's epoch, exactly: a new bucket's first
+	// is its creation time in µs, below 2^53 until the year 2255.
+	fmt.Println("gocluster_epoch is the node's:", seriesValue(web.URL, "gocluster_epoch") == float64(node.Epoch()))
 	if err := node.Stop(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
 	printSeries(web.URL, "gocluster_is_leader", "gocluster_leadership_transitions_total")
 	// Output:
-	// gocluster_epoch{cluster="orders",node="node-1"} 1
 	// gocluster_is_leader{cluster="orders",node="node-1"} 1
 	// gocluster_nats_connected{cluster="orders",node="node-1"} 1
+	// gocluster_epoch is the node's: true
 	// gocluster_is_leader{cluster="orders",node="node-1"} 0
 	// gocluster_leadership_transitions_total{cluster="orders",node="node-1",transition="acquired"} 1
 	// gocluster_leadership_transitions_total{cluster="orders",node="node-1",transition="lost"} 1
@@ -91,4 +96,24 @@ func printSeries(url string, names ...string) {
 			}
 		}
 	}
+}
+
+// seriesValue scrapes url and returns the value of the first series of
+// name, NaN if none.
+func seriesValue(url, name string) float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return math.NaN()
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, name+"{") {
+			if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
+				return v
+			}
+		}
+	}
+	return math.NaN()
 }

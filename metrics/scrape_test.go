@@ -99,8 +99,9 @@ func TestScrapeFollowsLeadership(t *testing.T) {
 		}
 	}
 
-	// a leads.
-	if _, err := a.ValidateLeadership(ctx(t)); err != nil {
+	// a leads, at the bucket's first epoch (its creation time in µs).
+	first, err := a.ValidateLeadership(ctx(t))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.ValidateLeadership(ctx(t)); !errors.Is(err, cluster.ErrNotLeader) {
@@ -109,8 +110,8 @@ func TestScrapeFollowsLeadership(t *testing.T) {
 	want("a leads",
 		series("gocluster_is_leader", eq, 1, "node", "a", "cluster", id),
 		series("gocluster_is_leader", eq, 0, "node", "b"),
-		series("gocluster_epoch", eq, 1, "node", "a"),
-		series("gocluster_epoch", eq, 1, "node", "b"),
+		series("gocluster_epoch", eq, float64(first), "node", "a"),
+		series("gocluster_epoch", eq, float64(first), "node", "b"),
 		series("gocluster_leader_known", eq, 1, "node", "b"),
 		series("gocluster_leadership_transitions_total", eq, 1, "node", "a", "transition", "acquired"),
 		series("gocluster_leadership_transitions_total", eq, 0, "node", "a", "transition", "lost"),
@@ -137,8 +138,8 @@ func TestScrapeFollowsLeadership(t *testing.T) {
 	fams := want("b leads",
 		series("gocluster_is_leader", eq, 0, "node", "a"),
 		series("gocluster_is_leader", eq, 1, "node", "b"),
-		series("gocluster_epoch", eq, 2, "node", "a"),
-		series("gocluster_epoch", eq, 2, "node", "b"),
+		series("gocluster_epoch", eq, float64(first+1), "node", "a"),
+		series("gocluster_epoch", eq, float64(first+1), "node", "b"),
 		series("gocluster_leadership_transitions_total", eq, 1, "node", "a", "transition", "lost"),
 		series("gocluster_leadership_transitions_total", eq, 1, "node", "b", "transition", "acquired"),
 		series("gocluster_hook_duration_seconds", eq, 1, "node", "a", "hook", "OnLoseLeadership"),
