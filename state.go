@@ -36,7 +36,10 @@ import (
 // steps down, could answer with less. Keys and Watch follow the stream with a consumer and
 // may trail writes that are being acknowledged at that moment.
 type State struct {
-	n *Node
+	host    stateHost     // the node, reached through what State needs of it
+	nodeID  string        // Config.NodeID: whose lease records are this tenure's
+	timeout time.Duration // Config.RequestTimeout, for reads of the stream
+	metrics Metrics       // Config.Metrics
 }
 
 // StateEntry is the value of a state key.
@@ -80,20 +83,7 @@ func (s *State) Delete(ctx context.Context, key string) error {
 }
 
 // store is the started node's bucket, or why there is none.
-func (s *State) store() (*store, error) {
-	n := s.n
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	switch {
-	case !n.started:
-		return nil, ErrNotStarted
-	case n.stopped:
-		return nil, ErrStopped
-	case n.el == nil:
-		return nil, ErrNotStarted // Start in progress
-	}
-	return n.el.store, nil
-}
+func (s *State) store() (*store, error) { return s.host.stateStore() }
 
 // write publishes one fenced state write.
 func (s *State) write(ctx context.Context, key string, value []byte, del bool) (uint64, error) {

@@ -22,7 +22,7 @@ const maxWriteAttempts = 100
 func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
 	rev, err := s.fencedAttempts(ctx, st, w)
 	err = closedUnder(st, err)
-	observeStateWrite(s.n.cfg.Metrics, err)
+	observeStateWrite(s.metrics, err)
 	return rev, err
 }
 
@@ -79,14 +79,14 @@ type writeAttempts struct {
 // first, since this write would make the server refuse the renewal's
 // check, and be refused itself.
 func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, rev uint64, ready bool, err error) {
-	epoch, rev, ok := s.n.view.tenure(time.Now())
+	epoch, rev, ok := s.host.tenure(time.Now())
 	if !ok {
 		return 0, 0, false, a.tenureEnded()
 	}
 	if a.seenEpoch == epoch && a.seenRev > rev {
 		rev = a.seenRev
 	}
-	if renewing := s.n.view.renewalInFlight(); renewing != nil {
+	if renewing := s.host.renewalInFlight(); renewing != nil {
 		select {
 		case <-renewing:
 			return 0, 0, false, nil
