@@ -319,4 +319,6 @@ func (n *Node) HookFailures() int64 {
 // State returns the cluster's replicated state: keys every node reads and
 // only the leader writes, each write fenced on the lease by the NATS
 // server (see State).
-func (n *Node) State() *State { return &State{n: n} }
+func (n *Node) State() *State {
+	return &State{host: n, nodeID: n.cfg.NodeID, timeout: n.cfg.RequestTimeout, metrics: n.cfg.Metrics}
+}

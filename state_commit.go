@@ -116,7 +116,7 @@ func (s *State) commit(ctx context.Context, writes []StateWrite) (uint64, error)
 	if err != nil {
 		return 0, err
 	}
-	b := newBatch(st, writes, s.n.cfg.RequestTimeout)
+	b := newBatch(st, writes, s.timeout)
 	return s.commitWith(ctx, st, b, b)
 }
 

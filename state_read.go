@@ -27,7 +27,7 @@ func (s *State) Get(ctx context.Context, key string) (StateEntry, error) {
 	if err != nil {
 		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
 	}
-	ent, err := getLatest(ctx, st, stateKVKey(key), s.n.cfg.RequestTimeout)
+	ent, err := getLatest(ctx, st, stateKVKey(key), s.timeout)
 	if err != nil {
 		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
 	}

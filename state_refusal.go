@@ -77,7 +77,7 @@ func (s *State) judge(ctx context.Context, st *store, w fencedWrite, apiErr *jet
 	if !ok || at == 0 {
 		return s.judgeByReading(ctx, st, w, epoch, rev)
 	}
-	m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: at}, s.n.cfg.RequestTimeout)
+	m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: at}, s.timeout)
 	if errors.Is(err, ErrKeyNotFound) {
 		return s.judgeByReading(ctx, st, w, epoch, rev) // removed since, or a reader behind
 	}
@@ -111,7 +111,7 @@ func (s *State) judge(ctx context.Context, st *store, w fencedWrite, apiErr *jet
 // failed on stands, from the lease's latest record read from the stream's
 // leader.
 func (s *State) judgeByReading(ctx context.Context, st *store, w fencedWrite, epoch int64, rev uint64) (verdict, uint64, error) {
-	ent, err := lastRecord(ctx, st, leaseKey, s.n.cfg.RequestTimeout)
+	ent, err := lastRecord(ctx, st, leaseKey, s.timeout)
 	if err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return 0, 0, err
 	}
@@ -140,7 +140,7 @@ func (s *State) ownLease(ent *StateEntry, epoch int64) bool {
 		return false
 	}
 	l, err := decodeLease(ent.Value, ent.Revision)
-	return err == nil && l.NodeID == s.n.cfg.NodeID && l.Epoch == epoch
+	return err == nil && l.NodeID == s.nodeID && l.Epoch == epoch
 }
 
 // maxLandedScan bounds the messages landed reads on the last message's
@@ -155,7 +155,7 @@ func (s *State) landed(ctx context.Context, st *store, w fencedWrite, from uint6
 	subj, id := w.last()
 	seq := from + 1
 	for range maxLandedScan {
-		m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: seq, NextBySubject: subj}, s.n.cfg.RequestTimeout)
+		m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: seq, NextBySubject: subj}, s.timeout)
 		if errors.Is(err, ErrKeyNotFound) {
 			break
 		}

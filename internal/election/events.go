@@ -86,7 +86,8 @@ type Control struct {
 }
 
 // BucketCreated is the server's stream-created advisory for the bucket
-// (advisory.go): the bucket may have been deleted and created again.
+// (package cluster, advisory.go): the bucket may have been deleted and
+// created again.
 type BucketCreated struct{}
 
 // Result answers a request action (Write, Get, History,

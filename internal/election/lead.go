@@ -129,7 +129,7 @@ func (m *Machine) onRenew(now time.Time, q *Request, r Result) {
 		// A fenced write checked on the lease was in flight: the server
 		// compared nothing. Ask again at once, within the same time
 		// (rule 19; within one Write the driver asks again already, pausing
-		// up to 20ms between attempts: driver_requests.go).
+		// up to 20ms between attempts: package cluster, driver_requests.go).
 		q2 := *q
 		m.write(&q2, q.value, q.until.Sub(now))
 	case r.Class == Conflict:

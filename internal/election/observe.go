@@ -239,7 +239,8 @@ func (m *Machine) onHandBack(now time.Time, r Result) {
 // checkIdentity asks the bucket's identity before a compare-and-swap on a
 // revision seen a while ago (rule 21): a revision of the old stream may
 // name a live record in a bucket created again. then says what follows
-// when the bucket is the one known (bucketRecreated in campaign.go).
+// when the bucket is the one known (identityNext in request.go, carried
+// out by onIdentity).
 func (m *Machine) checkIdentity(now time.Time, then identityNext, rev uint64) {
 	timeout := m.cfg.RequestTimeout
 	if m.own.t != nil {

@@ -10,7 +10,8 @@ import (
 // behind a request out (here a follower's read-back) get ErrStopped from
 // the teardown's StopNow. On main before this (issue 25) the shutdown
 // answered only a drain and Stop; a StepDown kept behind an identity
-// check returned only because node.go also waited on the loop's exit.
+// check returned only because package cluster's node.go also waited on
+// the loop's exit.
 func TestMachineShutdownAnswersKeptCalls(t *testing.T) {
 	m := New(machineTestConfig("a"), BucketFacts{}, 1)
 	m.instance = "a"

@@ -90,9 +90,9 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			cluster.NodeControlSubject(clusterID, nodeID),
 			cluster.ClusterStatusSubject(clusterID), // the built-in status request
 			cluster.StatusSubject(clusterID, nodeID),
-			// the bucket created again: found at once (advisory.go); without
-			// it a node reads the key back, later, and the server refuses
-			// the subscription
+			// the bucket created again: found at once (package cluster,
+			// advisory.go); without it a node reads the key back, later,
+			// and the server refuses the subscription
 			"$JS.EVENT.ADVISORY.STREAM.CREATED." + stream,
 		},
 		AllowResponses: true,
