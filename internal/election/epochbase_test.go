@@ -14,18 +14,21 @@ func TestMachineEpochBase(t *testing.T) {
 	created := mBase.Add(-300 * time.Millisecond)
 	first := created.UnixMicro()
 	again := mBase.Add(50 * time.Millisecond) // a bucket created again, later
+	// leadsFirst: a new bucket's wait, then a leads at its first epoch.
+	leadsFirst := []mStep{
+		{0, Synced{}, []string{"arm +700ms"}},
+		{700, Tick{}, []string{"incarnation", "arm -"}},
+		{700, incarnationCreated(false, 0, created), []string{"history", "arm -"}},
+		{705, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first), "arm -"}},
+		{710, wrote(1), []string{"incarnation", "arm -"}},
+		{710, incarnationCreated(false, 1, created), []string{fmt.Sprintf("become %d", first), "leader a", "arm +245ms"}},
+	}
 	for _, c := range []mCase{
 		{name: "rule 50: a new bucket's first epoch is its creation time in microseconds",
 			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond, Created: created},
-			steps: []mStep{
-				{0, Synced{}, []string{"arm +700ms"}},
-				{700, Tick{}, []string{"incarnation", "arm -"}},
-				{700, incarnationCreated(false, 0, created), []string{"history", "arm -"}},
-				{705, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first), "arm -"}},
-				{710, wrote(1), []string{"incarnation", "arm -"}},
-				{710, incarnationCreated(false, 1, created), []string{fmt.Sprintf("become %d", first), "leader a", "arm +245ms"}},
-				{955, Tick{}, []string{fmt.Sprintf("write renew rev=1 epoch=%d", first), "arm +650ms"}},
-			}},
+			steps: withPrefix(leadsFirst,
+				mStep{955, Tick{}, []string{fmt.Sprintf("write renew rev=1 epoch=%d", first), "arm +650ms"}},
+			)},
 		{name: "rule 50: in a used bucket the stream's last sequence counts from the creation time (§5.3)",
 			bucket: BucketFacts{LastSeqAtOpen: 10, Created: created},
 			steps: []mStep{
@@ -36,30 +39,18 @@ func TestMachineEpochBase(t *testing.T) {
 			}},
 		{name: "rule 50: a record below the creation time (an older writer's) is taken over above it, its revision counted from there",
 			bucket: BucketFacts{LastSeqAtOpen: 5, Created: created},
-			steps: withPrefix(followB,
-				mStep{500, Tick{}, []string{"get", "arm -"}},
-				mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
-				mStep{750, Tick{}, []string{"get", "arm -"}},
-				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
-				mStep{1000, Tick{}, []string{"get", "arm -"}},
-				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+			steps: withPrefix(waitOutB,
 				mStep{1000, incarnationCreated(false, 5, created), []string{"history", "arm -"}},
 				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{fmt.Sprintf("write acquire rev=5 epoch=%d", first+4), "arm -"}},
 			)},
 		{name: "rule 50: a leader that finds its bucket created again carries its epoch there, and the next tenure starts at the new bucket's creation time",
 			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond, Created: created},
-			steps: []mStep{
-				{0, Synced{}, []string{"arm +700ms"}},
-				{700, Tick{}, []string{"incarnation", "arm -"}},
-				{700, incarnationCreated(false, 0, created), []string{"history", "arm -"}},
-				{705, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first), "arm -"}},
-				{710, wrote(1), []string{"incarnation", "arm -"}},
-				{710, incarnationCreated(false, 1, created), []string{fmt.Sprintf("become %d", first), "leader a", "arm +245ms"}},
-				{800, BucketCreated{}, []string{"incarnation", "arm +805ms"}},
-				{801, incarnationCreated(true, 0, again), []string{fmt.Sprintf("lose %d ErrEpochMismatch", first), "watch", "arm -"}},
-				{802, ok, []string{"leader -", "arm -"}},
-				{803, Synced{}, []string{fmt.Sprintf("write seed create epoch=%d floor ttl=1s", first), "arm -"}},
-			},
+			steps: withPrefix(leadsFirst,
+				mStep{800, BucketCreated{}, []string{"incarnation", "arm +805ms"}},
+				mStep{801, incarnationCreated(true, 0, again), []string{fmt.Sprintf("lose %d ErrEpochMismatch", first), "watch", "arm -"}},
+				mStep{802, ok, []string{"leader -", "arm -"}},
+				mStep{803, Synced{}, []string{fmt.Sprintf("write seed create epoch=%d floor ttl=1s", first), "arm -"}},
+			),
 			check: func(t *testing.T, m *Machine) {
 				if e, err := m.nextEpoch(); err != nil || e != again.UnixMicro() {
 					t.Errorf("next epoch %d (%v), want %d: the new bucket's creation time, its revisions counted from there", e, err, again.UnixMicro())

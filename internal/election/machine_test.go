@@ -35,6 +35,18 @@ func stillGone(from, to int) []mStep {
 	return steps
 }
 
+// waitOutB has node a, following b's record (followB), read it back from
+// TTL/2 every min(RenewInterval, TTL/4) and find it expired at 1000 ms on
+// its clock: it asks the bucket's identity before taking it over.
+var waitOutB = withPrefix(followB,
+	mStep{500, Tick{}, []string{"get", "arm -"}},
+	mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
+	mStep{750, Tick{}, []string{"get", "arm -"}},
+	mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
+	mStep{1000, Tick{}, []string{"get", "arm -"}},
+	mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+)
+
 // followB has node a follow b's record (epoch 3, TTL 1s) at revision 5.
 var followB = []mStep{
 	{0, held(5, "b", 3, time.Second), []string{"leader b", "arm -"}},
@@ -66,13 +78,7 @@ func TestMachineProtocol(t *testing.T) {
 			}},
 		{name: "held record: read back from TTL/2 every min(RenewInterval, TTL/4), take over after W on this clock, revision floor for a first sight (§3.2, §2.4, rule 21)",
 			bucket: BucketFacts{LastSeqAtOpen: 5},
-			steps: withPrefix(followB,
-				mStep{500, Tick{}, []string{"get", "arm -"}},
-				mStep{502, got(held(5, "b", 3, time.Second)), []string{"arm +248ms"}},
-				mStep{750, Tick{}, []string{"get", "arm -"}},
-				mStep{751, got(held(5, "b", 3, time.Second)), []string{"arm +249ms"}},
-				mStep{1000, Tick{}, []string{"get", "arm -"}},
-				mStep{1000, got(held(5, "b", 3, time.Second)), []string{"leader -", "incarnation", "arm -"}},
+			steps: withPrefix(waitOutB,
 				mStep{1000, incarnation(false, 5), []string{"history", "arm -"}},
 				mStep{1001, hist(held(5, "b", 3, time.Second)), []string{"write acquire rev=5 epoch=5", "arm -"}},
 				mStep{1002, wrote(6), []string{"incarnation", "arm -"}},
