@@ -79,11 +79,29 @@ func (f *faults) pause(ctx context.Context, i int, acked int64) error {
 	return nil
 }
 
-// kill closes node i's connection: no Stop, no release.
-func (f *faults) kill(_ context.Context, i int, acked int64) error {
+// kill closes node i's connection: no Stop, no release. It returns once
+// another node leads, a LeaseTTL later: the increments may all be
+// acknowledged by now, and the run would otherwise end before anyone took
+// over.
+func (f *faults) kill(ctx context.Context, i int, acked int64) error {
 	fmt.Fprintf(f.out, "at %d acknowledged increments: %s is killed: its connection closed, no release\n", acked, f.nodes[i].NodeID())
 	f.killed[i] = true
 	f.conns[i].Close()
+	start := time.Now()
+	succ := -1
+	err := waitUntil(ctx, func() bool {
+		for j, n := range f.nodes {
+			if !f.killed[j] && n.IsLeader() {
+				succ = j
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for a leader after %s was killed: %w", f.nodes[i].NodeID(), err)
+	}
+	fmt.Fprintf(f.out, "%s leads %v after the kill\n", f.nodes[succ].NodeID(), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
