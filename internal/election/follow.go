@@ -176,8 +176,8 @@ func (m *Machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 	switch c := m.lv.cur; {
 	case !c.present:
 		m.takeOver(now, 0)
-	case c.released() && c.handedBack && m.learnedLongAgo(now):
-		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago: the same bucket? (rule 21)
+	case c.released() && c.handedBack && (m.learnedLongAgo(now) || m.learnedOnReconnect()):
+		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago, or perhaps held in a buffer: the same bucket? (rules 21, 52)
 	case c.released() && c.handedBack:
 		m.takeHandBack(now, c.rev)
 	default: // expired
@@ -191,6 +191,15 @@ func (m *Machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 // with another record at that revision (rules 21, 39).
 func (m *Machine) learnedLongAgo(now time.Time) bool {
 	return now.Sub(m.lv.cur.learnedAt) > m.cfg.RenewInterval
+}
+
+// learnedOnReconnect says the revision of the lease as seen was learned
+// within RenewInterval of the connection coming back: the entry may have
+// waited in the old watch's buffer while the bucket was created again,
+// with another record at that revision since (rule 52; simulator seed
+// 197203, a node paused for 4 s).
+func (m *Machine) learnedOnReconnect() bool {
+	return m.conn.reconnects > 0 && m.lv.cur.learnedAt.Sub(m.conn.stableSince) < m.cfg.RenewInterval
 }
 
 // giveBackStale releases this node's stale record; first, if its
