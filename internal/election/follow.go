@@ -176,7 +176,7 @@ func (m *Machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 	switch c := m.lv.cur; {
 	case !c.present:
 		m.takeOver(now, 0)
-	case c.released() && c.handedBack && (m.learnedLongAgo(now) || m.learnedOnReconnect()):
+	case c.released() && c.handedBack && m.handBackNeedsCheck(now):
 		m.checkIdentity(now, thenAcquire, c.rev) // seen a while ago, or perhaps held in a buffer: the same bucket? (rules 21, 52)
 	case c.released() && c.handedBack:
 		m.takeHandBack(now, c.rev)
@@ -191,6 +191,13 @@ func (m *Machine) stepCampaign(now, expiry, probeAt time.Time) (time.Time, bool)
 // with another record at that revision (rules 21, 39).
 func (m *Machine) learnedLongAgo(now time.Time) bool {
 	return now.Sub(m.lv.cur.learnedAt) > m.cfg.RenewInterval
+}
+
+// handBackNeedsCheck says a hand-back's revision may name another record
+// in a bucket created since: it was learned a while ago (rule 21), or
+// right after a reconnect (rule 52).
+func (m *Machine) handBackNeedsCheck(now time.Time) bool {
+	return m.learnedLongAgo(now) || m.learnedOnReconnect()
 }
 
 // learnedOnReconnect says the revision of the lease as seen was learned
