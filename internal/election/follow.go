@@ -79,7 +79,7 @@ func (m *Machine) probeDue(now time.Time) (bool, time.Time) {
 func (m *Machine) noteReconnect(now time.Time) {
 	if m.conn.reconnects != m.conn.seen {
 		m.conn.seen = m.conn.reconnects
-		m.lv.cur.firstSeen, m.lv.cur.seqAt = now, m.lv.revFloor
+		m.waitFrom(now)
 		m.lv.cur.expired = false
 		m.conn.stableSince = now
 	}

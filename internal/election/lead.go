@@ -227,7 +227,8 @@ func (m *Machine) onGoneUnder(now time.Time, q *Request, r Result) {
 		cause = fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated)
 	}
 	m.lose(now, cause)
-	m.lv.cur = observed{present: q.present, firstSeen: now, seqAt: m.lv.revFloor}
+	m.lv.cur = observed{present: q.present}
+	m.waitFrom(now)
 	switch {
 	case r.Recreated:
 		m.oldWritesBlind()

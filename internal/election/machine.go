@@ -251,7 +251,7 @@ func (m *Machine) apply(now time.Time, ev Event) {
 	case Synced:
 		m.lv.synced = true
 		if !m.lv.cur.present {
-			m.lv.cur.firstSeen, m.lv.cur.seqAt = now, m.lv.revFloor // the key is absent: since now, as far as we know
+			m.waitFrom(now) // the key is absent: since now, as far as we know
 		}
 	case WatchClosed:
 		m.restartWatch(now)

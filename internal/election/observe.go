@@ -161,7 +161,8 @@ func (m *Machine) onVanished(now time.Time, r Result) {
 		return
 	}
 	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
-	m.lv.cur = observed{firstSeen: now, seqAt: m.lv.revFloor}
+	m.lv.cur = observed{}
+	m.waitFrom(now)
 	m.tim.waiting = false
 }
 
@@ -183,7 +184,8 @@ func (m *Machine) followNewBucket(now time.Time, r Result) {
 	}
 	m.gone = bucketGone{}
 	m.restartWatch(now)
-	m.lv.cur = observed{firstSeen: now, seqAt: m.lv.revFloor}
+	m.lv.cur = observed{}
+	m.waitFrom(now)
 	m.tim.waiting = false
 }
 
@@ -346,6 +348,12 @@ type observed struct {
 	// began to count an absent key's wait: a takeover that finds it moved
 	// on counts again (rule 51).
 	seqAt uint64
+}
+
+// waitFrom starts the takeover wait of the lease as seen at now, and
+// remembers the stream's last sequence known then (rule 51).
+func (m *Machine) waitFrom(now time.Time) {
+	m.lv.cur.firstSeen, m.lv.cur.seqAt = now, m.lv.revFloor
 }
 
 // released says the entry is a released record: nobody holds the lease.
