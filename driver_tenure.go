@@ -1,13 +1,16 @@
 package cluster
 
-// The driver's side of a tenure and of what the Node shows: the tenure's
-// ctx, the hooks queued on the dispatcher, the metrics, and the view that
-// the public queries read.
+// A tenure as the driver carries it, and the hooks that tell of it: the
+// tenure's ctx and deadline timer, the view and metrics that change with
+// it, and the dispatcher that runs OnBecomeLeader, OnLoseLeadership and
+// OnLeaderChange one at a time (design §6.1).
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
+	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -185,68 +188,114 @@ func (d *driver) publish() {
 	d.view.mu.Unlock()
 }
 
-// askToLead publishes a priority request to the holder's control subject,
-// off the loop: a publish waits for a connection that does not drain.
-func (d *driver) askToLead(a election.AskToLead) {
-	data, _ := json.Marshal(a.Request)
-	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", d.cfg.Priority)
-	d.offLoop(func() {
-		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
-			d.log.Debug("could not ask the leader to yield", "error", err)
+// hookCall is one queued hook invocation.
+type hookCall struct {
+	name    string
+	fn      func() error
+	started chan struct{} // closed before fn is called; may be nil
+	done    chan struct{} // closed after fn returns; may be nil
+}
+
+// dispatcher runs hooks one at a time, in the order they were queued, on a
+// goroutine of its own, so that no hook runs under a lock, on the renew
+// path, or on a NATS callback goroutine.
+type dispatcher struct {
+	log      *slog.Logger
+	obs      Metrics
+	failures atomic.Int64
+	goid     atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
+
+	mu     sync.Mutex
+	queue  []hookCall
+	closed bool
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+func newDispatcher(log *slog.Logger, obs Metrics) *dispatcher {
+	d := &dispatcher{log: log, obs: obs, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+// enqueue adds a call; calls after close are dropped (their done is closed).
+func (d *dispatcher) enqueue(c hookCall) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		if c.started != nil {
+			close(c.started)
 		}
-	})
-}
-
-// offLoop runs f on a goroutine of its own, counted for teardown: what
-// touches the connection without a timeout stays off the loop.
-func (d *driver) offLoop(f func()) {
-	d.requests.Add(1)
-	go func() {
-		defer d.requests.Done()
-		f()
-	}()
-}
-
-// recordCooldown writes cooldown-<NodeID> (informational), in the
-// background.
-func (d *driver) recordCooldown(cooldown time.Duration) {
-	d.offLoop(func() {
-		ctx, cancel := context.WithTimeout(d.base, d.cfg.RequestTimeout)
-		defer cancel()
-		if err := d.store.putCooldown(ctx, d.cfg.NodeID, cooldown); err != nil {
-			d.log.Debug("could not record the cooldown key", "error", err)
+		if c.done != nil {
+			close(c.done)
 		}
-	})
+		return
+	}
+	d.queue = append(d.queue, c)
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
 }
 
-// commandEvent turns an API call into the machine's event; the answer goes
-// back on the command's channels.
-func (d *driver) commandEvent(c command) election.Event {
-	switch c.kind {
-	case cmdStepDown:
-		return election.StepDown{To: c.to, Async: c.async, Epoch: c.tenure, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
-	case cmdSetMetadata:
-		return election.SetMetadata{Metadata: c.metadata, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
-	case cmdValidate:
-		return election.Validate{Token: d.newToken(func(a election.Reply) {
-			if a.Err != nil {
-				c.reply <- a.Err
+// close lets the dispatcher finish what is queued and exit.
+func (d *dispatcher) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// isCaller says the calling goroutine is the dispatcher's: a hook.
+func (d *dispatcher) isCaller() bool { return d.goid.Load() == goroutineID() }
+
+func (d *dispatcher) run() {
+	defer close(d.done)
+	d.goid.Store(goroutineID())
+	for {
+		d.mu.Lock()
+		if len(d.queue) == 0 {
+			closed := d.closed
+			d.mu.Unlock()
+			if closed {
 				return
 			}
-			c.epoch <- a.Epoch
-		})}
+			<-d.wake
+			continue
+		}
+		c := d.queue[0]
+		d.queue[0] = hookCall{}
+		d.queue = d.queue[1:]
+		d.mu.Unlock()
+		d.call(c)
 	}
-	return election.Stop{Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
 }
 
-// controlEvent turns a step-down request from NATS into the machine's
-// event; the answer goes back to the requester.
-func (d *driver) controlEvent(r controlRequest) election.Event {
-	msg := r.msg
-	token := d.newToken(func(a election.Reply) {
-		if !a.Silent {
-			d.offLoop(func() { respond(msg, StepDownReply(a.Answer)) })
-		}
-	})
-	return election.Control{Data: msg.Data, Generic: r.generic, Received: r.received, Token: token}
+func (d *dispatcher) call(c hookCall) {
+	if c.done != nil {
+		defer close(c.done)
+	}
+	if c.started != nil {
+		close(c.started)
+	}
+	start := time.Now()
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return c.fn()
+	}()
+	d.obs.ObserveHook(c.name, time.Since(start), err)
+	if err != nil {
+		d.failures.Add(1)
+		d.log.Error("hook failed", "hook", c.name, "error", err, "duration", time.Since(start))
+		return
+	}
+	d.log.Debug("hook done", "hook", c.name, "duration", time.Since(start))
 }
