@@ -153,7 +153,7 @@ func (m *Machine) tenureDeadline() time.Time {
 
 // resolveConflict reads the key after a renewal conflict: our own
 // timed-out write may have landed (§4.2). An advisory that came while
-// the renewal was out is asked first (rule 53b): its one lookup ends a
+// the renewal was out is asked first (rule 54): its one lookup ends a
 // tenure in a bucket created again a round trip before the read and the
 // lookup would (simulator seed 354333: a slow network stretched them past
 // a new node's wait, and it led beside the 3 s leader).

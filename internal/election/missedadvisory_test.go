@@ -7,7 +7,7 @@ import (
 // Rule 53 (simulator seed 645781): the stream-created advisory is a core
 // NATS message, lost to a node that is disconnected when it is sent. A
 // reconnect asks the bucket's identity, as the advisory would have.
-// Rule 53b (simulator seed 354333): an advisory that came while the
+// Rule 54 (simulator seed 354333): an advisory that came while the
 // leader's renewal was out is asked first when that renewal conflicts,
 // before the read and the lookup the conflict would make (rule 41).
 func TestMachineMissedAdvisory(t *testing.T) {
@@ -24,7 +24,7 @@ func TestMachineMissedAdvisory(t *testing.T) {
 				mStep{1100, Conn{Connected: true, Reconnects: 1}, []string{"incarnation", "arm -"}},
 				mStep{1101, incarnation(false, 5), []string{"arm +*"}},
 			)},
-		{name: "rule 53b: an advisory kept while the renewal was out is asked first when it conflicts",
+		{name: "rule 54: an advisory kept while the renewal was out is asked first when it conflicts",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
 				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +*"}},
@@ -32,7 +32,7 @@ func TestMachineMissedAdvisory(t *testing.T) {
 				mStep{600, conflict, []string{"incarnation", "arm +*"}},
 				mStep{601, incarnation(true, 0), []string{"lose 1 ErrEpochMismatch", "watch", "arm -"}},
 			)},
-		{name: "rule 53b: the renewal goes on after the advisory's check finds the same bucket",
+		{name: "rule 54: the renewal goes on after the advisory's check finds the same bucket",
 			bucket: oldEmptyBucket,
 			steps: withPrefix(leadPrefix,
 				mStep{251, Tick{}, []string{"write renew rev=1 epoch=1", "arm +*"}},
