@@ -152,8 +152,16 @@ func (m *Machine) tenureDeadline() time.Time {
 }
 
 // resolveConflict reads the key after a renewal conflict: our own
-// timed-out write may have landed (§4.2).
+// timed-out write may have landed (§4.2). An advisory that came while
+// the renewal was out is asked first (rule 54): its one lookup ends a
+// tenure in a bucket created again a round trip before the read and the
+// lookup would (simulator seed 354333: a slow network stretched them past
+// a new node's wait, and it led beside the 3 s leader).
 func (m *Machine) resolveConflict(now time.Time) {
+	if m.takeKeptAdvisory() {
+		m.checkIdentity(now, thenNothing, 0)
+		return
+	}
 	m.request(&Request{cont: contConflictGet}, func(id uint64) Action {
 		return Get{ID: id, Timeout: m.requestTimeout(now, m.tenureDeadline())}
 	})

@@ -209,6 +209,7 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	case Conn:
 		// The connection's state is a fact, not a request: known at once,
 		// so that a node cut off stops reading back what it cannot see.
+		m.keepMissedAdvisory(e)
 		m.conn.connected, m.conn.reconnects = e.Connected, e.Reconnects
 		if m.req == nil {
 			next = m.act(now)

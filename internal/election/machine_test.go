@@ -92,7 +92,8 @@ func TestMachineProtocol(t *testing.T) {
 			)},
 		{name: "a reconnect restarts the expiry count (§3.2)",
 			steps: withPrefix(followB,
-				mStep{400, Conn{Connected: true, Reconnects: 1}, []string{"arm +500ms"}},
+				mStep{400, Conn{Connected: true, Reconnects: 1}, []string{"incarnation", "arm -"}}, // rule 53
+				mStep{401, incarnation(false, 5), []string{"arm +499ms"}},
 			)},
 		{name: "a disconnected follower never declares expiry; a read-back due while cut off looks again a RenewInterval later (a247aca)",
 			steps: withPrefix(followB,

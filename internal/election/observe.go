@@ -303,6 +303,35 @@ func (m *Machine) onBucketAdvisory(now time.Time) {
 	m.checkIdentity(now, thenNothing, 0)
 }
 
+// keepMissedAdvisory keeps a stream-created advisory for a reconnect
+// (rule 53): the advisory is a core NATS message, lost to a node cut off
+// when it was sent, and the watch of a deleted bucket stays silent. A
+// follower would otherwise find a bucket created meanwhile only by
+// reading back a lease unchanged for half its TTL, counted again from the
+// reconnect (simulator seed 645781: n3, which knew a 3 s TTL, was
+// connected again 1.16 s before n1 led in the new bucket beside the 3 s
+// holder, and had written no floor).
+func (m *Machine) keepMissedAdvisory(e Conn) {
+	if e.Connected && e.Reconnects != m.conn.reconnects {
+		m.deferred = append(m.deferred, BucketCreated{})
+	}
+}
+
+// takeKeptAdvisory drops the stream-created advisories kept behind the
+// request that was out, and says whether there was one.
+func (m *Machine) takeKeptAdvisory() bool {
+	kept, found := m.deferred[:0], false
+	for _, ev := range m.deferred {
+		if _, ok := ev.(BucketCreated); ok {
+			found = true
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	m.deferred = kept
+	return found
+}
+
 // onRecreatedUnder: an older entry from a bucket created again moves the
 // node to the new bucket as any other finding does, watch and all (rule
 // 37): the old watch's kept entries would pass for the new bucket's. What

@@ -258,6 +258,10 @@ func TestMachineSimClosedGaps(t *testing.T) {
 	}{
 		{"H: a hand-back learned as the connection comes back is taken after the identity check (rule 52; the million-seed run at 1db0fd7)",
 			197203, Options{}},
+		{"a reconnect asks the bucket's identity, as the advisory it missed would have (rule 53; the million-seed run at 1db0fd7)",
+			645781, Options{}},
+		{"a leader's renewal conflict asks a kept advisory's identity first (rule 54; the million-seed run at 1db0fd7)",
+			354333, Options{}},
 		{"F: a deleted bucket is waited for as long as the node runs (rule 29, no grace left to count)",
 			35, Options{}},
 		{"G: a Create that landed after writes it did not see leads nothing (rule 35; million-seed run)",
