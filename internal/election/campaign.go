@@ -328,13 +328,23 @@ func (m *Machine) seed(now time.Time) {
 		m.answered = maxAnswersFirst
 		return
 	}
-	floor := Lease{Epoch: m.lv.maxEpoch, AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
+	floor := Lease{Epoch: m.floorEpoch(), AcquiredAt: now.UTC(), ExpiresAt: now.UTC(), Floor: true,
 		TTLMillis: m.takeoverWait().Milliseconds()}
 	rev := uint64(0)
 	if m.lv.cur.present {
 		rev = m.lv.cur.rev // over a marker, garbage or a lower floor
 	}
 	m.write(&Request{purpose: Seed, rev: rev, sent: now, floor: floor}, mustEncode(floor), m.cfg.RequestTimeout)
+}
+
+// floorEpoch is the epoch a floor carries: the highest this node knows;
+// a node that knows none writes the bucket's base, below every epoch
+// led in it (rule 50), or 1 when the base is unknown (rule 55).
+func (m *Machine) floorEpoch() int64 {
+	if m.lv.maxEpoch > 0 {
+		return m.lv.maxEpoch
+	}
+	return max(m.epochBase, 1)
 }
 
 func (m *Machine) onSeed(now time.Time, q *Request, r Result) {

@@ -32,10 +32,16 @@ func TestMachineEpochBase(t *testing.T) {
 		{name: "rule 50: in a used bucket the stream's last sequence counts from the creation time (§5.3)",
 			bucket: BucketFacts{LastSeqAtOpen: 10, Created: created},
 			steps: []mStep{
-				{0, Synced{}, []string{"arm +1.25s"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnationCreated(false, 10, created), []string{"history", "arm -"}},
-				{1251, hist(), []string{fmt.Sprintf("write acquire create epoch=%d", first+10), "arm -"}},
+				// A node with no memory writes the bucket's base as a floor
+				// (rule 55), and takes it over above the stream's last
+				// sequence, counted from the creation time.
+				{0, Synced{}, []string{fmt.Sprintf("write seed create epoch=%d floor ttl=1s", first-1), "arm -"}},
+				{1, wrote(11), nil},
+				{2, floorRec(11, first-1, time.Second), nil},
+				{10, readBacks{990, floorRec(11, first-1, time.Second)}, nil},
+				{1001, Tick{}, []string{"incarnation", "arm -"}},
+				{1001, incarnationCreated(false, 11, created), []string{"history", "arm -"}},
+				{1002, hist(floorRec(11, first-1, time.Second)), []string{fmt.Sprintf("write acquire rev=11 epoch=%d", first+10), "arm -"}},
 			}},
 		{name: "rule 50: a record below the creation time (an older writer's) is taken over above it, its revision counted from there",
 			bucket: BucketFacts{LastSeqAtOpen: 5, Created: created},

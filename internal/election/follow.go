@@ -37,7 +37,12 @@ func (m *Machine) needsFloor() bool {
 	c := m.lv.cur
 	switch {
 	case m.lv.maxEpoch == 0:
-		return false
+		// No epoch to carry, but an absent key in a bucket written before
+		// may be a record purged from the stream, with no marker, under a
+		// holder that still leads: a floor wakes the nodes that know its
+		// epoch and longer TTL, and the holder, which a silent wait would
+		// not (rule 55; simulator seeds 914359 and 366271).
+		return !c.present && m.lv.revFloor > 0 // rule 55
 	case !c.valid:
 		return true
 	case m.own.blind != 0 && m.mine(c.lease) && c.lease.Epoch == m.own.blind:

@@ -68,13 +68,16 @@ func TestMachineProtocol(t *testing.T) {
 				{955, Tick{}, []string{"write renew rev=1 epoch=1", "arm +650ms"}},
 				{960, wrote(2), []string{"arm +245ms"}}, // deadline 955+900
 			}},
-		{name: "absent key in a used bucket waits W plus RenewInterval; epoch above the stream's last sequence (§5.3)",
+		{name: "absent key in a used bucket: a node with no memory writes a floor at once (rule 55), waits it out, and leads above the stream's last sequence (§5.3)",
 			bucket: BucketFacts{LastSeqAtOpen: 10},
 			steps: []mStep{
-				{0, Synced{}, []string{"arm +1.25s"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnation(false, 10), []string{"history", "arm -"}},
-				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
+				{0, Synced{}, []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
+				{1, wrote(11), nil},
+				{2, floorRec(11, 1, time.Second), nil},
+				{10, readBacks{990, floorRec(11, 1, time.Second)}, nil},
+				{1001, Tick{}, []string{"incarnation", "arm -"}},
+				{1001, incarnation(false, 11), []string{"history", "arm -"}},
+				{1002, hist(floorRec(11, 1, time.Second)), []string{"write acquire rev=11 epoch=11", "arm -"}},
 			}},
 		{name: "held record: read back from TTL/2 every min(RenewInterval, TTL/4), take over after W on this clock, revision floor for a first sight (§3.2, §2.4, rule 21)",
 			bucket: BucketFacts{LastSeqAtOpen: 5},
@@ -556,15 +559,14 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				mStep{451, inFlight, []string{"get", "arm +450ms"}},
 			)},
 		{name: "rule 23 (TestStoreCreateRefusesAMarker): a create refused by a marker is a lost race, not a write",
-			bucket: BucketFacts{LastSeqAtOpen: 10},
+			bucket: oldEmptyBucket,
 			steps: []mStep{
-				{0, Synced{}, []string{"arm +1.25s"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnation(false, 10), []string{"history", "arm -"}},
-				{1251, hist(), []string{"write acquire create epoch=11", "arm -"}},
-				{1252, conflict, []string{"get", "arm -"}},
-				{1253, notFound, []string{"arm +249ms"}},
-				{1260, marker(11), []string{"arm +1s"}},
+				{0, Synced{}, []string{"incarnation", "arm -"}},
+				{0, incarnation(false, 0), []string{"history", "arm -"}},
+				{1, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{2, conflict, []string{"get", "arm -"}},
+				{3, notFound, nil},
+				{10, marker(1), []string{"arm +1s"}},
 			}},
 		{name: "rule 25 (TestSafety03RecreatedUnderLongTTLHolder): the stream-created advisory moves a follower to the new bucket, where it writes its floor at once",
 			steps: withPrefix(followB,
@@ -622,11 +624,9 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				{0, Synced{}, []string{"arm +700ms"}},
 				{700, Tick{}, []string{"incarnation", "arm -"}},
 				// Written since it began to wait: the full wait, from now
-				// (rule 51).
-				{700, incarnation(false, 4), []string{"arm +1.25s"}},
-				{1950, Tick{}, []string{"incarnation", "arm -"}},
-				{1950, incarnation(false, 4), []string{"history", "arm -"}},
-				{1951, hist(), []string{"write acquire create epoch=5", "arm -"}},
+				// (rule 51), behind a floor that wakes whoever knows more
+				// (rule 55).
+				{700, incarnation(false, 4), []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
 			}},
 		{name: "rule 29 (TestSafety03BucketDeletedThenCreatedAgain): a deleted bucket is waited for, with the memory of the epoch, and followed when created again",
 			steps: withPrefix(followB,
@@ -740,14 +740,13 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 				}
 			}},
 		{name: "rule 35: a Create decided on the bucket's last sequence that lands just after it leads",
-			bucket: BucketFacts{LastSeqAtOpen: 5, AgeAtOpen: 2 * time.Second},
+			bucket: BucketFacts{AgeAtOpen: 2 * time.Second},
 			steps: []mStep{
-				{0, Synced{}, []string{"arm +1.25s"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1250, incarnation(false, 5), []string{"history", "arm -"}},
-				{1255, hist(), []string{"write acquire create epoch=6", "arm -"}},
-				{1260, wrote(6), []string{"incarnation", "arm -"}},
-				{1260, incarnation(false, 6), []string{"become 6", "leader a", "arm +*"}},
+				{0, Synced{}, []string{"incarnation", "arm -"}},
+				{0, incarnation(false, 0), []string{"history", "arm -"}},
+				{5, hist(), []string{"write acquire create epoch=1", "arm -"}},
+				{10, wrote(1), []string{"incarnation", "arm -"}},
+				{10, incarnation(false, 1), []string{"become 1", "leader a", "arm +*"}},
 			}},
 		{name: "rule 35 at its boundary (issue 25): a Create that lands two above the last sequence it was decided on, one write unseen, leads nothing",
 			// One write between: another node's Create at revision 1,
@@ -763,14 +762,13 @@ func TestMachineRulesSinceCoreMachine(t *testing.T) {
 			// Another node's Create landed and was purged from the stream
 			// by subject (no marker) moments before this node's wait ran
 			// out; its holder leads until its renewal conflicts.
-			bucket: BucketFacts{LastSeqAtOpen: 5, AgeAtOpen: 2 * time.Second},
+			// Since rule 55 the node writes a floor over it at once, which
+			// that holder sees (it demotes) and which is waited out.
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},
 			steps: []mStep{
-				{0, Synced{}, []string{"arm +1.25s"}},
-				{1250, Tick{}, []string{"incarnation", "arm -"}},
-				{1251, incarnation(false, 6), []string{"arm +1.25s"}},
-				{2501, Tick{}, []string{"incarnation", "arm -"}},
-				{2502, incarnation(false, 6), []string{"history", "arm -"}},
-				{2503, hist(), []string{"write acquire create epoch=7", "arm -"}},
+				{0, Synced{}, []string{"arm +700ms"}},
+				{700, Tick{}, []string{"incarnation", "arm -"}},
+				{701, incarnation(false, 1), []string{"write seed create epoch=1 floor ttl=1s", "arm -"}},
 			}},
 		{name: "rule 35: a Create that timed out and shows up after writes it did not see leads nothing",
 			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond},

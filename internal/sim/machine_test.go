@@ -216,10 +216,6 @@ func TestMachineSimKnownGaps(t *testing.T) {
 	}{
 		{"§5.6 (stated): a new bucket elects a short-TTL node beside a cut-off long-TTL holder",
 			6899, Options{StrictLimits: true}, "tenures overlap: n2 epoch "},
-		// Found by the million-seed run at 1db0fd7 (issue 25; docs/sim.md,
-		// gap I), open.
-		{"I: after a raw purge a node started since waits only its own TTL; the node that knew the longer one has not read the key back yet",
-			641169, Options{}, "tenures overlap: n2 epoch 1893456000000001"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := Run(c.seed, c.opt)
@@ -262,6 +258,10 @@ func TestMachineSimClosedGaps(t *testing.T) {
 			645781, Options{}},
 		{"a leader's renewal conflict asks a kept advisory's identity first (rule 54; the million-seed run at 1db0fd7)",
 			354333, Options{}},
+		{"I: after a raw purge a node with no memory writes a floor over the absent key at once, and the node that knew the longer TTL writes its own over it (rule 55; the million-seed run at 1db0fd7)",
+			641169, Options{}},
+		{"... the same, the long-TTL holder still leading, its renewal's answer dropped (rule 55)", 914359, Options{}},
+		{"... the same, the long-TTL holder crashed, the node that knew its TTL healed as the node started (rule 55)", 366271, Options{}},
 		{"F: a deleted bucket is waited for as long as the node runs (rule 29, no grace left to count)",
 			35, Options{}},
 		{"G: a Create that landed after writes it did not see leads nothing (rule 35; million-seed run)",
