@@ -258,6 +258,9 @@ func TestMachineSimClosedGaps(t *testing.T) {
 	}{
 		{"H: a hand-back learned as the connection comes back is taken after the identity check (rule 52; the million-seed run at 1db0fd7)",
 			197203, Options{}},
+		{"a leader whose renewal conflict finds its bucket created again takes the new bucket's epoch base (rule 56; the million-seed run at 1db0fd7)",
+			147622, Options{}},
+		{"... the same, 895441", 895441, Options{}},
 		{"F: a deleted bucket is waited for as long as the node runs (rule 29, no grace left to count)",
 			35, Options{}},
 		{"G: a Create that landed after writes it did not see leads nothing (rule 35; million-seed run)",
