@@ -102,7 +102,7 @@ type connState struct {
 	seen        uint64    // last taken into account (noteReconnect)
 	stableSince time.Time // connected, synced and healthy since
 	armedFor    time.Time // the timer as last armed (zero: none)
-	resumedAt   time.Time // an event came over RenewInterval after armedFor: the loop was held (rule 56b)
+	resumedAt   time.Time // an event came over RenewInterval after armedFor: the loop was held (rule 57)
 	askedAt     time.Time // last priority request sent
 }
 
@@ -357,7 +357,7 @@ func (m *Machine) arm(now time.Time, next time.Time) {
 
 // noteHold notes an event that came more than RenewInterval after the
 // timer was due: the loop was held (a paused process, a stalled VM), and
-// what the watch delivers now may have waited in a buffer (rule 56b).
+// what the watch delivers now may have waited in a buffer (rule 57).
 func (m *Machine) noteHold(now time.Time) {
 	if !m.conn.armedFor.IsZero() && now.Sub(m.conn.armedFor) > m.cfg.RenewInterval {
 		m.conn.resumedAt = now

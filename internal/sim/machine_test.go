@@ -261,7 +261,7 @@ func TestMachineSimClosedGaps(t *testing.T) {
 		{"a leader whose renewal conflict finds its bucket created again takes the new bucket's epoch base (rule 56; the million-seed run at 1db0fd7)",
 			147622, Options{}},
 		{"... the same, 895441", 895441, Options{}},
-		{"a hand-back learned as the loop resumes from a pause (connection kept) is taken after the identity check (rule 56b; the million-seed run at 1db0fd7)",
+		{"a hand-back learned as the loop resumes from a pause (connection kept) is taken after the identity check (rule 57; the million-seed run at 1db0fd7)",
 			130895, Options{}},
 		{"F: a deleted bucket is waited for as long as the node runs (rule 29, no grace left to count)",
 			35, Options{}},
