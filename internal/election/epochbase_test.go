@@ -62,6 +62,22 @@ func TestMachineEpochBase(t *testing.T) {
 					t.Errorf("next epoch %d (%v), want %d: the new bucket's creation time, its revisions counted from there", e, err, again.UnixMicro())
 				}
 			}},
+		{name: "rule 56: a leader whose renewal conflict finds its bucket created again takes the new bucket's creation time as its epoch base",
+			bucket: BucketFacts{AgeAtOpen: 300 * time.Millisecond, Created: created},
+			steps: withPrefix(leadsFirst,
+				mStep{955, Tick{}, []string{fmt.Sprintf("write renew rev=1 epoch=%d", first), "arm +650ms"}},
+				mStep{960, conflict, []string{"get", "arm +645ms"}},
+				mStep{962, notFound, []string{"incarnation", "arm +643ms"}},
+				mStep{964, incarnationCreated(true, 1, again), []string{fmt.Sprintf("lose %d ErrEpochMismatch", first), "watch", "arm -"}},
+			),
+			check: func(t *testing.T, m *Machine) {
+				// Simulator seeds 147622 and 895441: the old bucket's base
+				// kept, the node's next tenure went below the new bucket's
+				// first epoch, under one another node had led there.
+				if e, err := m.nextEpoch(); err != nil || e != again.UnixMicro()+1 {
+					t.Errorf("next epoch %d (%v), want %d: the new bucket's creation time, its last sequence 1 counted from there", e, err, again.UnixMicro()+1)
+				}
+			}},
 	} {
 		t.Run(c.name, func(t *testing.T) { runMachineCase(t, c) })
 	}

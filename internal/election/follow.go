@@ -200,9 +200,17 @@ func (m *Machine) learnedLongAgo(now time.Time) bool {
 
 // handBackNeedsCheck says a hand-back's revision may name another record
 // in a bucket created since: it was learned a while ago (rule 21), or
-// right after a reconnect (rule 52).
+// right after a reconnect (rule 52) or a hold of the loop (rule 57).
 func (m *Machine) handBackNeedsCheck(now time.Time) bool {
-	return m.learnedLongAgo(now) || m.learnedOnReconnect()
+	return m.learnedLongAgo(now) || m.learnedOnReconnect() || m.learnedOnResume()
+}
+
+// learnedOnResume says the revision of the lease as seen was learned
+// within RenewInterval of the loop resuming from a hold: like a reconnect,
+// the entry may have waited in the old watch's buffer while the bucket was
+// created again (rule 57; simulator seed 130895, a node paused 1.8 s).
+func (m *Machine) learnedOnResume() bool {
+	return !m.conn.resumedAt.IsZero() && m.lv.cur.learnedAt.Sub(m.conn.resumedAt) < m.cfg.RenewInterval
 }
 
 // learnedOnReconnect says the revision of the lease as seen was learned

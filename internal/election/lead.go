@@ -225,25 +225,23 @@ func (m *Machine) onGoneUnder(now time.Time, q *Request, r Result) {
 		t.renewDue = now.Add(m.cfg.RenewInterval / 4)
 		return
 	}
+	if r.Recreated {
+		// Moved to the new bucket as every other finding moves a node
+		// (rule 56): its creation time is the epoch base there, and its
+		// sequences count from there (rules 50, 51).
+		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
+		m.followNewBucket(now, r) // the floor follows once the new watch is synced
+		return
+	}
 	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
-	if q.present && !r.Recreated {
+	if q.present {
 		t.renewDue = now.Add(m.cfg.RenewInterval / 4) // stale replica
 		return
 	}
-	cause := fmt.Errorf("%w: the lease key was removed", ErrEpochMismatch)
-	if r.Recreated {
-		cause = fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated)
-	}
-	m.lose(now, cause)
-	m.lv.cur = observed{present: q.present}
+	m.lose(now, fmt.Errorf("%w: the lease key was removed", ErrEpochMismatch))
+	m.lv.cur = observed{}
 	m.waitFrom(now)
-	switch {
-	case r.Recreated:
-		m.oldWritesBlind()
-		m.restartWatch(now) // the floor follows once the new watch is synced
-	case !q.present:
-		m.seed(now)
-	}
+	m.seed(now)
 }
 
 // release writes the released record after a drain (§4.4); a transient

@@ -101,6 +101,8 @@ type connState struct {
 	reconnects  uint64    // reported
 	seen        uint64    // last taken into account (noteReconnect)
 	stableSince time.Time // connected, synced and healthy since
+	armedFor    time.Time // the timer as last armed (zero: none)
+	resumedAt   time.Time // an event came over RenewInterval after armedFor: the loop was held (rule 57)
 	askedAt     time.Time // last priority request sent
 }
 
@@ -191,6 +193,7 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	if m.shutDown {
 		return nil
 	}
+	m.noteHold(now)
 	m.deadlineTimer(now)
 	var next time.Time
 	switch e := ev.(type) {
@@ -349,7 +352,17 @@ func (m *Machine) arm(now time.Time, next time.Time) {
 	if !next.IsZero() && next.Before(now) {
 		next = now
 	}
+	m.conn.armedFor = next
 	m.emit(Arm{At: next})
+}
+
+// noteHold notes an event that came more than RenewInterval after the
+// timer was due: the loop was held (a paused process, a stalled VM), and
+// what the watch delivers now may have waited in a buffer (rule 57).
+func (m *Machine) noteHold(now time.Time) {
+	if !m.conn.armedFor.IsZero() && now.Sub(m.conn.armedFor) > m.cfg.RenewInterval {
+		m.conn.resumedAt = now
+	}
 }
 
 func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
