@@ -29,6 +29,11 @@ type checker struct {
 	excused   int           // tenures whose epoch did not grow, excused (forgotten)
 	// blindOverlaps counts overlaps excused as the §5.6 limit (tenure.blindTo).
 	blindOverlaps int
+	// covers: when a node covered a write of its own with a floor at its
+	// epoch (rules 35, 38, 40: a landing it could not lead). Everyone
+	// waits that floor out like a held lease (§5.3), so in the quiet
+	// phase it restarts the wait the liveness bound allows for.
+	covers []time.Duration
 }
 
 // tenure is one node's tenure: from its Become until its Lose or its
@@ -221,8 +226,8 @@ func (c *checker) checkEpochs(ts []*tenure) {
 // OnLoseLeadership's start.
 func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 	bound, from := livenessBound(maxTTL), c.livenessFrom(quietAt)
-	if !leaderWithin(ts, from, from+bound) {
-		c.violate(from+bound, "no leader within %v after faults stopped and their hooks returned (%.3fs)", bound, from.Seconds())
+	if end := c.livenessEnd(quietAt, maxTTL); !leaderWithin(ts, from, end) {
+		c.violate(end, "no leader within %v after faults stopped and their hooks returned (%.3fs)%s", bound, from.Seconds(), c.coveredSince(quietAt, end))
 	}
 	for _, h := range c.handovers {
 		if h.called < quietAt {
@@ -238,6 +243,40 @@ func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 // livenessBound is how soon after livenessFrom a leader must exist.
 func livenessBound(maxTTL time.Duration) time.Duration { return 2*maxTTL + time.Second }
 
+// coverBound is how soon after a landing covered with a floor a leader
+// must exist: the floor waited out like a held lease (at most the longest
+// TTL, §3.2, §5.3), then a takeover's round trips.
+func coverBound(maxTTL time.Duration) time.Duration { return maxTTL + time.Second }
+
+// covered records that a node covered a write of its own with a floor.
+func (c *checker) covered(at time.Duration) { c.covers = append(c.covers, at) }
+
+// livenessEnd is when a leader must exist by: livenessBound after
+// livenessFrom, or coverBound after a landing covered with a floor in the
+// quiet phase before that end (rule 38: a landing whose bucket could not
+// be told in time, its checks' answers lost; docs/sim.md), whichever is
+// later. Covers chain: each is a takeover's whole wait again.
+func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
+	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	for _, at := range c.covers {
+		if at >= quietAt && at < end {
+			end = max(end, at+coverBound(maxTTL))
+		}
+	}
+	return end
+}
+
+// coveredSince says, for a violation, which covers moved the end.
+func (c *checker) coveredSince(quietAt, end time.Duration) string {
+	var s string
+	for _, at := range c.covers {
+		if at >= quietAt && at < end {
+			s += fmt.Sprintf("; a landing covered with a floor at %.3fs", at.Seconds())
+		}
+	}
+	return s
+}
+
 // livenessFrom is when faults had stopped and the hooks queued until then
 // had returned.
 func (c *checker) livenessFrom(quietAt time.Duration) time.Duration { return max(quietAt, c.hooksDone) }
@@ -245,7 +284,7 @@ func (c *checker) livenessFrom(quietAt time.Duration) time.Duration { return max
 // judgedBy is when every liveness bound has run out: the run goes on
 // until then.
 func (c *checker) judgedBy(quietAt, maxTTL time.Duration) time.Duration {
-	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	end := c.livenessEnd(quietAt, maxTTL)
 	for _, h := range c.handovers {
 		if h.called >= quietAt {
 			end = max(end, h.loseBegan+handoverBound)

@@ -45,6 +45,21 @@ func recordEpoch(value []byte) int64 {
 	return l.Epoch
 }
 
+// coversOwn says value is a floor written over prev, a held record of
+// node at the floor's epoch: a write of its own the node could not lead
+// or give back (rules 35, 38, 40), covered so that everyone waits it out.
+func coversOwn(prev election.KVEntry, value []byte, node string) bool {
+	var f, h struct {
+		NodeID string `json:"node_id"`
+		Epoch  int64  `json:"epoch"`
+		Floor  bool   `json:"floor"`
+	}
+	if prev.Op != election.Put || json.Unmarshal(value, &f) != nil || json.Unmarshal(prev.Value, &h) != nil {
+		return false
+	}
+	return f.Floor && h.NodeID == node && !h.Floor && h.Epoch == f.Epoch
+}
+
 // recordTTL is the LeaseTTL a lease record carries (0 if none).
 func recordTTL(value []byte) time.Duration {
 	var l struct {

@@ -80,6 +80,7 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 	case election.Write:
 		var rev uint64
 		var ok bool
+		prev, _ := w.kv.last()
 		if e.Create {
 			rev, ok = w.kv.create(e.Value)
 		} else {
@@ -90,6 +91,10 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 			return conflict(), 0
 		}
 		p.wroteAt, p.wroteWhen = rev, w.now
+		if coversOwn(prev, e.Value, p.cfg.NodeID) {
+			w.logf("%s: the floor covers a write of its own it did not lead (rules 35, 38, 40)", p.cfg.NodeID)
+			w.chk.covered(w.now)
+		}
 		w.epochs[recordEpoch(e.Value)] = true
 		w.entryAdded()
 		if e.Create {

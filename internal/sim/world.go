@@ -99,7 +99,9 @@ func run(seed uint64, opt Options, factory factory, tr *trace) (Outcome, time.Du
 	w.loop(w.quietAt + w.opt.QuietPhase)
 	// Hooks slower than the quiet phase push the liveness bound out
 	// (checker.quiet): run on until it can be judged.
-	if end := w.chk.judgedBy(w.quietAt, maxTTL(w)); end > w.now {
+	// So do landings covered with a floor (checker.livenessEnd), which
+	// may be written while it runs on.
+	for end := w.chk.judgedBy(w.quietAt, maxTTL(w)); end > w.now; end = w.chk.judgedBy(w.quietAt, maxTTL(w)) {
 		w.loop(end)
 	}
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
@@ -190,6 +192,7 @@ func (w *world) loop(until time.Duration) {
 	for w.q.Len() > 0 {
 		it := heap.Pop(&w.q).(qItem)
 		if it.at > until {
+			heap.Push(&w.q, it) // the run may go on (run: judgedBy)
 			w.now = until
 			return
 		}
