@@ -262,6 +262,8 @@ func TestMachineSimClosedGaps(t *testing.T) {
 			641169, Options{}},
 		{"... the same, the long-TTL holder still leading, its renewal's answer dropped (rule 55)", 914359, Options{}},
 		{"... the same, the long-TTL holder crashed, the node that knew its TTL healed as the node started (rule 55)", 366271, Options{}},
+		{"... the same, the long-TTL holder crashed; a connected node knew its TTL (rule 55; fails with it undone)", 466893, Options{}},
+		{"... the same, the long-TTL holder's bucket check timed out (rule 55; fails with it undone)", 877070, Options{}},
 		{"a leader whose renewal conflict finds its bucket created again takes the new bucket's epoch base (rule 56; the million-seed run at 1db0fd7)",
 			147622, Options{}},
 		{"... the same, 895441", 895441, Options{}},
