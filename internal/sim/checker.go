@@ -255,16 +255,25 @@ func (c *checker) covered(at time.Duration) { c.covers = append(c.covers, at) }
 // livenessFrom, or coverBound after a landing covered with a floor in the
 // quiet phase before that end (rule 38: a landing whose bucket could not
 // be told in time, its checks' answers lost; docs/sim.md), whichever is
-// later. Covers chain: each is a takeover's whole wait again.
+// later. Covers chain, each a takeover's whole wait again, up to
+// maxCovers: a machine that covered its landings for ever would
+// otherwise never be judged (and the run never end).
 func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
 	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	counted := 0
 	for _, at := range c.covers {
-		if at >= quietAt && at < end {
+		if at >= quietAt && at < end && counted < maxCovers {
 			end = max(end, at+coverBound(maxTTL))
+			counted++
 		}
 	}
 	return end
 }
+
+// maxCovers is how many covered landings in a row the liveness bound
+// waits for: two answers in a row lost at each of two landings already
+// take a network far worse than the quiet phase's.
+const maxCovers = 2
 
 // coveredSince says, for a violation, which covers moved the end.
 func (c *checker) coveredSince(quietAt, end time.Duration) string {

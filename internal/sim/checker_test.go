@@ -66,6 +66,7 @@ func TestCheckerLiveness(t *testing.T) {
 		{"late, but a landing covered with a floor at 24.5s", 0, []time.Duration{24500 * ms}, 28 * s, false},
 		{"covered at 24.5s, leader later still", 0, []time.Duration{24500 * ms}, 29 * s, true},
 		{"covered at 24.5s and again at 28s", 0, []time.Duration{24500 * ms, 28 * s}, 31 * s, false},
+		{"covered three times in a row: the third is not waited for", 0, []time.Duration{24500 * ms, 28 * s, 31 * s}, 34 * s, true},
 		{"covered before faults stopped", 0, []time.Duration{19 * s}, 28 * s, true},
 		{"covered after the bound had run out", 0, []time.Duration{27500 * ms}, 28 * s, true},
 	} {
