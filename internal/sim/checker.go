@@ -227,7 +227,7 @@ func (c *checker) checkEpochs(ts []*tenure) {
 func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 	bound, from := livenessBound(maxTTL), c.livenessFrom(quietAt)
 	if end := c.livenessEnd(quietAt, maxTTL); !leaderWithin(ts, from, end) {
-		c.violate(end, "no leader within %v after faults stopped and their hooks returned (%.3fs)%s", bound, from.Seconds(), c.coveredSince(quietAt, end))
+		c.violate(end, "no leader within %v after faults stopped and their hooks returned (%.3fs)%s", bound, from.Seconds(), c.coveredSince(quietAt, maxTTL))
 	}
 	for _, h := range c.handovers {
 		if h.called < quietAt {
@@ -255,19 +255,25 @@ func (c *checker) covered(at time.Duration) { c.covers = append(c.covers, at) }
 // livenessFrom, or coverBound after a landing covered with a floor in the
 // quiet phase before that end (rule 38: a landing whose bucket could not
 // be told in time, its checks' answers lost; docs/sim.md), whichever is
-// later. Covers chain, each a takeover's whole wait again, up to
-// maxCovers: a machine that covered its landings for ever would
-// otherwise never be judged (and the run never end).
+// later.
 func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
-	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
-	counted := 0
+	end, _ := c.coversCounted(quietAt, maxTTL)
+	return end
+}
+
+// coversCounted is livenessEnd with the covers that moved it. Covers
+// chain, each a takeover's whole wait again, up to maxCovers: a machine
+// that covered its landings for ever would otherwise never be judged (and
+// the run never end).
+func (c *checker) coversCounted(quietAt, maxTTL time.Duration) (end time.Duration, counted []time.Duration) {
+	end = c.livenessFrom(quietAt) + livenessBound(maxTTL)
 	for _, at := range c.covers {
-		if at >= quietAt && at < end && counted < maxCovers {
+		if at >= quietAt && at < end && len(counted) < maxCovers {
 			end = max(end, at+coverBound(maxTTL))
-			counted++
+			counted = append(counted, at)
 		}
 	}
-	return end
+	return end, counted
 }
 
 // maxCovers is how many covered landings in a row the liveness bound
@@ -276,12 +282,11 @@ func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
 const maxCovers = 2
 
 // coveredSince says, for a violation, which covers moved the end.
-func (c *checker) coveredSince(quietAt, end time.Duration) string {
+func (c *checker) coveredSince(quietAt, maxTTL time.Duration) string {
+	_, counted := c.coversCounted(quietAt, maxTTL)
 	var s string
-	for _, at := range c.covers {
-		if at >= quietAt && at < end {
-			s += fmt.Sprintf("; a landing covered with a floor at %.3fs", at.Seconds())
-		}
+	for _, at := range counted {
+		s += fmt.Sprintf("; a landing covered with a floor at %.3fs", at.Seconds())
 	}
 	return s
 }
