@@ -7,7 +7,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -38,7 +37,7 @@ func Parse(file string, data []byte) (*Config, error) {
 		} else if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			p.Line, _ = strconv.Atoi(m[1])
 		}
-		return nil, &ConfigError{Problems: []Problem{p}}
+		return nil, newConfigError([]Problem{p})
 	}
 	d := &decoder{file: file, lines: map[string]int{}}
 	var cfg Config
@@ -50,8 +49,8 @@ func Parse(file string, data []byte) (*Config, error) {
 	v := &validator{decoder: d, decodeProblems: len(d.problems)}
 	v.config(&cfg)
 	if len(d.problems) > 0 {
-		slices.SortStableFunc(d.problems, func(a, b Problem) int { return a.Line - b.Line })
-		return nil, &ConfigError{Problems: d.problems}
+		return nil, newConfigError(d.problems)
 	}
+	cfg.src = source{file: file, lines: d.lines}
 	return &cfg, nil
 }

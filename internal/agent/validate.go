@@ -33,9 +33,12 @@ func (v *validator) bad(path, format string, args ...any) {
 }
 
 // lineOf is the line of path, or of the closest field above it.
-func (v *validator) lineOf(path string) int {
+func (v *validator) lineOf(path string) int { return lineOf(v.lines, path) }
+
+// lineOf is the line of path in lines, or of the closest field above it.
+func lineOf(lines map[string]int, path string) int {
 	for path != "" {
-		if l, ok := v.lines[path]; ok {
+		if l, ok := lines[path]; ok {
 			return l
 		}
 		i := strings.LastIndexAny(path, ".[")
@@ -134,8 +137,8 @@ func (v *validator) connection(p string, c *Connection) {
 
 func (v *validator) election(p string, e *Election) {
 	if e.NodeID != "" {
-		if err := cluster.ValidateIdentifier("node_id", e.NodeID); err != nil {
-			v.bad(p+".node_id", "%s", trimInvalid(err))
+		if msg := validateNodeID("node_id", e.NodeID); msg != "" {
+			v.bad(p+".node_id", "%s", msg)
 		}
 	}
 	ttl := e.LeaseTTL.D()
@@ -153,6 +156,15 @@ func (v *validator) election(p string, e *Election) {
 	if e.Replicas < 0 || e.Replicas > 5 {
 		v.bad(p+".replicas", "%d must be between 1 and 5", e.Replicas)
 	}
+}
+
+// validateNodeID says what the library finds wrong with id as a NodeID
+// (cluster.ValidateNodeID: a host name is one), "" if nothing.
+func validateNodeID(field, id string) string {
+	if err := cluster.ValidateNodeID(field, id); err != nil {
+		return trimInvalid(err)
+	}
+	return ""
 }
 
 // electionField is the YAML field a library Config error is about: its
