@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -36,6 +37,10 @@ func Parse(file string, data []byte) (*Config, error) {
 			p.Msg = "the file is empty"
 		} else if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			p.Line, _ = strconv.Atoi(m[1])
+			if strings.Contains(p.Msg, "tab character") {
+				p.Line = tabLine(data, p.Line)
+				p.Msg = yamlLine.ReplaceAllString(p.Msg, "line "+strconv.Itoa(p.Line))
+			}
 		}
 		return nil, newConfigError([]Problem{p})
 	}
@@ -53,4 +58,18 @@ func Parse(file string, data []byte) (*Config, error) {
 	}
 	cfg.src = source{file: file, lines: d.lines}
 	return &cfg, nil
+}
+
+// tabLine is the first line, from line from on, with a tab in its
+// indentation: where a "tab character that violates indentation" is.
+// The YAML library names the line where the enclosing value began, one
+// or more lines before the tab (its context mark, not its problem mark,
+// which the error does not carry); from if none is found.
+func tabLine(data []byte, from int) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		if i+1 >= from && strings.Contains(line[:len(line)-len(strings.TrimLeft(line, " \t"))], "\t") {
+			return i + 1
+		}
+	}
+	return from
 }
