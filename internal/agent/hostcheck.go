@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os/exec"
 
 	"github.com/vishvananda/netlink"
@@ -74,33 +73,31 @@ func commandProblem(argv0 string) string {
 
 // interfaceProblem says why the interface name is not there for a VIP,
 // "" if it is: in the agent's network namespace, or in the one at path
-// nsPath.
+// nsPath. It is looked up through netlink, as the vip package does.
 func interfaceProblem(name, nsPath string) string {
 	if name == "" {
 		return "" // reported by Parse
 	}
-	if nsPath == "" {
-		if _, err := net.InterfaceByName(name); err != nil {
-			return fmt.Sprintf("no interface %q on this host: %v", name, err)
+	lookup, where := netlink.LinkByName, "on this host"
+	if nsPath != "" {
+		ns, err := netns.GetFromPath(nsPath)
+		if err != nil {
+			return fmt.Sprintf("cannot open network namespace %s to look for interface %q: %v", nsPath, name, err)
 		}
-		return ""
+		defer ns.Close()
+		h, err := netlink.NewHandleAt(ns)
+		if err != nil {
+			return fmt.Sprintf("cannot enter network namespace %s to look for interface %q: %v (the agent needs to enter it too)", nsPath, name, err)
+		}
+		defer h.Close()
+		lookup, where = h.LinkByName, "in network namespace "+nsPath
 	}
-	ns, err := netns.GetFromPath(nsPath)
-	if err != nil {
-		return fmt.Sprintf("cannot open network namespace %s to look for interface %q: %v", nsPath, name, err)
-	}
-	defer ns.Close()
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		return fmt.Sprintf("cannot enter network namespace %s to look for interface %q: %v (the agent needs to enter it too)", nsPath, name, err)
-	}
-	defer h.Close()
-	if _, err := h.LinkByName(name); err != nil {
+	if _, err := lookup(name); err != nil {
 		var notFound netlink.LinkNotFoundError
 		if errors.As(err, &notFound) {
-			return fmt.Sprintf("no interface %q in network namespace %s", name, nsPath)
+			return fmt.Sprintf("no interface %q %s", name, where)
 		}
-		return fmt.Sprintf("cannot look for interface %q in network namespace %s: %v", name, nsPath, err)
+		return fmt.Sprintf("cannot look for interface %q %s: %v", name, where, err)
 	}
 	return ""
 }
