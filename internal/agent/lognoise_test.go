@@ -57,7 +57,8 @@ func lines(path string) int {
 
 // TestCheckFailureAndRecoveryLoggedOnce: a check that fails, and passes
 // again, is logged once each, however many intervals it spends failing or
-// rising; never "last result: <nil>". On main the node logged "readiness
+// rising (counted by a second check that always passes); never "last
+// result: <nil>". On main the node logged "readiness
 // check failed ... failures=N" at every readiness interval while the check
 // failed, each saying "check app failing (last result: <nil>)" while it
 // was rising (issue 33, defect 9).
@@ -74,11 +75,15 @@ func TestCheckFailureAndRecoveryLoggedOnce(t *testing.T) {
     election: {node_id: n1, lease_ttl: 1s}
     checks:
       - name: app
-        exec: {shell: 'echo run >> `+runs+`; test -e `+ok+`'}
-        interval: 100ms
-        timeout: 100ms
+        file: {path: `+ok+`}
+        interval: 50ms
         fall: 2
         rise: 3
+      - name: counter # counts the intervals; never fails for long enough to count
+        exec: {shell: 'echo run >> `+runs+`'}
+        interval: 50ms
+        fall: 1000
+        rise: 1
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +119,7 @@ func TestCheckFailureAndRecoveryLoggedOnce(t *testing.T) {
 	}{
 		{`msg="check failing" cluster=noise check=app`, 1},
 		{`msg="check passes again" cluster=noise check=app`, 1},
-		{`msg="not ready" cluster=noise reason="check app failing (last result: exit status 1)"`, 1},
+		{`msg="not ready" cluster=noise reason="check app failing (last result: ` + ok + `: present false, want true)"`, 1},
 		{`msg="readiness check failed"`, 0}, // said by the line above
 		{"readiness check passes", 2},       // at the start, and once again
 	} {
