@@ -110,6 +110,8 @@ func TestBadValueNamesFieldPath(t *testing.T) {
 			"agent.yaml:7: clusters[0].vips[0].routes[0].src: 2001:db8::1 is not of the route's address family"},
 		{"label without a name", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        label: \"eth0:\"\n",
 			`agent.yaml:6: clusters[0].vips[0].label: "eth0:" must be "eth0:" and a name`},
+		{"vip with prefix length 0", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/0\n        interface: eth0\n",
+			"agent.yaml:4: clusters[0].vips[0].address: vip: invalid netmask: 0 for 10.0.0.100 (want 1-32)"},
 		{"negative route table", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        routes:\n          - {to: default, table: -1}\n",
 			"agent.yaml:7: clusters[0].vips[0].routes[0].table: -1 is negative"},
 	} {
