@@ -77,7 +77,13 @@ func (a *testAgent) leading(name string) bool {
 // becameLeader is how many times the agent's node of cluster name became
 // leader, as its become_leader notify command recorded.
 func (a *testAgent) becameLeader(name string) int {
-	return strings.Count("\n"+readFile(a.leaders), "\n"+name+"\n")
+	n := 0
+	for _, line := range strings.Split(readFile(a.leaders), "\n") {
+		if line == name {
+			n++
+		}
+	}
+	return n
 }
 
 // clusterNames are n cluster names with prefix.

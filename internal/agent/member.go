@@ -45,6 +45,8 @@ type member struct {
 	// (member_standing.go); set once the node has started.
 	standings *standings
 	deference *deference
+	// appliedPriority is the priority last given to the node (weights.go).
+	appliedPriority int
 
 	metrics *metrics.Collector
 
@@ -59,7 +61,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		vc, err := vipConfig(v, log)
@@ -146,6 +148,7 @@ func readinessInterval(checks []Check) time.Duration {
 // readyCheck is the node's ReadinessCheck: the checks' standing now,
 // then whether it leaves the election to a peer of higher priority.
 func (m *member) readyCheck(context.Context) error {
+	m.applyPriority()
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()

@@ -38,7 +38,8 @@ func (m *member) standing() Standing {
 	m.mu.Lock()
 	node, r, cfg := m.node, m.ready, m.cfg
 	m.mu.Unlock()
-	return Standing{Node: cfg.Election.NodeID, Priority: cfg.Election.Priority,
+	prio, _ := m.priorityNow()
+	return Standing{Node: cfg.Election.NodeID, Priority: prio,
 		Ready: r.evaluate() == nil, Leading: node != nil && node.IsLeader()}
 }
 
