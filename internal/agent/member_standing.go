@@ -5,7 +5,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
@@ -44,16 +43,17 @@ func (m *member) standing() Standing {
 }
 
 // holdBack is the readiness the deference adds to the checks': why this
-// node leaves the election to a peer now, nil when it does not.
+// node leaves the election to a peer now, nil when it does not. Until
+// the standings start (the node is starting) it holds back for nobody: a
+// node just started must be able to take a hand-over at once (a rolling
+// restart), and a new bucket's first election, or a takeover after a
+// reconnect, waits a lease_ttl, in which the peers are heard.
 func (m *member) holdBack(now time.Time) error {
 	m.mu.Lock()
 	s, d := m.standings, m.deference
 	m.mu.Unlock()
-	switch {
-	case s == nil:
-		return fmt.Errorf("%w: not yet listening for the other agents' priorities", errHoldingBack)
-	case s.listening(now):
-		return fmt.Errorf("%w: listening for the other agents' priorities (%v after the start)", errHoldingBack, s.live)
+	if s == nil {
+		return nil
 	}
 	return d.check(now, m.standing(), s.peers(now))
 }

@@ -58,7 +58,6 @@ type standings struct {
 	cool   time.Duration // how long a node that stepped down yields: lease_ttl
 	own    func() Standing
 	poke   chan struct{}
-	since  time.Time // when it began to listen; zero if it cannot
 	sub    *nats.Subscription
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -78,7 +77,7 @@ func startStandings(nc *nats.Conn, clusterID, self string, ttl time.Duration, ow
 	if err != nil {
 		log.Warn("cannot hear the other agents' priorities: a first election is not left to a node of higher priority", "subject", PrioritySubject(clusterID), "err", err)
 	} else {
-		s.sub, s.since = sub, time.Now()
+		s.sub = sub
 	}
 	go s.announce(ctx, PrioritySubject(clusterID))
 	return s
@@ -141,12 +140,6 @@ func (s *standings) peers(now time.Time) []Standing {
 		}
 	}
 	return out
-}
-
-// listening says the node has not yet listened for one live span: a
-// peer that started with it may not have been heard yet.
-func (s *standings) listening(now time.Time) bool {
-	return !s.since.IsZero() && now.Sub(s.since) < s.live
 }
 
 // stop ends the announcements and the subscription.
