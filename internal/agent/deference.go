@@ -39,8 +39,9 @@ func newDeference(leaseTTL time.Duration, log *slog.Logger) *deference {
 	return &deference{budget: leaseTTL + leaseTTL/2, log: log, since: map[string]time.Time{}}
 }
 
-// check returns why self holds back at now, given its live peers' last
-// standings; nil when it may campaign.
+// check returns why self holds back at now (online time: the wait for a
+// peer does not run while this node is cut off), given its live peers'
+// last standings; nil when it may campaign.
 func (d *deference) check(now time.Time, self Standing, peers []Standing) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

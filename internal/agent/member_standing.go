@@ -55,7 +55,8 @@ func (m *member) holdBack(now time.Time) error {
 	if s == nil {
 		return nil
 	}
-	return d.check(now, m.standing(), s.peers(now))
+	online, peers := s.peers(now)
+	return d.check(online, m.standing(), peers)
 }
 
 // standingHooks announce a change of leadership at once.

@@ -41,26 +41,33 @@ type Standing struct {
 	Yielding bool `json:"yielding,omitempty"`
 }
 
-// heardStanding is a peer's last Standing and when it arrived.
+// heardStanding is a peer's last Standing and when it arrived, by the
+// wall clock and by the online clock.
 type heardStanding struct {
 	Standing
-	at time.Time
+	at, onlineAt time.Time
 }
 
 // standings announces this node's Standing and keeps the peers' last
-// ones. A peer is live while its last Standing is younger than live.
+// ones. A peer is live while its last Standing is younger than live on
+// the online clock (onlineclock.go), and leads while it is younger than
+// live on the wall clock: a leader cut off with this node may have lost
+// its tenure meanwhile, but it is still there.
 type standings struct {
-	nc     *nats.Conn
-	self   string
-	log    *slog.Logger
-	every  time.Duration // announcement interval: lease_ttl/4
-	live   time.Duration // a Standing counts this long: lease_ttl/2
-	cool   time.Duration // how long a node that stepped down yields: lease_ttl
-	own    func() Standing
-	poke   chan struct{}
-	sub    *nats.Subscription
-	cancel context.CancelFunc
-	done   chan struct{}
+	nc       *nats.Conn
+	self     string
+	log      *slog.Logger
+	every    time.Duration // announcement interval: lease_ttl/4
+	live     time.Duration // a Standing counts this long: lease_ttl/2
+	cool     time.Duration // how long a node that stepped down yields: lease_ttl
+	own      func() Standing
+	poke     chan struct{}
+	sub      *nats.Subscription
+	clock    *onlineClock
+	status   chan nats.Status // the connection's changes, for the clock
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when announce has returned
+	followed chan struct{} // closed when follow has returned
 
 	mu    sync.Mutex
 	heard map[string]heardStanding
@@ -72,7 +79,9 @@ type standings struct {
 func startStandings(nc *nats.Conn, clusterID, self string, ttl time.Duration, own func() Standing, log *slog.Logger) *standings {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &standings{nc: nc, self: self, log: log, every: ttl / 4, live: ttl / 2, cool: ttl, own: own,
-		poke: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}), heard: map[string]heardStanding{}}
+		poke: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}), heard: map[string]heardStanding{},
+		clock: &onlineClock{grace: ttl / 4}, status: nc.StatusChanged(), followed: make(chan struct{})}
+	go s.follow()
 	sub, err := nc.Subscribe(PrioritySubject(clusterID), s.receive)
 	if err != nil {
 		log.Warn("cannot hear the other agents' priorities: a first election is not left to a node of higher priority", "subject", PrioritySubject(clusterID), "err", err)
@@ -89,9 +98,23 @@ func (s *standings) receive(msg *nats.Msg) {
 	if json.Unmarshal(msg.Data, &st) != nil || st.Node == "" || st.Node == s.self {
 		return
 	}
+	now := time.Now()
 	s.mu.Lock()
-	s.heard[st.Node] = heardStanding{Standing: st, at: time.Now()}
+	s.heard[st.Node] = heardStanding{Standing: st, at: now, onlineAt: s.clock.now(now)}
 	s.mu.Unlock()
+}
+
+// follow feeds the connection's changes to the online clock until stop
+// removes the listener.
+func (s *standings) follow() {
+	defer close(s.followed)
+	for st := range s.status {
+		if st == nats.CONNECTED {
+			s.clock.connected(time.Now())
+		} else {
+			s.clock.disconnected(time.Now())
+		}
+	}
 }
 
 // announce publishes own every interval and at each poke; a node that
@@ -129,23 +152,28 @@ func (s *standings) changed() {
 	}
 }
 
-// peers are the live peers' standings at now.
-func (s *standings) peers(now time.Time) []Standing {
+// peers are the live peers' standings at wall, with the online time.
+func (s *standings) peers(wall time.Time) (online time.Time, out []Standing) {
+	online = s.clock.now(wall)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Standing
 	for _, h := range s.heard {
-		if now.Sub(h.at) < s.live {
-			out = append(out, h.Standing)
+		if online.Sub(h.onlineAt) >= s.live {
+			continue
 		}
+		st := h.Standing
+		st.Leading = st.Leading && wall.Sub(h.at) < s.live
+		out = append(out, st)
 	}
-	return out
+	return online, out
 }
 
 // stop ends the announcements and the subscription.
 func (s *standings) stop() {
 	s.cancel()
 	<-s.done
+	s.nc.RemoveStatusListener(s.status)
+	<-s.followed
 	if s.sub != nil {
 		_ = s.sub.Unsubscribe()
 	}
