@@ -100,6 +100,10 @@ type Check struct {
 	Rise int `yaml:"rise"`
 	// Fall failures in a row make a passing check fail.
 	Fall int `yaml:"fall"`
+	// Weight, when set, is negative (keepalived's weight -N): a failing
+	// check lowers the node's priority by -Weight instead of making it
+	// not ready (weights.go).
+	Weight int `yaml:"weight"`
 }
 
 // ExecCheck passes when the command exits 0 within the timeout (its whole

@@ -40,6 +40,13 @@ type member struct {
 	started bool // the node has started
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
+	// standings and deference: what the agents of the cluster announce,
+	// and whether this node leaves the election to one of them
+	// (member_standing.go); set once the node has started.
+	standings *standings
+	deference *deference
+	// appliedPriority is the priority last given to the node (weights.go).
+	appliedPriority int
 
 	metrics *metrics.Collector
 	// starts says which failed starts are logged: a refusal that repeats
@@ -57,7 +64,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		vc, err := vipConfig(v, log)
@@ -80,7 +87,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		m.service = svc
 		hooks = append(hooks, svc) // after the VIPs: started once they are up
 	}
-	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m})...)
+	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m}, standingHooks{m})...)
 	m.setRuntime(cl)
 	return m, nil
 }
@@ -142,12 +149,17 @@ func readinessInterval(checks []Check) time.Duration {
 	return d
 }
 
-// readyCheck is the node's ReadinessCheck: the checks' standing now.
+// readyCheck is the node's ReadinessCheck: the checks' standing now,
+// then whether it leaves the election to a peer of higher priority.
 func (m *member) readyCheck(context.Context) error {
+	m.applyPriority()
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	return r.ready()
+	if err := r.ready(); err != nil {
+		return err
+	}
+	return m.holdBack(time.Now())
 }
 
 // fault posts a fault notice.
@@ -260,6 +272,7 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.mu.Unlock()
 	m.startHealth(node)
 	m.serveMaintenance(node)
+	m.startStandings(node)
 	return nil
 }
 
@@ -283,6 +296,7 @@ func (m *member) stop(ctx context.Context) {
 	}
 	m.stopHealth()
 	m.stopMaintenance()
+	m.stopStandings()
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()

@@ -192,6 +192,7 @@ func (r *readiness) evaluate() error {
 	var errs []error
 	for _, s := range r.states {
 		switch {
+		case s.check.Weight != 0: // lowers the priority instead (weights.go)
 		case !s.known:
 			errs = append(errs, fmt.Errorf("check %s: no result yet", s.check.Name))
 		case !s.passing && s.last == nil: // rising: passed again, not rise times yet

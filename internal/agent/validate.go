@@ -76,6 +76,7 @@ func (v *validator) config(c *Config) {
 		v.connection(p+".connection", &cl.Connection)
 		v.election(p+".election", &cl.Election)
 		v.checks(p+".checks", cl.Checks)
+		v.weights(p+".checks", cl.Checks, &cl.Election)
 		v.vips(p+".vips", cl.VIPs, vips)
 		v.notify(p+".notify", &cl.Notify)
 		if cl.Service != nil {
