@@ -38,6 +38,7 @@ type member struct {
 	health  *health.Adapter
 	checker *health.Checker
 	started bool // the node has started
+	faulted bool // a fault was posted and has not cleared
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
 
@@ -90,7 +91,7 @@ func (m *member) setRuntime(cl Cluster) {
 	prev := m.ready
 	m.mu.Unlock()
 	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
-	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
+	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.Election.Priority, cl.VIPs, m.opts.Output, m.log)
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
 	if oldReady != nil && oldReady.maintenanceOn() {
@@ -138,17 +139,39 @@ func readinessInterval(checks []Check) time.Duration {
 	return d
 }
 
-// readyCheck is the node's ReadinessCheck: the checks' standing now.
+// readyCheck is the node's ReadinessCheck: the checks' standing now. A
+// fault that clears is posted here: the node reads it every
+// ReadinessInterval.
 func (m *member) readyCheck(context.Context) error {
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	return r.ready()
+	err := r.ready()
+	m.mu.Lock()
+	cleared := err == nil && m.faulted
+	if cleared {
+		m.faulted = false
+	}
+	m.mu.Unlock()
+	if cleared {
+		m.log.Info("ready again")
+		m.post(notice{event: EventFaultCleared})
+	}
+	return err
 }
 
-// fault posts a fault notice.
+// fault posts a fault notice: the node stopped being ready.
 func (m *member) fault(reason string) {
 	m.log.Warn("not ready", "reason", reason)
+	m.postFault(reason)
+}
+
+// postFault posts a fault notice; fault_cleared follows once the node is
+// ready.
+func (m *member) postFault(reason string) {
+	m.mu.Lock()
+	m.faulted = true
+	m.mu.Unlock()
 	m.post(notice{event: EventFault, reason: reason})
 }
 
@@ -196,7 +219,7 @@ func (m *member) start() {
 			}
 			if !errors.Is(err, cluster.ErrConnect) {
 				m.log.Error("cannot start", "err", err)
-				m.post(notice{event: EventFault, reason: err.Error()})
+				m.postFault(err.Error())
 			} else {
 				m.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
 			}
@@ -220,7 +243,7 @@ func (m *member) watchNode(ctx context.Context) {
 	case <-node.Done():
 		if err := node.Err(); err != nil {
 			m.log.Error("the node stopped", "err", err)
-			m.post(notice{event: EventFault, reason: err.Error()})
+			m.postFault(err.Error())
 		}
 	}
 }
@@ -274,6 +297,7 @@ func (m *member) stop(ctx context.Context) {
 	}
 	m.stopHealth()
 	m.stopMaintenance()
+	m.post(notice{event: EventStop})
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()
