@@ -30,6 +30,10 @@ type ClusterStatus struct {
 	Epoch   int64  `json:"epoch"`
 	Ready   bool   `json:"ready"`
 	Reason  string `json:"reason,omitempty"` // why not ready, or why not running
+	// NATS is the node's connection: NATSConnected or NATSLost; empty
+	// before the node has started. While it is lost, a follower knows no
+	// leader (Leader is empty) and is not ready.
+	NATS string `json:"nats,omitempty"`
 }
 
 // Status reports every cluster, sorted by name.
@@ -76,8 +80,17 @@ func (m *member) status() ClusterStatus {
 		return s
 	default:
 	}
-	s.Running = true
+	s.Running, s.NATS = true, NATSConnected
 	s.Role, s.Leader, s.Epoch = node.Role().String(), node.Leader(), node.Epoch()
+	if lost, _, _ := m.nats.state(); lost {
+		// The node's view is the last it heard: a follower cannot know who
+		// leads now, and a leader leads only until its tenure's deadline.
+		s.NATS, s.Reason = NATSLost, m.nats.lostReason()
+		if !node.IsLeader() {
+			s.Leader = ""
+		}
+		return s
+	}
 	if err := node.Ready(); err != nil {
 		s.Reason = err.Error()
 	} else {

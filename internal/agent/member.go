@@ -43,6 +43,7 @@ type member struct {
 	maintSub *nats.Subscription
 
 	metrics *metrics.Collector
+	nats    *natsWatch
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -55,7 +56,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, nats: newNATSWatch(log)}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		vc, err := vipConfig(v, log)
@@ -118,7 +119,9 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, ep.Options, m.opts.Logger, m.metrics
+	// The watch's callbacks last: they are the ones in use.
+	natsOpts := append(append([]nats.Option(nil), ep.Options...), m.nats.options()...)
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, natsOpts, m.opts.Logger, m.metrics
 	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// logBuffer is a slog destination a test reads while the agent writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// count is how many lines hold s.
+func (b *logBuffer) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), s)
+}
+
+// countLines is how many lines hold every one of parts.
+func (b *logBuffer) countLines(parts ...string) int {
+	n := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startTestAgent runs an in-process agent of one cluster on url.
+func startTestAgent(t *testing.T, url, node string, priority int, logs *logBuffer) *Agent {
+	t.Helper()
+	cfg := &Config{Clusters: []Cluster{{Name: "outage", Election: Election{NodeID: node, LeaseTTL: Duration(time.Second), Priority: priority}}}}
+	a, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		Connect: func(Cluster) (Endpoint, error) { return Endpoint{URLs: []string{url}}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		a.Stop(ctx)
+	})
+	return a
+}
+
+// TestNATSOutageIsLoggedOnceAndHealthzIsHonest: while the NATS server is
+// down, each agent logs the loss once, and a follower's status (what
+// /healthz serves) says it knows no leader and is not ready, naming the
+// loss; once it is back each logs that once, with how long it was lost
+// (issue 33, defect 4).
+func TestNATSOutageIsLoggedOnceAndHealthzIsHonest(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	var logA, logB logBuffer
+	a := startTestAgent(t, srv.URL(), "a", 100, &logA)
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Status()[0].Role == "PRIMARY" }, "a never led")
+	b := startTestAgent(t, srv.URL(), "b", 0, &logB)
+	natstest.WaitFor(t, 10*time.Second, func() bool { s := b.Status()[0]; return s.Running && s.Leader == "a" && s.Ready },
+		"b never followed a: %+v", lazyStatus{b})
+
+	srv.Shutdown()
+	var st ClusterStatus
+	natstest.WaitFor(t, 10*time.Second, func() bool { st = b.Status()[0]; return st.NATS == NATSLost },
+		"b's status never said NATS is lost: %+v", lazyStatus{b})
+	if st.Leader != "" || st.Ready || !strings.Contains(st.Reason, "NATS connection lost") {
+		t.Errorf("b's status while NATS is lost: leader %q, ready %v, reason %q; want no leader, not ready, the loss named", st.Leader, st.Ready, st.Reason)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Status()[0].Role != "PRIMARY" }, "a still leads without NATS")
+	if s := a.Status()[0]; s.Leader != "" || s.Ready {
+		t.Errorf("a's status while NATS is lost: %+v", s)
+	}
+
+	srv.Restart(t)
+	for name, logs := range map[string]*logBuffer{"a": &logA, "b": &logB} {
+		natstest.WaitFor(t, 10*time.Second, func() bool { return logs.count("NATS connection back") > 0 }, "%s never logged NATS back", name)
+		if n := logs.count("NATS connection lost"); n != 1 {
+			t.Errorf("%s logged the loss %d times, want once:\n%s", name, n, logs)
+		}
+		if n := logs.countLines(`msg="NATS connection back"`, " after="); n != 1 {
+			t.Errorf("%s logged NATS back %d times (with how long it was lost), want once:\n%s", name, n, logs)
+		}
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool { st = b.Status()[0]; return st.NATS == NATSConnected && st.Leader != "" },
+		"b's status after NATS came back: %+v", lazyStatus{b})
+}
+
+// lazyStatus formats as an agent's status when formatted.
+type lazyStatus struct{ a *Agent }
+
+func (l lazyStatus) String() string {
+	var b strings.Builder
+	for _, s := range l.a.Status() {
+		b.WriteString(strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(
+			strings.Join([]string{s.Cluster, s.Node, s.Role, "leader=" + s.Leader, s.Reason, s.NATS}, " "), "\n", " "), "  ", " ")))
+	}
+	return b.String()
+}
