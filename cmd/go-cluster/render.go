@@ -81,8 +81,15 @@ func renderStatus(w io.Writer, r statusReport) error {
 		notes[i] = strings.Join(parts, "; ")
 		anyNotes = anyNotes || notes[i] != ""
 	}
+	agents := false // a member run by go-cluster agent: VIPS and FAILING CHECKS columns
+	for _, m := range r.Members {
+		agents = agents || m.VIPs != nil || m.FailingChecks != nil
+	}
 	t = newTable(w)
 	header := "NODE\tROLE\tHEALTH\tLEADER\tEPOCH\tUPTIME"
+	if agents {
+		header += "\tVIPS\tFAILING CHECKS"
+	}
 	if anyNotes {
 		header += "\tNOTES"
 	}
@@ -94,12 +101,24 @@ func renderStatus(w io.Writer, r statusReport) error {
 		}
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, roleCell(m), orDash(m.Health),
 			orDash(m.Leader), epochCell(m.Epoch), uptime)
+		if agents {
+			row += "\t" + listCell(m.VIPs) + "\t" + listCell(m.FailingChecks)
+		}
 		if anyNotes {
 			row += "\t" + notes[i]
 		}
 		fmt.Fprintln(t, row)
 	}
 	return t.Flush()
+}
+
+// listCell is an agent's list in a column: comma-separated, "-" when
+// empty, blank for a member that is not an agent (nil).
+func listCell(list []string) string {
+	if list == nil {
+		return ""
+	}
+	return orDash(strings.Join(list, ","))
 }
 
 // fmtMetadata shows the leader's metadata on one line, sorted by key:

@@ -34,6 +34,10 @@ type ClusterStatus struct {
 	// before the node has started. While it is lost, a follower knows no
 	// leader (Leader is empty) and is not ready.
 	NATS string `json:"nats,omitempty"`
+	// VIPs are the VIPs this node holds; FailingChecks its checks that
+	// do not pass (no result yet included).
+	VIPs          []string `json:"vips"`
+	FailingChecks []string `json:"failing_checks"`
 }
 
 // Status reports every cluster, sorted by name.
@@ -63,7 +67,7 @@ func (a *Agent) Status() []ClusterStatus {
 // status is the member's ClusterStatus.
 func (m *member) status() ClusterStatus {
 	cfg := m.config()
-	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID}
+	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID, VIPs: orEmpty(m.heldVIPs()), FailingChecks: orEmpty(m.failingChecks())}
 	m.mu.Lock()
 	node, started := m.node, m.started
 	m.mu.Unlock()

@@ -43,10 +43,19 @@ type member struct {
 	maintSub *nats.Subscription
 
 	metrics *metrics.Collector
-	nats    *natsWatch
+	// agentMetrics are the checks', VIPs' and notify commands' series.
+	agentMetrics *metrics.AgentCollector
+	vips         []memberVIP
+	nats         *natsWatch
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
+}
+
+// memberVIP is one VIP of a member and its manager.
+type memberVIP struct {
+	address, iface string
+	mgr            *vip.Manager
 }
 
 // newMember builds a member; start starts it.
@@ -57,6 +66,9 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
 	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, nats: newNATSWatch(log)}
+	if m.agentMetrics, err = metrics.NewAgentCollector(cl.Name, cl.Election.NodeID, m); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
+	}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		vc, err := vipConfig(v, log)
@@ -67,6 +79,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
 		}
+		m.vips = append(m.vips, memberVIP{address: v.Address, iface: v.Interface, mgr: mgr})
 		hooks = append(hooks, vip.NewHooks(mgr))
 	}
 	if s := cl.Service; s != nil {
@@ -93,6 +106,7 @@ func (m *member) setRuntime(cl Cluster) {
 	m.mu.Unlock()
 	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.Election.Priority, cl.VIPs, m.opts.Output, m.log)
+	notes.observe = m.agentMetrics.ObserveNotify
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
 	if oldReady != nil && oldReady.maintenanceOn() {
@@ -150,6 +164,7 @@ func (m *member) readyCheck(context.Context) error {
 	r := m.ready
 	m.mu.Unlock()
 	err := r.ready()
+	m.publish()
 	m.mu.Lock()
 	cleared := err == nil && m.faulted
 	if cleared {
