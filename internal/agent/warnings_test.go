@@ -48,3 +48,15 @@ func TestWarningsShortLeaseOnAReplicatedBucket(t *testing.T) {
 		})
 	}
 }
+
+// TestSampleConfigHasNoWarnings: the shipped sample rides out a stream
+// leader election on its R3 bucket.
+func TestSampleConfigHasNoWarnings(t *testing.T) {
+	cfg, err := Load(sampleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := Warnings(sampleFile, cfg); len(ws) > 0 {
+		t.Fatalf("warnings: %v", ws)
+	}
+}
