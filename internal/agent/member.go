@@ -109,6 +109,9 @@ func (m *member) setRuntime(cl Cluster) {
 	notes.observe = m.agentMetrics.ObserveNotify
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
+	if oldNotes != nil {
+		notes.setState(oldNotes.currentState()) // a reload changes no state: notify.state does not run
+	}
 	if oldReady != nil && oldReady.maintenanceOn() {
 		ready.setMaintenance(true) // a reload keeps the switch
 	}

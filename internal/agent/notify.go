@@ -162,6 +162,21 @@ func (n *notifier) loop() {
 	}
 }
 
+// currentState is the keepalived state last posted.
+func (n *notifier) currentState() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state
+}
+
+// setState starts n in state (a reload's notifier takes over the old
+// one's), before anything is posted.
+func (n *notifier) setState(state string) {
+	n.mu.Lock()
+	n.state = state
+	n.mu.Unlock()
+}
+
 // nextState is the keepalived state after ev, from state (keepalived's
 // transitions: a node that knows a leader is BACKUP; MASTER while it
 // leads; FAULT from a fault until it clears, losing leadership meanwhile

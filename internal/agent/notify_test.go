@@ -128,3 +128,24 @@ func touch(t *testing.T, path string) {
 type lazyLines string
 
 func (l lazyLines) String() string { return strings.Join(lines(string(l)), " | ") }
+
+// TestReloadKeepsTheNotifyState: a reload replaces the notifier; the new
+// one starts in the old one's state, so notify.state does not run again
+// for a state that did not change.
+func TestReloadKeepsTheNotifyState(t *testing.T) {
+	natstest.CheckLeaks(t)
+	log := filepath.Join(t.TempDir(), "log")
+	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1", LeaseTTL: Duration(2 * time.Second)}, Notify: Notify{State: logCmd(log)}}
+	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.discard()
+	m.post(notice{event: EventLeaderChange, role: "follower", leader: "n2"})
+	m.setRuntime(cl.withDefaults("h")) // closes the old notifier: its notice has run
+	m.post(notice{event: EventLeaderChange, role: "follower", leader: "n3"})
+	m.setRuntime(cl.withDefaults("h"))
+	if got := lines(log); len(got) != 1 || got[0] != "leader_change role=follower vips= args=INSTANCE c1 BACKUP 0" {
+		t.Fatalf("notify.state ran %q; want BACKUP once", got)
+	}
+}
