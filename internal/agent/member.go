@@ -229,20 +229,28 @@ func (m *member) start() {
 	m.cancel = cancel
 	go func() {
 		defer close(m.done)
+		var unreachableSince time.Time // the first failed attempt to reach NATS
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
+				if !unreachableSince.IsZero() {
+					m.log.Info("NATS reached", "after", time.Since(unreachableSince).Round(time.Millisecond))
+				}
 				m.watchNode(ctx)
 				return
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, cluster.ErrConnect) {
+			switch {
+			case !errors.Is(err, cluster.ErrConnect):
 				m.log.Error("cannot start", "err", err)
 				m.postFault(err.Error())
-			} else {
-				m.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
+			case unreachableSince.IsZero(): // once; the retries at DEBUG
+				unreachableSince = time.Now()
+				m.log.Warn("cannot reach NATS; trying again every "+retryConnect.String(), "err", err)
+			default:
+				m.log.Debug("still cannot reach NATS", "err", err, "since", unreachableSince)
 			}
 			select {
 			case <-ctx.Done():

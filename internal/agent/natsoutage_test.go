@@ -122,3 +122,32 @@ func (l lazyStatus) String() string {
 	}
 	return b.String()
 }
+
+// TestUnreachableNATSAtStartIsLoggedOnce: an agent started while no
+// server answers says so once at WARN (the retries at DEBUG), and once
+// when it reaches one, with how long it waited.
+func TestUnreachableNATSAtStartIsLoggedOnce(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	url := srv.URL()
+	srv.Shutdown()
+	var logs logBuffer
+	cfg := &Config{Clusters: []Cluster{{Name: "outage", Election: Election{NodeID: "a", LeaseTTL: Duration(time.Second)}}}}
+	a, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Connect: func(Cluster) (Endpoint, error) { return Endpoint{URLs: []string{url}}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	defer a.Stop(t.Context())
+	natstest.WaitFor(t, 4*retryConnect, func() bool { return logs.countLines("level=DEBUG", "still cannot reach NATS") >= 1 },
+		"the agent did not try again: %s", &logs)
+	srv.Restart(t)
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Status()[0].Running }, "never started: %s", &logs)
+	if n := logs.countLines("level=WARN", "cannot reach NATS"); n != 1 {
+		t.Errorf("%d WARN lines say NATS cannot be reached, want 1:\n%s", n, &logs)
+	}
+	if n := logs.countLines("NATS reached", "after="); n != 1 {
+		t.Errorf("%d lines say NATS was reached (with how long it took), want 1:\n%s", n, &logs)
+	}
+}
