@@ -39,6 +39,7 @@ type member struct {
 	checker *health.Checker
 	started bool // the node has started
 	faulted bool // a fault was posted and has not cleared
+	decided bool // every check has had a result once
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
 
@@ -168,15 +169,23 @@ func (m *member) readyCheck(context.Context) error {
 	m.mu.Unlock()
 	err := r.ready()
 	m.publish()
+	decided := r.decided()
 	m.mu.Lock()
 	cleared := err == nil && m.faulted
 	if cleared {
 		m.faulted = false
 	}
+	// Not ready on the checks' first results: a fault, as keepalived
+	// starts such an instance in FAULT (later ones come from readiness).
+	startFault := decided && !m.decided && err != nil && !m.faulted
+	m.decided = m.decided || decided
 	m.mu.Unlock()
 	if cleared {
 		m.log.Info("ready again")
 		m.post(notice{event: EventFaultCleared})
+	}
+	if startFault {
+		m.fault(err.Error())
 	}
 	return err
 }

@@ -149,3 +149,31 @@ func TestReloadKeepsTheNotifyState(t *testing.T) {
 		t.Fatalf("notify.state ran %q; want BACKUP once", got)
 	}
 }
+
+// TestFailingAtStartIsAFault: a node whose checks fail from their first
+// result is in FAULT, as keepalived starts such an instance: fault runs
+// once, and fault_cleared when the check passes.
+func TestFailingAtStartIsAFault(t *testing.T) {
+	natstest.CheckLeaks(t)
+	dir := t.TempDir()
+	log, ok := filepath.Join(dir, "log"), filepath.Join(dir, "ok")
+	cmd := logCmd(log)
+	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1", LeaseTTL: Duration(2 * time.Second)},
+		Checks: []Check{{Name: "ok", File: &FileCheck{Path: ok}, Interval: Duration(10 * time.Millisecond), Rise: 1, Fall: 1}},
+		Notify: Notify{Fault: cmd, FaultCleared: cmd, State: cmd}}
+	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.discard()
+	want := []string{"fault role= vips= args=", "fault role= vips= args=INSTANCE c1 FAULT 0"}
+	natstest.WaitFor(t, 5*time.Second, func() bool { _ = m.readyCheck(t.Context()); return len(lines(log)) >= len(want) },
+		"no fault at start: %q", lazyLines(log))
+	touch(t, ok)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return m.readyCheck(t.Context()) == nil }, "never ready")
+	want = append(want, "fault_cleared role= vips= args=", "fault_cleared role= vips= args=INSTANCE c1 BACKUP 0")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return len(lines(log)) >= len(want) }, "notices: %q", lazyLines(log))
+	if got := lines(log); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
