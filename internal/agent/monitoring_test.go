@@ -60,9 +60,11 @@ func seriesIn(expr string) []string {
 
 // dashboardPanel is what the test reads of a Grafana panel.
 type dashboardPanel struct {
-	Type    string           `json:"type"`
-	Title   string           `json:"title"`
-	Panels  []dashboardPanel `json:"panels"` // a row's, when collapsed
+	ID      int                `json:"id"`
+	GridPos struct{ X, W int } `json:"gridPos"`
+	Type    string             `json:"type"`
+	Title   string             `json:"title"`
+	Panels  []dashboardPanel   `json:"panels"` // a row's, when collapsed
 	Targets []struct {
 		Expr string `json:"expr"`
 	} `json:"targets"`
@@ -98,9 +100,17 @@ func dashboardExprs(t *testing.T) map[string][]string {
 		vars = append(vars, v.Name)
 	}
 	out := map[string][]string{}
+	ids := map[int]bool{}
 	var walk func([]dashboardPanel)
 	walk = func(ps []dashboardPanel) {
 		for _, p := range ps {
+			if p.ID == 0 || ids[p.ID] {
+				t.Errorf("panel %q: id %d is missing or not unique", p.Title, p.ID)
+			}
+			ids[p.ID] = true
+			if p.GridPos.W <= 0 || p.GridPos.X < 0 || p.GridPos.X+p.GridPos.W > 24 {
+				t.Errorf("panel %q: gridPos x %d, w %d is outside Grafana's 24 columns", p.Title, p.GridPos.X, p.GridPos.W)
+			}
 			if p.Type == "row" {
 				walk(p.Panels)
 				continue
