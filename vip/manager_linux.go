@@ -23,7 +23,14 @@ type Manager struct {
 	// announcements, so that nothing is added or announced after Release.
 	mu     sync.Mutex
 	keeper *keeper // non-nil while the address is held
+
+	stats stats
 }
+
+// Stats returns what the Manager has done: whether it holds the address,
+// the announcement rounds sent, when it last added and removed the
+// address.
+func (m *Manager) Stats() Stats { return m.stats.snapshot() }
 
 // NewManager validates cfg, applies defaults and returns a Manager. It
 // does not touch the network: the interface need not exist yet.
@@ -54,6 +61,9 @@ func (m *Manager) announceLocked() error {
 		return err
 	})
 	m.keeper.closeLater(c)
+	if err == nil {
+		m.stats.announcements.Add(1)
+	}
 	return err
 }
 
@@ -94,6 +104,10 @@ func (m *Manager) Acquire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("acquire %s on %s: %w", m.s.prefix, m.s.Interface, err)
 	}
+	if added {
+		m.stats.added()
+	}
+	m.stats.held.Store(true)
 	if m.keeper == nil {
 		m.keeper = m.startKeeper()
 	}
@@ -147,6 +161,10 @@ func (m *Manager) Release(ctx context.Context) error {
 		removed, addrErr = m.s.deleteAddress()
 		return errors.Join(routeErr, addrErr)
 	})
+	m.stats.held.Store(false)
+	if removed {
+		m.stats.removed()
+	}
 	m.mu.Unlock()
 	if k != nil {
 		<-k.done

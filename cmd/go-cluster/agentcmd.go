@@ -71,6 +71,9 @@ func (c *agentCmd) run(ctx context.Context, e *env, _ []string) error {
 	}
 	if c.check {
 		fmt.Fprintf(e.stdout, "%s: valid (%d cluster(s))\n", c.config, len(cfg.Clusters))
+		for _, w := range agent.Warnings(c.config, cfg) { // valid, probably not meant: exit 0 all the same
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
 		return nil
 	}
 	return c.serve(ctx, e, cfg)

@@ -47,6 +47,9 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 	a.Start()
 	sd := startSystemd(a, log)
 	log.Info("agent started", "config", c.config, "clusters", len(cfg.Clusters))
+	for _, w := range agent.Warnings(c.config, cfg) {
+		log.Warn("configuration: " + w.String())
+	}
 	for {
 		select {
 		case sig := <-sigs:

@@ -64,7 +64,7 @@ func New(cfg *Config, opts Options) (*Agent, error) {
 	}
 	a.members = members
 	for _, m := range members {
-		a.registry.MustRegister(m.metrics)
+		a.registry.MustRegister(m.metrics, m.agentMetrics)
 	}
 	return a, nil
 }
@@ -107,6 +107,7 @@ func (a *Agent) Stop(ctx context.Context) {
 		wg.Go(func() {
 			m.stop(ctx)
 			a.registry.Unregister(m.metrics)
+			a.registry.Unregister(m.agentMetrics)
 		})
 	}
 	wg.Wait()
@@ -148,11 +149,14 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 		a.opts.Logger.Warn("reload: stopping cluster: removed, or its election, connection, VIPs or service changed", "cluster", name)
 		m.stop(ctx)
 		a.registry.Unregister(m.metrics)
+		a.registry.Unregister(m.agentMetrics)
 	}
 	for name, m := range built {
 		a.opts.Logger.Info("reload: starting cluster", "cluster", name)
-		if err := a.registry.Register(m.metrics); err != nil {
-			a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+		for _, c := range []prometheus.Collector{m.metrics, m.agentMetrics} {
+			if err := a.registry.Register(c); err != nil {
+				a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+			}
 		}
 		m.start()
 		next[name] = m
