@@ -130,6 +130,7 @@ func (h *Hooks) OnBecomeLeader(ctx context.Context) error {
 	}
 
 	err := h.m.Acquire(t.ctx)
+	t.setErr(h.m, err)
 	go h.hold(t, err)
 	if err != nil {
 		return fmt.Errorf("vip: acquiring on becoming leader (retrying while leader): %w", err)
@@ -154,6 +155,23 @@ func (h *Hooks) OnLoseLeadership(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("vip: waiting for release: %w", ctx.Err())
 	}
+}
+
+// Err says why the address is not held although the node leads: the
+// last acquisition error of the current tenure, while the Manager does
+// not hold the address. It is nil when the address is held (even if its
+// announcement or a route failed: those are retried with the address
+// up), and when the node does not lead. A node whose Err is not nil
+// cannot serve the VIP: make its readiness check fail, so that it steps
+// down and another node takes over.
+func (h *Hooks) Err() error {
+	h.mu.Lock()
+	t := h.tenure
+	h.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	return t.err()
 }
 
 // OnLeaderChange removes a stale address when another node leads.
@@ -203,7 +221,9 @@ func (h *Hooks) hold(t *tenure, err error) {
 		case <-timer.C:
 		}
 		delay = min(2*delay, h.retryMax)
-		if err = h.m.Acquire(t.ctx); err != nil {
+		err = h.m.Acquire(t.ctx)
+		t.setErr(h.m, err)
+		if err != nil {
 			h.log.Warn("VIP acquisition failed; retrying", "in", delay, "err", err)
 		} else {
 			h.log.Info("VIP acquired after retrying", "after", time.Since(start).Round(time.Millisecond))
@@ -227,6 +247,29 @@ type tenure struct {
 	cancel     context.CancelFunc
 	done       chan struct{} // closed when hold has released the address
 	releaseErr error         // set before done is closed
+
+	mu         sync.Mutex
+	acquireErr error // why the address is not held, nil when it is
+}
+
+// setErr records the outcome of an acquisition: err counts only while m
+// does not hold the address (a failed route or announcement does not).
+func (t *tenure) setErr(m *Manager, err error) {
+	if err != nil && (m.held() || t.ctx.Err() != nil) {
+		err = nil
+	}
+	if err != nil {
+		err = fmt.Errorf("vip %s: not held although leading: %w", m.Config().CIDR(), err)
+	}
+	t.mu.Lock()
+	t.acquireErr = err
+	t.mu.Unlock()
+}
+
+func (t *tenure) err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acquireErr
 }
 
 func newTenure(parent context.Context) *tenure {
