@@ -26,6 +26,7 @@ const (
 type agentCmd struct {
 	config    string
 	check     bool
+	cleanup   bool // remove the file's VIPs from this host and exit
 	node      string // overrides every cluster's election.node_id
 	listen    string // overrides the file's listen
 	listening string // the listen address in use
@@ -40,6 +41,7 @@ func (*agentCmd) takesNoCluster() {}
 func (c *agentCmd) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", cmp.Or(os.Getenv(envAgentConfig), defaultAgentConfig), "the agent's configuration `FILE` (YAML) ($"+envAgentConfig+")")
 	fs.BoolVar(&c.check, "check", false, "validate the file, print what is wrong, and exit: 0 if it is valid")
+	fs.BoolVar(&c.cleanup, "cleanup", false, "remove every VIP of the file (addresses, copies, routes) from this host and exit: the unit's ExecStopPost=")
 	fs.StringVar(&c.node, "node", os.Getenv(envAgentNode), "this host's node `ID` in every cluster, over the file's node_id ($"+envAgentNode+")")
 	fs.StringVar(&c.listen, "listen", os.Getenv(envAgentListen), "`ADDR` of /metrics and /healthz, over the file's listen ($"+envAgentListen+")")
 }
@@ -52,6 +54,9 @@ func (c *agentCmd) run(ctx context.Context, e *env, _ []string) error {
 			return fmt.Errorf("%w: %d problem(s):\n%v", errAgentConfig, len(ce.Problems), err)
 		}
 		return err
+	}
+	if c.cleanup {
+		return cleanupVIPs(ctx, e, cfg)
 	}
 	if c.check {
 		fmt.Fprintf(e.stdout, "%s: valid (%d cluster(s))\n", c.config, len(cfg.Clusters))

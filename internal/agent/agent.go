@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"reflect"
 	"sync"
 
@@ -113,7 +114,8 @@ func (a *Agent) Stop(ctx context.Context) {
 	wg.Wait()
 }
 
-// Reload applies a new file. A cluster whose election, connection and
+// Reload applies a new file; it must not run concurrently with itself
+// or Stop. A cluster whose election, connection and
 // service are unchanged keeps its node (no failover): its checks and
 // notify commands are replaced, and VIPs added or removed are added or
 // removed in place (see vipSet). A cluster that changed otherwise is
@@ -122,13 +124,17 @@ func (a *Agent) Stop(ctx context.Context) {
 // nothing changes.
 func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 	full := cfg.WithDefaults(a.opts.Hostname)
+	// Status is not held up meanwhile (the watchdog pings after it): the
+	// work is done on a copy, and only Reload and Stop, both called by
+	// the agent's main loop, change the members.
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	current := maps.Clone(a.members)
+	a.mu.Unlock()
 	built := map[string]*member{}
 	kept := map[string]Cluster{}
 	vipChanges := map[string]vipChange{}
 	for _, cl := range full.Clusters {
-		if m := a.members[cl.Name]; m != nil && sameElection(m.config(), cl) {
+		if m := current[cl.Name]; m != nil && sameElection(m.config(), cl) {
 			c, err := m.vips.plan(cl.VIPs)
 			if err != nil {
 				for _, b := range built {
@@ -149,7 +155,7 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 		built[cl.Name] = m
 	}
 	next := map[string]*member{}
-	for name, m := range a.members {
+	for name, m := range current {
 		if cl, ok := kept[name]; ok {
 			m.setRuntime(cl)
 			m.setVIPs(cl.VIPs, vipChanges[name])
@@ -168,7 +174,9 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 		m.start()
 		next[name] = m
 	}
+	a.mu.Lock()
 	a.members = next
+	a.mu.Unlock()
 	return nil
 }
 
