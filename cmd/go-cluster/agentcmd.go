@@ -26,7 +26,7 @@ const (
 type agentCmd struct {
 	config    string
 	check     bool
-	cleanup   bool // remove the file's VIPs from this host and exit
+	cleanup   bool   // remove the file's VIPs from this host and exit
 	node      string // overrides every cluster's election.node_id
 	listen    string // overrides the file's listen
 	listening string // the listen address in use
