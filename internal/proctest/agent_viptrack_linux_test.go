@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -219,4 +220,29 @@ func jsonField(body, key string) string {
 		return rest
 	}
 	return rest[:end]
+}
+
+// TestAgentVIPOnAMissingInterfaceDoesNotLead (issue 33, defect 1 at run
+// time): an agent whose VIP's interface does not exist is not ready, so
+// it does not take the lease, even alone; /healthz and go-cluster status
+// say why.
+func TestAgentVIPOnAMissingInterfaceDoesNotLead(t *testing.T) {
+	requireRoot(t)
+	natsBin, _ := binaries(t)
+	ns := startNATS(t, natsBin)
+	dir := t.TempDir()
+	const vip = "10.89.0.100/24"
+	a := newVIPHost(t, ns.URL(), dir, "vipmissing", "a", 100, `{address: `+vip+`, interface: eth9, netns: %[1]s}`)
+	a.start(t)
+	const why = "vip " + vip + ": interface eth9 does not exist"
+	a.waitHealthz(t, 15*time.Second, `"running":true`, `"ready":false`, why)
+	var out string
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := exec.Command(goClusterBinary(t), "status", "--server", ns.URL(), "--cluster", "vipmissing").CombinedOutput()
+		out = string(b)
+		return strings.Contains(out, why)
+	}, "go-cluster status does not say why a is not ready: %s", lazy(func() string { return out }))
+	if body := a.healthz(); strings.Contains(body, `"role":"PRIMARY"`) || !strings.Contains(body, `"leader":""`) {
+		t.Fatalf("a leads without the VIP's interface: %s", body)
+	}
 }
