@@ -3,6 +3,7 @@ package vip
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -143,6 +144,32 @@ func TestHooksErr(t *testing.T) {
 	}
 	if err := bad.Err(); err != nil {
 		t.Fatalf("Err %v after leadership ended", err)
+	}
+
+	// With a hold-off, the failure outlives the tenure, until a tenure
+	// holds the address.
+	held := NewHooks(p.manager(t, Config{Address: vip4, Netmask: 24, Interface: "eth9", AnnounceCount: 1}),
+		WithRetry(10*time.Millisecond, 20*time.Millisecond), WithFailureHoldOff(time.Hour, 2*time.Hour))
+	ctx, cancel = context.WithCancel(context.Background())
+	_ = held.OnBecomeLeader(ctx)
+	cancel()
+	if err := held.OnLoseLeadership(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Err(); !errors.Is(err, ErrInterfaceNotFound) || !strings.Contains(err.Error(), "out of elections for 1h0m0s more") {
+		t.Fatalf("Err %v during the hold-off", err)
+	}
+	p.host.vethTo(t, "eth9", p.peer, "peer9")
+	ctx, cancel = context.WithCancel(context.Background())
+	if err := held.OnBecomeLeader(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := held.OnLoseLeadership(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Err(); err != nil {
+		t.Fatalf("Err %v after a tenure that held the address", err)
 	}
 
 	good := NewHooks(p.manager(t, Config{Address: vip4, Netmask: 24, AnnounceCount: 1}))

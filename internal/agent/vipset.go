@@ -7,9 +7,19 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/vip"
+)
+
+// How long a node that led without being able to add a VIP stays out of
+// elections afterwards (vip.WithFailureHoldOff): another host takes the
+// VIP over meanwhile, and the preferred leader does not take it back only
+// to fail again. Doubling with each such tenure in a row.
+const (
+	failureHoldOffMin = 30 * time.Second
+	failureHoldOffMax = 5 * time.Minute
 )
 
 // vipEntry is one VIP of a member: the vip package's Manager, the Hooks
@@ -50,7 +60,7 @@ func newVIPEntries(vips []VIP, log *slog.Logger) ([]*vipEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vips[%d]: %w", i, err)
 		}
-		out = append(out, &vipEntry{spec: v, mgr: mgr, hooks: vip.NewHooks(mgr)})
+		out = append(out, &vipEntry{spec: v, mgr: mgr, hooks: vip.NewHooks(mgr, vip.WithFailureHoldOff(failureHoldOffMin, failureHoldOffMax))})
 	}
 	return out, nil
 }

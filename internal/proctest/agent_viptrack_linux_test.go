@@ -246,3 +246,30 @@ func TestAgentVIPOnAMissingInterfaceDoesNotLead(t *testing.T) {
 		t.Fatalf("a leads without the VIP's interface: %s", body)
 	}
 }
+
+// TestAgentLeaderThatCannotAddItsVIPStepsDown (issue 33, defect 1 at run
+// time): a leader whose interface is up but refuses the VIP's address
+// (IPv6 disabled on it) steps down and stays out of elections for a
+// hold-off, so the other host takes the VIP and keeps it; /healthz says
+// why.
+func TestAgentLeaderThatCannotAddItsVIPStepsDown(t *testing.T) {
+	requireRoot(t)
+	natsBin, _ := binaries(t)
+	ns := startNATS(t, natsBin)
+	dir := t.TempDir()
+	const vip = "2001:db8:5::100/64"
+	spec := `{address: ` + vip + `, interface: eth0, netns: %[1]s, garp: {count: 1, refresh: 0s}}`
+	a := newVIPHost(t, ns.URL(), dir, "vipnoadd", "a", 100, spec)
+	b := newVIPHost(t, ns.URL(), dir, "vipnoadd", "b", 90, spec)
+	ipCmd(t, "-n", a.ns, "link", "set", "eth0", "down") // disable_ipv6 wants a sysctl in the namespace: ip netns exec
+	if out, err := exec.Command("ip", "netns", "exec", a.ns, "sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=1").CombinedOutput(); err != nil {
+		t.Fatalf("disable IPv6 on a's eth0: %v\n%s", err, out)
+	}
+	ipCmd(t, "-n", a.ns, "link", "set", "eth0", "up")
+	a.start(t)
+	a.waitHealthz(t, 15*time.Second, `"ready":false`, `vip `+vip+`: not held although leading`, `out of elections for`)
+	b.start(t)
+	natstest.WaitFor(t, 15*time.Second, func() bool { return b.has(t, vip) }, "b did not take the VIP a cannot hold")
+	b.waitHealthz(t, 5*time.Second, `"role":"PRIMARY"`, `"ready":true`)
+	a.waitHealthz(t, 5*time.Second, `"ready":false`, `out of elections for`)
+}
