@@ -2,7 +2,6 @@ package proctest
 
 import (
 	"fmt"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -106,8 +105,10 @@ func TestAgentVIPInterfaceIsTracked(t *testing.T) {
 	b.start(t)
 	b.waitHealthz(t, 15*time.Second, `"leader":"a"`, `"ready":true`)
 
+	down := time.Now()
 	ipCmd(t, "-n", a.ns, "link", "set", "eth0", "down")
 	natstest.WaitFor(t, 10*time.Second, func() bool { return b.has(t, vip) }, "b did not take the VIP over when a's eth0 went down")
+	t.Logf("the VIP on b %v after a's eth0 went down (lease_ttl 2s)", time.Since(down).Round(time.Millisecond))
 	if a.has(t, vip) {
 		t.Fatal("a kept the VIP on its downed eth0 after b took it")
 	}
@@ -121,9 +122,6 @@ func TestAgentVIPInterfaceIsTracked(t *testing.T) {
 
 	ipCmd(t, "-n", a.ns, "link", "del", "eth0")
 	a.waitHealthz(t, 5*time.Second, `"ready":false`, `vip `+vip+`: interface eth0 does not exist`)
-	if code, _ := get("http://" + a.listen + "/healthz"); code != http.StatusOK {
-		t.Errorf("/healthz answered %d: a runs, it is only not ready", code)
-	}
 }
 
 // TestAgentRemovesStrayCopiesOfTheVIP (issue 33, defect 8): a follower
