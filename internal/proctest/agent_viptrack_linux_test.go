@@ -171,6 +171,11 @@ func TestAgentReloadChangesVIPsInPlace(t *testing.T) {
 	spec1 := `{address: ` + vip1 + `, interface: eth0, netns: %[1]s, garp: {count: 1, refresh: 0s}}`
 	spec2 := `{address: ` + vip2 + `, interface: eth0, netns: %[1]s, garp: {count: 2, interval: 50ms, refresh: 0s}, routes: [{to: 10.93.0.0/24}]}`
 	a := newVIPHost(t, ns.URL(), dir, "vipreload", "a", 100, spec1)
+	// The host's own address, as real hosts have, so that the VIPs are
+	// secondary addresses: without it the first VIP would be the primary,
+	// and the kernel deletes a primary's secondaries with it (unless
+	// promote_secondaries is set): the second VIP would blink.
+	ipCmd(t, "-n", a.ns, "addr", "add", "10.94.0.1/24", "dev", "eth0")
 	a.start(t)
 	natstest.WaitFor(t, 15*time.Second, func() bool { return a.has(t, vip1) }, "a never held the VIP")
 	a.waitHealthz(t, 10*time.Second, `"role":"PRIMARY"`, `"ready":true`)
