@@ -77,6 +77,7 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), agentStopTimeout)
 		a.Stop(sctx)
 		cancel()
+		sd.close()
 		log.Info("agent stopped")
 		return nil
 	}

@@ -143,9 +143,13 @@ func (s *systemd) reloaded(a *agent.Agent, cfg *agent.Config) {
 	}
 }
 
-// stopping says the agent is stopping and ends the watchdog.
-func (s *systemd) stopping() {
-	s.notify(daemon.SdNotifyStopping)
+// stopping says the agent is stopping. The watchdog is still pinged
+// while it hands over (systemd may enforce it until the process exits,
+// and the handover can take longer than the interval): close ends it.
+func (s *systemd) stopping() { s.notify(daemon.SdNotifyStopping) }
+
+// close ends the watchdog's pings.
+func (s *systemd) close() {
 	close(s.stop)
 	<-s.done
 }
