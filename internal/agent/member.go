@@ -42,6 +42,9 @@ type member struct {
 	maintSub *nats.Subscription
 
 	metrics *metrics.Collector
+	// starts says which failed starts are logged: a refusal that repeats
+	// every retryConnect is logged once.
+	starts startGate
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -83,7 +86,7 @@ func (m *member) setRuntime(cl Cluster) {
 	m.mu.Lock()
 	prev := m.ready
 	m.mu.Unlock()
-	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev, m.log)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
@@ -111,7 +114,8 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, ep.Options, m.opts.Logger, m.metrics
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Metrics = ep.URLs, ep.Options, m.metrics
+	cfg.Logger = slog.New(libraryLog{m.opts.Logger.Handler()})
 	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
@@ -183,6 +187,7 @@ func (m *member) start() {
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
+				m.starts.started()
 				m.watchNode(ctx)
 				return
 			}
@@ -190,8 +195,12 @@ func (m *member) start() {
 				return
 			}
 			if !errors.Is(err, cluster.ErrConnect) {
-				m.log.Error("cannot start", "err", err)
-				m.post(notice{event: EventFault, reason: err.Error()})
+				if say, repeats := m.starts.failed(err, time.Now()); say {
+					m.log.Error("cannot start; trying again", "err", err, "in", retryConnect, "repeated", repeats)
+					m.post(notice{event: EventFault, reason: err.Error()})
+				} else {
+					m.log.Debug("cannot start; trying again", "err", err, "in", retryConnect)
+				}
 			} else {
 				m.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
 			}
