@@ -14,7 +14,6 @@ import (
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/runner"
 	"github.com/ozanturksever/go-cluster/metrics"
-	"github.com/ozanturksever/go-cluster/vip"
 )
 
 // retryConnect is how long a member waits before it tries again to reach
@@ -28,6 +27,7 @@ type member struct {
 	opts    Options
 	log     *slog.Logger
 	hooks   cluster.Hooks
+	vips    *vipSet
 	service *runner.Service
 
 	mu    sync.Mutex
@@ -56,17 +56,10 @@ type member struct {
 	starts startGate
 	// agentMetrics are the checks', VIPs' and notify commands' series.
 	agentMetrics *metrics.AgentCollector
-	vips         []memberVIP
 	nats         *natsWatch
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
-}
-
-// memberVIP is one VIP of a member and its manager.
-type memberVIP struct {
-	address, iface string
-	mgr            *vip.Manager
 }
 
 // newMember builds a member; start starts it.
@@ -80,19 +73,12 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if m.agentMetrics, err = metrics.NewAgentCollector(cl.Name, cl.Election.NodeID, m); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	var hooks []cluster.Hooks
-	for i, v := range cl.VIPs {
-		vc, err := vipConfig(v, log)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
-		}
-		mgr, err := vip.NewManager(vc)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
-		}
-		m.vips = append(m.vips, memberVIP{address: v.Address, iface: v.Interface, mgr: mgr})
-		hooks = append(hooks, vip.NewHooks(mgr))
+	entries, err := newVIPEntries(cl.VIPs, log)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
+	m.vips = &vipSet{log: log, onFault: m.fault, entries: entries}
+	hooks := []cluster.Hooks{m.vips}
 	if s := cl.Service; s != nil {
 		svc, err := runner.NewService(runner.ServiceConfig{Argv: s.Argv, Grace: s.Grace.D(), StepDownOnExit: s.OnExit == OnExitStepDown,
 			BackoffMin: s.RestartBackoff.Min.D(), BackoffMax: s.RestartBackoff.Max.D(), Logger: log,
@@ -180,7 +166,7 @@ func (m *member) readyCheck(context.Context) error {
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	err := r.ready()
+	err := errors.Join(r.ready(), m.vips.err())
 	m.publish()
 	decided := r.decided()
 	m.mu.Lock()
@@ -252,6 +238,7 @@ func roleName(leading bool) string {
 func (m *member) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
+	m.vips.watch() // interfaces tracked, stray copies removed, from the start
 	go func() {
 		defer close(m.done)
 		var unreachableSince time.Time // the first failed attempt to reach NATS
@@ -364,6 +351,7 @@ func (m *member) stop(ctx context.Context) {
 	m.mu.Unlock()
 	ready.stop()
 	notes.close()
+	m.vips.close()
 }
 
 // eventHooks turn leadership events into notices.
@@ -396,4 +384,13 @@ func (m *member) config() Cluster {
 func (m *member) discard() {
 	m.ready.stop()
 	m.notes.close()
+	m.vips.close()
+}
+
+// setVIPs applies a reload's change of the VIPs, in place.
+func (m *member) setVIPs(vips []VIP, c vipChange) {
+	m.mu.Lock()
+	m.cfg.VIPs = vips
+	m.mu.Unlock()
+	m.vips.apply(c)
 }

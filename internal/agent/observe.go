@@ -53,13 +53,7 @@ func (m *member) CheckStates() []metrics.CheckState {
 
 // VIPStates are the member's VIPs now (metrics.AgentSource).
 func (m *member) VIPStates() []metrics.VIPState {
-	out := make([]metrics.VIPState, len(m.vips))
-	for i, v := range m.vips {
-		st := v.mgr.Stats()
-		out[i] = metrics.VIPState{Address: v.address, Interface: v.iface, Held: st.Held, Announcements: st.Announcements,
-			LastAdded: st.LastAdded, LastRemoved: st.LastRemoved}
-	}
-	return out
+	return m.vips.states()
 }
 
 // heldVIPs are the addresses of the VIPs this node holds now.
