@@ -1,4 +1,4 @@
-package main
+package arplab
 
 import (
 	"fmt"
@@ -12,24 +12,25 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// arpSeen is one ARP frame from a host, as the observer received it.
-type arpSeen struct {
+// seen is one ARP frame from a host, as the observer received it.
+type seen struct {
 	at    time.Time
 	mac   string // Ethernet source
 	garp  bool   // gratuitous: sender IP = target IP = the VIP
 	reply bool   // an answer to the observer's who-has VIP
 }
 
-// arpWatch is the observer: it receives every ARP frame on the bridge and
+// Watch is the observer: it receives every ARP frame on the bridge and
 // asks who-has VIP every probe interval, on one raw socket (mdlayher/arp)
-// made in the observer's namespace.
-type arpWatch struct {
+// made in the observer's namespace. Its methods are safe for concurrent
+// use.
+type Watch struct {
 	c    *arp.Client
 	vip  netip.Addr
 	self string // the observer's MAC: its own probes are not the hosts'
 
 	mu     sync.Mutex
-	seen   []arpSeen
+	seen   []seen
 	probes []time.Time
 	err    error // the reader's or the prober's, if one stopped early
 
@@ -37,11 +38,12 @@ type arpWatch struct {
 	wg   sync.WaitGroup
 }
 
-// watchARP starts the observer on ifname in the namespace at nsPath.
-func watchARP(nsPath, ifname string, vip netip.Addr, every time.Duration) (*arpWatch, error) {
+// WatchARP starts the observer on ifname in the namespace at nsPath,
+// asking who-has vip every interval. Close stops it.
+func WatchARP(nsPath, ifname string, vip netip.Addr, every time.Duration) (*Watch, error) {
 	var c *arp.Client
 	var self string
-	err := inNetNS(nsPath, func() error {
+	err := InNetNS(nsPath, func() error {
 		ifi, err := net.InterfaceByName(ifname) // this thread's namespace
 		if err != nil {
 			return err
@@ -53,17 +55,17 @@ func watchARP(nsPath, ifname string, vip netip.Addr, every time.Duration) (*arpW
 	if err != nil {
 		return nil, fmt.Errorf("ARP socket on %s in %s: %w", ifname, nsPath, err)
 	}
-	w := &arpWatch{c: c, vip: vip, self: self, done: make(chan struct{})}
+	w := &Watch{c: c, vip: vip, self: self, done: make(chan struct{})}
 	w.wg.Go(w.read)
 	w.wg.Go(func() { w.probe(every) })
 	return w, nil
 }
 
-// inNetNS runs fn on a new OS thread moved into the namespace at path.
+// InNetNS runs fn on a new OS thread moved into the namespace at path.
 // The thread stays locked, so it ends with its goroutine and never goes
 // back to the pool in the wrong namespace. Sockets fn makes stay in that
 // namespace and are usable from any goroutine.
-func inNetNS(path string, fn func() error) error {
+func InNetNS(path string, fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -82,7 +84,7 @@ func inNetNS(path string, fn func() error) error {
 	return <-errc
 }
 
-func (w *arpWatch) read() {
+func (w *Watch) read() {
 	for {
 		p, eth, err := w.c.Read()
 		at := time.Now()
@@ -94,7 +96,7 @@ func (w *arpWatch) read() {
 		if src == w.self || p.SenderIP != w.vip {
 			continue
 		}
-		s := arpSeen{at: at, mac: src, garp: p.TargetIP == w.vip,
+		s := seen{at: at, mac: src, garp: p.TargetIP == w.vip,
 			reply: p.Operation == arp.OperationReply && p.TargetIP != w.vip}
 		w.mu.Lock()
 		w.seen = append(w.seen, s)
@@ -102,7 +104,7 @@ func (w *arpWatch) read() {
 	}
 }
 
-func (w *arpWatch) probe(every time.Duration) {
+func (w *Watch) probe(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -123,7 +125,7 @@ func (w *arpWatch) probe(every time.Duration) {
 }
 
 // stopped records why the reader or prober ended, unless on close.
-func (w *arpWatch) stopped(err error) {
+func (w *Watch) stopped(err error) {
 	select {
 	case <-w.done:
 		return
@@ -136,16 +138,23 @@ func (w *arpWatch) stopped(err error) {
 	w.mu.Unlock()
 }
 
-// close stops the observer.
-func (w *arpWatch) close() {
+// Close stops the observer.
+func (w *Watch) Close() {
 	close(w.done)
 	_ = w.c.Close()
 	w.wg.Wait()
 }
 
-// firstGARP is the time of the first gratuitous ARP from mac at or after
-// from.
-func (w *arpWatch) firstGARP(mac string, from time.Time) (time.Time, bool, error) {
+// Err is why the observer stopped early, if it did.
+func (w *Watch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// FirstGARP is the time of the first gratuitous ARP from mac at or after
+// from, and whether there was one.
+func (w *Watch) FirstGARP(mac string, from time.Time) (time.Time, bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, s := range w.seen {
@@ -156,8 +165,8 @@ func (w *arpWatch) firstGARP(mac string, from time.Time) (time.Time, bool, error
 	return time.Time{}, false, w.err
 }
 
-// answered reports whether mac answered a probe at or after from.
-func (w *arpWatch) answered(mac string, from time.Time) (bool, error) {
+// Answered reports whether mac answered a probe at or after from.
+func (w *Watch) Answered(mac string, from time.Time) (bool, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := len(w.seen) - 1; i >= 0 && !w.seen[i].at.Before(from); i-- {
@@ -168,33 +177,35 @@ func (w *arpWatch) answered(mac string, from time.Time) (bool, error) {
 	return false, w.err
 }
 
-// splitBrain is what the probes of one window show.
-type splitBrain struct {
-	probes    int           // probes sent
-	both      int           // probes answered by both hosts
-	backAgain bool          // a host answered again after the other had (A, B, A)
-	silent    time.Duration // the longest time between answers of different hosts
+// SplitBrain is what the probes of one window show.
+type SplitBrain struct {
+	Probes     int           // probes sent
+	Both       int           // probes answered by more than one host
+	Unanswered int           // probes, but the window's last, that no answer followed before the next
+	BackAgain  bool          // a host answered again after the other had (A, B, A)
+	Silent     time.Duration // the longest time between answers of different hosts: a handover's gap
+	Quiet      time.Duration // the longest time without any answer, the window's ends included
+	Answerers  []string      // the hosts' MACs in the order they answered, runs collapsed
 }
 
-// overlap is whether both hosts answered at any moment of the window.
-func (s splitBrain) overlap() bool { return s.both > 0 || s.backAgain }
+// Overlap is whether both hosts answered at any moment of the window.
+func (s SplitBrain) Overlap() bool { return s.Both > 0 || s.BackAgain }
 
-// splitBrain looks at the probe answers in [from, to). An answer belongs
+// SplitBrain looks at the probe answers in [from, to). An answer belongs
 // to the last probe sent before it arrived.
-func (w *arpWatch) splitBrain(from, to time.Time) splitBrain {
+func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var r splitBrain
+	var r SplitBrain
 	var probes []time.Time
 	for _, p := range w.probes {
 		if !p.Before(from) && p.Before(to) {
 			probes = append(probes, p)
 		}
 	}
-	r.probes = len(probes)
+	r.Probes = len(probes)
 	round := map[int]map[string]bool{}
-	var order []string // the hosts in the order they answered, runs collapsed
-	var lastAt time.Time
+	lastAt := from // the last answer of any host (the window's start before the first)
 	pi := 0
 	for _, s := range w.seen {
 		if !s.reply || s.at.Before(from) || !s.at.Before(to) {
@@ -207,32 +218,39 @@ func (w *arpWatch) splitBrain(from, to time.Time) splitBrain {
 			round[pi] = map[string]bool{}
 		}
 		round[pi][s.mac] = true
-		if len(order) == 0 || order[len(order)-1] != s.mac {
-			if len(order) > 0 {
-				r.silent = max(r.silent, s.at.Sub(lastAt))
+		if n := len(r.Answerers); n == 0 || r.Answerers[n-1] != s.mac {
+			if n > 0 {
+				r.Silent = max(r.Silent, s.at.Sub(lastAt))
 			}
-			order = append(order, s.mac)
+			r.Answerers = append(r.Answerers, s.mac)
 		}
+		r.Quiet = max(r.Quiet, s.at.Sub(lastAt))
 		lastAt = s.at
+	}
+	r.Quiet = max(r.Quiet, to.Sub(lastAt))
+	for i := range max(len(probes)-1, 0) {
+		if len(round[i]) == 0 {
+			r.Unanswered++
+		}
 	}
 	for _, macs := range round {
 		if len(macs) > 1 {
-			r.both++
+			r.Both++
 		}
 	}
-	r.backAgain = len(order) > 2
+	r.BackAgain = len(r.Answerers) > 2
 	return r
 }
 
-// forget drops what was seen before t.
-func (w *arpWatch) forget(t time.Time) {
+// Forget drops what was seen before t.
+func (w *Watch) Forget(t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	i := 0
 	for i < len(w.seen) && w.seen[i].at.Before(t) {
 		i++
 	}
-	w.seen = append([]arpSeen(nil), w.seen[i:]...)
+	w.seen = append([]seen(nil), w.seen[i:]...)
 	j := 0
 	for j < len(w.probes) && w.probes[j].Before(t) {
 		j++
