@@ -73,28 +73,38 @@ func New(prefix string) (l *Lab, err error) {
 		if err := l.AddNS(h.NS); err != nil {
 			return nil, err
 		}
-		port := "v" + id
-		steps := []struct {
-			ns   string
-			args []string
-		}{
-			{h.NS, []string{"link", "set", "lo", "up"}},
-			{h.NS, []string{"link", "add", IfName, "type", "veth", "peer", "name", port, "netns", l.ObserverNS}},
-			{l.ObserverNS, []string{"link", "set", port, "master", Bridge, "up"}},
-			{h.NS, []string{"addr", "add", h.Addr, "dev", IfName}},
-			{h.NS, []string{"link", "set", IfName, "up"}},
+		if _, err := IPIn(h.NS, "link", "set", "lo", "up"); err != nil {
+			return nil, err
 		}
-		for _, s := range steps {
-			if _, err := IPIn(s.ns, s.args...); err != nil {
-				return nil, err
-			}
-		}
-		if h.MAC, err = MACOf(h.NS, IfName); err != nil {
+		if err := l.Plug(h); err != nil {
 			return nil, err
 		}
 		l.Hosts[i] = h
 	}
 	return l, nil
+}
+
+// Plug gives h an eth0 on the bridge (a veth whose other end, v<id>, is a
+// port of it) with h's address, up; after `ip link del eth0` it makes a
+// new one, with a new MAC.
+func (l *Lab) Plug(h *Host) (err error) {
+	port := "v" + h.ID
+	steps := []struct {
+		ns   string
+		args []string
+	}{
+		{h.NS, []string{"link", "add", IfName, "type", "veth", "peer", "name", port, "netns", l.ObserverNS}},
+		{l.ObserverNS, []string{"link", "set", port, "master", Bridge, "up"}},
+		{h.NS, []string{"addr", "add", h.Addr, "dev", IfName}},
+		{h.NS, []string{"link", "set", IfName, "up"}},
+	}
+	for _, s := range steps {
+		if _, err := IPIn(s.ns, s.args...); err != nil {
+			return err
+		}
+	}
+	h.MAC, err = MACOf(h.NS, IfName)
+	return err
 }
 
 // AddNS makes the namespace name, deleted with the lab by Close.

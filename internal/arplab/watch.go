@@ -165,6 +165,19 @@ func (w *Watch) FirstGARP(mac string, from time.Time) (time.Time, bool, error) {
 	return time.Time{}, false, w.err
 }
 
+// FirstAnswer is the time of mac's first answer to a probe at or after
+// from, and whether there was one.
+func (w *Watch) FirstAnswer(mac string, from time.Time) (time.Time, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.seen {
+		if s.reply && s.mac == mac && !s.at.Before(from) {
+			return s.at, true, nil
+		}
+	}
+	return time.Time{}, false, w.err
+}
+
 // Answered reports whether mac answered a probe at or after from.
 func (w *Watch) Answered(mac string, from time.Time) (bool, error) {
 	w.mu.Lock()
