@@ -17,7 +17,8 @@ import (
 // the client on the bridge. Every subtest runs its own pair of agents
 // in a cluster of its own.
 func TestAgentLab(t *testing.T) {
-	l := newAgentLab(t)
+	t.Parallel() // with TestAgentLabCounts: each mostly waits
+	l := newAgentLab(t, "gclab")
 	for _, tc := range []struct {
 		name string
 		run  func(t *testing.T, l *agentLab)

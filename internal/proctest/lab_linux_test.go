@@ -46,10 +46,13 @@ type agentLab struct {
 	dir    string
 	seq    int
 	agents map[*arplab.Host]*runProc // each host's last agent
+	// handBack is when a last took the VIP back from b (TestAgentLabCounts).
+	handBack time.Time
 }
 
-// newAgentLab builds the lab; everything goes at cleanup.
-func newAgentLab(t *testing.T) *agentLab {
+// newAgentLab builds the lab, its namespaces' names starting with
+// prefix and the process's ID; everything goes at cleanup.
+func newAgentLab(t *testing.T, prefix string) *agentLab {
 	t.Helper()
 	requireRoot(t)
 	if _, err := exec.LookPath("ip"); err != nil {
@@ -57,7 +60,7 @@ func newAgentLab(t *testing.T) *agentLab {
 	}
 	natsBin, _ := binaries(t)
 	goClusterBinary(t) // build before the clock matters
-	prefix := fmt.Sprintf("gclab%d", os.Getpid())
+	prefix = fmt.Sprintf("%s%d", prefix, os.Getpid())
 	n, err := arplab.New(prefix)
 	if err != nil {
 		t.Fatalf("lab network: %v", err)

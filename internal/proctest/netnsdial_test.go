@@ -21,4 +21,3 @@ func (d netnsDialer) Dial(network, addr string) (net.Conn, error) {
 	})
 	return c, err
 }
-
