@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -295,14 +294,6 @@ func (l *agentLab) hasVIPWithPrefix(h *arplab.Host, bits int) bool {
 		l.t.Fatal(err)
 	}
 	return strings.Contains(string(out), fmt.Sprintf(" %s/%d ", arplab.VIP, bits))
-}
-
-// stopAgent ends h's agent with sig and waits for it.
-func (l *agentLab) stopAgent(h *arplab.Host, sig syscall.Signal) {
-	l.t.Helper()
-	p := l.agents[h]
-	p.signal(sig)
-	p.waitExit(l.t, 20*time.Second)
 }
 
 // natsLines are the lines of an agent's log about losing NATS and about
