@@ -95,8 +95,9 @@ func (l *agentLab) waitGARP(h *arplab.Host, from time.Time, timeout time.Duratio
 
 // labMissingInterface (defect 1): a's file puts the VIP on eth9, which a
 // does not have. --check refuses it; started anyway, a (priority 100)
-// must not take the VIP from b, which keeps answering, and a's /healthz
-// must not say it is ready.
+// must not take the VIP from b, which keeps answering: either its agent
+// refuses to start, naming eth9, or it runs and its /healthz says it is
+// not ready, naming eth9.
 func labMissingInterface(t *testing.T, l *agentLab) {
 	const cluster = "labnoif"
 	a, b := l.a(), l.b()
@@ -113,13 +114,23 @@ func labMissingInterface(t *testing.T, l *agentLab) {
 		t.Errorf("--check of a file whose VIP is on eth9, which this host lacks: exit %d, %q; want it refused, naming eth9", code, strings.TrimSpace(out))
 	}
 
-	l.startAgent(a, file)
+	p := l.startAgent(a, file)
 	var up time.Time
 	natstest.WaitFor(t, 20*time.Second, func() bool {
 		_, err := l.healthz(a)
 		up = time.Now()
-		return err == nil
+		return err == nil || !p.running()
 	}, "a's /healthz never answered")
+	if !p.running() {
+		// Refusing to start is refusing the VIP too: b keeps it.
+		if p.code == 0 || !strings.Contains(readFile(p.stderr), "eth9") {
+			t.Errorf("a's agent exited %d without naming eth9:\n%s", p.code, readFile(p.stderr))
+		}
+		if h, err := l.net.Holder(); err != nil || h != b {
+			t.Errorf("after a's agent exited the VIP is on %v (%v); want b", h, err)
+		}
+		return
+	}
 	// a would preempt b a preempt_delay (lease_ttl) after it is ready:
 	// watch for three times that.
 	from := up.Add(-100 * time.Millisecond) // b answering already
