@@ -15,23 +15,39 @@ import (
 // seen is one ARP frame from a host, as the observer received it.
 type seen struct {
 	at    time.Time
-	mac   string // Ethernet source
-	garp  bool   // gratuitous: sender IP = target IP = the VIP
-	reply bool   // an answer to the observer's who-has VIP
+	mac   string     // Ethernet source
+	garp  bool       // gratuitous: sender IP = target IP = the VIP
+	reply bool       // an answer to the observer's who-has VIP
+	tag   netip.Addr // a reply's target IP: the tag of the probe it answers
 }
+
+// probe is one who-has VIP the observer sent.
+type probe struct {
+	at  time.Time
+	tag netip.Addr // its sender IP, which the answers are sent back to
+}
+
+// Probes are sent from tagCount sender IPs in turn, from tagBase up, so
+// that an answer names the probe it answers even when the observer reads
+// it late (a loaded machine): with a probe every 2 ms, the tags come back
+// round every 100 ms.
+const tagCount = 50
+
+var tagBase = netip.MustParseAddr("192.0.2.150")
 
 // Watch is the observer: it receives every ARP frame on the bridge and
 // asks who-has VIP every probe interval, on one raw socket (mdlayher/arp)
 // made in the observer's namespace. Its methods are safe for concurrent
 // use.
 type Watch struct {
-	c    *arp.Client
-	vip  netip.Addr
-	self string // the observer's MAC: its own probes are not the hosts'
+	c      *arp.Client
+	vip    netip.Addr
+	self   string // the observer's MAC: its own probes are not the hosts'
+	selfHW net.HardwareAddr
 
 	mu     sync.Mutex
 	seen   []seen
-	probes []time.Time
+	probes []probe
 	err    error // the reader's or the prober's, if one stopped early
 
 	done chan struct{}
@@ -42,20 +58,20 @@ type Watch struct {
 // asking who-has vip every interval. Close stops it.
 func WatchARP(nsPath, ifname string, vip netip.Addr, every time.Duration) (*Watch, error) {
 	var c *arp.Client
-	var self string
+	var selfHW net.HardwareAddr
 	err := InNetNS(nsPath, func() error {
 		ifi, err := net.InterfaceByName(ifname) // this thread's namespace
 		if err != nil {
 			return err
 		}
-		self = ifi.HardwareAddr.String()
+		selfHW = ifi.HardwareAddr
 		c, err = arp.Dial(ifi)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ARP socket on %s in %s: %w", ifname, nsPath, err)
 	}
-	w := &Watch{c: c, vip: vip, self: self, done: make(chan struct{})}
+	w := &Watch{c: c, vip: vip, self: selfHW.String(), selfHW: selfHW, done: make(chan struct{})}
 	w.wg.Go(w.read)
 	w.wg.Go(func() { w.probe(every) })
 	return w, nil
@@ -97,7 +113,7 @@ func (w *Watch) read() {
 			continue
 		}
 		s := seen{at: at, mac: src, garp: p.TargetIP == w.vip,
-			reply: p.Operation == arp.OperationReply && p.TargetIP != w.vip}
+			reply: p.Operation == arp.OperationReply && p.TargetIP != w.vip, tag: p.TargetIP}
 		w.mu.Lock()
 		w.seen = append(w.seen, s)
 		w.mu.Unlock()
@@ -107,20 +123,31 @@ func (w *Watch) read() {
 func (w *Watch) probe(every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for {
+	broadcast := net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	tag := tagBase
+	for i := 0; ; i++ {
 		select {
 		case <-w.done:
 			return
 		case <-t.C:
 		}
+		if i%tagCount == 0 {
+			tag = tagBase
+		}
+		p, err := arp.NewPacket(arp.OperationRequest, w.selfHW, tag, net.HardwareAddr{0, 0, 0, 0, 0, 0}, w.vip)
+		if err != nil {
+			w.stopped(err)
+			return
+		}
 		at := time.Now()
-		if err := w.c.Request(w.vip); err != nil {
+		if err := w.c.WriteTo(p, broadcast); err != nil {
 			w.stopped(err)
 			return
 		}
 		w.mu.Lock()
-		w.probes = append(w.probes, at)
+		w.probes = append(w.probes, probe{at: at, tag: tag})
 		w.mu.Unlock()
+		tag = tag.Next()
 	}
 }
 
@@ -205,32 +232,34 @@ type SplitBrain struct {
 func (s SplitBrain) Overlap() bool { return s.Both > 0 || s.BackAgain }
 
 // SplitBrain looks at the probe answers in [from, to). An answer belongs
-// to the last probe sent before it arrived.
+// to the last probe with its tag sent before it was read.
 func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var r SplitBrain
-	var probes []time.Time
+	var probes []probe
 	for _, p := range w.probes {
-		if !p.Before(from) && p.Before(to) {
+		if !p.at.Before(from) && p.at.Before(to) {
 			probes = append(probes, p)
 		}
 	}
 	r.Probes = len(probes)
 	round := map[int]map[string]bool{}
 	lastAt := from // the last answer of any host (the window's start before the first)
-	pi := 0
+	pi := 0        // the last probe sent before the answer
 	for _, s := range w.seen {
 		if !s.reply || s.at.Before(from) || !s.at.Before(to) {
 			continue
 		}
-		for pi+1 < len(probes) && probes[pi+1].Before(s.at) {
+		for pi+1 < len(probes) && probes[pi+1].at.Before(s.at) {
 			pi++
 		}
-		if round[pi] == nil {
-			round[pi] = map[string]bool{}
+		if i := answered(probes[:min(pi+1, len(probes))], s.tag); i >= 0 {
+			if round[i] == nil {
+				round[i] = map[string]bool{}
+			}
+			round[i][s.mac] = true
 		}
-		round[pi][s.mac] = true
 		if n := len(r.Answerers); n == 0 || r.Answerers[n-1] != s.mac {
 			if n > 0 {
 				r.Silent = max(r.Silent, s.at.Sub(lastAt))
@@ -255,6 +284,16 @@ func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 	return r
 }
 
+// answered is the index of the last of probes with tag, -1 if none.
+func answered(probes []probe, tag netip.Addr) int {
+	for i := len(probes) - 1; i >= 0; i-- {
+		if probes[i].tag == tag {
+			return i
+		}
+	}
+	return -1
+}
+
 // Forget drops what was seen before t.
 func (w *Watch) Forget(t time.Time) {
 	w.mu.Lock()
@@ -265,8 +304,8 @@ func (w *Watch) Forget(t time.Time) {
 	}
 	w.seen = append([]seen(nil), w.seen[i:]...)
 	j := 0
-	for j < len(w.probes) && w.probes[j].Before(t) {
+	for j < len(w.probes) && w.probes[j].at.Before(t) {
 		j++
 	}
-	w.probes = append([]time.Time(nil), w.probes[j:]...)
+	w.probes = append([]probe(nil), w.probes[j:]...)
 }
