@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/arplab"
-	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 // The lab's timings: issue 33's lease_ttl, the agent's default renew
@@ -219,25 +218,23 @@ func (l *agentLab) waitSteady(holder *arplab.Host, timeout time.Duration) {
 	l.t.Helper()
 	other := l.net.Other(holder)
 	since := time.Now()
-	natstest.WaitFor(l.t, timeout, func() bool {
+	var state string // what was last seen, for the failure
+	if !within(timeout, func() bool {
 		l.mustRun()
 		h, err := l.net.Holder()
 		if err != nil {
 			l.t.Fatal(err)
 		}
-		if h != holder {
-			return false
-		}
 		ok, err := l.watch.Answered(holder.MAC, since)
 		if err != nil {
 			l.t.Fatalf("the client stopped: %v", err)
 		}
-		if !ok {
-			return false
-		}
-		st, err := l.healthz(other)
-		return err == nil && len(st) == 1 && st[0].Role == "PASSIVE" && st[0].Leader == "host-"+holder.ID
-	}, "no steady pair with %s holding the VIP within %v", holder.ID, timeout)
+		st, herr := l.healthz(other)
+		state = fmt.Sprintf("holder %v, %s answered the client %v, %s's /healthz %+v (%v)", h, holder.ID, ok, other.ID, st, herr)
+		return h == holder && ok && herr == nil && len(st) == 1 && st[0].Role == "PASSIVE" && st[0].Leader == "host-"+holder.ID
+	}) {
+		l.t.Fatalf("no steady pair with %s holding the VIP within %v: %s", holder.ID, timeout, state)
+	}
 }
 
 // mustRun fails the test if an agent has exited.
