@@ -226,8 +226,8 @@ func labNATSOutage(t *testing.T, l *agentLab) {
 	}
 	for _, h := range []*arplab.Host{a, b} {
 		p := l.agents[h]
-		within(5*time.Second, func() bool { return len(logLinesSince(p, skip[h], natsBackLine)) > 0 })
-		lost, back := logLinesSince(p, skip[h], natsLostLine), logLinesSince(p, skip[h], natsBackLine)
+		within(5*time.Second, func() bool { _, back := natsLogLines(p, skip[h]); return len(back) > 0 })
+		lost, back := natsLogLines(p, skip[h])
 		if len(lost) != 1 || len(back) != 1 {
 			t.Errorf("%s's log over one outage: %d line(s) about NATS lost %q, %d about it back %q; want one each",
 				h.ID, len(lost), lost, len(back), back)

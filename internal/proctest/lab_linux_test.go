@@ -293,25 +293,26 @@ func (l *agentLab) hasVIPWithPrefix(h *arplab.Host, bits int) bool {
 	return strings.Contains(string(out), fmt.Sprintf(" %s/%d ", arplab.VIP, bits))
 }
 
-// natsLines are the lines of an agent's log about losing NATS and about
-// having it back, whatever the exact words.
+// natsLostLine and natsBackLine tell an agent's log lines about losing
+// NATS and about having it back, whatever the exact words. A line about
+// the loss may say what happens until NATS is back: it counts as a loss.
 var (
 	natsLostLine = regexp.MustCompile(`(?i)\bnats\b.*\b(lost|disconnected|unreachable)\b|\b(lost|disconnected)\b.*\bnats\b`)
 	natsBackLine = regexp.MustCompile(`(?i)\bnats\b.*\b(back|reconnected|restored|regained)\b|\b(reconnected|regained)\b.*\bnats\b`)
 )
 
-// logLinesSince are the lines of p's log after its first skip bytes that
-// match re.
-func logLinesSince(p *runProc, skip int, re *regexp.Regexp) []string {
+// natsLogLines are the lines of p's log after its first skip bytes about
+// losing NATS and about having it back.
+func natsLogLines(p *runProc, skip int) (lost, back []string) {
 	b := []byte(readFile(p.stderr))
-	if skip > len(b) {
-		skip = len(b)
-	}
-	var out []string
+	skip = min(skip, len(b))
 	for _, line := range strings.Split(string(b[skip:]), "\n") {
-		if re.MatchString(line) {
-			out = append(out, line)
+		switch {
+		case natsLostLine.MatchString(line):
+			lost = append(lost, line)
+		case natsBackLine.MatchString(line):
+			back = append(back, line)
 		}
 	}
-	return out
+	return lost, back
 }
