@@ -20,6 +20,8 @@ const (
 	VIPBits = 24
 	// ObserverAddr is the observer's address on the bridge.
 	ObserverAddr = "192.0.2.254/24"
+	// bridgeMAC is the bridge's (the observer's) MAC, locally administered.
+	bridgeMAC = "02:00:00:00:02:fe"
 )
 
 // Host is one "host": a namespace whose eth0 is a port of the bridge.
@@ -60,6 +62,10 @@ func New(prefix string) (l *Lab, err error) {
 		// No multicast snooping: VRRP adverts (224.0.0.18) are flooded
 		// to every port, whatever IGMP the bridge saw or not.
 		{"link", "add", Bridge, "type", "bridge", "mcast_snooping", "0"},
+		// A MAC of its own: a bridge left to choose takes its lowest
+		// port's, and changes it when ports come and go (Plug), while
+		// the observer's probes keep the one it had.
+		{"link", "set", Bridge, "address", bridgeMAC},
 		{"link", "set", Bridge, "up"},
 		{"addr", "add", ObserverAddr, "dev", Bridge},
 	}

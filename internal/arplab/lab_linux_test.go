@@ -63,6 +63,22 @@ func TestLabClientSeesWhoAnswers(t *testing.T) {
 	if split.Overlap() || len(split.Answerers) != 2 || split.Answerers[0] != a.MAC || split.Answerers[1] != b.MAC {
 		t.Fatalf("the client saw %+v; want a, then b, never both (a %s, b %s)", split, a.MAC, b.MAC)
 	}
+
+	// a's eth0 deleted and plugged in again: a answers with its new MAC.
+	if _, err := IPIn(b.NS, "addr", "del", vip, "dev", IfName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := IPIn(a.NS, "link", "del", IfName); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Plug(a); err != nil {
+		t.Fatal(err)
+	}
+	replugged := time.Now()
+	if _, err := IPIn(a.NS, "addr", "add", vip, "dev", IfName); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { ok, _ := w.Answered(a.MAC, replugged); return ok }, "a never answered after it was plugged in again")
 	if err := w.Err(); err != nil {
 		t.Fatal(err)
 	}
