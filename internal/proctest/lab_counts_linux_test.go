@@ -75,10 +75,6 @@ func TestAgentLabCounts(t *testing.T) {
 			l.t = t
 			defer l.reset()
 			l.startPair("labcount" + f.name)
-			// b just started: a SIGTERM within a lease_ttl of that was
-			// seen taken over at the lease's expiry (1,988 ms, once in
-			// 20), not at once; the figures are of a settled pair.
-			l.handBack = time.Now()
 			var runs []labRun
 			for i := range *labRuns {
 				r := l.faultRun(f)
