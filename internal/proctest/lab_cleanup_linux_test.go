@@ -78,8 +78,10 @@ func execStopPost(t *testing.T, config string) (cmds [][]string, env []string) {
 // within 1 s of the kill; b takes over within lease_ttl +
 // renew_interval, and the client never gets answers from both.
 //
-// Until the unit has a cleanup command (issue 33: `go-cluster agent
-// cleanup`, in the agentvip branch), this fails at the first check.
+// Until the unit has a cleanup command (issue 33; the agentvip branch
+// adds ExecStopPost=/usr/bin/go-cluster agent --cleanup), this fails at
+// the first check. The test runs it as root, not as the unit's user with
+// its ambient capabilities.
 func labKillCleanup(t *testing.T, l *agentLab) {
 	a, b := l.a(), l.b()
 	l.startPair("labkill")
