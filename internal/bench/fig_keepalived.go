@@ -69,7 +69,7 @@ func kaRows(fig string, res []kaResult, cfg kaConfig) []row {
 			both := 0
 			for i, run := range runs {
 				garps[i], silent[i] = run.garp, run.silent
-				if run.split.overlap() {
+				if run.split.Overlap() {
 					both++
 				}
 			}
@@ -97,8 +97,8 @@ func kaRows(fig string, res []kaResult, cfg kaConfig) []row {
 		}
 		both, probes := 0, 0
 		for _, run := range r.runs {
-			probes += run.split.probes
-			if run.split.overlap() {
+			probes += run.split.Probes
+			if run.split.Overlap() {
 				both++
 			}
 		}

@@ -60,14 +60,14 @@ func TestKeepalivedComparison(t *testing.T) {
 				continue
 			}
 			run := runs[0]
-			t.Logf("%s, %s: first GARP after %v, no answer for %v, %d probes", r.kind.name, stop, run.garp, run.silent, run.split.probes)
+			t.Logf("%s, %s: first GARP after %v, no answer for %v, %d probes", r.kind.name, stop, run.garp, run.silent, run.split.Probes)
 			if run.garp <= 0 {
 				t.Errorf("%s, %s: no GARP from the new holder after the signal (%v)", r.kind.name, stop, run.garp)
 			}
-			if run.split.probes == 0 || run.silent <= 0 {
-				t.Errorf("%s, %s: the probes did not see the VIP move (%d probes, silence %v)", r.kind.name, stop, run.split.probes, run.silent)
+			if run.split.Probes == 0 || run.silent <= 0 {
+				t.Errorf("%s, %s: the probes did not see the VIP move (%d probes, silence %v)", r.kind.name, stop, run.split.Probes, run.silent)
 			}
-			if r.kind.agent && run.split.overlap() {
+			if r.kind.agent && run.split.Overlap() {
 				t.Errorf("%s, %s: both hosts answered ARP: %+v", r.kind.name, stop, run.split)
 			}
 		}
@@ -78,43 +78,5 @@ func TestKeepalivedComparison(t *testing.T) {
 	}
 	if strings.Contains(string(out), prefix) {
 		t.Errorf("namespaces left behind: %s", out)
-	}
-}
-
-// TestSplitBrain checks how the observer's probe answers are read: an
-// answer belongs to the last probe before it; both hosts answering one
-// probe, or a host answering again after the other did, is a split brain.
-func TestSplitBrain(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	probes := []time.Time{at(0), at(2), at(4), at(6), at(8)}
-	reply := func(ms int, mac string) arpSeen { return arpSeen{at: at(ms), mac: mac, reply: true} }
-	for _, tc := range []struct {
-		name      string
-		seen      []arpSeen
-		both      int
-		backAgain bool
-		silent    time.Duration
-	}{
-		{"clean handover", []arpSeen{reply(1, "a"), reply(3, "a"), {at: at(5), mac: "b", garp: true}, reply(7, "b")}, 0, false, 4 * time.Millisecond},
-		{"one probe answered by both", []arpSeen{reply(1, "a"), reply(3, "a"), reply(3, "b"), reply(5, "b")}, 1, false, 0},
-		{"back again", []arpSeen{reply(1, "a"), reply(3, "b"), reply(5, "a")}, 0, true, 2 * time.Millisecond},
-		{"outside the window", []arpSeen{reply(1, "a"), reply(9, "b")}, 0, false, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := &arpWatch{seen: tc.seen, probes: probes}
-			got := w.splitBrain(at(0), at(8))
-			if got.probes != 4 || got.both != tc.both || got.backAgain != tc.backAgain || got.silent != tc.silent {
-				t.Fatalf("got %+v, want 4 probes, both %d, back again %v, silent %v", got, tc.both, tc.backAgain, tc.silent)
-			}
-			if got.overlap() != (tc.both > 0 || tc.backAgain) {
-				t.Fatalf("overlap %v for %+v", got.overlap(), got)
-			}
-		})
-	}
-	w := &arpWatch{seen: []arpSeen{reply(1, "a"), reply(5, "b")}, probes: probes}
-	w.forget(at(4))
-	if len(w.seen) != 1 || len(w.probes) != 3 {
-		t.Fatalf("after forget: %d seen, %d probes; want 1 and 3", len(w.seen), len(w.probes))
 	}
 }

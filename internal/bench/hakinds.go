@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/arplab"
 )
 
 // haKind is one way of moving the VIP between the hosts of figure 9:
@@ -15,9 +17,9 @@ type haKind struct {
 	params string
 	agent  bool
 	// start runs the daemon of host h; seq makes its files unique.
-	start func(h *labHost, seq int) (*haProc, error)
+	start func(h *arplab.Host, seq int) (*haProc, error)
 	// following reports whether the daemon p of h is up as a standby.
-	following func(h *labHost, p *haProc) bool
+	following func(h *arplab.Host, p *haProc) bool
 	// settle is how long a standby that had missed the holder would take
 	// to claim the VIP: a run ends that long after the restarted daemon
 	// is up, so that such a claim falls in the run's window.
@@ -50,8 +52,8 @@ func keepalivedKind(dir string, advert time.Duration) haKind {
 		cycle:  advert,
 		bound:  masterDown,
 	}
-	k.start = func(h *labHost, seq int) (*haProc, error) {
-		base := filepath.Join(dir, fmt.Sprintf("ka-%s-%d", h.id, seq))
+	k.start = func(h *arplab.Host, seq int) (*haProc, error) {
+		base := filepath.Join(dir, fmt.Sprintf("ka-%s-%d", h.ID, seq))
 		state := base + ".state"
 		script := "#!/bin/sh\necho \"$3\" >> " + state + "\n"
 		if err := os.WriteFile(base+".notify", []byte(script), 0o700); err != nil {
@@ -70,15 +72,15 @@ vrrp_instance VI_1 {
   }
   notify %s
 }
-`, h.ns, version, labIf, advert.Seconds(), labVIP, labVIPBits, labIf, base+".notify")
+`, h.NS, version, arplab.IfName, advert.Seconds(), arplab.VIP, arplab.VIPBits, arplab.IfName, base+".notify")
 		if err := os.WriteFile(base+".conf", []byte(conf), 0o600); err != nil {
 			return nil, err
 		}
-		return startHAProc([]string{"ip", "netns", "exec", h.ns, "keepalived",
+		return startHAProc([]string{"ip", "netns", "exec", h.NS, "keepalived",
 			"--dont-fork", "--log-console", "--log-detail", "--no-syslog", "--vrrp",
 			"--use-file", base + ".conf", "--pid", base + ".pid", "--vrrp_pid", base + ".vrrp.pid"}, base+".log")
 	}
-	k.following = func(h *labHost, p *haProc) bool {
+	k.following = func(h *arplab.Host, p *haProc) bool {
 		b, _ := os.ReadFile(strings.TrimSuffix(p.log, ".log") + ".state")
 		lines := strings.Fields(string(b))
 		return p.running() && len(lines) > 0 && lines[len(lines)-1] == "BACKUP"
@@ -111,20 +113,20 @@ func agentKind(dir, bin, natsURL, clusterID string, ttl time.Duration) haKind {
 		cycle:  renew,
 		bound:  ttl + renew,
 	}
-	k.start = func(h *labHost, seq int) (*haProc, error) {
-		base := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", clusterID, h.id, seq))
+	k.start = func(h *arplab.Host, seq int) (*haProc, error) {
+		base := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", clusterID, h.ID, seq))
 		conf := fmt.Sprintf(`clusters:
   - name: %s
     connection: {servers: [%q]}
     election: {node_id: %s, lease_ttl: %s}
     vips:
       - {address: %s/%d, interface: %s, netns: %s}
-`, clusterID, natsURL, h.id, ttl, labVIP, labVIPBits, labIf, h.nsPath())
+`, clusterID, natsURL, h.ID, ttl, arplab.VIP, arplab.VIPBits, arplab.IfName, h.NSPath())
 		if err := os.WriteFile(base+".yaml", []byte(conf), 0o600); err != nil {
 			return nil, err
 		}
 		return startHAProc([]string{bin, "agent", "--config", base + ".yaml"}, base+".log")
 	}
-	k.following = func(_ *labHost, p *haProc) bool { return p.running() && p.logged("node started") }
+	k.following = func(_ *arplab.Host, p *haProc) bool { return p.running() && p.logged("node started") }
 	return k
 }

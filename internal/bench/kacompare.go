@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/arplab"
 )
 
 // kaConfig is what figure 9 compares.
@@ -41,7 +43,7 @@ type kaRun struct {
 	stop   kaStop
 	garp   time.Duration // from the signal to the new holder's first GARP
 	silent time.Duration // the longest time no host answered the probes around the takeover
-	split  splitBrain
+	split  arplab.SplitBrain
 }
 
 // kaResult is what one kind measured.
@@ -115,16 +117,16 @@ func compareKeepalived(ctx context.Context, cfg kaConfig, log *slog.Logger) ([]k
 		}
 	}
 
-	l, err := newLab(cfg.prefix)
+	l, err := arplab.New(cfg.prefix)
 	if err != nil {
 		return nil, err
 	}
-	defer l.close()
-	w, err := watchARP("/var/run/netns/"+l.obsNS, labBridge, netip.MustParseAddr(labVIP), cfg.probe)
+	defer l.Close()
+	w, err := arplab.WatchARP(arplab.NSPath(l.ObserverNS), arplab.Bridge, netip.MustParseAddr(arplab.VIP), cfg.probe)
 	if err != nil {
 		return nil, err
 	}
-	defer w.close()
+	defer w.Close()
 
 	var out []kaResult
 	for _, k := range kinds {
@@ -142,13 +144,13 @@ func compareKeepalived(ctx context.Context, cfg kaConfig, log *slog.Logger) ([]k
 // kaHosts are the daemons of a kind, one per host, and how many have been
 // started (for unique file names).
 type kaHosts struct {
-	l     *lab
+	l     *arplab.Lab
 	k     haKind
-	procs map[*labHost]*haProc
+	procs map[*arplab.Host]*haProc
 	seq   int
 }
 
-func (hs *kaHosts) start(h *labHost) error {
+func (hs *kaHosts) start(h *arplab.Host) error {
 	hs.seq++
 	p, err := hs.k.start(h, hs.seq)
 	if err != nil {
@@ -163,16 +165,16 @@ func (hs *kaHosts) start(h *labHost) error {
 func (hs *kaHosts) close() {
 	for h, p := range hs.procs {
 		p.kill()
-		_ = h.revive()
+		_ = h.Revive()
 	}
 }
 
 // runKind starts the kind's daemons on both hosts and stops the holder n
 // times with SIGTERM, then n times with a crash.
-func runKind(ctx context.Context, l *lab, w *arpWatch, k haKind, n int, log *slog.Logger) ([]kaRun, error) {
-	hs := &kaHosts{l: l, k: k, procs: map[*labHost]*haProc{}}
+func runKind(ctx context.Context, l *arplab.Lab, w *arplab.Watch, k haKind, n int, log *slog.Logger) ([]kaRun, error) {
+	hs := &kaHosts{l: l, k: k, procs: map[*arplab.Host]*haProc{}}
 	defer hs.close()
-	for _, h := range l.hosts {
+	for _, h := range l.Hosts {
 		if err := hs.start(h); err != nil {
 			return nil, err
 		}
@@ -184,7 +186,7 @@ func runKind(ctx context.Context, l *lab, w *arpWatch, k haKind, n int, log *slo
 			if err != nil {
 				return runs, fmt.Errorf("%s, %s, run %d: %w", k.name, stop, i+1, err)
 			}
-			log.Info("keepalived: run", "kind", k.name, "stop", stop.String(), "i", i+1, "garp", r.garp, "silent", r.silent, "both", r.split.both, "back_again", r.split.backAgain)
+			log.Info("keepalived: run", "kind", k.name, "stop", stop.String(), "i", i+1, "garp", r.garp, "silent", r.silent, "both", r.split.Both, "back_again", r.split.BackAgain)
 			runs = append(runs, r)
 		}
 	}
@@ -195,15 +197,15 @@ func runKind(ctx context.Context, l *lab, w *arpWatch, k haKind, n int, log *slo
 // stops the holder, measures until the other's first GARP, brings the
 // stopped host back as the standby and then checks the whole window, from
 // just before the signal, for a moment both answered.
-func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, error) {
+func (hs *kaHosts) run(ctx context.Context, w *arplab.Watch, stop kaStop) (kaRun, error) {
 	long := max(30*time.Second, 10*hs.k.settle)
-	var holder, standby *labHost
+	var holder, standby *arplab.Host
 	err := waitUntil(ctx, long, 10*time.Millisecond, "one holder of the VIP and a standby", func() (bool, error) {
-		h, err := hs.l.holder()
+		h, err := hs.l.Holder()
 		if err != nil || h == nil {
 			return false, err
 		}
-		holder, standby = h, hs.l.other(h)
+		holder, standby = h, hs.l.Other(h)
 		return hs.k.following(standby, hs.procs[standby]), nil
 	})
 	if err != nil {
@@ -211,7 +213,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 	}
 	since := time.Now()
 	err = waitUntil(ctx, 5*time.Second, time.Millisecond, "the holder answering ARP", func() (bool, error) {
-		return w.answered(holder.mac, since)
+		return w.Answered(holder.MAC, since)
 	})
 	if err != nil {
 		return kaRun{}, err
@@ -231,7 +233,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 	} else {
 		err = hs.procs[holder].crash()
 		if err == nil {
-			err = holder.cut()
+			err = holder.Cut()
 		}
 	}
 	if err != nil {
@@ -239,7 +241,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 	}
 	var garpAt time.Time
 	err = waitUntil(ctx, long, time.Millisecond, "a GARP from the new holder", func() (bool, error) {
-		at, ok, err := w.firstGARP(standby.mac, t0)
+		at, ok, err := w.FirstGARP(standby.MAC, t0)
 		garpAt = at
 		return ok, err
 	})
@@ -251,7 +253,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 		return kaRun{}, err
 	}
 	if stop == stopCrash {
-		if err := holder.revive(); err != nil {
+		if err := holder.Revive(); err != nil {
 			return kaRun{}, err
 		}
 	}
@@ -272,7 +274,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arpWatch, stop kaStop) (kaRun, er
 	case <-time.After(hs.k.settle):
 	}
 	end := time.Now()
-	split := w.splitBrain(since, end)
-	w.forget(end)
-	return kaRun{stop: stop, garp: garpAt.Sub(t0), silent: split.silent, split: split}, nil
+	split := w.SplitBrain(since, end)
+	w.Forget(end)
+	return kaRun{stop: stop, garp: garpAt.Sub(t0), silent: split.Silent, split: split}, nil
 }

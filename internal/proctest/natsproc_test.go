@@ -19,6 +19,7 @@ import (
 // natsProc is a standalone nats-server process with JetStream, on
 // 127.0.0.1, restartable on the same port and store directory.
 type natsProc struct {
+	netns  string // the network namespace it runs in (ip netns); "" for this one
 	bin    string
 	dir    string
 	conf   string
@@ -66,14 +67,25 @@ func startNATSCluster(t *testing.T, bin string, size int) []*natsProc {
 // arranges for it to be killed at cleanup; it does not start it.
 func newNATSProc(t *testing.T, bin, name string, port int, extra string) *natsProc {
 	t.Helper()
+	return newNATSProcIn(t, "", bin, name, port, extra)
+}
+
+// newNATSProcIn is newNATSProc for a server in the network namespace
+// netns (ip netns; "" for this one), where it listens on every address.
+func newNATSProcIn(t *testing.T, netns, bin, name string, port int, extra string) *natsProc {
+	t.Helper()
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nats.conf")
-	text := fmt.Sprintf("listen: \"127.0.0.1:%d\"\nserver_name: %s\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n%s",
-		port, name, filepath.Join(dir, "js"), extra)
+	host := "127.0.0.1"
+	if netns != "" {
+		host = "0.0.0.0"
+	}
+	text := fmt.Sprintf("listen: \"%s:%d\"\nserver_name: %s\njetstream {\n  store_dir: %q\n  sync_interval: always\n}\n%s",
+		host, port, name, filepath.Join(dir, "js"), extra)
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := &natsProc{bin: bin, dir: dir, conf: conf, port: port}
+	p := &natsProc{netns: netns, bin: bin, dir: dir, conf: conf, port: port}
 	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 	return p
 }
@@ -88,7 +100,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// URL is the client URL.
+// URL is the client URL (in the server's namespace).
 func (p *natsProc) URL() string { return fmt.Sprintf("nats://127.0.0.1:%d", p.port) }
 
 // start runs the server and waits until JetStream answers.
@@ -108,7 +120,11 @@ func (p *natsProc) launch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	p.cmd = exec.Command(p.bin, "-c", p.conf)
+	argv := []string{p.bin, "-c", p.conf}
+	if p.netns != "" {
+		argv = append([]string{"ip", "netns", "exec", p.netns}, argv...) // ip execs the server: same PID
+	}
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start nats-server: %v", err)
@@ -123,7 +139,11 @@ func (p *natsProc) waitReady(timeout time.Duration) error {
 	var last error
 	for time.Now().Before(deadline) {
 		last = func() error {
-			nc, err := nats.Connect(p.URL(), nats.Timeout(time.Second), nats.NoReconnect())
+			opts := []nats.Option{nats.Timeout(time.Second), nats.NoReconnect()}
+			if p.netns != "" {
+				opts = append(opts, nats.SetCustomDialer(netnsDialer(p.netns)))
+			}
+			nc, err := nats.Connect(p.URL(), opts...)
 			if err != nil {
 				return err
 			}
@@ -147,6 +167,19 @@ func (p *natsProc) waitReady(timeout time.Duration) error {
 		}
 	}
 	return last
+}
+
+// running reports whether the server was started and has not exited.
+func (p *natsProc) running() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
 }
 
 // stop sends sig and waits for the process to exit.

@@ -3,12 +3,12 @@ package proctest
 import (
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mdlayher/arp"
+	"github.com/ozanturksever/go-cluster/internal/arplab"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -19,30 +19,17 @@ import (
 func firstGARP(t *testing.T, nsName, ifname string, vip netip.Addr) <-chan time.Time {
 	t.Helper()
 	var c *arp.Client
-	errc := make(chan error, 1)
-	go func() {
-		// The thread enters the namespace and dies with this goroutine
-		// (it exits locked); the socket stays in the namespace.
-		runtime.LockOSThread()
-		errc <- func() error {
-			h, err := netns.GetFromName(nsName)
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			if err := netns.Set(h); err != nil {
-				return err
-			}
-			l, err := netlink.LinkByName(ifname)
-			if err != nil {
-				return err
-			}
-			a := l.Attrs()
-			c, err = arp.Dial(&net.Interface{Index: a.Index, MTU: a.MTU, Name: a.Name, HardwareAddr: a.HardwareAddr, Flags: a.Flags})
+	// The socket stays in the namespace.
+	err := arplab.InNetNS(arplab.NSPath(nsName), func() error {
+		l, err := netlink.LinkByName(ifname)
+		if err != nil {
 			return err
-		}()
-	}()
-	if err := <-errc; err != nil {
+		}
+		a := l.Attrs()
+		c, err = arp.Dial(&net.Interface{Index: a.Index, MTU: a.MTU, Name: a.Name, HardwareAddr: a.HardwareAddr, Flags: a.Flags})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("ARP capture on %s in %s: %v", ifname, nsName, err)
 	}
 	out := make(chan time.Time, 1)

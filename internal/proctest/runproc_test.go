@@ -61,12 +61,18 @@ func startRun(t *testing.T, natsURL, clusterID, node string, env, extra []string
 // p.stderr, env added to the environment; it is killed at cleanup.
 func startProc(t *testing.T, p *runProc, env []string, args ...string) {
 	t.Helper()
+	startArgv(t, p, env, append([]string{goClusterBinary(t)}, args...))
+}
+
+// startArgv is startProc for any command line: argv[0] is the program.
+func startArgv(t *testing.T, p *runProc, env []string, argv []string) {
+	t.Helper()
 	errFile, err := os.Create(p.stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer errFile.Close()
-	p.cmd = exec.Command(goClusterBinary(t), args...)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = errFile, errFile
 	if err := p.cmd.Start(); err != nil {

@@ -1,0 +1,311 @@
+package arplab
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/mdlayher/arp"
+	"github.com/vishvananda/netns"
+)
+
+// seen is one ARP frame from a host, as the observer received it.
+type seen struct {
+	at    time.Time
+	mac   string     // Ethernet source
+	garp  bool       // gratuitous: sender IP = target IP = the VIP
+	reply bool       // an answer to the observer's who-has VIP
+	tag   netip.Addr // a reply's target IP: the tag of the probe it answers
+}
+
+// probe is one who-has VIP the observer sent.
+type probe struct {
+	at  time.Time
+	tag netip.Addr // its sender IP, which the answers are sent back to
+}
+
+// Probes are sent from tagCount sender IPs in turn, from tagBase up, so
+// that an answer names the probe it answers even when the observer reads
+// it late (a loaded machine): with a probe every 2 ms, the tags come back
+// round every 100 ms.
+const tagCount = 50
+
+var tagBase = netip.MustParseAddr("192.0.2.150")
+
+// Watch is the observer: it receives every ARP frame on the bridge and
+// asks who-has VIP every probe interval, on one raw socket (mdlayher/arp)
+// made in the observer's namespace. Its methods are safe for concurrent
+// use.
+type Watch struct {
+	c      *arp.Client
+	vip    netip.Addr
+	self   string // the observer's MAC: its own probes are not the hosts'
+	selfHW net.HardwareAddr
+
+	mu     sync.Mutex
+	seen   []seen
+	probes []probe
+	err    error // the reader's or the prober's, if one stopped early
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// WatchARP starts the observer on ifname in the namespace at nsPath,
+// asking who-has vip every interval. Close stops it.
+func WatchARP(nsPath, ifname string, vip netip.Addr, every time.Duration) (*Watch, error) {
+	var c *arp.Client
+	var selfHW net.HardwareAddr
+	err := InNetNS(nsPath, func() error {
+		ifi, err := net.InterfaceByName(ifname) // this thread's namespace
+		if err != nil {
+			return err
+		}
+		selfHW = ifi.HardwareAddr
+		c, err = arp.Dial(ifi)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ARP socket on %s in %s: %w", ifname, nsPath, err)
+	}
+	w := &Watch{c: c, vip: vip, self: selfHW.String(), selfHW: selfHW, done: make(chan struct{})}
+	w.wg.Go(w.read)
+	w.wg.Go(func() { w.probe(every) })
+	return w, nil
+}
+
+// InNetNS runs fn on a new OS thread moved into the namespace at path.
+// The thread stays locked, so it ends with its goroutine and never goes
+// back to the pool in the wrong namespace. Sockets fn makes stay in that
+// namespace and are usable from any goroutine.
+func InNetNS(path string, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		ns, err := netns.GetFromPath(path)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer ns.Close()
+		if err := netns.Set(ns); err != nil {
+			errc <- err
+			return
+		}
+		errc <- fn()
+	}()
+	return <-errc
+}
+
+func (w *Watch) read() {
+	for {
+		p, eth, err := w.c.Read()
+		at := time.Now()
+		if err != nil {
+			w.stopped(err)
+			return
+		}
+		src := eth.Source.String()
+		if src == w.self || p.SenderIP != w.vip {
+			continue
+		}
+		s := seen{at: at, mac: src, garp: p.TargetIP == w.vip,
+			reply: p.Operation == arp.OperationReply && p.TargetIP != w.vip, tag: p.TargetIP}
+		w.mu.Lock()
+		w.seen = append(w.seen, s)
+		w.mu.Unlock()
+	}
+}
+
+func (w *Watch) probe(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	broadcast := net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	tag := tagBase
+	for i := 0; ; i++ {
+		select {
+		case <-w.done:
+			return
+		case <-t.C:
+		}
+		if i%tagCount == 0 {
+			tag = tagBase
+		}
+		p, err := arp.NewPacket(arp.OperationRequest, w.selfHW, tag, net.HardwareAddr{0, 0, 0, 0, 0, 0}, w.vip)
+		if err != nil {
+			w.stopped(err)
+			return
+		}
+		at := time.Now()
+		if err := w.c.WriteTo(p, broadcast); err != nil {
+			w.stopped(err)
+			return
+		}
+		w.mu.Lock()
+		w.probes = append(w.probes, probe{at: at, tag: tag})
+		w.mu.Unlock()
+		tag = tag.Next()
+	}
+}
+
+// stopped records why the reader or prober ended, unless on close.
+func (w *Watch) stopped(err error) {
+	select {
+	case <-w.done:
+		return
+	default:
+	}
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+}
+
+// Close stops the observer.
+func (w *Watch) Close() {
+	close(w.done)
+	_ = w.c.Close()
+	w.wg.Wait()
+}
+
+// Err is why the observer stopped early, if it did.
+func (w *Watch) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// FirstGARP is the time of the first gratuitous ARP from mac at or after
+// from, and whether there was one.
+func (w *Watch) FirstGARP(mac string, from time.Time) (time.Time, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.seen {
+		if s.garp && s.mac == mac && !s.at.Before(from) {
+			return s.at, true, nil
+		}
+	}
+	return time.Time{}, false, w.err
+}
+
+// FirstAnswer is the time of mac's first answer to a probe at or after
+// from, and whether there was one.
+func (w *Watch) FirstAnswer(mac string, from time.Time) (time.Time, bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.seen {
+		if s.reply && s.mac == mac && !s.at.Before(from) {
+			return s.at, true, nil
+		}
+	}
+	return time.Time{}, false, w.err
+}
+
+// Answered reports whether mac answered a probe at or after from.
+func (w *Watch) Answered(mac string, from time.Time) (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.seen) - 1; i >= 0 && !w.seen[i].at.Before(from); i-- {
+		if w.seen[i].reply && w.seen[i].mac == mac {
+			return true, nil
+		}
+	}
+	return false, w.err
+}
+
+// SplitBrain is what the probes of one window show.
+type SplitBrain struct {
+	Probes     int           // probes sent
+	Both       int           // probes answered by more than one host
+	Unanswered int           // probes, but the window's last, that no answer followed before the next
+	BackAgain  bool          // a host answered again after the other had (A, B, A)
+	Silent     time.Duration // the longest time between answers of different hosts: a handover's gap
+	Quiet      time.Duration // the longest time without any answer, the window's ends included
+	Answerers  []string      // the hosts' MACs in the order they answered, runs collapsed
+}
+
+// Overlap is whether both hosts answered at any moment of the window.
+func (s SplitBrain) Overlap() bool { return s.Both > 0 || s.BackAgain }
+
+// SplitBrain looks at the probe answers in [from, to). An answer belongs
+// to the last probe with its tag sent before it was read.
+func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var r SplitBrain
+	var probes []probe
+	for _, p := range w.probes {
+		if !p.at.Before(from) && p.at.Before(to) {
+			probes = append(probes, p)
+		}
+	}
+	r.Probes = len(probes)
+	round := map[int]map[string]bool{}
+	lastAt := from // the last answer of any host (the window's start before the first)
+	pi := 0        // the last probe sent before the answer
+	for _, s := range w.seen {
+		if !s.reply || s.at.Before(from) || !s.at.Before(to) {
+			continue
+		}
+		for pi+1 < len(probes) && probes[pi+1].at.Before(s.at) {
+			pi++
+		}
+		if i := answered(probes[:min(pi+1, len(probes))], s.tag); i >= 0 {
+			if round[i] == nil {
+				round[i] = map[string]bool{}
+			}
+			round[i][s.mac] = true
+		}
+		if n := len(r.Answerers); n == 0 || r.Answerers[n-1] != s.mac {
+			if n > 0 {
+				r.Silent = max(r.Silent, s.at.Sub(lastAt))
+			}
+			r.Answerers = append(r.Answerers, s.mac)
+		}
+		r.Quiet = max(r.Quiet, s.at.Sub(lastAt))
+		lastAt = s.at
+	}
+	r.Quiet = max(r.Quiet, to.Sub(lastAt))
+	for i := range max(len(probes)-1, 0) {
+		if len(round[i]) == 0 {
+			r.Unanswered++
+		}
+	}
+	for _, macs := range round {
+		if len(macs) > 1 {
+			r.Both++
+		}
+	}
+	r.BackAgain = len(r.Answerers) > 2
+	return r
+}
+
+// answered is the index of the last of probes with tag, -1 if none.
+func answered(probes []probe, tag netip.Addr) int {
+	for i := len(probes) - 1; i >= 0; i-- {
+		if probes[i].tag == tag {
+			return i
+		}
+	}
+	return -1
+}
+
+// Forget drops what was seen before t.
+func (w *Watch) Forget(t time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := 0
+	for i < len(w.seen) && w.seen[i].at.Before(t) {
+		i++
+	}
+	w.seen = append([]seen(nil), w.seen[i:]...)
+	j := 0
+	for j < len(w.probes) && w.probes[j].at.Before(t) {
+		j++
+	}
+	w.probes = append([]probe(nil), w.probes[j:]...)
+}

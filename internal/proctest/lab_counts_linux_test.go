@@ -1,0 +1,157 @@
+package proctest
+
+import (
+	"flag"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/arplab"
+)
+
+// labRuns is how many times TestAgentLabCounts applies each fault: 5 in
+// CI, 20 for issue 33's figures (-lab.n=20).
+var labRuns = flag.Int("lab.n", 5, "TestAgentLabCounts: runs per fault (issue 33's figures: 20)")
+
+// labFault is one way TestAgentLabCounts takes the leader a out: apply
+// it, then undo it once b has taken over.
+type labFault struct {
+	name  string
+	apply func(l *agentLab)
+	undo  func(l *agentLab)
+}
+
+// labFaults are issue 33's: a cut-off from NATS, a SIGTERM, a failing
+// check.
+var labFaults = []labFault{
+	{"NATSCutOff",
+		func(l *agentLab) { l.cutNATS(l.a(), true) },
+		func(l *agentLab) { l.cutNATS(l.a(), false) }},
+	{"SIGTERM",
+		func(l *agentLab) { l.agents[l.a()].signal(syscall.SIGTERM) },
+		func(l *agentLab) {
+			a := l.agents[l.a()]
+			if code := a.waitExit(l.t, 20*time.Second); code != 0 {
+				l.t.Fatalf("a's agent exited %d after SIGTERM", code)
+			}
+			l.startAgent(l.a(), a.cmd.Args[len(a.cmd.Args)-1])
+		}},
+	{"CheckFails",
+		func(l *agentLab) {
+			if err := os.WriteFile(l.failFile(l.a()), nil, 0o600); err != nil {
+				l.t.Fatal(err)
+			}
+		},
+		func(l *agentLab) {
+			if err := os.Remove(l.failFile(l.a())); err != nil {
+				l.t.Fatal(err)
+			}
+		}},
+}
+
+// labRun is what the client saw in one run: b's takeover, the gap
+// between a's last answer and b's first, and the whole run's answers
+// (the fault, the takeover, a back as the follower and a's taking the VIP
+// back with preempt).
+type labRun struct {
+	takeover time.Duration // the fault -> b's first gratuitous ARP
+	gap      time.Duration // a's last answer -> b's first answer
+	split    arplab.SplitBrain
+}
+
+// TestAgentLabCounts applies each of issue 33's faults -lab.n times to
+// the leader a (priority 100) of a steady pair and undoes it; b takes
+// over and a takes the VIP back. No probe of the client may ever be
+// answered by both hosts. It logs the takeovers and the handover gaps
+// the client saw (BENCHMARKS.md, issue 33).
+func TestAgentLabCounts(t *testing.T) {
+	t.Parallel() // with TestAgentLab: each mostly waits
+	l := newAgentLab(t, "gccnt")
+	for _, f := range labFaults {
+		t.Run(f.name, func(t *testing.T) {
+			l.t = t
+			defer l.reset()
+			l.startPair("labcount" + f.name)
+			var runs []labRun
+			for i := range *labRuns {
+				r := l.faultRun(f)
+				t.Logf("run %d: b's first GARP %v after the fault, the client's gap %v; %d probes, %d unanswered, answered by both %d, answerers %d",
+					i+1, r.takeover.Round(time.Millisecond), r.gap.Round(100*time.Microsecond), r.split.Probes, r.split.Unanswered, r.split.Both, len(r.split.Answerers))
+				// a, b, then a again (its hand-back) is the run's course;
+				// more turns would be a flap.
+				if r.split.Both > 0 || len(r.split.Answerers) > 3 {
+					t.Errorf("run %d: the client got answers from both hosts: %+v", i+1, r.split)
+				}
+				runs = append(runs, r)
+			}
+			logLabRuns(t, f.name, runs)
+		})
+	}
+}
+
+// faultRun is one run of f from a steady pair with a leading back to one.
+func (l *agentLab) faultRun(f labFault) labRun {
+	l.t.Helper()
+	a, b := l.a(), l.b()
+	l.waitSteady(a, 30*time.Second)
+	since := time.Now()
+	// A node that handed over (b, to a's preempt) stays out of elections
+	// for one lease_ttl (the library's cooldown): let it pass, as in an
+	// operator's day, and spread the faults over the renewal cycle.
+	time.Sleep(time.Until(l.handBack.Add(labTTL)) + rand.N(labRenew))
+	t0 := time.Now()
+	f.apply(l)
+	took, ok := l.waitGARP(b, t0, 5*labTTL)
+	if !ok {
+		l.t.Fatalf("%s: no gratuitous ARP from b within %v", f.name, 5*labTTL)
+	}
+	var first time.Time
+	within(5*time.Second, func() bool {
+		at, ok, _ := l.watch.FirstAnswer(b.MAC, t0)
+		first = at
+		return ok
+	})
+	if first.IsZero() {
+		l.t.Fatalf("%s: b never answered the client", f.name)
+	}
+	gap := l.watch.SplitBrain(since, first.Add(time.Nanosecond)).Silent
+	undone := time.Now()
+	f.undo(l)
+	l.waitSteady(a, 30*time.Second)
+	if at, ok, _ := l.watch.FirstGARP(a.MAC, undone); ok {
+		l.handBack = at
+	}
+	end := time.Now()
+	split := l.watch.SplitBrain(since, end)
+	l.watch.Forget(end)
+	return labRun{takeover: took, gap: gap, split: split}
+}
+
+// logLabRuns logs a fault's figures: takeovers and gaps (median, p99,
+// max), probes, unanswered probes and probes answered by both.
+func logLabRuns(t *testing.T, name string, runs []labRun) {
+	var takeovers, gaps []time.Duration
+	probes, unanswered, both := 0, 0, 0
+	for _, r := range runs {
+		takeovers, gaps = append(takeovers, r.takeover), append(gaps, r.gap)
+		probes += r.split.Probes
+		unanswered += r.split.Unanswered
+		both += r.split.Both
+	}
+	q := func(ds []time.Duration) (median, p99, maxd time.Duration) {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		if len(s) == 0 {
+			return 0, 0, 0
+		}
+		return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)], s[len(s)-1]
+	}
+	tm, tp, tx := q(takeovers)
+	gm, gp, gx := q(gaps)
+	t.Logf("RESULT %s x %d: fault -> b's first GARP median %v p99 %v max %v; client's gap (a's last answer -> b's first) median %v p99 %v max %v; %d probes, %d unanswered, %d answered by both hosts",
+		name, len(runs), tm.Round(time.Millisecond), tp.Round(time.Millisecond), tx.Round(time.Millisecond),
+		gm.Round(100*time.Microsecond), gp.Round(100*time.Microsecond), gx.Round(100*time.Microsecond), probes, unanswered, both)
+}
