@@ -63,7 +63,9 @@ func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
 	defer timer.Stop()
 	for {
 		select {
-		case <-c.Done():
+		case <-c.Exited():
+			// What it left running gets SIGTERM, then SIGKILL as on a loss.
+			c.Terminate(w.killAt())
 			return c.ExitCode(), endExited
 		case sig := <-w.signals:
 			if s, ok := sig.(syscall.Signal); ok {
