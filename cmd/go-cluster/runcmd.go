@@ -96,7 +96,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 // nodeID is --node, or the host name.
 func (c *runCmd) nodeID() (string, error) {
 	if c.node != "" {
-		if err := cluster.ValidateIdentifier("--node", c.node); err != nil {
+		if err := cluster.ValidateNodeID("--node", c.node); err != nil {
 			return "", badIdentifier(err)
 		}
 		return c.node, nil
@@ -105,7 +105,7 @@ func (c *runCmd) nodeID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
 	}
-	if err := cluster.ValidateIdentifier("host name", host); err != nil {
+	if err := cluster.ValidateNodeID("host name", host); err != nil {
 		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}

@@ -20,6 +20,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"grace too long", []string{"run", "--cluster", "c", "--node", "n", "--ttl", "1s", "--grace", "5s", "--", "true"}, "grace 5s is longer than LeaseTTL 1s allows"},
 		{"ttl too short", []string{"run", "--cluster", "c", "--node", "n", "--ttl", "100ms", "--", "true"}, "LeaseTTL"},
 		{"bad node", []string{"run", "--cluster", "c", "--node", "a*b", "--", "true"}, "--node"},
+		{"node with an empty label", []string{"run", "--cluster", "c", "--node", "db1..example.com", "--", "true"}, "--node"},
 		{"no cluster", []string{"run", "--node", "n", "--", "true"}, "--cluster is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
