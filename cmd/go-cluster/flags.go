@@ -105,10 +105,13 @@ func checkGiven(fss ...*flag.FlagSet) error {
 	return err
 }
 
-// given reports whether flag name was set on fs's command line.
-func given(fs *flag.FlagSet, name string) bool {
+// given reports whether flag name was set on the command line of any of
+// fss.
+func given(name string, fss ...*flag.FlagSet) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	for _, fs := range fss {
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	}
 	return set
 }
 
@@ -181,7 +184,7 @@ func parse(args []string) (invocation, error) {
 	if err := checkGiven(global, fs); err != nil {
 		return inv, err
 	}
-	inv.opts.timeoutGiven = given(global, "timeout") || given(fs, "timeout")
+	inv.opts.timeoutGiven = given("timeout", global, fs)
 	opts := inv.opts
 	if _, ok := cmd.impl.(clusterFree); ok && opts.cluster == "" {
 		opts.cluster = "unused" // its clusters come from elsewhere
