@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -26,7 +27,7 @@ exit 4`
 
 // groupService starts a node whose service is groupCommand in a new
 // directory, and returns the node, the directory and the child's pid.
-func groupService(t *testing.T, id string) (*Service, string, int) {
+func groupService(t *testing.T, id string) (*cluster.Node, string, int) {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
@@ -46,7 +47,7 @@ func groupService(t *testing.T, id string) (*Service, string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc, dir, pid
+	return n, dir, pid
 }
 
 // childTermed waits for the child to record SIGTERM and be gone.
@@ -69,10 +70,7 @@ func processAlive(pid int) bool {
 // OnLoseLeadership returns (before StepDown releases the lease).
 func TestServiceLossReachesTheProcessGroup(t *testing.T) {
 	natstest.CheckLeaks(t)
-	svc, dir, pid := groupService(t, "group-loss")
-	svc.mu.Lock()
-	n := svc.node
-	svc.mu.Unlock()
+	n, dir, pid := groupService(t, "group-loss")
 	if err := n.StepDown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
