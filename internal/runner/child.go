@@ -124,12 +124,14 @@ func (c *Child) Terminate(killAt time.Time) {
 func (c *Child) waitGone(pgid int, stop <-chan time.Time) bool {
 	tick := time.NewTicker(groupPoll)
 	defer tick.Stop()
+	exited := c.exited
 	for !c.gone(pgid) {
 		select {
 		case <-stop:
 			return false
 		case <-tick.C:
-		case <-c.exited:
+		case <-exited:
+			exited = nil // from now on, only the ticks: the group may outlive it
 		}
 	}
 	return true

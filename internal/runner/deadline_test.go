@@ -144,7 +144,7 @@ func TestRunnerKillsBeforeTheDeadline(t *testing.T) {
 	px := faultproxy.New(t, srv.Addr())
 	death := newDeathWatch(t)
 	r, err := New(Config{
-		Node: cluster.Config{ClusterID: "deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 2 * time.Second},
+		Node: cluster.Config{ClusterID: "deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 3 * time.Second},
 		Argv: ignoresTerm, Once: true, Grace: 200 * time.Millisecond, Env: []string{death.env},
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func TestServiceKillsBeforeTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 2 * time.Second}, svc)
+	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 3 * time.Second}, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
