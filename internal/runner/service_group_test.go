@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,8 +61,8 @@ func childTermed(t *testing.T, dir string, pid int, when string) {
 }
 
 // processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	state, _, ok := procState(strconv.Itoa(pid))
+func processAlive[P int | string](pid P) bool {
+	state, _, ok := procState(fmt.Sprint(pid))
 	return ok && state != 'Z'
 }
 
