@@ -66,7 +66,7 @@ func TestRunSignalsReachTheCommandsProcessGroup(t *testing.T) {
 
 	t.Run("forwarded, then lost leadership", func(t *testing.T) {
 		dir := groupDir(t)
-		a := startRun(t, ns.URL(), "rungroup", "node-a", []string{"DIR=" + dir}, []string{"--ttl", "2s", "--once"}, "sh", "-c", groupCommand)
+		a := startRun(t, ns.URL(), "rungroup", "node-a", []string{"DIR=" + dir}, []string{"--ttl", "1s", "--once"}, "sh", "-c", groupCommand)
 		pid := childPid(t, dir)
 		for sig, name := range map[syscall.Signal]string{syscall.SIGHUP: "HUP", syscall.SIGUSR1: "USR1"} {
 			a.signal(sig)
@@ -92,7 +92,7 @@ func TestRunSignalsReachTheCommandsProcessGroup(t *testing.T) {
 
 	t.Run("the command exits, its child still running", func(t *testing.T) {
 		dir := groupDir(t)
-		a := startRun(t, ns.URL(), "rungroup-exit", "node-a", []string{"DIR=" + dir}, []string{"--ttl", "2s", "--once"}, "sh", "-c", groupCommand)
+		a := startRun(t, ns.URL(), "rungroup-exit", "node-a", []string{"DIR=" + dir}, []string{"--ttl", "1s", "--once"}, "sh", "-c", groupCommand)
 		pid := childPid(t, dir)
 		if err := os.WriteFile(filepath.Join(dir, "exit"), nil, 0o600); err != nil {
 			t.Fatal(err)
