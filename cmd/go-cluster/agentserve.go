@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
 )
 
@@ -22,27 +21,14 @@ const agentStopTimeout = time.Minute
 
 // serve runs the agent until SIGTERM or SIGINT; SIGHUP reloads the file.
 func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
-	host, err := os.Hostname()
-	if err != nil {
-		host = ""
-	}
-	for _, cl := range cfg.Clusters {
-		if cl.Election.NodeID == "" {
-			if host == "" {
-				return fmt.Errorf("%w: cluster %s: no node_id and no host name (%v)", errAgentConfig, cl.Name, err)
-			}
-			if verr := validNodeID(host); verr != nil {
-				return fmt.Errorf("%w: cluster %s: no node_id, and the host name cannot be one (%v): set election.node_id", errAgentConfig, cl.Name, verr)
-			}
-		}
-	}
+	host, _ := os.Hostname() // checked with the node IDs (checkHere)
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c.listening = cfg.Listen
 	flags := e.opts.conn
 	a, err := agent.New(cfg, agent.Options{
 		Hostname: host, Logger: log, Output: e.stderr,
 		Connect: func(cl agent.Cluster) (agent.Endpoint, error) {
-			return agentConnection(flags, cl.Connection, os.Getenv)
+			return agentConnection(flags, cl.Connection, e.getenv)
 		},
 	})
 	if err != nil {
@@ -121,14 +107,6 @@ func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger)
 	log.Info("reloaded", "config", c.config)
 }
 
-// validNodeID checks a host name as a node ID.
-func validNodeID(host string) error {
-	if err := cluster.ValidateIdentifier("host name", host); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
-	}
-	return nil
-}
-
 // agentConnection resolves a cluster's connection: each setting from the
 // first of the command line's flags, the file, the environment and the
 // nats CLI context (the flags' --context, else the file's, else the
@@ -139,7 +117,7 @@ func agentConnection(flags connFlags, file agent.Connection, getenv func(string)
 	if name == "" {
 		name = file.Context
 	}
-	ref, err := chooseContext(name, getenv)
+	ref, err := agentContext(name, sources, getenv)
 	if err != nil {
 		return agent.Endpoint{}, err
 	}

@@ -30,6 +30,9 @@ type ClusterStatus struct {
 	Epoch   int64  `json:"epoch"`
 	Ready   bool   `json:"ready"`
 	Reason  string `json:"reason,omitempty"` // why not ready, or why not running
+	// Priority is the node's priority now: election.priority less the
+	// weights of its failing weighted checks.
+	Priority int `json:"priority"`
 }
 
 // Status reports every cluster, sorted by name.
@@ -60,6 +63,7 @@ func (a *Agent) Status() []ClusterStatus {
 func (m *member) status() ClusterStatus {
 	cfg := m.config()
 	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID}
+	s.Priority, _ = m.priorityNow()
 	m.mu.Lock()
 	node, started := m.node, m.started
 	m.mu.Unlock()

@@ -40,8 +40,18 @@ type member struct {
 	started bool // the node has started
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
+	// standings and deference: what the agents of the cluster announce,
+	// and whether this node leaves the election to one of them
+	// (member_standing.go); set once the node has started.
+	standings *standings
+	deference *deference
+	// appliedPriority is the priority last given to the node (weights.go).
+	appliedPriority int
 
 	metrics *metrics.Collector
+	// starts says which failed starts are logged: a refusal that repeats
+	// every retryConnect is logged once.
+	starts startGate
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -54,7 +64,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority}
 	var hooks []cluster.Hooks
 	for i, v := range cl.VIPs {
 		vc, err := vipConfig(v, log)
@@ -77,7 +87,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		m.service = svc
 		hooks = append(hooks, svc) // after the VIPs: started once they are up
 	}
-	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m})...)
+	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m}, standingHooks{m})...)
 	m.setRuntime(cl)
 	return m, nil
 }
@@ -89,7 +99,7 @@ func (m *member) setRuntime(cl Cluster) {
 	m.mu.Lock()
 	prev := m.ready
 	m.mu.Unlock()
-	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev, m.log)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
@@ -117,7 +127,8 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, ep.Options, m.opts.Logger, m.metrics
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Metrics = ep.URLs, ep.Options, m.metrics
+	cfg.Logger = slog.New(libraryLog{m.opts.Logger.Handler()})
 	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
@@ -138,12 +149,17 @@ func readinessInterval(checks []Check) time.Duration {
 	return d
 }
 
-// readyCheck is the node's ReadinessCheck: the checks' standing now.
+// readyCheck is the node's ReadinessCheck: the checks' standing now,
+// then whether it leaves the election to a peer of higher priority.
 func (m *member) readyCheck(context.Context) error {
+	m.applyPriority()
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	return r.ready()
+	if err := r.ready(); err != nil {
+		return err
+	}
+	return m.holdBack(time.Now())
 }
 
 // fault posts a fault notice.
@@ -188,6 +204,7 @@ func (m *member) start() {
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
+				m.starts.started()
 				m.watchNode(ctx)
 				return
 			}
@@ -195,8 +212,12 @@ func (m *member) start() {
 				return
 			}
 			if !errors.Is(err, cluster.ErrConnect) {
-				m.log.Error("cannot start", "err", err)
-				m.post(notice{event: EventFault, reason: err.Error()})
+				if say, repeats := m.starts.failed(err, time.Now()); say {
+					m.log.Error("cannot start; trying again", "err", err, "in", retryConnect, "repeated", repeats)
+					m.post(notice{event: EventFault, reason: err.Error()})
+				} else {
+					m.log.Debug("cannot start; trying again", "err", err, "in", retryConnect)
+				}
 			} else {
 				m.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
 			}
@@ -251,6 +272,7 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.mu.Unlock()
 	m.startHealth(node)
 	m.serveMaintenance(node)
+	m.startStandings(node)
 	return nil
 }
 
@@ -274,6 +296,7 @@ func (m *member) stop(ctx context.Context) {
 	}
 	m.stopHealth()
 	m.stopMaintenance()
+	m.stopStandings()
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()

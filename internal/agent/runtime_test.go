@@ -89,7 +89,7 @@ func TestReadinessRiseAndFall(t *testing.T) {
 	}
 	var faults atomic.Int32
 	r := newReadiness([]Check{{Name: "ok", File: &FileCheck{Path: file}, Interval: Duration(10 * time.Millisecond),
-		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(string) { faults.Add(1) }, nil)
+		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(string) { faults.Add(1) }, nil, nil)
 	defer r.stop()
 	natstest.WaitFor(t, 2*time.Second, func() bool { return r.ready() == nil }, "never ready")
 	if err := os.Remove(file); err != nil {
@@ -150,16 +150,16 @@ func TestReloadedReadinessIsDecidedAtOnce(t *testing.T) {
 	check := func(name, path string) Check {
 		return Check{Name: name, File: &FileCheck{Path: path}, Interval: Duration(time.Hour), Timeout: Duration(time.Second), Rise: 1, Fall: 1}
 	}
-	r1 := newReadiness([]Check{check("ok", ok)}, "", nil, nil)
+	r1 := newReadiness([]Check{check("ok", ok)}, "", nil, nil, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return r1.ready() == nil }, "never ready")
 	// Interval an hour: the loops' own first probes race these checks;
 	// the standing must already be decided when newReadiness returns.
-	r2 := newReadiness([]Check{check("ok", ok), check("also-ok", ok)}, "", nil, r1)
+	r2 := newReadiness([]Check{check("ok", ok), check("also-ok", ok)}, "", nil, r1, nil)
 	if err := r2.ready(); err != nil {
 		t.Fatalf("reloaded with passing checks: %v", err)
 	}
 	var faults atomic.Int32
-	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(string) { faults.Add(1) }, r2)
+	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(string) { faults.Add(1) }, r2, nil)
 	if err := r3.ready(); err == nil || !strings.Contains(err.Error(), "check bad") {
 		t.Fatalf("reloaded with a failing check: %v", err)
 	}
