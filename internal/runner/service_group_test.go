@@ -14,15 +14,20 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// groupChild is a command's background child: it records SIGTERM in
-// $DIR/child.log, and writes its pid once its trap is set.
+// groupChild is a command's background child: it records SIGTERM, SIGHUP
+// and SIGUSR1 in $DIR/child.log, and writes its pid once its traps are
+// set.
 const groupChild = `trap 'echo TERM >> "$DIR/child.log"; exit 0' TERM
+trap 'echo HUP >> "$DIR/child.log"' HUP
+trap 'echo USR1 >> "$DIR/child.log"' USR1
 echo $$ > "$DIR/child.pid.tmp" && mv "$DIR/child.pid.tmp" "$DIR/child.pid"
 while :; do sleep 0.02; done`
 
-// groupCommand starts groupChild in the background, dies on SIGTERM, and
-// exits 4, leaving the child running, once $DIR/exit exists.
+// groupCommand starts groupChild in the background, survives SIGHUP and
+// SIGUSR1, dies on SIGTERM, and exits 4, leaving the child running, once
+// $DIR/exit exists.
 const groupCommand = `sh "$DIR/child.sh" &
+trap '' HUP USR1
 while [ ! -e "$DIR/exit" ]; do sleep 0.02; done
 exit 4`
 
@@ -31,10 +36,7 @@ exit 4`
 func groupService(t *testing.T, id string) (*cluster.Node, string, int) {
 	t.Helper()
 	srv := natstest.RunServer(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "child.sh"), []byte(groupChild), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := groupDir(t)
 	svc, err := NewService(ServiceConfig{Argv: []string{"sh", "-c", groupCommand}, Env: []string{"DIR=" + dir},
 		Grace: 300 * time.Millisecond, BackoffMin: time.Minute})
 	if err != nil {
@@ -42,13 +44,29 @@ func groupService(t *testing.T, id string) (*cluster.Node, string, int) {
 	}
 	n := startServiceNode(t, srv, id, svc)
 	t.Cleanup(func() { stop(t, n) })
+	return n, dir, childPid(t, dir)
+}
+
+// groupDir writes the child's script to a new directory and returns it.
+func groupDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "child.sh"), []byte(groupChild), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// childPid waits for the command's child to be ready and returns its pid.
+func childPid(t *testing.T, dir string) int {
+	t.Helper()
 	pidFile := filepath.Join(dir, "child.pid")
-	natstest.WaitFor(t, 10*time.Second, func() bool { return strings.HasSuffix(readFile(pidFile), "\n") }, "the service's child did not start")
+	natstest.WaitFor(t, 10*time.Second, func() bool { return strings.HasSuffix(readFile(pidFile), "\n") }, "the command's child did not start")
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(pidFile)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, dir, pid
+	return pid
 }
 
 // childTermed waits for the child to record SIGTERM and be gone.
