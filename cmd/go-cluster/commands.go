@@ -120,6 +120,8 @@ Exit status:
      has not passed, or failed too often), so it would not take the lease;
      nothing was sent (--force sends all the same)
   5  state get only: the key has no value (never written, or deleted)
+  run exits with its command's status (128 + N for signal N), 124 when --timeout
+  passed before the command started, 127 when the command could not be started
 `
 
 // shortFlags are the one-letter aliases, printed with their long flag.
