@@ -51,7 +51,7 @@ func TestRunTimeout(t *testing.T) {
 	})
 
 	t.Run("started in time", func(t *testing.T) {
-		d := startRun(t, ns.URL(), "runtimeout", "node-d", env, []string{"--ttl", "2s", "--timeout", "2s", "--once"}, "sh", "-c", waitStop)
+		d := startRun(t, ns.URL(), "runtimeout", "node-d", env, []string{"--ttl", "2s", "--timeout", "3s", "--once"}, "sh", "-c", waitStop)
 		natstest.WaitFor(t, 10*time.Second, func() bool { return d.logged("node started") }, "node-d did not start")
 		started := time.Now()
 		if err := os.WriteFile(filepath.Join(dir, "node-a.stop"), nil, 0o600); err != nil {
@@ -62,7 +62,7 @@ func TestRunTimeout(t *testing.T) {
 		}
 		natstest.WaitFor(t, 2*time.Second, func() bool { return up("node-d") }, "node-d's command did not start once node-a released the lease")
 		// Past node-d's --timeout, its command still runs.
-		natstest.WaitFor(t, 5*time.Second, func() bool { return time.Since(started) > 3*time.Second }, "")
+		natstest.WaitFor(t, 5*time.Second, func() bool { return time.Since(started) > 3200*time.Millisecond }, "")
 		if !d.running() || strings.Contains(readFile(d.stderr), "did not start within") {
 			t.Fatalf("node-d's run gave up after its command started:\n%s", readFile(d.stderr))
 		}
