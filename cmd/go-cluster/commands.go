@@ -125,7 +125,7 @@ Exit status:
 `
 
 // shortFlags are the one-letter aliases, printed with their long flag.
-func shortFlags() map[string]string { return map[string]string{"server": "s"} }
+func shortFlags() map[string]string { return map[string]string{"server": "s", "slots": "n"} }
 
 // printFlags lists fs's flags the way the nats CLI does: --name, with the
 // one-letter alias in front.
