@@ -27,6 +27,7 @@ type agentCmd struct {
 	config    string
 	check     bool
 	otherHost bool   // --check a file meant for another host: skip what depends on this one
+	cleanup   bool   // remove the file's VIPs from this host and exit
 	node      string // overrides every cluster's election.node_id
 	listen    string // overrides the file's listen
 	listening string // the listen address in use
@@ -50,6 +51,7 @@ func (c *agentCmd) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", cmp.Or(os.Getenv(envAgentConfig), defaultAgentConfig), "the agent's configuration `FILE` (YAML) ($"+envAgentConfig+")")
 	fs.BoolVar(&c.check, "check", false, "validate the file as the agent would run it on this host, print what is wrong, and exit: 0 valid, 1 not, 2 bad flags")
 	fs.BoolVar(&c.otherHost, "other-host", false, "with --check: the file is meant for another host; skip what depends on this one (interfaces, commands, host name, NATS context)")
+	fs.BoolVar(&c.cleanup, "cleanup", false, "remove every VIP of the file (addresses, copies, routes) from this host and exit: the unit's ExecStopPost=")
 	fs.StringVar(&c.node, "node", os.Getenv(envAgentNode), "this host's node `ID` in every cluster, over the file's node_id ($"+envAgentNode+")")
 	fs.StringVar(&c.listen, "listen", os.Getenv(envAgentListen), "`ADDR` of /metrics and /healthz, over the file's listen ($"+envAgentListen+")")
 }
@@ -58,8 +60,11 @@ func (c *agentCmd) run(ctx context.Context, e *env, _ []string) error {
 	if c.otherHost && !c.check {
 		return fmt.Errorf("%w: --other-host goes with --check", errUsage)
 	}
+	if c.cleanup && c.check {
+		return fmt.Errorf("%w: --cleanup and --check do not go together", errUsage)
+	}
 	cfg, err := c.load()
-	if err == nil {
+	if err == nil && !c.cleanup { // the cleanup needs nothing of this host but its interfaces
 		err = c.checkHere(cfg, e)
 	}
 	if err != nil {
@@ -69,8 +74,14 @@ func (c *agentCmd) run(ctx context.Context, e *env, _ []string) error {
 		}
 		return err
 	}
+	if c.cleanup {
+		return cleanupVIPs(ctx, e, cfg)
+	}
 	if c.check {
 		fmt.Fprintf(e.stdout, "%s: valid (%d cluster(s))\n", c.config, len(cfg.Clusters))
+		for _, w := range agent.Warnings(c.config, cfg) { // valid, probably not meant: exit 0 all the same
+			fmt.Fprintf(e.stderr, "warning: %s\n", w)
+		}
 		return nil
 	}
 	return c.serve(ctx, e, cfg)

@@ -45,15 +45,17 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		defer stopHTTP()
 	}
 	a.Start()
-	sd := startSystemd(a, log)
+	sd := startSystemd(a, cfg, log)
 	log.Info("agent started", "config", c.config, "clusters", len(cfg.Clusters))
+	for _, w := range agent.Warnings(c.config, cfg) {
+		log.Warn("configuration: " + w.String())
+	}
 	for {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				sd.reloading()
-				c.reload(ctx, a, log)
-				sd.reloaded(a)
+				sd.reloaded(a, c.reload(ctx, a, log))
 				continue
 			}
 			log.Info("stopping: handing leadership over", "signal", sig)
@@ -64,6 +66,7 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), agentStopTimeout)
 		a.Stop(sctx)
 		cancel()
+		sd.close()
 		log.Info("agent stopped")
 		return nil
 	}
@@ -90,9 +93,9 @@ func serveHTTP(addr string, a *agent.Agent, log *slog.Logger) (func(), error) {
 	}, nil
 }
 
-// reload applies the file anew; a file that is not valid, or not
-// applicable, is refused and the running configuration stays.
-func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) {
+// reload applies the file anew and returns it; a file that is not valid,
+// or not applicable, is refused (nil) and the running configuration stays.
+func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) *agent.Config {
 	cfg, err := c.load()
 	if err == nil {
 		err = a.Reload(ctx, cfg)
@@ -102,9 +105,10 @@ func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger)
 	}
 	if err != nil {
 		log.Error("reload refused; the running configuration stays", "config", c.config, "err", err)
-		return
+		return nil
 	}
 	log.Info("reloaded", "config", c.config)
+	return cfg
 }
 
 // agentConnection resolves a cluster's connection: each setting from the

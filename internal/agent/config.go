@@ -185,6 +185,14 @@ type Notify struct {
 	LoseLeadership []string `yaml:"lose_leadership"`
 	LeaderChange   []string `yaml:"leader_change"`
 	Fault          []string `yaml:"fault"`
+	// FaultCleared runs when a node that was not ready (a fault) is
+	// ready again.
+	FaultCleared []string `yaml:"fault_cleared"`
+	// State is keepalived's `notify`: run after the event's own command
+	// whenever the node's state changes, with four arguments after its
+	// own: INSTANCE, the cluster's name, the state (MASTER, BACKUP, FAULT
+	// or STOP) and the configured priority.
+	State []string `yaml:"state"`
 	// Timeout of each command; its process group is killed then.
 	// Default 30s.
 	Timeout Duration `yaml:"timeout"`

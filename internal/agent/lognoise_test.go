@@ -45,12 +45,27 @@ func (b *logBuffer) count(s string) int {
 	return n
 }
 
+// countLines is how many lines hold every one of parts.
+func (b *logBuffer) countLines(parts ...string) int {
+	n := 0
+	for _, l := range strings.Split(b.String(), "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(l, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
+
 func (b *logBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
-// lines counts the lines of a file.
-func lines(path string) int {
+// lineCount counts the lines of a file.
+func lineCount(path string) int {
 	b, _ := os.ReadFile(path)
 	return strings.Count(string(b), "\n")
 }
@@ -103,14 +118,14 @@ func TestCheckFailureAndRecoveryLoggedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !status().Ready }, "the check did not fail")
-	failedAt := lines(runs)
-	natstest.WaitFor(t, 10*time.Second, func() bool { return lines(runs) >= failedAt+20 }, "the check did not run 20 times more")
+	failedAt := lineCount(runs)
+	natstest.WaitFor(t, 10*time.Second, func() bool { return lineCount(runs) >= failedAt+20 }, "the check did not run 20 times more")
 	if err := os.WriteFile(ok, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 10*time.Second, func() bool { return status().Ready }, "the check did not pass again: %+v", status())
-	passedAt := lines(runs)
-	natstest.WaitFor(t, 10*time.Second, func() bool { return lines(runs) >= passedAt+10 }, "the check did not run 10 times more")
+	passedAt := lineCount(runs)
+	natstest.WaitFor(t, 10*time.Second, func() bool { return lineCount(runs) >= passedAt+10 }, "the check did not run 10 times more")
 
 	out := log.String()
 	for _, tc := range []struct {

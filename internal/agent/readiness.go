@@ -35,6 +35,7 @@ type checkState struct {
 	passing bool
 	streak  int // results in a row that disagree with passing
 	last    error
+	took    time.Duration // the last probe's (metrics)
 }
 
 // newReadiness starts the checks (with defaults applied); stop ends them.
@@ -103,11 +104,13 @@ func (r *readiness) loop(ctx context.Context, i int) {
 	defer tick.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, c.Timeout.D())
+		start := time.Now()
 		err := probe(pctx, &c)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
+		r.setTook(i, time.Since(start))
 		r.record(i, err)
 		select {
 		case <-ctx.Done():

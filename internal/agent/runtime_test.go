@@ -24,14 +24,14 @@ func TestNotifierRunsInOrderOneAtATime(t *testing.T) {
 	natstest.CheckLeaks(t)
 	log := filepath.Join(t.TempDir(), "log")
 	cmd := []string{"sh", "-c", `echo "start $GO_CLUSTER_EPOCH $GO_CLUSTER_EVENT $GO_CLUSTER_CLUSTER $GO_CLUSTER_NODE $GO_CLUSTER_VIPS" >> ` + log + `; sleep 0.05; echo "end $GO_CLUSTER_EPOCH" >> ` + log}
-	n := newNotifier(Notify{BecomeLeader: cmd, LeaderChange: cmd, Timeout: Duration(5 * time.Second)}, "c1", "n1",
+	n := newNotifier(Notify{BecomeLeader: cmd, LeaderChange: cmd, Timeout: Duration(5 * time.Second)}, "c1", "n1", 0,
 		[]VIP{{Address: "10.0.0.1/24"}, {Address: "10.0.0.2/24"}}, io.Discard, quiet())
 	for i := 1; i <= 4; i++ {
 		ev := EventBecomeLeader
 		if i%2 == 0 {
 			ev = EventLeaderChange
 		}
-		n.post(notice{event: ev, epoch: int64(i)})
+		n.post(notice{event: ev, role: "leader", epoch: int64(i)}) // VIPs are named on the leader only
 	}
 	n.post(notice{event: EventFault, epoch: 99}) // no command: not run
 	n.close()
@@ -59,7 +59,7 @@ func TestNotifierTimeoutKillsTheGroup(t *testing.T) {
 		BecomeLeader: []string{"sh", "-c", "sleep 30 & echo $! > " + pidFile + "; wait"},
 		LeaderChange: []string{"sh", "-c", "touch " + filepath.Join(dir, "next")},
 		Timeout:      Duration(300 * time.Millisecond),
-	}, "c1", "n1", nil, io.Discard, quiet())
+	}, "c1", "n1", 0, nil, io.Discard, quiet())
 	start := time.Now()
 	n.post(notice{event: EventBecomeLeader})
 	n.post(notice{event: EventLeaderChange})

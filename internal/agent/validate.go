@@ -400,6 +400,8 @@ func (v *validator) notify(p string, n *Notify) {
 	v.argv(p+".lose_leadership", n.LoseLeadership)
 	v.argv(p+".leader_change", n.LeaderChange)
 	v.argv(p+".fault", n.Fault)
+	v.argv(p+".fault_cleared", n.FaultCleared)
+	v.argv(p+".state", n.State)
 	if n.Timeout < 0 {
 		v.bad(p+".timeout", "%v is negative", n.Timeout.D())
 	}

@@ -20,13 +20,6 @@ func weightedFileCheck(name, path string) Check {
 		Timeout: Duration(50 * time.Millisecond), Rise: 1, Fall: 1, Weight: -20}
 }
 
-func touch(t *testing.T, path string) {
-	t.Helper()
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func remove(t *testing.T, path string) {
 	t.Helper()
 	if err := os.Remove(path); err != nil {
