@@ -36,7 +36,7 @@ func commands() []command {
 		{"state get", "KEY", "print the value of a state key (--json: with its revision, the writer's epoch, the time written)", 1, &stateGetCmd{}},
 		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
 		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},
-		{"run", "[--node ID] [--ttl D] [--grace D] [--once] -- COMMAND [ARGS...]", "campaign, and run COMMAND while this host leads; exit with its status", maxRunArgs, &runCmd{}},
+		{"run", "[--node ID] [--ttl D] [--grace D] [--once] [--timeout D] [--slots N] -- COMMAND [ARGS...]", "campaign, and run COMMAND while this host leads; exit with its status", maxRunArgs, &runCmd{}},
 		{"agent", "[--config FILE] [--check [--other-host] | --cleanup]", "the agent daemon: VIPs, checks, notify commands and a service on the leader, from a YAML file", 0, &agentCmd{}},
 		{"maintenance", "on|off --node NODE", "switch an agent's node in or out of maintenance: not ready, so it does not lead", 1, &maintenanceCmd{}},
 	}
@@ -120,10 +120,12 @@ Exit status:
      has not passed, or failed too often), so it would not take the lease;
      nothing was sent (--force sends all the same)
   5  state get only: the key has no value (never written, or deleted)
+  run exits with its command's status (128 + N for signal N), 124 when --timeout
+  passed before the command started, 127 when the command could not be started
 `
 
 // shortFlags are the one-letter aliases, printed with their long flag.
-func shortFlags() map[string]string { return map[string]string{"server": "s"} }
+func shortFlags() map[string]string { return map[string]string{"server": "s", "slots": "n"} }
 
 // printFlags lists fs's flags the way the nats CLI does: --name, with the
 // one-letter alias in front.

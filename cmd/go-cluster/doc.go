@@ -23,7 +23,7 @@
 //	go-cluster [flags] state watch [--count N] [PREFIX]
 //	                                       the current state values, then every change
 //	go-cluster version                     the version, and the commit it was built from (also --version)
-//	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] -- COMMAND [ARGS...]
+//	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] [--timeout D] [--slots N] -- COMMAND [ARGS...]
 //	                                       campaign, and run COMMAND while this host leads
 //	go-cluster agent [--config FILE] [--check [--other-host] | --cleanup]
 //	                                       the agent daemon: VIPs, checks, notify commands, a service

@@ -24,6 +24,9 @@ type options struct {
 	cluster string        // the cluster's ID
 	timeout time.Duration // per request, and for gathering replies
 	json    bool          // JSON output
+	// timeoutGiven: --timeout was on the command line (run gives up
+	// leading after it only then).
+	timeoutGiven bool
 }
 
 // connFlags are the connection flags, named as in the nats CLI; "" when
@@ -102,6 +105,16 @@ func checkGiven(fss ...*flag.FlagSet) error {
 	return err
 }
 
+// given reports whether flag name was set on the command line of any of
+// fss.
+func given(name string, fss ...*flag.FlagSet) bool {
+	set := false
+	for _, fs := range fss {
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	}
+	return set
+}
+
 // invocation is a parsed command line.
 type invocation struct {
 	opts    options
@@ -171,6 +184,7 @@ func parse(args []string) (invocation, error) {
 	if err := checkGiven(global, fs); err != nil {
 		return inv, err
 	}
+	inv.opts.timeoutGiven = given("timeout", global, fs)
 	opts := inv.opts
 	if _, ok := cmd.impl.(clusterFree); ok && opts.cluster == "" {
 		opts.cluster = "unused" // its clusters come from elsewhere

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		{"-s", []string{"-s", "nats://x:1", "--cluster", "o", "status"}, "status",
 			options{conn: connFlags{server: "nats://x:1"}, cluster: "o", timeout: defaultTimeout}, nil},
 		{"flags on both sides", []string{"--server", "nats://x:1", "health", "n1", "--cluster", "o", "--json", "--timeout", "5s", "--creds", "/c"}, "health",
-			options{conn: connFlags{server: "nats://x:1", creds: "/c"}, cluster: "o", timeout: 5 * time.Second, json: true}, []string{"n1"}},
+			options{conn: connFlags{server: "nats://x:1", creds: "/c"}, cluster: "o", timeout: 5 * time.Second, json: true, timeoutGiven: true}, []string{"n1"}},
 		{"connection flags", []string{"--context", "prod", "--user", "u", "--password", "p", "status", "--nkey", "/n", "--tlscert", "/c", "--tlskey", "/k", "--tlsca", "/ca", "--cluster", "o"}, "status",
 			options{conn: connFlags{context: "prod", user: "u", password: "p", nkey: "/n", tlsCert: "/c", tlsKey: "/k", tlsCA: "/ca"}, cluster: "o", timeout: defaultTimeout}, nil},
 		{"-- ends the flags", []string{"--cluster", "o", "health", "--", "n1"}, "health",

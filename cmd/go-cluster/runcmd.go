@@ -24,8 +24,13 @@ type runCmd struct {
 	once     bool
 	priority int
 	replicas int
+	slots    int
 	verbose  bool
 }
+
+// exitLeadTimeout is run's exit status when --timeout passed before the
+// command started: GNU timeout's.
+const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
@@ -34,6 +39,8 @@ func (c *runCmd) define(fs *flag.FlagSet) {
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
 	fs.IntVar(&c.priority, "priority", 0, "preferred-leader priority: a higher one takes over from a lower one")
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
+	fs.IntVar(&c.slots, "slots", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
+	fs.IntVar(&c.slots, "n", 1, "short for --slots")
 	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
 }
 
@@ -71,13 +78,20 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if c.slots < 1 {
+		return fmt.Errorf("%w: --slots must be at least 1, not %d", errUsage, c.slots)
+	}
+	var leadTimeout time.Duration // --timeout bounds the wait to lead only when given
+	if e.opts.timeoutGiven {
+		leadTimeout = e.opts.timeout
+	}
 	// The node dials, and redials forever, with the library's settings;
 	// never a server of its own.
 	r, err := runner.New(runner.Config{
 		Node: cluster.Config{ClusterID: e.opts.cluster, NodeID: nodeID, NATSURLs: strings.Split(e.conn.server, ","),
 			NATSOptions: natsOpts, LeaseTTL: c.ttl, Priority: c.priority, BucketReplicas: c.replicas, Logger: base,
 			JetStreamDomain: e.conn.jsDomain, JetStreamAPIPrefix: e.conn.jsAPI},
-		Argv: args, Grace: c.grace, Once: c.once, Signals: sigs, Logger: log,
+		Argv: args, Grace: c.grace, Once: c.once, Signals: sigs, Logger: log, Slots: c.slots, LeadTimeout: leadTimeout,
 		Stdio: runner.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
 	})
 	if err != nil {
@@ -85,6 +99,10 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	code, err := r.Run(ctx)
 	if err != nil {
+		if errors.Is(err, runner.ErrLeadTimeout) {
+			fmt.Fprintf(e.stderr, "go-cluster run: gave up (--timeout): %v\n", err)
+			return exitStatus{exitLeadTimeout}
+		}
 		if errors.Is(err, cluster.ErrConnect) {
 			return fmt.Errorf("%w at %s: %v", errConnect, e.conn.describe(), err)
 		}
@@ -96,7 +114,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 // nodeID is --node, or the host name.
 func (c *runCmd) nodeID() (string, error) {
 	if c.node != "" {
-		if err := cluster.ValidateIdentifier("--node", c.node); err != nil {
+		if err := cluster.ValidateNodeID("--node", c.node); err != nil {
 			return "", badIdentifier(err)
 		}
 		return c.node, nil
@@ -105,7 +123,7 @@ func (c *runCmd) nodeID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
 	}
-	if err := cluster.ValidateIdentifier("host name", host); err != nil {
+	if err := cluster.ValidateNodeID("host name", host); err != nil {
 		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}

@@ -20,7 +20,11 @@ func TestRunUsageErrors(t *testing.T) {
 		{"grace too long", []string{"run", "--cluster", "c", "--node", "n", "--ttl", "1s", "--grace", "5s", "--", "true"}, "grace 5s is longer than LeaseTTL 1s allows"},
 		{"ttl too short", []string{"run", "--cluster", "c", "--node", "n", "--ttl", "100ms", "--", "true"}, "LeaseTTL"},
 		{"bad node", []string{"run", "--cluster", "c", "--node", "a*b", "--", "true"}, "--node"},
+		{"node with an empty label", []string{"run", "--cluster", "c", "--node", "db1..example.com", "--", "true"}, "--node"},
 		{"no cluster", []string{"run", "--node", "n", "--", "true"}, "--cluster is required"},
+		{"no slots", []string{"run", "--cluster", "c", "--node", "n", "--slots", "0", "--", "true"}, "--slots must be at least 1"},
+		{"too many slots", []string{"run", "--cluster", "c", "--node", "n", "-n", "65", "--", "true"}, "slots 65: want 1 to 64"},
+		{"negative timeout", []string{"run", "--cluster", "c", "--node", "n", "--timeout", "-1s", "--", "true"}, "--timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -36,7 +36,7 @@ type Mutant struct {
 // layers are the parts of the project a mutant may name.
 var layers = map[string]bool{
 	"machine": true, "driver": true, "lifecycle": true, "dialer": true,
-	"view": true, "sim": true, "state": true, "store": true, "agent": true,
+	"view": true, "sim": true, "state": true, "store": true, "agent": true, "runner": true,
 }
 
 // defaultTimeout is go test's -timeout for a mutant that names none.

@@ -18,7 +18,12 @@
 //     (Pdeathsig), and the lease runs out after LeaseTTL.
 //
 // Signals given to Run are passed on to the command's process group. When
-// the command exits while leading, the Runner stops its Node, which
-// releases the lease so that a runner waiting elsewhere takes over at
-// once, and Run returns the command's exit status.
+// the command exits while leading, what it left running in its group gets
+// SIGTERM, then SIGKILL after Grace; once none of it is left the Runner
+// stops its Node, which releases the lease so that a runner waiting
+// elsewhere takes over at once, and Run returns the command's exit status.
+//
+// With Config.Slots N, the Runner campaigns in N elections (slots) and
+// runs the command in the first it wins, staying out of the others while
+// it runs: at most N commands of the cluster run at once.
 package runner

@@ -22,7 +22,7 @@ const (
 // lead runs the command for tenure t and returns its exit status and how
 // it ended. The command is dead when lead returns.
 func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
-	w := watch{node: r.node, ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log}
+	w := watch{node: r.nodes[t.slot-1], ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log}
 	if !w.timeLeft(t.ctx) {
 		return 0, endSkipped // it would get SIGTERM at once
 	}
@@ -63,7 +63,9 @@ func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
 	defer timer.Stop()
 	for {
 		select {
-		case <-c.Done():
+		case <-c.Exited():
+			// What it left running gets SIGTERM, then SIGKILL as on a loss.
+			c.Terminate(w.killAt())
 			return c.ExitCode(), endExited
 		case sig := <-w.signals:
 			if s, ok := sig.(syscall.Signal); ok {

@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// TestRunnerSignalsReachTheProcessGroup: signals given to Run (SIGHUP,
+// SIGUSR1) reach a child the command started in the background, and so
+// does the SIGTERM of lost leadership; the child is gone when Run returns.
+func TestRunnerSignalsReachTheProcessGroup(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	dir := groupDir(t)
+	sigs := make(chan os.Signal, 1)
+	r, err := New(Config{
+		Node: cluster.Config{ClusterID: "group", NodeID: "n1", NATSURLs: []string{srv.URL()}, LeaseTTL: time.Second},
+		Argv: []string{"sh", "-c", groupCommand}, Env: []string{"DIR=" + dir}, Once: true, Signals: sigs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := runAsync(context.Background(), r)
+	pid := childPid(t, dir)
+	log := filepath.Join(dir, "child.log")
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1} {
+		sigs <- sig
+		name := map[syscall.Signal]string{syscall.SIGHUP: "HUP", syscall.SIGUSR1: "USR1"}[sig]
+		natstest.WaitFor(t, 5*time.Second, func() bool { return strings.Contains(readFile(log), name+"\n") },
+			"the command's child did not get the SIG%s given to Run", name)
+	}
+	if !processAlive(pid) {
+		t.Fatal("the child died of a signal it traps")
+	}
+	natstest.WaitFor(t, 5*time.Second, r.Node().IsLeader, "not leading")
+	if err := r.Node().StepDown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.err != nil || res.code != 143 {
+			t.Fatalf("Run = %d, %v; want 143 (the command's SIGTERM), nil", res.code, res.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the loss")
+	}
+	if !strings.Contains(readFile(log), "TERM\n") || processAlive(pid) {
+		t.Fatalf("after the loss: child log %q, child alive %v; want TERM, not alive", readFile(log), processAlive(pid))
+	}
+}
