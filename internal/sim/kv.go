@@ -22,6 +22,9 @@ type kv struct {
 	entries   []election.KVEntry // the lease key's kept revisions, oldest first
 	history   int
 	deleted   bool // the bucket does not exist: every request says so
+	// ttl is the bucket's TTL metadata (lease_ttl and lease_ttl_max),
+	// read by the next machine only.
+	ttl time.Duration
 }
 
 func newKV(now time.Duration) *kv {

@@ -38,10 +38,11 @@ var (
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
 	simStrict  = flag.Bool("sim.strict", false, "count the stated limits (an epoch or a LeaseTTL nothing left knew) as violations too")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
+	simNext    = flag.Bool("sim.next", false, "run the next machine (internal/election/v2, docs/design-next.md) instead")
 )
 
 func simOptionsFromFlags(t *testing.T) Options {
-	return Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Knobs: fixes(t, splitList(*simFixes)), SameTTL: *simSameTTL}
+	return Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Knobs: fixes(t, splitList(*simFixes)), SameTTL: *simSameTTL, Next: *simNext}
 }
 
 // fixes are the knobs of the fixes under evaluation that -sim.fix names.
