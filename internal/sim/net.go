@@ -113,7 +113,7 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 		return election.Result{History: w.kv.historyEntries()}, 0
 	case election.Incarnation:
 		return election.Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt,
-			Age: w.now - w.kv.created, LeaseTTL: w.kv.ttl, MaxTTL: w.kv.ttl}, w.kv.inc
+			Age: w.now - w.kv.created, LeaseTTL: w.kv.ttl, MaxTTL: w.kv.maxTTL}, w.kv.inc
 	case election.Watch:
 		p.openWatch()
 	}

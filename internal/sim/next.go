@@ -28,7 +28,7 @@ func nextMachines(w *world) factory {
 			RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
 			Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
 			ReadinessCheck: cfg.ReadinessCheck, ReadinessThreshold: cfg.ReadinessThreshold}
-		l := &nextLogic{m: next.New(p, seed), w: w, pending: map[uint64]election.Action{}}
+		l := &nextLogic{m: next.NewWithKnobs(p, seed, w.opt.NextKnobs), w: w, pending: map[uint64]election.Action{}}
 		return l
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	next "github.com/ozanturksever/go-cluster/internal/election/v2"
 )
 
 // Options shape a run. The zero value is the protocol's own bounds.
@@ -43,6 +44,9 @@ type Options struct {
 	// with StrictLimits: it states no limit to excuse. Forged records are
 	// out of its threat model (docs/design-next.md §3) and not injected.
 	Next bool
+	// NextKnobs remove invariants of the next machine: its negative
+	// controls.
+	NextKnobs next.Knobs
 }
 
 // Outcome is what one seed's run found.
@@ -170,7 +174,7 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	// The bucket's TTL metadata (I2 of the next machine; the machine of
 	// today does not read it): the first node's LeaseTTL, kept across
 	// the bucket's incarnations.
-	w.kv.ttl = w.ttls[0]
+	w.kv.ttl, w.kv.maxTTL = w.ttls[0], w.ttls[0]
 	return w
 }
 

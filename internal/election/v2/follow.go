@@ -14,6 +14,9 @@ import (
 // (I2): the bucket's lease_ttl_max, its lease_ttl, and every TTL seen in
 // a record; this node's own when the bucket says nothing.
 func (m *Machine) ceiling() time.Duration {
+	if m.knobs.OwnTTL {
+		return m.p.LeaseTTL
+	}
 	c := max(m.inc.MaxTTL, m.inc.LeaseTTL, m.ttlSeen)
 	if c == 0 {
 		c = m.p.LeaseTTL
@@ -69,7 +72,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	}
 	gate := m.campaignGate(now)
 	switch {
-	case m.p.Observer || !m.conn.connected || m.stopReq != nil:
+	case m.p.Observer || !m.conn.connected :
 		return next
 	case m.lost.waiting:
 		if now.Before(m.lost.resync) {
@@ -150,7 +153,7 @@ func (m *Machine) takeOver(now time.Time) {
 // tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's, or
 // this node's own when the bucket says nothing.
 func (m *Machine) tenureTTL() time.Duration {
-	if m.inc.LeaseTTL > 0 {
+	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
 		return m.inc.LeaseTTL
 	}
 	return m.p.LeaseTTL

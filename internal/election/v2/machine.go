@@ -28,6 +28,7 @@ func (s State) String() string {
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
 	p        Params
+	knobs    Knobs
 	rnd      *rand.Rand
 	instance string
 	state    State
@@ -102,6 +103,22 @@ type lostRace struct {
 	waiting bool
 	above   uint64
 	resync  time.Time
+}
+
+// Knobs each remove one invariant's check, for the simulator's negative
+// controls only: the zero value is the protocol.
+type Knobs struct {
+	NoConfirm    bool // I3: lead on a landing, and move the deadline on a renewal, unconfirmed
+	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
+	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
+}
+
+// NewWithKnobs is New with invariants removed: for the simulator's
+// negative controls only.
+func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
+	m := New(p, seed)
+	m.knobs = k
+	return m
 }
 
 // New makes the machine of a node; Start begins it.

@@ -310,3 +310,52 @@ func TestAnotherProtocolRefusesToStart(t *testing.T) {
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: old})
 	h.want("Fail")
 }
+
+// Simulator seed 37978: entries the watch a node starts with delivered
+// while its first Confirm was out belong to that watch, not to the one
+// the node opens after it (here another incarnation's purge marker at a
+// revision the new incarnation's live record also had).
+func TestEntriesOfAReplacedWatchAreDropped(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.do(Start{})
+	h.do(Entry{KV: KVEntry{Rev: 1, Op: Purge}}) // kept: a Confirm is out
+	h.do(Synced{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(0)})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	if h.m.cur.kind != None {
+		t.Fatalf("the replaced watch's entry was observed: %v at %d", h.m.cur.kind, h.m.cur.rev)
+	}
+}
+
+// Simulator seed 3278: an acquisition retried while the first went
+// unanswered counts from the first's send time when the watch shows the
+// record, which either may have written.
+func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: v1.Transient})
+	first := h.m.pending.sent
+	h.at(time.Second).do(Tick{})
+	if w, ok := h.req.(Write); ok && w.Purpose == Acquire {
+		h.do(WriteResult{ID: w.ID, Err: errors.New("timeout"), Class: v1.Transient})
+	}
+	if !h.m.pending.sent.Equal(first) {
+		t.Fatalf("pending attempt sent at %v, want the first's %v", h.m.pending.sent.Sub(t0), first.Sub(t0))
+	}
+}
+
+// Simulator seed 27160: a node told to Stop campaigns no more, and its
+// view of the key includes its own writes before the watch shows them.
+func TestStopCampaignsNoMore(t *testing.T) {
+	h := leader(t)
+	h.do(Stop{Token: 3})
+	h.do(LoseStarted{Epoch: base + 4})
+	h.do(LoseDone{Epoch: base + 4})
+	h.do(WriteResult{ID: h.write().ID, Rev: 8})
+	h.none("Write")
+	h.want("Finished")
+	if h.m.cur.kind != Released || h.m.cur.rev != 8 {
+		t.Errorf("view %v at %d, want its own release at 8", h.m.cur.kind, h.m.cur.rev)
+	}
+}

@@ -16,7 +16,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
 		return // older than what is seen
 	}
-	d := judge(e, m.inc.base())
+	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
 	m.entries++
 	if m.entries == 1 && d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol {
 		m.fail(protocolError("the lease record was written by protocol %d", d.version))

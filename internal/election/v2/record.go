@@ -52,7 +52,11 @@ type decoded struct {
 
 // judge applies P1 to a watch entry in an incarnation whose epochs are
 // above base.
-func judge(e KVEntry, base int64) decoded {
+func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
+
+// judgeRange is judge; ranged false leaves the epoch's range unchecked
+// (Knobs.NoRangeCheck).
+func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	if e.Op != Put {
 		return decoded{kind: Unknown, why: "a delete or purge marker"}
 	}
@@ -70,7 +74,7 @@ func judge(e KVEntry, base int64) decoded {
 		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", w.V)
 	case l.Floor:
 		d.kind, d.why = Unknown, "a floor record"
-	case l.Epoch <= base || uint64(l.Epoch-base) > e.Rev:
+	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
 		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
 	case l.NodeID == "":
 		d.kind = Released

@@ -71,6 +71,7 @@ func (m *Machine) send(now time.Time, what any, a Action) {
 		// wait starts again on what the new one delivers (P3).
 		m.watching, m.synced, m.viewChecked = true, false, false
 		m.cur, m.lost = seen{}, lostRace{}
+		m.dropWatchEvents()
 	}
 	m.req = &request{id: id, sent: now, what: what}
 	if w, ok := a.(Write); ok {
@@ -223,7 +224,22 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 		return
 	}
 	m.cur = seen{kind: None, rev: rev, first: now}
-	m.cur.d = judge(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base())
+	m.cur.d = judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
 	m.cur.kind = m.cur.d.kind
 	m.lost = lostRace{}
+}
+
+// dropWatchEvents forgets the kept events of the watch a Watch action
+// replaces: they may show another incarnation's key (the watch a node
+// starts with, or one that moved without a word).
+func (m *Machine) dropWatchEvents() {
+	kept := m.kept[:0]
+	for _, ev := range m.kept {
+		switch ev.(type) {
+		case Entry, Synced, WatchClosed:
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	m.kept = kept
 }
