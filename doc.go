@@ -68,7 +68,8 @@
 // Config.Priority makes a node the preferred leader: once it has followed
 // for a LeaseTTL (Config.PreemptDelay, keepalived's preempt_delay, if
 // longer) it asks a leader of lower priority to hand over, which the
-// leader does through the normal release. Config.ReadinessCheck couples
+// leader does through the normal release. Node.SetPriority lowers the
+// priority at run time (keepalived's weighted checks). Config.ReadinessCheck couples
 // leadership to the application's health: a node campaigns only after a
 // check has passed, and a leader that fails it ReadinessThreshold times in
 // a row steps down (Node.Ready says why a node may not lead). Operators can ask the leader to step down, optionally in favour

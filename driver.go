@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -37,6 +38,8 @@ type driver struct {
 	disp  *dispatcher
 	view  *view
 	m     *election.Machine
+	// priority is the Node's priority now (priority.go).
+	priority *atomic.Int64
 
 	// announced is this node's member record, withdrawn at Stop (nil:
 	// none was written). Set before the loop runs; read at teardown.
@@ -114,6 +117,7 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 		disp:      newDispatcher(n.log, n.cfg.Metrics),
 		view:      n.view,
 		m:         m,
+		priority:  &n.priority,
 		cmds:      make(chan command),
 		control:   control,
 		created:   make(chan struct{}, 1),

@@ -16,8 +16,12 @@ import (
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
 func (d *driver) askToLead(a election.AskToLead) {
+	if !d.abovePriorityNow(a.Holder) {
+		return // lowered by SetPriority to or below the leader's
+	}
+	a.Request.Priority = d.priorityNow()
 	data, _ := json.Marshal(a.Request)
-	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", d.cfg.Priority)
+	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Request.Priority)
 	d.offLoop(func() {
 		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
 			d.log.Debug("could not ask the leader to yield", "error", err)
@@ -76,5 +80,5 @@ func (d *driver) controlEvent(r controlRequest) election.Event {
 			d.offLoop(func() { respond(msg, StepDownReply(a.Answer)) })
 		}
 	})
-	return election.Control{Data: msg.Data, Generic: r.generic, Received: r.received, Token: token}
+	return election.Control{Data: d.inConfigTerms(msg.Data), Generic: r.generic, Received: r.received, Token: token}
 }

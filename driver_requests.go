@@ -56,6 +56,7 @@ func result(err error) election.Result {
 // (rule 46); a successor's acquire can meet the old leader's last writes.
 func (d *driver) write(a election.Write) {
 	sent := time.Now()
+	a.Value = d.withPriorityNow(a)
 	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -26,6 +27,9 @@ type Node struct {
 	log      *slog.Logger
 	view     *view
 	instance string // this process's name in its lease records (rule 48)
+	// priority is the priority now: Config.Priority, or SetPriority's
+	// (priority.go); the driver reads it.
+	priority atomic.Int64
 	// beforeAction is nil but in tests, which set it before Start: the
 	// driver's loop calls it before carrying out each of the machine's
 	// actions, so that a test can stall the loop at a chosen point.
@@ -92,6 +96,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 		done:     make(chan struct{}),
 	}
 	events.node = n
+	n.priority.Store(int64(cfg.Priority))
 	return n, nil
 }
 

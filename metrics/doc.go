@@ -63,6 +63,26 @@
 // that is LeaseTTL plus the time to win: the failover time after a crash.
 // A first election, of a key that did not exist yet, is not recorded.
 //
+// # The agent's series
+//
+// An AgentCollector (NewAgentCollector) exports what go-cluster agent adds
+// per cluster, with the same constant labels: checks and VIPs read from
+// its AgentSource at scrape time, notify commands counted by
+// ObserveNotify.
+//
+//	gocluster_agent_check_passing                       gauge     {check} 1 while the check passes (rise and fall applied)
+//	gocluster_agent_check_duration_seconds              gauge     {check} its last probe's duration
+//	gocluster_agent_vip_held                            gauge     {vip, interface} 1 while this node holds the VIP
+//	gocluster_agent_vip_announcements_total             counter   {vip, interface} announcement rounds sent
+//	gocluster_agent_vip_last_added_timestamp_seconds    gauge     {vip, interface} Unix time; 0: never
+//	gocluster_agent_vip_last_removed_timestamp_seconds  gauge     {vip, interface} Unix time; 0: never
+//	gocluster_agent_notify_runs_total                   counter   {command} runs of a notify command
+//	gocluster_agent_notify_failures_total               counter   {command} runs that failed
+//	gocluster_agent_notify_duration_seconds             histogram {command} their run time
+//
+// packaging/monitoring in the repository has a Grafana dashboard and
+// alerting rules for all of these.
+//
 // # Alerts
 //
 // Over the nodes of one cluster (sum by (cluster)):

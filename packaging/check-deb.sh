@@ -12,6 +12,9 @@ want -rwxr-xr-x /usr/bin/go-cluster
 want -rw-r--r-- /lib/systemd/system/go-cluster-agent.service
 want -rw-r----- /etc/go-cluster/agent.yaml
 want -rw-r--r-- /usr/share/doc/go-cluster/agent.md
+want -rw-r--r-- /usr/share/doc/go-cluster/examples/50-go-cluster-agent.rules
+want -rw-r--r-- /usr/share/go-cluster/monitoring/go-cluster-dashboard.json
+want -rw-r--r-- /usr/share/go-cluster/monitoring/go-cluster-alerts.yaml
 grep -q "Package: go-cluster" <<<"$info" || fail "not the go-cluster package"
 conffiles="$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles)"
 grep -qx /etc/go-cluster/agent.yaml <<<"$conffiles" || fail "agent.yaml is not a conffile"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -90,19 +91,9 @@ func (s *settings) hasAddress() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	family := netlink.FAMILY_V4
-	if s.addr.Is6() {
-		family = netlink.FAMILY_V6
-	}
-	var addrs []netlink.Addr
-	for range 3 { // a dump interrupted by a concurrent change is retried
-		addrs, err = netlink.AddrList(link, family)
-		if !errors.Is(err, netlink.ErrDumpInterrupted) {
-			break
-		}
-	}
+	addrs, err := s.listAddrs(link)
 	if err != nil {
-		return false, fmt.Errorf("vip: list addresses of %s: %w", s.Interface, err)
+		return false, err
 	}
 	for _, a := range addrs {
 		if s.matches(a.IPNet) {
@@ -110,6 +101,26 @@ func (s *settings) hasAddress() (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// listAddrs lists the addresses of the VIP's family on link.
+func (s *settings) listAddrs(link netlink.Link) ([]netlink.Addr, error) {
+	family := netlink.FAMILY_V4
+	if s.addr.Is6() {
+		family = netlink.FAMILY_V6
+	}
+	var addrs []netlink.Addr
+	var err error
+	for range 3 { // a dump interrupted by a concurrent change is retried
+		addrs, err = netlink.AddrList(link, family)
+		if !errors.Is(err, netlink.ErrDumpInterrupted) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("vip: list addresses of %s: %w", s.Interface, err)
+	}
+	return addrs, nil
 }
 
 // matches reports whether n is exactly the managed address and prefix.
@@ -144,4 +155,40 @@ func netRawError(op string, err error) error {
 		return fmt.Errorf("%w: %w (%s: %w)", ErrAnnounce, ErrNeedNetRaw, op, err)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrAnnounce, op, err)
+}
+
+// deleteStray removes every address on the interface with the VIP's IP,
+// whatever its prefix length, and returns what it removed. A missing
+// interface is not an error: nothing is there.
+func (s *settings) deleteStray() ([]netip.Prefix, error) {
+	link, err := s.lookupLink()
+	if errors.Is(err, ErrInterfaceNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := s.listAddrs(link)
+	if err != nil {
+		return nil, err
+	}
+	var removed []netip.Prefix
+	var errs []error
+	for _, a := range addrs {
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok || ip.Unmap() != s.addr {
+			continue
+		}
+		ones, _ := a.Mask.Size()
+		p := netip.PrefixFrom(s.addr, ones)
+		err := netlink.AddrDel(link, &a)
+		switch {
+		case err == nil:
+			removed = append(removed, p)
+		case errors.Is(err, unix.EADDRNOTAVAIL), errors.Is(err, unix.ENODEV):
+		default:
+			errs = append(errs, netAdminError(fmt.Sprintf("remove %s from %s", p, s.Interface), err))
+		}
+	}
+	return removed, errors.Join(errs...)
 }

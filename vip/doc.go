@@ -30,7 +30,16 @@
 //
 // NewHooks returns cluster.Hooks that acquire the address when the node
 // becomes leader and release it when leadership ends; see Hooks for what
-// happens when acquisition fails.
+// happens when acquisition fails, and Hooks.Err for why a leader does not
+// hold its address.
+//
+// NewMonitor watches, from netlink events, whether the interface exists,
+// is up and has a carrier (Monitor.Err, an *InterfaceError), and removes
+// copies of the address with any prefix while the Manager does not hold it
+// (Manager.RemoveStray). Make Monitor.Err and Hooks.Err part of the node's
+// readiness check (cluster.Config.ReadinessCheck), and a node that cannot
+// hold the address neither leads nor campaigns, as keepalived's
+// track_interface does.
 //
 // # Privileges
 //

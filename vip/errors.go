@@ -26,6 +26,11 @@ var (
 	// operation.
 	ErrInterfaceNotFound = errors.New("vip: interface not found")
 
+	// ErrInterfaceDown: the configured interface exists but is
+	// administratively down or has no carrier, so an address on it
+	// reaches no one. Reported by Monitor (see InterfaceError).
+	ErrInterfaceDown = errors.New("vip: interface down")
+
 	// ErrPermission: the kernel refused an operation for lack of
 	// privilege. The error also wraps ErrNeedNetAdmin or ErrNeedNetRaw,
 	// saying which capability is missing, and the errno (so

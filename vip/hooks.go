@@ -61,8 +61,15 @@ type Hooks struct {
 	stepDownAfter  time.Duration
 	stepDown       func(context.Context) error
 
+	holdOffMin, holdOffMax time.Duration // WithFailureHoldOff; 0: off
+
 	mu     sync.Mutex
 	tenure *tenure // the current tenure, nil when not leading
+	// The tenures that ended without the address held, in a row, the
+	// last one's error and when it ended (WithFailureHoldOff).
+	failures int
+	failedAt time.Time
+	failure  error
 }
 
 var _ cluster.Hooks = (*Hooks)(nil)
@@ -93,6 +100,16 @@ func WithStepDown(d time.Duration, stepDown func(context.Context) error) HooksOp
 	return func(h *Hooks) { h.stepDownAfter, h.stepDown = d, stepDown }
 }
 
+// WithFailureHoldOff makes Err keep reporting, after a tenure that ended
+// without the address held, that tenure's error for a hold-off: min after
+// the first such tenure, doubling with each one in a row up to max, and
+// forgotten once a tenure holds the address. A node whose readiness reads
+// Err then stays out of elections meanwhile, instead of taking leadership
+// back (as the preferred leader, say) only to fail again. Off by default.
+func WithFailureHoldOff(min, max time.Duration) HooksOption {
+	return func(h *Hooks) { h.holdOffMin, h.holdOffMax = min, max }
+}
+
 // NewHooks returns Hooks that make m (not nil) follow a Node's leadership.
 func NewHooks(m *Manager, opts ...HooksOption) *Hooks {
 	h := &Hooks{
@@ -114,6 +131,7 @@ func NewHooks(m *Manager, opts ...HooksOption) *Hooks {
 	if h.releaseTimeout <= 0 {
 		h.releaseTimeout = DefaultReleaseTimeout
 	}
+	h.holdOffMax = max(h.holdOffMax, h.holdOffMin)
 	return h
 }
 
@@ -130,6 +148,7 @@ func (h *Hooks) OnBecomeLeader(ctx context.Context) error {
 	}
 
 	err := h.m.Acquire(t.ctx)
+	t.setErr(h.m, err)
 	go h.hold(t, err)
 	if err != nil {
 		return fmt.Errorf("vip: acquiring on becoming leader (retrying while leader): %w", err)
@@ -154,6 +173,48 @@ func (h *Hooks) OnLoseLeadership(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("vip: waiting for release: %w", ctx.Err())
 	}
+}
+
+// Err says why the address is not held although the node leads: the
+// last acquisition error of the current tenure, while the Manager does
+// not hold the address. It is nil when the address is held (even if its
+// announcement or a route failed: those are retried with the address
+// up), and when the node does not lead, except during the hold-off of
+// WithFailureHoldOff. A node whose Err is not nil cannot serve the VIP:
+// make its readiness check fail, so that it steps down and another node
+// takes over.
+func (h *Hooks) Err() error {
+	h.mu.Lock()
+	t := h.tenure
+	failures, failedAt, failure := h.failures, h.failedAt, h.failure
+	h.mu.Unlock()
+	if t != nil {
+		return t.err()
+	}
+	if failures == 0 || h.holdOffMin <= 0 {
+		return nil
+	}
+	holdOff := h.holdOffMin
+	for i := 1; i < failures && holdOff < h.holdOffMax; i++ {
+		holdOff *= 2
+	}
+	holdOff = min(holdOff, h.holdOffMax)
+	if left := holdOff - time.Since(failedAt); left > 0 {
+		return fmt.Errorf("%w (in the last tenure; out of elections for %v more)", failure, left.Round(time.Second))
+	}
+	return nil
+}
+
+// ended records how tenure t ended: with the address held or not.
+func (h *Hooks) ended(t *tenure, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		h.failures = 0
+		return
+	}
+	h.failures++
+	h.failedAt, h.failure = time.Now(), err
 }
 
 // OnLeaderChange removes a stale address when another node leads.
@@ -203,13 +264,16 @@ func (h *Hooks) hold(t *tenure, err error) {
 		case <-timer.C:
 		}
 		delay = min(2*delay, h.retryMax)
-		if err = h.m.Acquire(t.ctx); err != nil {
+		err = h.m.Acquire(t.ctx)
+		t.setErr(h.m, err)
+		if err != nil {
 			h.log.Warn("VIP acquisition failed; retrying", "in", delay, "err", err)
 		} else {
 			h.log.Info("VIP acquired after retrying", "after", time.Since(start).Round(time.Millisecond))
 		}
 	}
 	<-t.ctx.Done()
+	h.ended(t, t.lastErr())
 	t.releaseErr = h.release()
 }
 
@@ -227,6 +291,43 @@ type tenure struct {
 	cancel     context.CancelFunc
 	done       chan struct{} // closed when hold has released the address
 	releaseErr error         // set before done is closed
+
+	mu         sync.Mutex
+	acquireErr error // why the address is not held, nil when it is
+	last       error // the last acquisition error, even once the tenure ends
+}
+
+// setErr records the outcome of an acquisition: err counts only while m
+// does not hold the address (a failed route or announcement does not).
+func (t *tenure) setErr(m *Manager, err error) {
+	if err != nil && m.held() {
+		err = nil
+	}
+	if err != nil {
+		err = fmt.Errorf("vip %s: not held although leading: %w", m.Config().CIDR(), err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil || !errors.Is(err, context.Canceled) { // an acquisition cut short by the tenure's end says nothing
+		t.last = err
+	}
+	if t.ctx.Err() != nil {
+		err = nil
+	}
+	t.acquireErr = err
+}
+
+// lastErr is the tenure's last acquisition error (nil: held at the end).
+func (t *tenure) lastErr() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.last
+}
+
+func (t *tenure) err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.acquireErr
 }
 
 func newTenure(parent context.Context) *tenure {

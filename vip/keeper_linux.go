@@ -248,6 +248,7 @@ func (k *keeper) ensure(reason string, announce bool) {
 		return
 	}
 	if added {
+		m.stats.added()
 		m.log.Warn("VIP was missing; restored", "reason", reason)
 	}
 	// Removing an IPv4 address takes the routes from it along.

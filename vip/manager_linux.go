@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"sync"
 )
 
@@ -23,7 +24,14 @@ type Manager struct {
 	// announcements, so that nothing is added or announced after Release.
 	mu     sync.Mutex
 	keeper *keeper // non-nil while the address is held
+
+	stats stats
 }
+
+// Stats returns what the Manager has done: whether it holds the address,
+// the announcement rounds sent, when it last added and removed the
+// address.
+func (m *Manager) Stats() Stats { return m.stats.snapshot() }
 
 // NewManager validates cfg, applies defaults and returns a Manager. It
 // does not touch the network: the interface need not exist yet.
@@ -54,6 +62,9 @@ func (m *Manager) announceLocked() error {
 		return err
 	})
 	m.keeper.closeLater(c)
+	if err == nil {
+		m.stats.announcements.Add(1)
+	}
 	return err
 }
 
@@ -94,6 +105,10 @@ func (m *Manager) Acquire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("acquire %s on %s: %w", m.s.prefix, m.s.Interface, err)
 	}
+	if added {
+		m.stats.added()
+	}
+	m.stats.held.Store(true)
 	if m.keeper == nil {
 		m.keeper = m.startKeeper()
 	}
@@ -147,6 +162,10 @@ func (m *Manager) Release(ctx context.Context) error {
 		removed, addrErr = m.s.deleteAddress()
 		return errors.Join(routeErr, addrErr)
 	})
+	m.stats.held.Store(false)
+	if removed {
+		m.stats.removed()
+	}
 	m.mu.Unlock()
 	if k != nil {
 		<-k.done
@@ -178,4 +197,41 @@ func (m *Manager) IsAcquired(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("check %s on %s: %w", m.s.prefix, m.s.Interface, err)
 	}
 	return has, nil
+}
+
+// RemoveStray removes from the interface every address with the VIP's IP,
+// whatever its prefix length (a 192.0.2.10/32 left by keepalived, a /24
+// copy added by hand), unless the Manager holds the address: a host that
+// does not hold the VIP must not answer for it. Each removal is logged.
+// It returns what it removed; a missing interface is not an error.
+// Errors wrap ErrNeedNetAdmin or a netlink error.
+func (m *Manager) RemoveStray(ctx context.Context) ([]netip.Prefix, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.keeper != nil {
+		return nil, nil // held: the address is ours
+	}
+	var removed []netip.Prefix
+	err := m.run(func() (err error) {
+		removed, err = m.s.deleteStray()
+		return err
+	})
+	for _, p := range removed {
+		m.log.Warn("removed a stray copy of the VIP: this host does not hold it", "address", p.String())
+	}
+	if err != nil {
+		return removed, fmt.Errorf("remove stray copies of %s from %s: %w", m.s.addr, m.s.Interface, err)
+	}
+	return removed, nil
+}
+
+// held reports whether the Manager holds the address (between a
+// successful Acquire and Release).
+func (m *Manager) held() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.keeper != nil
 }

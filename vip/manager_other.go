@@ -41,3 +41,6 @@ func (m *Manager) Release(context.Context) error { return ErrUnsupported }
 
 // IsAcquired returns ErrUnsupported.
 func (m *Manager) IsAcquired(context.Context) (bool, error) { return false, ErrUnsupported }
+
+// Stats returns the zero Stats: nothing is ever held.
+func (m *Manager) Stats() Stats { return Stats{} }

@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
 )
 
@@ -22,27 +21,14 @@ const agentStopTimeout = time.Minute
 
 // serve runs the agent until SIGTERM or SIGINT; SIGHUP reloads the file.
 func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
-	host, err := os.Hostname()
-	if err != nil {
-		host = ""
-	}
-	for _, cl := range cfg.Clusters {
-		if cl.Election.NodeID == "" {
-			if host == "" {
-				return fmt.Errorf("%w: cluster %s: no node_id and no host name (%v)", errAgentConfig, cl.Name, err)
-			}
-			if verr := validNodeID(host); verr != nil {
-				return fmt.Errorf("%w: cluster %s: no node_id, and the host name cannot be one (%v): set election.node_id", errAgentConfig, cl.Name, verr)
-			}
-		}
-	}
+	host, _ := os.Hostname() // checked with the node IDs (checkHere)
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c.listening = cfg.Listen
 	flags := e.opts.conn
 	a, err := agent.New(cfg, agent.Options{
 		Hostname: host, Logger: log, Output: e.stderr,
 		Connect: func(cl agent.Cluster) (agent.Endpoint, error) {
-			return agentConnection(flags, cl.Connection, os.Getenv)
+			return agentConnection(flags, cl.Connection, e.getenv)
 		},
 	})
 	if err != nil {
@@ -59,15 +45,17 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		defer stopHTTP()
 	}
 	a.Start()
-	sd := startSystemd(a, log)
+	sd := startSystemd(a, cfg, log)
 	log.Info("agent started", "config", c.config, "clusters", len(cfg.Clusters))
+	for _, w := range agent.Warnings(c.config, cfg) {
+		log.Warn("configuration: " + w.String())
+	}
 	for {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				sd.reloading()
-				c.reload(ctx, a, log)
-				sd.reloaded(a)
+				sd.reloaded(a, c.reload(ctx, a, log))
 				continue
 			}
 			log.Info("stopping: handing leadership over", "signal", sig)
@@ -78,6 +66,7 @@ func (c *agentCmd) serve(ctx context.Context, e *env, cfg *agent.Config) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), agentStopTimeout)
 		a.Stop(sctx)
 		cancel()
+		sd.close()
 		log.Info("agent stopped")
 		return nil
 	}
@@ -104,9 +93,9 @@ func serveHTTP(addr string, a *agent.Agent, log *slog.Logger) (func(), error) {
 	}, nil
 }
 
-// reload applies the file anew; a file that is not valid, or not
-// applicable, is refused and the running configuration stays.
-func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) {
+// reload applies the file anew and returns it; a file that is not valid,
+// or not applicable, is refused (nil) and the running configuration stays.
+func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger) *agent.Config {
 	cfg, err := c.load()
 	if err == nil {
 		err = a.Reload(ctx, cfg)
@@ -116,17 +105,10 @@ func (c *agentCmd) reload(ctx context.Context, a *agent.Agent, log *slog.Logger)
 	}
 	if err != nil {
 		log.Error("reload refused; the running configuration stays", "config", c.config, "err", err)
-		return
+		return nil
 	}
 	log.Info("reloaded", "config", c.config)
-}
-
-// validNodeID checks a host name as a node ID.
-func validNodeID(host string) error {
-	if err := cluster.ValidateIdentifier("host name", host); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
-	}
-	return nil
+	return cfg
 }
 
 // agentConnection resolves a cluster's connection: each setting from the
@@ -139,7 +121,7 @@ func agentConnection(flags connFlags, file agent.Connection, getenv func(string)
 	if name == "" {
 		name = file.Context
 	}
-	ref, err := chooseContext(name, getenv)
+	ref, err := agentContext(name, sources, getenv)
 	if err != nil {
 		return agent.Endpoint{}, err
 	}

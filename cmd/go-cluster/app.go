@@ -20,6 +20,7 @@ type env struct {
 	// interactive: stderr is a terminal, so waiting is shown there.
 	interactive bool
 	now         func() time.Time
+	getenv      func(string) string // the process's environment (tests give their own)
 }
 
 // run parses args, runs the command and returns the exit status. It is
@@ -38,12 +39,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		fmt.Fprintln(stdout, versionText())
 		return exitOK
 	}
-	conn, err := resolveConn(inv.opts.conn, getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "go-cluster: %v\n", trimSentinel(err))
-		return exitCode(err)
+	var conn connSettings
+	if _, own := inv.cmd.impl.(connectsPerCluster); !own {
+		if conn, err = resolveConn(inv.opts.conn, getenv); err != nil {
+			fmt.Fprintf(stderr, "go-cluster: %v\n", trimSentinel(err))
+			return exitCode(err)
+		}
 	}
-	e := &env{opts: inv.opts, conn: conn, stdout: stdout, stderr: stderr, interactive: isTerminal(stderr), now: time.Now}
+	e := &env{opts: inv.opts, conn: conn, stdout: stdout, stderr: stderr, interactive: isTerminal(stderr), now: time.Now, getenv: getenv}
 	if err := inv.cmd.impl.run(ctx, e, inv.args); err != nil {
 		if code, ok := passThrough(err); ok {
 			return code

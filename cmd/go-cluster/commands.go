@@ -37,7 +37,7 @@ func commands() []command {
 		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
 		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},
 		{"run", "[--node ID] [--ttl D] [--grace D] [--once] -- COMMAND [ARGS...]", "campaign, and run COMMAND while this host leads; exit with its status", maxRunArgs, &runCmd{}},
-		{"agent", "[--config FILE] [--check]", "the agent daemon: VIPs, checks, notify commands and a service on the leader, from a YAML file", 0, &agentCmd{}},
+		{"agent", "[--config FILE] [--check [--other-host] | --cleanup]", "the agent daemon: VIPs, checks, notify commands and a service on the leader, from a YAML file", 0, &agentCmd{}},
 		{"maintenance", "on|off --node NODE", "switch an agent's node in or out of maintenance: not ready, so it does not lead", 1, &maintenanceCmd{}},
 	}
 }

@@ -25,7 +25,7 @@
 //	go-cluster version                     the version, and the commit it was built from (also --version)
 //	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] -- COMMAND [ARGS...]
 //	                                       campaign, and run COMMAND while this host leads
-//	go-cluster agent [--config FILE] [--check]
+//	go-cluster agent [--config FILE] [--check [--other-host] | --cleanup]
 //	                                       the agent daemon: VIPs, checks, notify commands, a service
 //	go-cluster [flags] maintenance on|off --node NODE
 //	                                       an agent's node out of (or back into) elections

@@ -31,7 +31,7 @@ func (c *maintenanceCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.node == "" {
 		return fmt.Errorf("%w: maintenance needs --node", errUsage)
 	}
-	if err := cluster.ValidateIdentifier("--node", c.node); err != nil {
+	if err := cluster.ValidateNodeID("--node", c.node); err != nil {
 		return badIdentifier(err)
 	}
 	nc, err := e.connect()

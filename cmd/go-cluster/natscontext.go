@@ -216,3 +216,20 @@ func (s contextStore) literal(field, ref string) (string, error) {
 	}
 	return ref, nil
 }
+
+// agentContext chooses the context of an agent's cluster: the one named
+// (name: --context, else the file's context; else NATS_CONTEXT), else
+// the selected one, but only when no source names a server. A file that
+// names its servers does not depend on what a user selected with `nats
+// context select`, which may not even be readable by the user the agent
+// or its --check runs as (HOME of another user, say).
+func agentContext(name string, sources []connSource, getenv func(string) string) (chosenContext, error) {
+	if name == "" && getenv(envNATSContext) == "" {
+		for _, src := range sources {
+			if src.server != "" {
+				return chosenContext{}, nil
+			}
+		}
+	}
+	return chooseContext(name, getenv)
+}

@@ -63,43 +63,72 @@ func renderStatus(w io.Writer, r statusReport) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	notes := make([]string, len(r.Members))
+	return renderMembers(w, r.Members)
+}
+
+// renderMembers prints status's table of members.
+func renderMembers(w io.Writer, members []memberReport) error {
+	notes := make([]string, len(members))
 	anyNotes := false
-	for i, m := range r.Members {
-		var parts []string
-		switch {
-		case m.Error != "":
-			parts = []string{m.Error}
-			if m.NotReady != "" {
-				parts = append(parts, "not ready: "+readinessReason(m.NotReady))
-			}
-		case m.NotReady != "": // the HEALTH column says "not ready"; this says why
-			parts = append([]string{readinessReason(m.NotReady)}, m.Notes...)
-		default:
-			parts = m.Notes
-		}
-		notes[i] = strings.Join(parts, "; ")
+	for i, m := range members {
+		notes[i] = memberNotes(m)
 		anyNotes = anyNotes || notes[i] != ""
 	}
-	t = newTable(w)
+	agents := false // a member run by go-cluster agent: VIPS and FAILING CHECKS columns
+	for _, m := range members {
+		agents = agents || m.VIPs != nil || m.FailingChecks != nil
+	}
+	t := newTable(w)
 	header := "NODE\tROLE\tHEALTH\tLEADER\tEPOCH\tUPTIME"
+	if agents {
+		header += "\tVIPS\tFAILING CHECKS"
+	}
 	if anyNotes {
 		header += "\tNOTES"
 	}
 	fmt.Fprintln(t, header)
-	for i, m := range r.Members {
+	for i, m := range members {
 		uptime := "-"
 		if m.Health == healthOK || m.Health == healthNotReady {
 			uptime = fmtMillis(m.UptimeMs)
 		}
 		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", m.Node, roleCell(m), orDash(m.Health),
 			orDash(m.Leader), epochCell(m.Epoch), uptime)
+		if agents {
+			row += "\t" + listCell(m.VIPs) + "\t" + listCell(m.FailingChecks)
+		}
 		if anyNotes {
 			row += "\t" + notes[i]
 		}
 		fmt.Fprintln(t, row)
 	}
 	return t.Flush()
+}
+
+// memberNotes is a member's NOTES cell.
+func memberNotes(m memberReport) string {
+	var parts []string
+	switch {
+	case m.Error != "":
+		parts = []string{m.Error}
+		if m.NotReady != "" {
+			parts = append(parts, "not ready: "+readinessReason(m.NotReady))
+		}
+	case m.NotReady != "": // the HEALTH column says "not ready"; this says why
+		parts = append([]string{readinessReason(m.NotReady)}, m.Notes...)
+	default:
+		parts = m.Notes
+	}
+	return strings.Join(parts, "; ")
+}
+
+// listCell is an agent's list in a column: comma-separated, "-" when
+// empty, blank for a member that is not an agent (nil).
+func listCell(list []string) string {
+	if list == nil {
+		return ""
+	}
+	return orDash(strings.Join(list, ","))
 }
 
 // fmtMetadata shows the leader's metadata on one line, sorted by key:

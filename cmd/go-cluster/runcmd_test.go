@@ -42,7 +42,7 @@ func TestAgentCheck(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(good, []byte("clusters:\n  - name: web\n    vips:\n      - {address: 10.0.0.100/24, interface: eth0}\n"), 0o600); err != nil {
+	if err := os.WriteFile(good, []byte("clusters:\n  - name: web\n    vips:\n      - {address: 10.0.0.100/24, interface: lo}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(bad, []byte("clusters:\n  - name: web\n    election:\n      lease_ttl: 10\n      typo: 1\n"), 0o600); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/agent"
 )
 
 // statusCmd shows who leads, since when, and every member.
@@ -185,6 +186,12 @@ type memberReport struct {
 	HoldsLease bool           `json:"holds_lease,omitempty"`
 	Notes      []string       `json:"notes,omitempty"` // where the node disagrees with the lease
 	Custom     map[string]any `json:"custom,omitempty"`
+	// VIPs and FailingChecks are what a member run by go-cluster agent
+	// publishes in its health replies (agent.CustomVIPs,
+	// agent.CustomFailingChecks): the VIPs it holds, and its checks that
+	// do not pass. Nil for other members.
+	VIPs          []string `json:"vips,omitempty"`
+	FailingChecks []string `json:"failing_checks,omitempty"`
 }
 
 // Health values of a member.
@@ -232,6 +239,7 @@ func buildStatus(clusterID string, lease leaseState, resps []health.Response, he
 		m := memberReport{
 			Node: h.NodeID, Role: h.Role, Health: healthOK, NotReady: h.NotReady, Leader: h.Leader, Epoch: h.Epoch,
 			UptimeMs: h.UptimeMs, Custom: h.Custom, HoldsLease: h.NodeID == r.Leader && r.Leader != "",
+			VIPs: customStrings(h.Custom, agent.CustomVIPs), FailingChecks: customStrings(h.Custom, agent.CustomFailingChecks),
 		}
 		if h.Error != "" {
 			m.Health, m.Error = healthError, h.Error
@@ -283,3 +291,22 @@ func viewNotes(m memberReport, r statusReport) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// customStrings is the list of strings under key in a health reply's
+// custom values: nil when absent or not a list of strings, empty (not
+// nil) for an empty list.
+func customStrings(custom map[string]any, key string) []string {
+	list, ok := custom[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"reflect"
 	"sync"
 
@@ -64,7 +66,7 @@ func New(cfg *Config, opts Options) (*Agent, error) {
 	}
 	a.members = members
 	for _, m := range members {
-		a.registry.MustRegister(m.metrics)
+		a.registry.MustRegister(m.metrics, m.agentMetrics)
 	}
 	return a, nil
 }
@@ -107,26 +109,41 @@ func (a *Agent) Stop(ctx context.Context) {
 		wg.Go(func() {
 			m.stop(ctx)
 			a.registry.Unregister(m.metrics)
+			a.registry.Unregister(m.agentMetrics)
 		})
 	}
 	wg.Wait()
 }
 
-// Reload applies a new file. A cluster whose election, connection, VIPs
-// and service are unchanged keeps its node (no failover): only its checks
-// and notify commands are replaced. A cluster that changed otherwise is
+// Reload applies a new file; it must not run concurrently with itself
+// or Stop. A cluster whose election, connection and
+// service are unchanged keeps its node (no failover): its checks and
+// notify commands are replaced, and VIPs added or removed are added or
+// removed in place (see vipSet). A cluster that changed otherwise is
 // restarted (it hands leadership over if it led); removed ones are
 // stopped, new ones started. If a new or changed cluster cannot be built,
 // nothing changes.
 func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 	full := cfg.WithDefaults(a.opts.Hostname)
+	// Status is not held up meanwhile (the watchdog pings after it): the
+	// work is done on a copy, and only Reload and Stop, both called by
+	// the agent's main loop, change the members.
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	current := maps.Clone(a.members)
+	a.mu.Unlock()
 	built := map[string]*member{}
 	kept := map[string]Cluster{}
+	vipChanges := map[string]vipChange{}
 	for _, cl := range full.Clusters {
-		if m := a.members[cl.Name]; m != nil && sameElection(m.config(), cl) {
-			kept[cl.Name] = cl
+		if m := current[cl.Name]; m != nil && sameElection(m.config(), cl) {
+			c, err := m.vips.plan(cl.VIPs)
+			if err != nil {
+				for _, b := range built {
+					b.discard()
+				}
+				return fmt.Errorf("cluster %s: %w", cl.Name, err)
+			}
+			kept[cl.Name], vipChanges[cl.Name] = cl, c
 			continue
 		}
 		m, err := newMember(cl, a.opts)
@@ -139,33 +156,39 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 		built[cl.Name] = m
 	}
 	next := map[string]*member{}
-	for name, m := range a.members {
+	for name, m := range current {
 		if cl, ok := kept[name]; ok {
 			m.setRuntime(cl)
+			m.setVIPs(cl.VIPs, vipChanges[name])
 			next[name] = m
 			continue
 		}
-		a.opts.Logger.Warn("reload: stopping cluster: removed, or its election, connection, VIPs or service changed", "cluster", name)
+		a.opts.Logger.Warn("reload: stopping cluster: removed, or its election, connection or service changed", "cluster", name)
 		m.stop(ctx)
 		a.registry.Unregister(m.metrics)
+		a.registry.Unregister(m.agentMetrics)
 	}
 	for name, m := range built {
 		a.opts.Logger.Info("reload: starting cluster", "cluster", name)
-		if err := a.registry.Register(m.metrics); err != nil {
-			a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+		for _, c := range []prometheus.Collector{m.metrics, m.agentMetrics} {
+			if err := a.registry.Register(c); err != nil {
+				a.opts.Logger.Warn("reload: the cluster's metrics are not served", "cluster", name, "err", err)
+			}
 		}
 		m.start()
 		next[name] = m
 	}
+	a.mu.Lock()
 	a.members = next
+	a.mu.Unlock()
 	return nil
 }
 
 // sameElection reports whether a and b differ at most in what a running
 // member can change without a new node: checks, maintenance file, notify
-// commands.
+// commands, VIPs.
 func sameElection(a, b Cluster) bool {
-	a.Checks, a.MaintenanceFile, a.Notify = nil, "", Notify{}
-	b.Checks, b.MaintenanceFile, b.Notify = nil, "", Notify{}
+	a.Checks, a.MaintenanceFile, a.Notify, a.VIPs = nil, "", Notify{}, nil
+	b.Checks, b.MaintenanceFile, b.Notify, b.VIPs = nil, "", Notify{}, nil
 	return reflect.DeepEqual(a, b)
 }

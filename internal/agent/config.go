@@ -11,6 +11,16 @@ type Config struct {
 	// Clusters are the clusters this agent takes part in, one election
 	// each (keepalived's vrrp_instances).
 	Clusters []Cluster `yaml:"clusters"`
+
+	src source // where it was read from, for the checks made after Parse
+}
+
+// source is the file a Config was read from and the line of each field,
+// so that the checks made after Parse (CheckNodeIDs, CheckHost) name
+// them as Parse does.
+type source struct {
+	file  string
+	lines map[string]int // field path -> line
 }
 
 // Cluster is one cluster the agent campaigns in.
@@ -90,6 +100,10 @@ type Check struct {
 	Rise int `yaml:"rise"`
 	// Fall failures in a row make a passing check fail.
 	Fall int `yaml:"fall"`
+	// Weight, when set, is negative (keepalived's weight -N): a failing
+	// check lowers the node's priority by -Weight instead of making it
+	// not ready (weights.go).
+	Weight int `yaml:"weight"`
 }
 
 // ExecCheck passes when the command exits 0 within the timeout (its whole
@@ -171,6 +185,14 @@ type Notify struct {
 	LoseLeadership []string `yaml:"lose_leadership"`
 	LeaderChange   []string `yaml:"leader_change"`
 	Fault          []string `yaml:"fault"`
+	// FaultCleared runs when a node that was not ready (a fault) is
+	// ready again.
+	FaultCleared []string `yaml:"fault_cleared"`
+	// State is keepalived's `notify`: run after the event's own command
+	// whenever the node's state changes, with four arguments after its
+	// own: INSTANCE, the cluster's name, the state (MASTER, BACKUP, FAULT
+	// or STOP) and the configured priority.
+	State []string `yaml:"state"`
 	// Timeout of each command; its process group is killed then.
 	// Default 30s.
 	Timeout Duration `yaml:"timeout"`

@@ -110,6 +110,8 @@ func TestBadValueNamesFieldPath(t *testing.T) {
 			"agent.yaml:7: clusters[0].vips[0].routes[0].src: 2001:db8::1 is not of the route's address family"},
 		{"label without a name", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        label: \"eth0:\"\n",
 			`agent.yaml:6: clusters[0].vips[0].label: "eth0:" must be "eth0:" and a name`},
+		{"vip with prefix length 0", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/0\n        interface: eth0\n",
+			"agent.yaml:4: clusters[0].vips[0].address: vip: invalid netmask: 0 for 10.0.0.100 (want 1-32)"},
 		{"negative route table", "clusters:\n  - name: web\n    vips:\n      - address: 10.0.0.100/24\n        interface: eth0\n        routes:\n          - {to: default, table: -1}\n",
 			"agent.yaml:7: clusters[0].vips[0].routes[0].table: -1 is negative"},
 	} {
@@ -164,5 +166,27 @@ func TestMissingFile(t *testing.T) {
 func TestSampleConfigIsValid(t *testing.T) {
 	if _, err := Load("../../packaging/agent.yaml"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTabErrorNamesTheTabsLine: a tab in the indentation is reported on
+// the tab's line. go.yaml.in/yaml/v3 names the line where the enclosing
+// value began: on main "agent.yaml:2: yaml: line 2: found a tab character
+// that violates indentation" for a tab on line 3 (issue 33, defect 11).
+func TestTabErrorNamesTheTabsLine(t *testing.T) {
+	for _, tc := range []struct{ name, text, want string }{
+		{"under a list item", "clusters:\n  - name: web\n\telection: {}\n",
+			"agent.yaml:3: yaml: line 3: found a tab character that violates indentation"},
+		{"deeper", "listen: 127.0.0.1:1\nclusters:\n  - name: web\n    election:\n      lease_ttl: 2s\n    checks:\n      - name: x\n  \t  file: {path: /x}\n",
+			"agent.yaml:8: yaml: line 8: found a tab character that violates indentation"},
+		{"tab before a key", "clusters:\n  - name: web\n    election:\n\tlease_ttl: 2s\n",
+			"agent.yaml:4: yaml: line 4: found character that cannot start any token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := problems(t, tc.text)
+			if len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+				t.Fatalf("got %q\nwant one starting %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,6 +45,34 @@ func (e *ConfigError) Error() string {
 		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// newConfigError is the error of problems, in the file's order; nil if
+// there are none.
+func newConfigError(problems []Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
+	return &ConfigError{Problems: problems}
+}
+
+// JoinConfigErrors is one *ConfigError with the problems of every
+// *ConfigError in errs, in the file's order; nil when there are none.
+// Another error becomes a problem of the file as a whole.
+func JoinConfigErrors(errs ...error) error {
+	var problems []Problem
+	for _, err := range errs {
+		var ce *ConfigError
+		switch {
+		case err == nil:
+		case errors.As(err, &ce):
+			problems = append(problems, ce.Problems...)
+		default:
+			problems = append(problems, Problem{Msg: err.Error()})
+		}
+	}
+	return newConfigError(problems)
 }
 
 // Unwrap returns ErrInvalidConfig.

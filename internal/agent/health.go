@@ -65,6 +65,7 @@ func (m *member) startHealth(node *cluster.Node) {
 	// The events before the adapter was there: the node's state now.
 	c.SetRole(node.Role().String())
 	c.SetLeader(node.Leader())
+	m.publish()
 }
 
 // stopHealth stops answering health queries.

@@ -30,6 +30,17 @@ type ClusterStatus struct {
 	Epoch   int64  `json:"epoch"`
 	Ready   bool   `json:"ready"`
 	Reason  string `json:"reason,omitempty"` // why not ready, or why not running
+	// Priority is the node's priority now: election.priority less the
+	// weights of its failing weighted checks.
+	Priority int `json:"priority"`
+	// NATS is the node's connection: NATSConnected or NATSLost; empty
+	// before the node has started. While it is lost, a follower knows no
+	// leader (Leader is empty) and is not ready.
+	NATS string `json:"nats,omitempty"`
+	// VIPs are the VIPs this node holds; FailingChecks its checks that
+	// do not pass (no result yet included).
+	VIPs          []string `json:"vips"`
+	FailingChecks []string `json:"failing_checks"`
 }
 
 // Status reports every cluster, sorted by name.
@@ -59,7 +70,8 @@ func (a *Agent) Status() []ClusterStatus {
 // status is the member's ClusterStatus.
 func (m *member) status() ClusterStatus {
 	cfg := m.config()
-	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID}
+	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID, VIPs: orEmpty(m.heldVIPs()), FailingChecks: orEmpty(m.failingChecks())}
+	s.Priority, _ = m.priorityNow()
 	m.mu.Lock()
 	node, started := m.node, m.started
 	m.mu.Unlock()
@@ -76,8 +88,17 @@ func (m *member) status() ClusterStatus {
 		return s
 	default:
 	}
-	s.Running = true
+	s.Running, s.NATS = true, NATSConnected
 	s.Role, s.Leader, s.Epoch = node.Role().String(), node.Leader(), node.Epoch()
+	if lost, _, _ := m.nats.state(); lost {
+		// The node's view is the last it heard: a follower cannot know who
+		// leads now, and a leader leads only until its tenure's deadline.
+		s.NATS, s.Reason = NATSLost, m.nats.lostReason()
+		if !node.IsLeader() {
+			s.Leader = ""
+		}
+		return s
+	}
 	if err := node.Ready(); err != nil {
 		s.Reason = err.Error()
 	} else {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -37,8 +37,12 @@ func Parse(file string, data []byte) (*Config, error) {
 			p.Msg = "the file is empty"
 		} else if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			p.Line, _ = strconv.Atoi(m[1])
+			if strings.Contains(p.Msg, "tab character") {
+				p.Line = tabLine(data, p.Line)
+				p.Msg = yamlLine.ReplaceAllString(p.Msg, "line "+strconv.Itoa(p.Line))
+			}
 		}
-		return nil, &ConfigError{Problems: []Problem{p}}
+		return nil, newConfigError([]Problem{p})
 	}
 	d := &decoder{file: file, lines: map[string]int{}}
 	var cfg Config
@@ -50,8 +54,22 @@ func Parse(file string, data []byte) (*Config, error) {
 	v := &validator{decoder: d, decodeProblems: len(d.problems)}
 	v.config(&cfg)
 	if len(d.problems) > 0 {
-		slices.SortStableFunc(d.problems, func(a, b Problem) int { return a.Line - b.Line })
-		return nil, &ConfigError{Problems: d.problems}
+		return nil, newConfigError(d.problems)
 	}
+	cfg.src = source{file: file, lines: d.lines}
 	return &cfg, nil
+}
+
+// tabLine is the first line, from line from on, with a tab in its
+// indentation: where a "tab character that violates indentation" is.
+// The YAML library names the line where the enclosing value began, one
+// or more lines before the tab (its context mark, not its problem mark,
+// which the error does not carry); from if none is found.
+func tabLine(data []byte, from int) int {
+	for i, line := range strings.Split(string(data), "\n") {
+		if i+1 >= from && strings.Contains(line[:len(line)-len(strings.TrimLeft(line, " \t"))], "\t") {
+			return i + 1
+		}
+	}
+	return from
 }

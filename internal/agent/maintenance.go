@@ -13,9 +13,10 @@ import (
 
 // MaintenanceSubject is where the agent's node nodeID of cluster
 // clusterID answers maintenance requests:
-// "cluster.<ClusterID>.agent.<NodeID>.maintenance".
+// "cluster.<ClusterID>.agent.<NodeID>.maintenance", the NodeID as its
+// subject token (cluster.NodeIDToken: a host name's dots written '=').
 func MaintenanceSubject(clusterID, nodeID string) string {
-	return "cluster." + clusterID + ".agent." + nodeID + ".maintenance"
+	return "cluster." + clusterID + ".agent." + cluster.NodeIDToken(nodeID) + ".maintenance"
 }
 
 // MaintenanceRequest switches a node's maintenance mode.

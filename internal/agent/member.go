@@ -14,7 +14,6 @@ import (
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/runner"
 	"github.com/ozanturksever/go-cluster/metrics"
-	"github.com/ozanturksever/go-cluster/vip"
 )
 
 // retryConnect is how long a member waits before it tries again to reach
@@ -28,6 +27,7 @@ type member struct {
 	opts    Options
 	log     *slog.Logger
 	hooks   cluster.Hooks
+	vips    *vipSet
 	service *runner.Service
 
 	mu    sync.Mutex
@@ -38,10 +38,25 @@ type member struct {
 	health  *health.Adapter
 	checker *health.Checker
 	started bool // the node has started
+	faulted bool // a fault was posted and has not cleared
+	decided bool // every check has had a result once
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
+	// standings and deference: what the agents of the cluster announce,
+	// and whether this node leaves the election to one of them
+	// (member_standing.go); set once the node has started.
+	standings *standings
+	deference *deference
+	// appliedPriority is the priority last given to the node (weights.go).
+	appliedPriority int
 
 	metrics *metrics.Collector
+	// starts says which failed starts are logged: a refusal that repeats
+	// every retryConnect is logged once.
+	starts startGate
+	// agentMetrics are the checks', VIPs' and notify commands' series.
+	agentMetrics *metrics.AgentCollector
+	nats         *natsWatch
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
@@ -54,19 +69,16 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col}
-	var hooks []cluster.Hooks
-	for i, v := range cl.VIPs {
-		vc, err := vipConfig(v, log)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
-		}
-		mgr, err := vip.NewManager(vc)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %s: vips[%d]: %w", cl.Name, i, err)
-		}
-		hooks = append(hooks, vip.NewHooks(mgr))
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority, nats: newNATSWatch(log)}
+	if m.agentMetrics, err = metrics.NewAgentCollector(cl.Name, cl.Election.NodeID, m); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
+	entries, err := newVIPEntries(cl.VIPs, log)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
+	}
+	m.vips = &vipSet{log: log, onFault: m.fault, entries: entries}
+	hooks := []cluster.Hooks{m.vips}
 	if s := cl.Service; s != nil {
 		svc, err := runner.NewService(runner.ServiceConfig{Argv: s.Argv, Grace: s.Grace.D(), StepDownOnExit: s.OnExit == OnExitStepDown,
 			BackoffMin: s.RestartBackoff.Min.D(), BackoffMax: s.RestartBackoff.Max.D(), Logger: log,
@@ -77,7 +89,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 		m.service = svc
 		hooks = append(hooks, svc) // after the VIPs: started once they are up
 	}
-	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m})...)
+	m.hooks = cluster.ComposeHooks(append(hooks, healthHooks{m}, eventHooks{m}, standingHooks{m})...)
 	m.setRuntime(cl)
 	return m, nil
 }
@@ -89,10 +101,14 @@ func (m *member) setRuntime(cl Cluster) {
 	m.mu.Lock()
 	prev := m.ready
 	m.mu.Unlock()
-	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev)
-	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.VIPs, m.opts.Output, m.log)
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev, m.log)
+	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.Election.Priority, cl.VIPs, m.opts.Output, m.log)
+	notes.observe = m.agentMetrics.ObserveNotify
 	m.mu.Lock()
 	oldReady, oldNotes := m.ready, m.notes
+	if oldNotes != nil {
+		notes.setState(oldNotes.currentState()) // a reload changes no state: notify.state does not run
+	}
 	if oldReady != nil && oldReady.maintenanceOn() {
 		ready.setMaintenance(true) // a reload keeps the switch
 	}
@@ -117,7 +133,10 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 		return cluster.Config{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Logger, cfg.Metrics = ep.URLs, ep.Options, m.opts.Logger, m.metrics
+	// The watch's callbacks last: they are the ones in use.
+	natsOpts := append(append([]nats.Option(nil), ep.Options...), m.nats.options()...)
+	cfg.NATSURLs, cfg.NATSOptions, cfg.Metrics = ep.URLs, natsOpts, m.metrics
+	cfg.Logger = slog.New(libraryLog{m.opts.Logger.Handler()})
 	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
 		cfg.Priority = 0 // never asks a leader to hand over
@@ -138,17 +157,53 @@ func readinessInterval(checks []Check) time.Duration {
 	return d
 }
 
-// readyCheck is the node's ReadinessCheck: the checks' standing now.
+// readyCheck is the node's ReadinessCheck: the checks' standing now,
+// then whether it leaves the election to a peer of higher priority. A
+// fault that clears is posted here: the node reads it every
+// ReadinessInterval.
 func (m *member) readyCheck(context.Context) error {
+	m.applyPriority()
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	return r.ready()
+	err := errors.Join(r.ready(), m.vips.err())
+	m.publish()
+	decided := r.decided()
+	m.mu.Lock()
+	cleared := err == nil && m.faulted
+	if cleared {
+		m.faulted = false
+	}
+	// Not ready on the checks' first results: a fault, as keepalived
+	// starts such an instance in FAULT (later ones come from readiness).
+	startFault := decided && !m.decided && err != nil && !m.faulted
+	m.decided = m.decided || decided
+	m.mu.Unlock()
+	if cleared {
+		m.log.Info("ready again")
+		m.post(notice{event: EventFaultCleared})
+	}
+	if startFault {
+		m.fault(err.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return m.holdBack(time.Now())
 }
 
-// fault posts a fault notice.
+// fault posts a fault notice: the node stopped being ready.
 func (m *member) fault(reason string) {
 	m.log.Warn("not ready", "reason", reason)
+	m.postFault(reason)
+}
+
+// postFault posts a fault notice; fault_cleared follows once the node is
+// ready.
+func (m *member) postFault(reason string) {
+	m.mu.Lock()
+	m.faulted = true
+	m.mu.Unlock()
 	m.post(notice{event: EventFault, reason: reason})
 }
 
@@ -183,22 +238,36 @@ func roleName(leading bool) string {
 func (m *member) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cancel = cancel
+	m.vips.watch() // interfaces tracked, stray copies removed, from the start
 	go func() {
 		defer close(m.done)
+		var unreachableSince time.Time // the first failed attempt to reach NATS
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
+				m.starts.started()
+				if !unreachableSince.IsZero() {
+					m.log.Info("NATS reached", "after", time.Since(unreachableSince).Round(time.Millisecond))
+				}
 				m.watchNode(ctx)
 				return
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, cluster.ErrConnect) {
-				m.log.Error("cannot start", "err", err)
-				m.post(notice{event: EventFault, reason: err.Error()})
-			} else {
-				m.log.Warn("cannot reach NATS; trying again", "err", err, "in", retryConnect)
+			switch {
+			case !errors.Is(err, cluster.ErrConnect):
+				if say, repeats := m.starts.failed(err, time.Now()); say {
+					m.log.Error("cannot start; trying again", "err", err, "in", retryConnect, "repeated", repeats)
+					m.postFault(err.Error())
+				} else {
+					m.log.Debug("cannot start; trying again", "err", err, "in", retryConnect)
+				}
+			case unreachableSince.IsZero(): // once; the retries at DEBUG
+				unreachableSince = time.Now()
+				m.log.Warn("cannot reach NATS; trying again every "+retryConnect.String(), "err", err)
+			default:
+				m.log.Debug("still cannot reach NATS", "err", err, "since", unreachableSince)
 			}
 			select {
 			case <-ctx.Done():
@@ -220,7 +289,7 @@ func (m *member) watchNode(ctx context.Context) {
 	case <-node.Done():
 		if err := node.Err(); err != nil {
 			m.log.Error("the node stopped", "err", err)
-			m.post(notice{event: EventFault, reason: err.Error()})
+			m.postFault(err.Error())
 		}
 	}
 }
@@ -251,6 +320,7 @@ func (m *member) startOnce(ctx context.Context) error {
 	m.mu.Unlock()
 	m.startHealth(node)
 	m.serveMaintenance(node)
+	m.startStandings(node)
 	return nil
 }
 
@@ -274,11 +344,14 @@ func (m *member) stop(ctx context.Context) {
 	}
 	m.stopHealth()
 	m.stopMaintenance()
+	m.stopStandings()
+	m.post(notice{event: EventStop})
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes
 	m.mu.Unlock()
 	ready.stop()
 	notes.close()
+	m.vips.close()
 }
 
 // eventHooks turn leadership events into notices.
@@ -311,4 +384,13 @@ func (m *member) config() Cluster {
 func (m *member) discard() {
 	m.ready.stop()
 	m.notes.close()
+	m.vips.close()
+}
+
+// setVIPs applies a reload's change of the VIPs, in place.
+func (m *member) setVIPs(vips []VIP, c vipChange) {
+	m.mu.Lock()
+	m.cfg.VIPs = vips
+	m.mu.Unlock()
+	m.vips.apply(c)
 }

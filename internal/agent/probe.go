@@ -42,12 +42,15 @@ func probe(ctx context.Context, c *Check) error {
 	return errors.New("a check of no kind")
 }
 
+// shellPath runs an exec check's shell command line.
+const shellPath = "/bin/sh"
+
 // probeExec runs the command in a process group of its own; at ctx's end
 // the whole group is killed.
 func probeExec(ctx context.Context, e *ExecCheck) error {
 	argv := e.Argv
 	if e.Shell != "" {
-		argv = []string{"/bin/sh", "-c", e.Shell}
+		argv = []string{shellPath, "-c", e.Shell}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"sync"
@@ -16,6 +17,7 @@ import (
 type readiness struct {
 	maintenance string
 	onFault     func(reason string) // called, outside the lock, when ready turns into not ready
+	log         *slog.Logger        // a check's failure and recovery, once each
 
 	mu     sync.Mutex
 	states []checkState
@@ -33,6 +35,7 @@ type checkState struct {
 	passing bool
 	streak  int // results in a row that disagree with passing
 	last    error
+	took    time.Duration // the last probe's (metrics)
 }
 
 // newReadiness starts the checks (with defaults applied); stop ends them.
@@ -40,9 +43,9 @@ type checkState struct {
 // standing, and a new one is probed once before newReadiness returns:
 // a reload must not make a ready node look not ready while its checks
 // have no result yet (its leader would step down).
-func newReadiness(checks []Check, maintenance string, onFault func(string), prev *readiness) *readiness {
+func newReadiness(checks []Check, maintenance string, onFault func(string), prev *readiness, log *slog.Logger) *readiness {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &readiness{maintenance: maintenance, onFault: onFault, cancel: cancel, states: make([]checkState, len(checks))}
+	r := &readiness{maintenance: maintenance, onFault: onFault, log: log, cancel: cancel, states: make([]checkState, len(checks))}
 	for i, c := range checks {
 		r.states[i].check = c
 	}
@@ -101,11 +104,13 @@ func (r *readiness) loop(ctx context.Context, i int) {
 	defer tick.Stop()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, c.Timeout.D())
+		start := time.Now()
 		err := probe(pctx, &c)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
+		r.setTook(i, time.Since(start))
 		r.record(i, err)
 		select {
 		case <-ctx.Done():
@@ -115,12 +120,15 @@ func (r *readiness) loop(ctx context.Context, i int) {
 	}
 }
 
-// record applies one result of check i.
+// record applies one result of check i, and logs the check's standing
+// when it changes: its failure (or a failing first result) and its
+// recovery, once each, not every interval.
 func (r *readiness) record(i int, err error) {
 	r.mu.Lock()
 	s := &r.states[i]
 	s.last = err
 	pass := err == nil
+	was, known := s.passing, s.known
 	switch {
 	case !s.known:
 		s.known, s.passing, s.streak = true, pass, 0
@@ -132,7 +140,15 @@ func (r *readiness) record(i int, err error) {
 			s.passing, s.streak = pass, 0
 		}
 	}
+	now, name := s.passing, s.check.Name
 	r.mu.Unlock()
+	switch {
+	case r.log == nil:
+	case !now && (!known || was):
+		r.log.Warn("check failing", "check", name, "err", err)
+	case now && known && !was:
+		r.log.Info("check passes again", "check", name)
+	}
 	r.ready() // reports a fault if this made the node not ready
 }
 
@@ -179,8 +195,11 @@ func (r *readiness) evaluate() error {
 	var errs []error
 	for _, s := range r.states {
 		switch {
+		case s.check.Weight != 0: // lowers the priority instead (weights.go)
 		case !s.known:
 			errs = append(errs, fmt.Errorf("check %s: no result yet", s.check.Name))
+		case !s.passing && s.last == nil: // rising: passed again, not rise times yet
+			errs = append(errs, fmt.Errorf("check %s failing (passed %d of the %d times in a row it needs to pass again)", s.check.Name, s.streak, s.check.Rise))
 		case !s.passing:
 			errs = append(errs, fmt.Errorf("check %s failing (last result: %v)", s.check.Name, s.last))
 		}

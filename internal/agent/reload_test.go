@@ -22,7 +22,9 @@ func TestSameElection(t *testing.T) {
 		{"maintenance file", func(c *Cluster) { c.MaintenanceFile = "/m" }, true},
 		{"no checks left", func(c *Cluster) { c.Checks = nil }, true},
 		{"lease_ttl", func(c *Cluster) { c.Election.LeaseTTL = Duration(6e9) }, false},
-		{"vip", func(c *Cluster) { c.VIPs[0].Address = "10.0.0.2/24" }, false},
+		{"vip changed", func(c *Cluster) { c.VIPs[0].Address = "10.0.0.2/24" }, true},
+		{"vip added", func(c *Cluster) { c.VIPs = append(c.VIPs, VIP{Address: "10.0.0.3/24", Interface: "eth0"}) }, true},
+		{"no vips left", func(c *Cluster) { c.VIPs = nil }, true},
 		{"service", func(c *Cluster) { c.Service = &Service{Argv: []string{"v"}} }, false},
 		{"connection", func(c *Cluster) { c.Connection.Servers = []string{"nats://x:4222"} }, false},
 	} {

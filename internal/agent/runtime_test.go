@@ -24,14 +24,14 @@ func TestNotifierRunsInOrderOneAtATime(t *testing.T) {
 	natstest.CheckLeaks(t)
 	log := filepath.Join(t.TempDir(), "log")
 	cmd := []string{"sh", "-c", `echo "start $GO_CLUSTER_EPOCH $GO_CLUSTER_EVENT $GO_CLUSTER_CLUSTER $GO_CLUSTER_NODE $GO_CLUSTER_VIPS" >> ` + log + `; sleep 0.05; echo "end $GO_CLUSTER_EPOCH" >> ` + log}
-	n := newNotifier(Notify{BecomeLeader: cmd, LeaderChange: cmd, Timeout: Duration(5 * time.Second)}, "c1", "n1",
+	n := newNotifier(Notify{BecomeLeader: cmd, LeaderChange: cmd, Timeout: Duration(5 * time.Second)}, "c1", "n1", 0,
 		[]VIP{{Address: "10.0.0.1/24"}, {Address: "10.0.0.2/24"}}, io.Discard, quiet())
 	for i := 1; i <= 4; i++ {
 		ev := EventBecomeLeader
 		if i%2 == 0 {
 			ev = EventLeaderChange
 		}
-		n.post(notice{event: ev, epoch: int64(i)})
+		n.post(notice{event: ev, role: "leader", epoch: int64(i)}) // VIPs are named on the leader only
 	}
 	n.post(notice{event: EventFault, epoch: 99}) // no command: not run
 	n.close()
@@ -59,7 +59,7 @@ func TestNotifierTimeoutKillsTheGroup(t *testing.T) {
 		BecomeLeader: []string{"sh", "-c", "sleep 30 & echo $! > " + pidFile + "; wait"},
 		LeaderChange: []string{"sh", "-c", "touch " + filepath.Join(dir, "next")},
 		Timeout:      Duration(300 * time.Millisecond),
-	}, "c1", "n1", nil, io.Discard, quiet())
+	}, "c1", "n1", 0, nil, io.Discard, quiet())
 	start := time.Now()
 	n.post(notice{event: EventBecomeLeader})
 	n.post(notice{event: EventLeaderChange})
@@ -89,7 +89,7 @@ func TestReadinessRiseAndFall(t *testing.T) {
 	}
 	var faults atomic.Int32
 	r := newReadiness([]Check{{Name: "ok", File: &FileCheck{Path: file}, Interval: Duration(10 * time.Millisecond),
-		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(string) { faults.Add(1) }, nil)
+		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(string) { faults.Add(1) }, nil, nil)
 	defer r.stop()
 	natstest.WaitFor(t, 2*time.Second, func() bool { return r.ready() == nil }, "never ready")
 	if err := os.Remove(file); err != nil {
@@ -150,16 +150,16 @@ func TestReloadedReadinessIsDecidedAtOnce(t *testing.T) {
 	check := func(name, path string) Check {
 		return Check{Name: name, File: &FileCheck{Path: path}, Interval: Duration(time.Hour), Timeout: Duration(time.Second), Rise: 1, Fall: 1}
 	}
-	r1 := newReadiness([]Check{check("ok", ok)}, "", nil, nil)
+	r1 := newReadiness([]Check{check("ok", ok)}, "", nil, nil, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return r1.ready() == nil }, "never ready")
 	// Interval an hour: the loops' own first probes race these checks;
 	// the standing must already be decided when newReadiness returns.
-	r2 := newReadiness([]Check{check("ok", ok), check("also-ok", ok)}, "", nil, r1)
+	r2 := newReadiness([]Check{check("ok", ok), check("also-ok", ok)}, "", nil, r1, nil)
 	if err := r2.ready(); err != nil {
 		t.Fatalf("reloaded with passing checks: %v", err)
 	}
 	var faults atomic.Int32
-	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(string) { faults.Add(1) }, r2)
+	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(string) { faults.Add(1) }, r2, nil)
 	if err := r3.ready(); err == nil || !strings.Contains(err.Error(), "check bad") {
 		t.Fatalf("reloaded with a failing check: %v", err)
 	}

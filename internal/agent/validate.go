@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/runner"
+	"github.com/ozanturksever/go-cluster/vip"
 )
 
 // validator checks a decoded Config; its problems join the decoder's.
@@ -33,9 +35,12 @@ func (v *validator) bad(path, format string, args ...any) {
 }
 
 // lineOf is the line of path, or of the closest field above it.
-func (v *validator) lineOf(path string) int {
+func (v *validator) lineOf(path string) int { return lineOf(v.lines, path) }
+
+// lineOf is the line of path in lines, or of the closest field above it.
+func lineOf(lines map[string]int, path string) int {
 	for path != "" {
-		if l, ok := v.lines[path]; ok {
+		if l, ok := lines[path]; ok {
 			return l
 		}
 		i := strings.LastIndexAny(path, ".[")
@@ -71,6 +76,7 @@ func (v *validator) config(c *Config) {
 		v.connection(p+".connection", &cl.Connection)
 		v.election(p+".election", &cl.Election)
 		v.checks(p+".checks", cl.Checks)
+		v.weights(p+".checks", cl.Checks, &cl.Election)
 		v.vips(p+".vips", cl.VIPs, vips)
 		v.notify(p+".notify", &cl.Notify)
 		if cl.Service != nil {
@@ -134,8 +140,8 @@ func (v *validator) connection(p string, c *Connection) {
 
 func (v *validator) election(p string, e *Election) {
 	if e.NodeID != "" {
-		if err := cluster.ValidateIdentifier("node_id", e.NodeID); err != nil {
-			v.bad(p+".node_id", "%s", trimInvalid(err))
+		if msg := validateNodeID("node_id", e.NodeID); msg != "" {
+			v.bad(p+".node_id", "%s", msg)
 		}
 	}
 	ttl := e.LeaseTTL.D()
@@ -153,6 +159,15 @@ func (v *validator) election(p string, e *Election) {
 	if e.Replicas < 0 || e.Replicas > 5 {
 		v.bad(p+".replicas", "%d must be between 1 and 5", e.Replicas)
 	}
+}
+
+// validateNodeID says what the library finds wrong with id as a NodeID
+// (cluster.ValidateNodeID: a host name is one), "" if nothing.
+func validateNodeID(field, id string) string {
+	if err := cluster.ValidateNodeID(field, id); err != nil {
+		return trimInvalid(err)
+	}
+	return ""
 }
 
 // electionField is the YAML field a library Config error is about: its
@@ -267,45 +282,72 @@ func (v *validator) vips(p string, vips []VIP, taken map[netip.Addr]string) {
 	for i := range vips {
 		x := &vips[i]
 		vp := fmt.Sprintf("%s[%d]", p, i)
-		pfx, err := netip.ParsePrefix(x.Address)
-		if err != nil {
-			v.bad(vp+".address", "want an address with its prefix length, as in 10.0.0.100/24: %v", err)
-		} else {
-			a := pfx.Addr()
-			switch {
-			case a.Zone() != "" || a.Is4In6() || a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
-				v.bad(vp+".address", "%s cannot be a virtual IP (zoned, mapped, unspecified, loopback, multicast or link-local)", a)
-			case taken[a] != "":
-				v.bad(vp+".address", "%s is already a VIP at %s", a, taken[a])
-			default:
-				taken[a] = vp
-			}
+		before := len(v.problems)
+		v.vip(vp, x, taken)
+		if len(v.problems) == before {
+			v.vipAsBuilt(vp, x)
 		}
-		if msg := interfaceName(x.Interface); msg != "" {
-			v.bad(vp+".interface", "%s", msg)
+	}
+}
+
+// vip checks one VIP of the file.
+func (v *validator) vip(vp string, x *VIP, taken map[netip.Addr]string) {
+	pfx, err := netip.ParsePrefix(x.Address)
+	if err != nil {
+		v.bad(vp+".address", "want an address with its prefix length, as in 10.0.0.100/24: %v", err)
+	} else {
+		a := pfx.Addr()
+		switch {
+		case a.Zone() != "" || a.Is4In6() || a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast():
+			v.bad(vp+".address", "%s cannot be a virtual IP (zoned, mapped, unspecified, loopback, multicast or link-local)", a)
+		case taken[a] != "":
+			v.bad(vp+".address", "%s is already a VIP at %s", a, taken[a])
+		default:
+			taken[a] = vp
 		}
-		if x.Label != "" {
-			switch {
-			case err == nil && !pfx.Addr().Is4():
-				v.bad(vp+".label", "labels are for IPv4 addresses only")
-			case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) == len(x.Interface)+1 || len(x.Label) > 15 ||
-				strings.ContainsAny(x.Label, "/ \t\n\r\v\f\x00"):
-				v.bad(vp+".label", "%q must be %q and a name, at most 15 bytes, without '/' or white space", x.Label, x.Interface+":")
-			}
+	}
+	if msg := interfaceName(x.Interface); msg != "" {
+		v.bad(vp+".interface", "%s", msg)
+	}
+	if x.Label != "" {
+		switch {
+		case err == nil && !pfx.Addr().Is4():
+			v.bad(vp+".label", "labels are for IPv4 addresses only")
+		case !strings.HasPrefix(x.Label, x.Interface+":") || len(x.Label) == len(x.Interface)+1 || len(x.Label) > 15 ||
+			strings.ContainsAny(x.Label, "/ \t\n\r\v\f\x00"):
+			v.bad(vp+".label", "%q must be %q and a name, at most 15 bytes, without '/' or white space", x.Label, x.Interface+":")
 		}
-		if x.GARP.Count < 0 {
-			v.bad(vp+".garp.count", "%d is negative", x.GARP.Count)
-		}
-		if x.GARP.Interval < 0 {
-			v.bad(vp+".garp.interval", "%v is negative", x.GARP.Interval.D())
-		}
-		if x.GARP.Refresh != nil && *x.GARP.Refresh < 0 {
-			v.bad(vp+".garp.refresh", "%v is negative", x.GARP.Refresh.D())
-		}
-		v.routes(vp+".routes", x.Routes, pfx)
-		if x.NetNS != "" && !filepath.IsAbs(x.NetNS) {
-			v.bad(vp+".netns", "%q is not an absolute path", x.NetNS)
-		}
+	}
+	if x.GARP.Count < 0 {
+		v.bad(vp+".garp.count", "%d is negative", x.GARP.Count)
+	}
+	if x.GARP.Interval < 0 {
+		v.bad(vp+".garp.interval", "%v is negative", x.GARP.Interval.D())
+	}
+	if x.GARP.Refresh != nil && *x.GARP.Refresh < 0 {
+		v.bad(vp+".garp.refresh", "%v is negative", x.GARP.Refresh.D())
+	}
+	v.routes(vp+".routes", x.Routes, pfx)
+	if x.NetNS != "" && !filepath.IsAbs(x.NetNS) {
+		v.bad(vp+".netns", "%q is not an absolute path", x.NetNS)
+	}
+}
+
+// vipAsBuilt runs the vip package's own validation of a VIP that passed
+// the file's (vip.NewManager, as the agent builds it), so that no VIP
+// passes --check that the agent would then refuse (a /0 prefix, say).
+func (v *validator) vipAsBuilt(vp string, x *VIP) {
+	full := Cluster{VIPs: []VIP{*x}}.withDefaults("")
+	vc, err := vipConfig(full.VIPs[0], nil)
+	if err == nil {
+		_, err = vip.NewManager(vc)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, vip.ErrInvalidAddress), errors.Is(err, vip.ErrInvalidNetmask):
+		v.bad(vp+".address", "%v", err)
+	default:
+		v.bad(vp, "%v", err)
 	}
 }
 
@@ -358,6 +400,8 @@ func (v *validator) notify(p string, n *Notify) {
 	v.argv(p+".lose_leadership", n.LoseLeadership)
 	v.argv(p+".leader_change", n.LeaderChange)
 	v.argv(p+".fault", n.Fault)
+	v.argv(p+".fault_cleared", n.FaultCleared)
+	v.argv(p+".state", n.State)
 	if n.Timeout < 0 {
 		v.bad(p+".timeout", "%v is negative", n.Timeout.D())
 	}

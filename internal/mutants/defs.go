@@ -19,7 +19,7 @@ var mutantsFile string
 // which the tests Run (a -run regexp) of package Pkg must catch.
 type Mutant struct {
 	Name    string
-	Layer   string   // machine, driver, lifecycle, dialer, view, sim, state
+	Layer   string   // machine, driver, lifecycle, dialer, view, sim, state, store, agent
 	File    string   // relative to the module root, slash-separated
 	Pkg     string   // a package pattern for go test, e.g. ./internal/election
 	Run     string   // go test -run
@@ -36,7 +36,7 @@ type Mutant struct {
 // layers are the parts of the project a mutant may name.
 var layers = map[string]bool{
 	"machine": true, "driver": true, "lifecycle": true, "dialer": true,
-	"view": true, "sim": true, "state": true, "store": true,
+	"view": true, "sim": true, "state": true, "store": true, "agent": true,
 }
 
 // defaultTimeout is go test's -timeout for a mutant that names none.
