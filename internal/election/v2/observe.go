@@ -17,28 +17,11 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 		return // older than what is seen
 	}
 	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
-	m.entries++
-	if m.entries == 1 && d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol {
-		m.fail(protocolError("the lease record was written by protocol %d", d.version))
+	if !m.learn(e, d) {
 		return
 	}
-	if d.kind == Unknown {
-		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
-	}
-	if d.kind == Held {
-		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
-		m.noteForeignSelf(d.lease, e.Rev)
-	}
-	if m.t != nil && !m.t.ended && e.Rev > m.t.rev {
-		if d.kind == Held && m.mine(d.lease) && d.lease.Epoch == m.t.epoch {
-			m.t.rev = e.Rev // its own late write: adopted, the deadline unmoved (P9)
-			m.lost = lostRace{}
-			m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
-			return
-		}
-		m.lose(now, fmt.Errorf("%w: revision %d is not this tenure's (%s)", v1.ErrEpochMismatch, e.Rev, d.kind))
-	}
-	if p := m.pending; p != nil && d.kind == Held && m.mine(d.lease) && d.lease.Epoch == p.epoch && e.Rev > p.over {
+	m.judgeForTenure(now, e.Rev, d)
+	if p := m.pending; p != nil && m.ownLateWrite(d, p.epoch) && e.Rev > p.over {
 		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
 		m.landing = p
 	}
@@ -46,6 +29,42 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
 	}
+}
+
+// judgeForTenure is P9: a revision above the live tenure's is its own
+// late write, adopted (the deadline does not move for it), or ends it.
+func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
+	switch t := m.t; {
+	case t == nil || t.ended || rev <= t.rev:
+	case m.ownLateWrite(d, t.epoch):
+		t.rev = rev
+	default:
+		m.lose(now, fmt.Errorf("%w: revision %d is not this tenure's (%s)", v1.ErrEpochMismatch, rev, d.kind))
+	}
+}
+
+// learn notes what an entry tells beyond the value: a TTL, another
+// process with this NodeID, another protocol at first sight (false: the
+// node stops).
+func (m *Machine) learn(e KVEntry, d decoded) bool {
+	m.entries++
+	switch {
+	case m.entries == 1 && d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
+		m.fail(protocolError("the lease record was written by protocol %d", d.version))
+		return false
+	case d.kind == Unknown:
+		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
+	case d.kind == Held:
+		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
+		m.noteForeignSelf(d.lease, e.Rev)
+	}
+	return m.err == nil
+}
+
+// ownLateWrite says a judged entry is this process's own held record at
+// epoch: a write whose answer it did not get.
+func (m *Machine) ownLateWrite(d decoded, epoch int64) bool {
+	return d.kind == Held && m.mine(d.lease) && d.lease.Epoch == epoch
 }
 
 // onSynced: the watch delivered the key's current value; none means the
