@@ -359,3 +359,18 @@ func TestStopCampaignsNoMore(t *testing.T) {
 		t.Errorf("view %v at %d, want its own release at 8", h.m.cur.kind, h.m.cur.rev)
 	}
 }
+
+// P15, simulator seeds 594 and 1840: a held record still unchanged half
+// way through its wait is confirmed; a watch that moved to a bucket
+// created again is found then, before any write.
+func TestHalfWayCheckFindsAnotherIncarnation(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm")
+	other := bucket(1)
+	other.Created = t0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.want("Watch")
+	h.none("Write")
+}
