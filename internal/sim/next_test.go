@@ -34,9 +34,9 @@ func TestNextMachineNegativeControls(t *testing.T) {
 		knobs     next.Knobs
 		seed      uint64
 	}{
-		{"I1: epochs from what the server checked (the range check)", next.Knobs{NoRangeCheck: true}, 258},
+		{"I1: epochs from what the server checked (the range check)", next.Knobs{NoRangeCheck: true}, 362},
 		{"I2: one LeaseTTL per cluster (each node its own)", next.Knobs{OwnTTL: true}, 14},
-		{"I3: lead only on a confirmed landing", next.Knobs{NoConfirm: true}, 106},
+		{"I3: lead only on a confirmed landing", next.Knobs{NoConfirm: true}, 130},
 	} {
 		if out := Run(c.seed, Options{Next: true, NextKnobs: c.knobs}); !out.Failed() {
 			t.Errorf("%s removed: seed %d found nothing", c.invariant, c.seed)

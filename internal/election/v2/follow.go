@@ -72,7 +72,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	}
 	gate := m.campaignGate(now)
 	switch {
-	case m.p.Observer || !m.conn.connected :
+	case m.p.Observer || !m.conn.connected:
 		return next
 	case m.lost.waiting:
 		if now.Before(m.lost.resync) {

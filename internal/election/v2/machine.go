@@ -41,10 +41,15 @@ type Machine struct {
 	// incarnation the Confirm before it did, so the watch is on it.
 	viewChecked bool
 	cur         seen // the key as seen
-	ttlSeen     time.Duration
-	entries     int    // entries seen since Start
-	dupSeen     int    // revisions naming this NodeID with another instance
-	dupRev      uint64 // the highest of them
+	// prev is what the watch a Watch action replaced last showed: a
+	// reopened watch showing the same revision, or the key absent at that
+	// revision as the stream's last sequence (nothing written since), is
+	// the same state, waited out from when it was first seen.
+	prev    seen
+	ttlSeen time.Duration
+	entries int    // entries seen since Start
+	dupSeen int    // revisions naming this NodeID with another instance
+	dupRev  uint64 // the highest of them
 
 	conn  connState
 	ready readiness

@@ -25,7 +25,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
 		m.landing = p
 	}
-	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
+	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: m.firstSeen(now, e.Rev)}
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
 	}
@@ -95,9 +95,19 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 	}
 }
 
+// firstSeen is when the state at revision rev was first seen: now, or
+// earlier if the watch a reopen replaced showed that revision (P3).
+func (m *Machine) firstSeen(now time.Time, rev uint64) time.Time {
+	if p := m.prev; p.kind != None && p.kind != Absent && rev == p.rev && p.first.Before(now) {
+		return p.first
+	}
+	return now
+}
+
 // restartWait counts the value seen as first seen now; an unknown value
 // or an absent key needs its ceiling read again.
 func (m *Machine) restartWait(now time.Time) {
+	m.prev = seen{}
 	if m.cur.kind == None {
 		return
 	}
@@ -116,8 +126,9 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	c.ceiling, c.age = m.ceiling(), b.Age
 	if c.kind == Absent {
 		// Absent at this last sequence: a Create is checked against it,
-		// and the wait counts from this answer.
-		c.lastSeq, c.first = b.LastSeq, now
+		// and the wait counts from this answer, or from when the value
+		// at that sequence was first seen (P3: no write since).
+		c.lastSeq, c.first = b.LastSeq, m.firstSeen(now, b.LastSeq)
 	}
 }
 
@@ -130,7 +141,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	}
 	m.inc, m.incKnown = b, true
 	m.watching, m.synced = false, false
-	m.cur, m.lost, m.landing, m.pending = seen{}, lostRace{}, nil, nil
+	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	m.ttlSeen, m.entries, m.dupSeen = 0, 0, 0
 	if m.state != Leading && m.state != Draining && m.state != Stopped {
 		m.state = Syncing

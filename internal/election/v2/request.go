@@ -70,7 +70,7 @@ func (m *Machine) send(now time.Time, what any, a Action) {
 		// No entry of the old watch reaches the machine from now on: every
 		// wait starts again on what the new one delivers (P3).
 		m.watching, m.synced, m.viewChecked = true, false, false
-		m.cur, m.lost = seen{}, lostRace{}
+		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
 		m.dropWatchEvents()
 	}
 	m.req = &request{id: id, sent: now, what: what}
@@ -209,7 +209,7 @@ func (m *Machine) bucketGone(now time.Time, err error) {
 		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
 	}
 	m.incKnown, m.watching, m.synced = false, false, false
-	m.cur, m.lost, m.landing, m.pending = seen{}, lostRace{}, nil, nil
+	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	if m.state != Leading && m.state != Draining && m.state != Stopped {
 		m.state = Syncing
 	}
