@@ -41,10 +41,10 @@ type Machine struct {
 	// incarnation the Confirm before it did, so the watch is on it.
 	viewChecked bool
 	cur         seen // the key as seen
-	// prev is what the watch a Watch action replaced last showed: a
-	// reopened watch showing the same revision, or the key absent at that
-	// revision as the stream's last sequence (nothing written since), is
-	// the same state, waited out from when it was first seen.
+	// prev is what the watch a Watch action replaced last showed: the key
+	// found absent with that revision as the stream's last sequence
+	// (removed, nothing written since) is the same state, waited out from
+	// when it was first seen.
 	prev    seen
 	ttlSeen time.Duration
 	entries int    // entries seen since Start

@@ -374,3 +374,43 @@ func TestHalfWayCheckFindsAnotherIncarnation(t *testing.T) {
 	h.want("Watch")
 	h.none("Write")
 }
+
+// Simulator seed 3405: entries of the old watch kept while the Confirm
+// that found another incarnation was out are dropped with it: the new
+// incarnation's revisions start again, and an old marker at a revision
+// the new bucket reaches later must not stand for it.
+func TestMovingToAnotherIncarnationDropsTheOldWatchsEntries(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(3), put(3, record("b", base+2, "")))
+	h.do(Entry{KV: put(4, record("b", base+2, ""))})
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm")
+	h.do(Entry{KV: KVEntry{Rev: 5, Op: Delete}}) // kept: the Confirm is out
+	other := bucket(0)
+	other.Created = t0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.want("Watch")
+	if h.m.cur.kind != None || h.m.prev.kind != None {
+		t.Fatalf("the old watch's entry survived the move: cur %v at %d, prev %v at %d", h.m.cur.kind, h.m.cur.rev, h.m.prev.kind, h.m.prev.rev)
+	}
+}
+
+// P3, simulator seed 101088: a marker waited out, then compacted away
+// (the CAS on it lost, the watch reopened, the key absent with the
+// marker's revision as the stream's last sequence), is the same state:
+// its wait is not started again.
+func TestAbsentAtTheRevisionLastSeenKeepsItsFirstSight(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(6), KVEntry{Rev: 6, Op: Purge})
+	h.at(ttl).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("wrong last sequence"), Class: v1.Conflict})
+	h.at(ttl + 300*time.Millisecond).do(Tick{})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Synced{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.want("Write") // waited out from the marker's first sight
+	if w := h.write(); !w.Create || w.LastSeq != 6 {
+		t.Fatalf("want a Create at 6, got %+v", w)
+	}
+}

@@ -25,7 +25,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
 		m.landing = p
 	}
-	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: m.firstSeen(now, e.Rev)}
+	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
 	}
@@ -95,8 +95,9 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 	}
 }
 
-// firstSeen is when the state at revision rev was first seen: now, or
-// earlier if the watch a reopen replaced showed that revision (P3).
+// firstSeen is when the stream's state at last sequence rev, the key
+// absent, was first seen: now, or when the watch a reopen replaced first
+// showed the value at rev (P3: removed since without a write).
 func (m *Machine) firstSeen(now time.Time, rev uint64) time.Time {
 	if p := m.prev; p.kind != None && p.kind != Absent && rev == p.rev && p.first.Before(now) {
 		return p.first
@@ -143,6 +144,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.watching, m.synced = false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	m.ttlSeen, m.entries, m.dupSeen = 0, 0, 0
+	m.dropWatchEvents() // kept from the watch on the old one
 	if m.state != Leading && m.state != Draining && m.state != Stopped {
 		m.state = Syncing
 	}

@@ -134,7 +134,10 @@ func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmRes
 		m.fail(protocolError("the bucket is marked for protocol %d", r.Bucket.Protocol))
 		return
 	}
-	if m.incKnown && !m.inc.same(r.Bucket) {
+	if !m.inc.Created.IsZero() && !m.inc.same(r.Bucket) {
+		// Another incarnation than the last one known, whether or not a
+		// Confirm is due for the current watch: nothing seen of the old
+		// one may carry over.
 		m.moveTo(now, r.Bucket)
 		return
 	}
@@ -186,6 +189,7 @@ func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
 		}
 		m.retryAt = now.Add(m.backoff())
 		m.watching, m.incKnown = false, false // ask again before the next try
+		m.dropWatchEvents()                   // of a watch taken for not opened
 	}
 }
 
@@ -210,6 +214,7 @@ func (m *Machine) bucketGone(now time.Time, err error) {
 	}
 	m.incKnown, m.watching, m.synced = false, false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
+	m.dropWatchEvents()
 	if m.state != Leading && m.state != Draining && m.state != Stopped {
 		m.state = Syncing
 	}
