@@ -39,6 +39,11 @@ type Write struct {
 	Rev     uint64
 	Value   []byte
 	Timeout time.Duration
+	// CheckLastSeq: a Create also checked against the stream's last
+	// sequence LastSeq. Only the next machine (internal/election/v2, run
+	// by the simulator) sets it.
+	CheckLastSeq bool
+	LastSeq      uint64
 }
 
 // Get reads the lease key (a hint, never proof).

@@ -114,6 +114,11 @@ type Result struct {
 	// Created is the bucket's creation time as the Incarnation read it
 	// (zero when unknown): the epoch base of a bucket created again.
 	Created time.Time
+	// Age, LeaseTTL and MaxTTL: the bucket's age on the server's clock
+	// and its TTL metadata, as an Incarnation read them. Only the next
+	// machine (internal/election/v2, run by the simulator) reads them.
+	Age              time.Duration
+	LeaseTTL, MaxTTL time.Duration
 }
 
 func (Tick) machineEvent()          {}

@@ -145,6 +145,14 @@ func (c *checker) reply(p *proc, token uint64, ok bool) {
 	}
 }
 
+// drained records a step-down or Stop of any origin (a call, a request
+// over NATS, a failing check) at at, whose OnLoseLeadership began at
+// began: its drain releases only once the hook has begun, behind any
+// slow hook queued before it (§4.4), so a new tenure is due from then.
+func (c *checker) drained(at, began time.Duration) {
+	c.handovers = append(c.handovers, handover{called: at, loseBegan: max(at, began)})
+}
+
 // handover is a StepDown that released: when it was called, and when its
 // OnLoseLeadership began.
 type handover struct{ called, loseBegan time.Duration }
@@ -267,6 +275,13 @@ func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
 // the run never end).
 func (c *checker) coversCounted(quietAt, maxTTL time.Duration) (end time.Duration, counted []time.Duration) {
 	end = c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	for _, h := range c.handovers {
+		// A drain in the quiet phase behind a slow hook: the leader it
+		// ends is due within handoverBound of its hook's start (§4.4).
+		if h.called >= quietAt && h.called < end {
+			end = max(end, h.loseBegan+handoverBound)
+		}
+	}
 	for _, at := range c.covers {
 		if at >= quietAt && at < end && len(counted) < maxCovers {
 			end = max(end, at+coverBound(maxTTL))

@@ -22,6 +22,10 @@ type kv struct {
 	entries   []election.KVEntry // the lease key's kept revisions, oldest first
 	history   int
 	deleted   bool // the bucket does not exist: every request says so
+	// ttl and maxTTL are the bucket's TTL metadata (lease_ttl and
+	// lease_ttl_max), read by the next machine only; a bucket created
+	// again keeps them (docs/design-next.md §4.2's assumption).
+	ttl, maxTTL time.Duration
 }
 
 func newKV(now time.Duration) *kv {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	next "github.com/ozanturksever/go-cluster/internal/election/v2"
 )
 
 // The simulator against the election machine (internal/election).
@@ -38,10 +39,12 @@ var (
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
 	simStrict  = flag.Bool("sim.strict", false, "count the stated limits (an epoch or a LeaseTTL nothing left knew) as violations too")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
+	simNext    = flag.Bool("sim.next", false, "run the next machine (internal/election/v2, docs/design-next.md) instead")
+	simNextOff = flag.String("sim.nextoff", "", "with -sim.next: invariants whose check is removed (confirm, range, ttl): a negative control")
 )
 
 func simOptionsFromFlags(t *testing.T) Options {
-	return Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Knobs: fixes(t, splitList(*simFixes)), SameTTL: *simSameTTL}
+	return Options{Exclude: splitList(*simExclude), StrictLimits: *simStrict, Knobs: fixes(t, splitList(*simFixes)), SameTTL: *simSameTTL, Next: *simNext, NextKnobs: nextKnobs(t, splitList(*simNextOff))}
 }
 
 // fixes are the knobs of the fixes under evaluation that -sim.fix names.
@@ -53,6 +56,24 @@ func fixes(t *testing.T, names []string) election.Knobs {
 			k.RevisionFloorAlways = true
 		default:
 			t.Fatalf("-sim.fix: unknown fix %q", f)
+		}
+	}
+	return k
+}
+
+// nextKnobs are the next machine's knobs -sim.nextoff names.
+func nextKnobs(t *testing.T, names []string) next.Knobs {
+	var k next.Knobs
+	for _, n := range names {
+		switch n {
+		case "confirm":
+			k.NoConfirm = true
+		case "range":
+			k.NoRangeCheck = true
+		case "ttl":
+			k.OwnTTL = true
+		default:
+			t.Fatalf("-sim.nextoff: unknown invariant %q", n)
 		}
 	}
 	return k

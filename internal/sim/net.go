@@ -81,9 +81,12 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 		var rev uint64
 		var ok bool
 		prev, _ := w.kv.last()
-		if e.Create {
+		switch {
+		case e.Create && e.CheckLastSeq && w.kv.seq != e.LastSeq:
+			// the stream moved since the writer read its last sequence
+		case e.Create:
 			rev, ok = w.kv.create(e.Value)
-		} else {
+		default:
 			rev, ok = w.kv.update(e.Value, e.Rev)
 		}
 		w.logf("%s: %s", p.cfg.NodeID, describeWrite(e, rev, ok))
@@ -109,7 +112,8 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 	case election.History:
 		return election.Result{History: w.kv.historyEntries()}, 0
 	case election.Incarnation:
-		return election.Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt}, w.kv.inc
+		return election.Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt,
+			Age: w.now - w.kv.created, LeaseTTL: w.kv.ttl, MaxTTL: w.kv.maxTTL}, w.kv.inc
 	case election.Watch:
 		p.openWatch()
 	}

@@ -239,7 +239,11 @@ func (p *proc) act(a election.Action) {
 	case election.Lose:
 		w.logf("%s: LOSE epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		w.chk.loseHookBegins(p, p.hook(w.dur(0, p.hookDuration()), election.LoseStarted{Epoch: e.Epoch}, election.LoseDone{Epoch: e.Epoch}))
+		began := p.hook(w.dur(0, p.hookDuration()), election.LoseStarted{Epoch: e.Epoch}, election.LoseDone{Epoch: e.Epoch})
+		w.chk.loseHookBegins(p, began)
+		if e.Cause == nil {
+			w.chk.drained(w.now, began) // a step-down or Stop: released once its hook began
+		}
 	case election.AskToLead:
 		p.ask(e)
 	case election.Reply:

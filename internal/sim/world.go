@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	next "github.com/ozanturksever/go-cluster/internal/election/v2"
 )
 
 // Options shape a run. The zero value is the protocol's own bounds.
@@ -39,6 +40,13 @@ type Options struct {
 	// FaultPhase and QuietPhase are how long faults are injected, and how
 	// long the run goes on without them (20s and 10s when zero).
 	FaultPhase, QuietPhase time.Duration
+	// Next runs the next machine (internal/election/v2) instead, judged
+	// with StrictLimits: it states no limit to excuse. Forged records are
+	// out of its threat model (docs/design-next.md §3) and not injected.
+	Next bool
+	// NextKnobs remove invariants of the next machine: its negative
+	// controls.
+	NextKnobs next.Knobs
 }
 
 // Outcome is what one seed's run found.
@@ -94,6 +102,9 @@ func runWith(seed uint64, opt Options, factory factory) Outcome {
 
 func run(seed uint64, opt Options, factory factory, tr *trace) (Outcome, time.Duration) {
 	w := newWorld(seed, opt, factory)
+	if opt.Next {
+		w.factory = nextMachines(w)
+	}
 	w.trace = tr
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
@@ -153,8 +164,17 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
 		kv: newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
+	if opt.Next {
+		opt.StrictLimits = true
+		opt.Exclude = append(opt.Exclude[:len(opt.Exclude):len(opt.Exclude)], faultNames[fForged])
+		w.opt = opt
+	}
 	w.quietAt = opt.FaultPhase
 	w.makeProcs()
+	// The bucket's TTL metadata (I2 of the next machine; the machine of
+	// today does not read it): the first node's LeaseTTL, kept across
+	// the bucket's incarnations.
+	w.kv.ttl, w.kv.maxTTL = w.ttls[0], w.ttls[0]
 	return w
 }
 

@@ -1,0 +1,128 @@
+package election
+
+// The outputs of the machine: what the driver carries out. A request
+// (Write, Confirm, Watch) is answered by its own result type with the
+// same ID; while one is out the machine makes no other.
+
+import (
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// Action is one output of the machine.
+type Action interface{ action() }
+
+// Purpose says why the machine writes the lease key.
+type Purpose int
+
+// The purposes of a Write.
+const (
+	Acquire Purpose = iota // a new tenure
+	Renew                  // the leader's renewal, or a drain's
+	Release                // a drain's released record
+)
+
+func (p Purpose) String() string { return [...]string{"acquire", "renew", "release"}[p] }
+
+// Write writes Value under the lease key. Create: publish only if the
+// key has no entry and the stream's last sequence is LastSeq (C3);
+// otherwise a compare-and-swap on Rev (C1).
+type Write struct {
+	ID      uint64
+	Purpose Purpose
+	Create  bool
+	LastSeq uint64
+	Rev     uint64
+	Value   []byte
+	Timeout time.Duration
+}
+
+// Confirm reads the bucket's stream info (C4).
+type Confirm struct {
+	ID      uint64
+	Timeout time.Duration
+}
+
+// Watch drops the watch, if any, and opens a new one on the lease key;
+// no entry of the old one may reach the machine after this action.
+type Watch struct {
+	ID      uint64
+	Timeout time.Duration
+}
+
+// Become starts the tenure at Epoch: its ctx lives until Lose for that
+// epoch or until Deadline passes.
+type Become struct {
+	Epoch    int64
+	Rev      uint64
+	Deadline time.Time
+	Cause    v1.Cause
+	Wait     time.Duration // how long the node saw the value it took over
+}
+
+// Extend moves the tenure's deadline after a confirmed renewal.
+type Extend struct {
+	Epoch    int64
+	Deadline time.Time
+}
+
+// Lose ends the tenure at Epoch and queues OnLoseLeadership.
+type Lose struct {
+	Epoch int64
+	Cause error
+}
+
+// LeaderChange queues OnLeaderChange.
+type LeaderChange struct{ Leader string }
+
+// AskToLead publishes a priority request to the holder's control subject.
+type AskToLead struct {
+	Holder  string
+	Request v1.StepDownRequest
+}
+
+// CooldownKey records cooldown-<NodeID> (informational, no answer).
+type CooldownKey struct{ Cooldown time.Duration }
+
+// Reply answers a command or a control request named by Token.
+type Reply struct {
+	Token   uint64
+	Err     error
+	Epoch   int64
+	Control bool
+	Silent  bool
+	Answer  v1.StepDownReply
+}
+
+// Fail reports a permanent error: the node stops.
+type Fail struct{ Err error }
+
+// Finished says the machine is done (Stop, or a permanent error).
+type Finished struct{}
+
+// Log is a line for the node's log.
+type Log struct {
+	Level slog.Level
+	Msg   string
+	Args  []any
+}
+
+// Arm asks for a Tick at At (zero: none needed).
+type Arm struct{ At time.Time }
+
+func (Write) action()        {}
+func (Confirm) action()      {}
+func (Watch) action()        {}
+func (Become) action()       {}
+func (Extend) action()       {}
+func (Lose) action()         {}
+func (LeaderChange) action() {}
+func (AskToLead) action()    {}
+func (CooldownKey) action()  {}
+func (Reply) action()        {}
+func (Fail) action()         {}
+func (Finished) action()     {}
+func (Log) action()          {}
+func (Arm) action()          {}

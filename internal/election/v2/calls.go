@@ -1,0 +1,155 @@
+package election
+
+// The machine's commands: StepDown, Stop, ValidateLeadership,
+// SetMetadata, step-down requests over NATS and ReadinessCheck results.
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+func (m *Machine) onStepDown(now time.Time, c StepDown) {
+	if !m.leading(now) || m.drain != nil || (c.Epoch != 0 && c.Epoch != m.t.epoch) {
+		m.emit(Reply{Token: c.Token, Err: v1.ErrNotLeader})
+		return
+	}
+	if c.Async {
+		m.beginDrain(now, true, c.To, nil)
+		m.emit(Reply{Token: c.Token})
+		return
+	}
+	token := c.Token
+	m.beginDrain(now, true, c.To, func(err error) Action { return Reply{Token: token, Err: err} })
+}
+
+func (m *Machine) onStop(now time.Time, c Stop) {
+	token := c.Token
+	m.stopReq = &token
+	switch {
+	case m.leading(now) && m.drain == nil:
+		m.beginDrain(now, false, "", nil)
+	case m.t != nil && m.drain == nil:
+		m.lose(now, fmt.Errorf("%w: stopped past the deadline", v1.ErrLeaseExpired))
+	}
+}
+
+// onValidate proves the tenure with a renewal on demand: answered once a
+// renewal is confirmed, never from a read.
+func (m *Machine) onValidate(now time.Time, e Validate) {
+	if !m.leading(now) || m.drain != nil {
+		m.emit(Reply{Token: e.Token, Err: v1.ErrNotLeader})
+		return
+	}
+	m.checks = append(m.checks, e.Token)
+	m.t.renewDue = now
+}
+
+// answerChecksAfter answers the waiting calls after a renewal: a
+// confirmed one proves the epoch; a failed one asks again at once.
+func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
+	if len(m.checks) == 0 {
+		return
+	}
+	if ok && m.leading(now) {
+		for _, tok := range m.checks {
+			m.emit(Reply{Token: tok, Epoch: m.t.epoch})
+		}
+		m.checks = nil
+		return
+	}
+	m.t.renewDue = now
+}
+
+// answerChecks answers every waiting call with a failure: the tenure
+// ended.
+func (m *Machine) answerChecks(bool) {
+	for _, tok := range m.checks {
+		m.emit(Reply{Token: tok, Err: v1.ErrNotLeader})
+	}
+	m.checks = nil
+}
+
+// onSetMetadata: the next records carry it; a leader renews at once.
+func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
+	m.p.Metadata = e.Metadata
+	if m.leading(now) {
+		m.t.renewDue = now
+	}
+	m.emit(Reply{Token: e.Token})
+}
+
+// onControl answers a step-down request that arrived over NATS.
+func (m *Machine) onControl(now time.Time, r Control) {
+	leading := m.leading(now) && m.drain == nil
+	stale := leading && r.Received.Before(m.t.acquired)
+	if r.Generic && (!leading || stale) {
+		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers there
+		return
+	}
+	reply := v1.StepDownReply{Node: m.p.NodeID}
+	req, err := v1.DecodeStepDown(r.Data)
+	switch {
+	case err != nil:
+		reply.Error = err.Error()
+	case !leading || stale:
+		reply.Error, reply.Leader = v1.ErrNotLeader.Error(), m.knownLeader(now)
+	default:
+		reply.Error = m.refuseControl(now, req)
+	}
+	if reply.Error != "" {
+		m.emit(Reply{Token: r.Token, Control: true, Answer: reply})
+		return
+	}
+	epoch, token, to := m.t.epoch, r.Token, req.To
+	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
+	m.beginDrain(now, true, to, func(err error) Action {
+		out := v1.StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		return Reply{Token: token, Control: true, Answer: out}
+	})
+}
+
+// refuseControl says why the leader does not obey req ("" to obey).
+func (m *Machine) refuseControl(now time.Time, req v1.StepDownRequest) string {
+	t := m.t
+	switch {
+	case req.Epoch != 0 && req.Epoch != t.epoch:
+		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", v1.ErrEpochMismatch, t.epoch, req.Epoch)
+	case req.To == m.p.NodeID:
+		return fmt.Sprintf("%v: %s leads already", v1.ErrAlreadyLeader, req.To)
+	case req.Reason == v1.ReasonPriority && req.Priority <= m.p.Priority:
+		return fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, m.p.Priority)
+	case req.Reason == v1.ReasonPriority && now.Sub(t.acquired) < t.ttl:
+		return "the leader has led for less than LeaseTTL; ask again later"
+	}
+	return ""
+}
+
+// healthy says this node may campaign as far as ReadinessCheck goes.
+func (m *Machine) healthy() bool {
+	return !m.p.ReadinessCheck || (m.ready.passed && m.ready.fails < m.p.ReadinessThreshold)
+}
+
+// onHealth records a ReadinessCheck result; a leader whose check failed
+// ReadinessThreshold times in a row steps down (P14).
+func (m *Machine) onHealth(now time.Time, err error) {
+	was := m.healthy()
+	m.ready.last = err
+	if err == nil {
+		m.ready.passed, m.ready.fails = true, 0
+		if !was {
+			m.conn.stableSince = now
+		}
+		return
+	}
+	m.ready.fails++
+	if m.ready.fails == m.p.ReadinessThreshold && m.leading(now) && m.drain == nil {
+		m.logf(slog.LevelWarn, "readiness check failed too often: stepping down", "error", err)
+		m.beginDrain(now, true, "", nil)
+	}
+}

@@ -1,0 +1,132 @@
+package election
+
+// The inputs of the machine: what the driver tells it, each handled at
+// the node's own monotonic now.
+
+import (
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// Event is one input of the machine.
+type Event interface{ event() }
+
+// Op is what a KV entry of the lease key is: a value, or a marker.
+type Op int
+
+// The kinds of entry.
+const (
+	Put    Op = iota
+	Delete    // a delete marker
+	Purge     // a purge marker
+)
+
+// KVEntry is one revision of the lease key as the watch shows it.
+type KVEntry struct {
+	Rev   uint64
+	Op    Op
+	Value []byte
+}
+
+// Start begins the machine: it confirms the bucket, then watches.
+type Start struct{}
+
+// Tick says a timer the machine armed fired.
+type Tick struct{}
+
+// Entry is an entry the watch delivered.
+type Entry struct{ KV KVEntry }
+
+// Synced says the watch has delivered the key's current value (or its
+// absence).
+type Synced struct{}
+
+// WatchClosed says the watch's channel closed.
+type WatchClosed struct{}
+
+// Conn is the connection's state; a new Reconnects count restarts
+// every wait (P3).
+type Conn struct {
+	Connected  bool
+	Reconnects uint64
+}
+
+// Health is one ReadinessCheck result.
+type Health struct{ Err error }
+
+// LoseStarted and LoseDone say OnLoseLeadership of the tenure at Epoch
+// began and returned.
+type LoseStarted struct{ Epoch int64 }
+type LoseDone struct{ Epoch int64 }
+
+// StepDown is Node.StepDown(To); Epoch, when set, is the tenure to end.
+type StepDown struct {
+	To    string
+	Async bool
+	Token uint64
+	Epoch int64
+}
+
+// Stop is Node.Stop.
+type Stop struct{ Token uint64 }
+
+// Validate is Node.ValidateLeadership.
+type Validate struct{ Token uint64 }
+
+// SetMetadata is Node.SetMetadata.
+type SetMetadata struct {
+	Metadata map[string]string
+	Token    uint64
+}
+
+// Control is a step-down request received over NATS at Received.
+type Control struct {
+	Data     []byte
+	Generic  bool
+	Received time.Time
+	Token    uint64
+}
+
+// WriteResult answers a Write: the revision it landed at, or why not.
+type WriteResult struct {
+	ID    uint64
+	Rev   uint64
+	Err   error
+	Class v1.ErrClass // of Err
+}
+
+// ConfirmResult answers a Confirm. Err wrapping ErrBucketDeleted (class
+// Permanent) says the bucket is gone.
+type ConfirmResult struct {
+	ID     uint64
+	Bucket Incarnation
+	Err    error
+	Class  v1.ErrClass
+}
+
+// WatchStarted answers a Watch: the new watch runs (entries then Synced
+// follow), or it could not be opened.
+type WatchStarted struct {
+	ID    uint64
+	Err   error
+	Class v1.ErrClass
+}
+
+func (Start) event()         {}
+func (Tick) event()          {}
+func (Entry) event()         {}
+func (Synced) event()        {}
+func (WatchClosed) event()   {}
+func (Conn) event()          {}
+func (Health) event()        {}
+func (LoseStarted) event()   {}
+func (LoseDone) event()      {}
+func (StepDown) event()      {}
+func (Stop) event()          {}
+func (Validate) event()      {}
+func (SetMetadata) event()   {}
+func (Control) event()       {}
+func (WriteResult) event()   {}
+func (ConfirmResult) event() {}
+func (WatchStarted) event()  {}

@@ -1,0 +1,197 @@
+package election
+
+// The follower: how long a value is waited out (P3-P6), when this node
+// may campaign (P12-P14), and the takeover it then writes (P2).
+
+import (
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// ceiling is the longest TTL a holder of this incarnation may be using
+// (I2): the bucket's lease_ttl_max, its lease_ttl, and every TTL seen in
+// a record; this node's own when the bucket says nothing.
+func (m *Machine) ceiling() time.Duration {
+	if m.knobs.OwnTTL {
+		return m.p.LeaseTTL
+	}
+	c := max(m.inc.MaxTTL, m.inc.LeaseTTL, m.ttlSeen)
+	if c == 0 {
+		c = m.p.LeaseTTL
+	}
+	return c
+}
+
+// holdFor is how long the value seen is waited out from first sight:
+// a held record for its own TTL, a released one not at all, an unknown
+// value or an absent key for the ceiling (less the bucket's age where
+// nothing was ever written, P6).
+func (m *Machine) holdFor() time.Duration {
+	c := m.cur
+	switch c.kind {
+	case Released:
+		return 0
+	case Held:
+		if ttl := ttlOf(c.d.lease); ttl > 0 {
+			return ttl
+		}
+	case Absent:
+		if c.lastSeq == 0 {
+			return max(c.ceiling-c.age, 0)
+		}
+	}
+	return c.ceiling
+}
+
+// follow waits out the value seen and campaigns when it may; it returns
+// when to look again.
+func (m *Machine) follow(now time.Time) time.Time {
+	m.reportLeader(now)
+	if m.landing != nil { // an unanswered acquisition showed up on the watch
+		a := m.landing
+		m.landing = nil
+		m.state = Confirming
+		m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	}
+	c := m.cur
+	expiry := c.first.Add(m.holdFor())
+	checkAt := m.checkAt()
+	if !m.viewChecked || (!checkAt.IsZero() && !now.Before(checkAt)) {
+		m.send(now, confirm{why: toWait}, Confirm{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	}
+	var next time.Time // the next wake that is not yet due
+	if now.Before(expiry) {
+		next = earliest(expiry, checkAt) // the known leader changes at expiry, if nothing else
+		if c.kind == Held {
+			next = earliest(next, m.askToLead(now))
+		}
+	}
+	gate := m.campaignGate(now)
+	switch {
+	case m.p.Observer || !m.conn.connected:
+		return next
+	case m.lost.waiting:
+		if now.Before(m.lost.resync) {
+			return earliest(next, m.lost.resync)
+		}
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	case now.Before(expiry):
+		return next
+	case !gate.IsZero():
+		return gate
+	}
+	m.takeOver(now)
+	return time.Time{}
+}
+
+// checkAt is when the value seen is confirmed (zero: it has been, or
+// needs not be). An unknown value or an absent key is confirmed at first
+// sight: that Confirm gives its ceiling (P4). A held record still
+// unchanged half way through its wait is confirmed too, only to save
+// time (P15): a watch that moved to a bucket created again without a
+// word shows that bucket's records judged by the old one's base, and
+// would cost a whole wait and a failed landing to find out.
+func (m *Machine) checkAt() time.Time {
+	c := m.cur
+	switch {
+	case c.confirmed:
+		return time.Time{}
+	case c.kind == Unknown || c.kind == Absent:
+		return c.first
+	case c.kind == Held:
+		return c.first.Add(m.holdFor() / 2)
+	}
+	return time.Time{}
+}
+
+// campaignGate is when this node may campaign as far as readiness,
+// cooldown, a named successor and backoff go; zero: now.
+func (m *Machine) campaignGate(now time.Time) time.Time {
+	c := m.cur
+	named := c.kind == Released && c.d.lease.Next != ""
+	var at time.Time
+	switch {
+	case !m.healthy():
+		return now.Add(m.p.RenewInterval) // a result wakes it sooner
+	case named && c.d.lease.Next != m.p.NodeID && now.Before(c.first.Add(m.p.RenewInterval)):
+		at = c.first.Add(m.p.RenewInterval) // the named node's window (P12)
+	case !(named && c.d.lease.Next == m.p.NodeID) && now.Before(m.cooldown):
+		at = m.cooldown
+	}
+	if now.Before(m.retryAt) {
+		at = earliest(at, m.retryAt)
+		if at.Before(m.retryAt) {
+			at = m.retryAt
+		}
+	}
+	return at
+}
+
+// takeOver writes the acquisition over the value seen (P2).
+func (m *Machine) takeOver(now time.Time) {
+	c := m.cur
+	epoch, err := nextEpoch(c.kind, c.d.lease.Epoch, c.rev, c.lastSeq, m.inc.base())
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind), wait: now.Sub(c.first)}
+	w := Write{Purpose: Acquire, Rev: c.rev, Value: m.held(epoch, a.ttl, now, now), Timeout: m.p.RequestTimeout}
+	if c.kind == Absent {
+		w.Create, w.LastSeq, w.Rev = true, c.lastSeq, 0
+	}
+	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
+	m.state = Acquiring
+	m.send(now, write{purpose: Acquire, a: a}, w)
+}
+
+// tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's, or
+// this node's own when the bucket says nothing.
+func (m *Machine) tenureTTL() time.Duration {
+	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
+		return m.inc.LeaseTTL
+	}
+	return m.p.LeaseTTL
+}
+
+func causeOf(k Kind) v1.Cause {
+	switch k {
+	case Absent:
+		return v1.CauseCreated
+	case Released:
+		return v1.CauseReleased
+	}
+	return v1.CauseExpired
+}
+
+// askToLead asks a holder of lower priority to hand over (P13), once
+// this node has been connected, synced and ready for the preempt delay,
+// and at most once a LeaseTTL; it returns when to ask next.
+func (m *Machine) askToLead(now time.Time) time.Time {
+	h := m.cur.d.lease
+	if m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
+		return time.Time{}
+	}
+	at := m.conn.stableSince.Add(max(m.p.LeaseTTL, m.p.PreemptDelay))
+	if !m.conn.askedAt.IsZero() {
+		at = laterOf(at, m.conn.askedAt.Add(m.p.LeaseTTL))
+	}
+	if now.Before(at) {
+		return at
+	}
+	m.conn.askedAt = now
+	m.emit(AskToLead{Holder: h.NodeID, Request: v1.StepDownRequest{To: m.p.NodeID, Reason: v1.ReasonPriority, Priority: m.p.Priority}})
+	return now.Add(m.p.LeaseTTL)
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

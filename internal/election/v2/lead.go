@@ -1,0 +1,227 @@
+package election
+
+// The leader: renewals, each confirmed (P7), the deadline (P8), what it
+// sees on the key (P9), and the drain and release that end a step-down
+// (P11).
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// tenure is this node holding the lease.
+type tenure struct {
+	epoch    int64
+	rev      uint64
+	ttl      time.Duration // fixed for the tenure (I2)
+	acquired time.Time     // send time of the acquiring write
+	deadline time.Time     // last confirmed write's send time + ttl - margin
+	renewDue time.Time
+	ended    bool // by a decision or the deadline; Lose emitted
+	renewals int  // consecutive transient failures
+}
+
+// drain is a step-down or Stop in progress (P11).
+type drain struct {
+	stepDown    bool
+	next        string
+	reply       func(error) Action
+	hookStarted bool
+	hookDone    bool
+	until       time.Time // DrainTimeout after OnLoseLeadership began
+	attempts    int       // release writes sent
+}
+
+// renewEvery is the renewal interval of a tenure of ttl: this node's,
+// at most a third of it.
+func (m *Machine) renewEvery(ttl time.Duration) time.Duration {
+	return min(m.p.RenewInterval, ttl/3)
+}
+
+// deadlineOf is a write's send time + ttl - margin, the margin scaled
+// from this node's SafetyMargin to ttl (P8).
+func (m *Machine) deadlineOf(sent time.Time, ttl time.Duration) time.Time {
+	margin := m.p.SafetyMargin
+	if m.p.LeaseTTL > 0 && ttl != m.p.LeaseTTL {
+		margin = time.Duration(int64(m.p.SafetyMargin) * int64(ttl) / int64(m.p.LeaseTTL))
+	}
+	return sent.Add(ttl - margin)
+}
+
+// leading says the tenure lives at now.
+func (m *Machine) leading(now time.Time) bool {
+	return m.t != nil && !m.t.ended && now.Before(m.t.deadline)
+}
+
+// checkDeadline ends a tenure whose deadline has passed, whatever is out.
+func (m *Machine) checkDeadline(now time.Time) {
+	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) {
+		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", v1.ErrLeaseExpired))
+	}
+}
+
+// lead renews when due, and releases once a drain may; it returns when
+// to look again.
+func (m *Machine) lead(now time.Time) time.Time {
+	t := m.t
+	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
+		m.release(now)
+		return time.Time{}
+	}
+	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
+		if now.Before(m.lost.resync) {
+			return m.lost.resync
+		}
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	}
+	if now.Before(t.renewDue) {
+		next := t.renewDue
+		if d := m.drain; d != nil && d.hookStarted {
+			next = earliest(next, d.until)
+		}
+		return next
+	}
+	timeout := m.p.RequestTimeout
+	if m.state == Leading {
+		timeout = min(timeout, t.deadline.Sub(now)/2)
+	}
+	m.send(now, write{purpose: Renew}, Write{Purpose: Renew, Rev: t.rev,
+		Value: m.held(t.epoch, t.ttl, t.acquired, now), Timeout: max(timeout, time.Millisecond)})
+	return time.Time{}
+}
+
+// onRenewed takes a renewal's answer: a landing is confirmed before it
+// moves the deadline (P7); a conflict waits for the watch (P9, P10).
+func (m *Machine) onRenewed(now time.Time, q *request, r WriteResult) {
+	t := m.t
+	if t == nil {
+		return
+	}
+	switch {
+	case r.Err == nil:
+		t.rev, t.renewals = r.Rev, 0
+		if m.state == Draining {
+			t.renewDue = now.Add(m.renewEvery(t.ttl))
+			return
+		}
+		if m.knobs.NoConfirm {
+			m.extend(now, q.sent)
+			return
+		}
+		m.send(now, confirm{why: toRenew, rsnt: q.sent}, Confirm{Timeout: m.p.RequestTimeout})
+	case errors.Is(r.Err, v1.ErrBucketDeleted):
+		m.bucketGone(now, r.Err)
+	case r.Class == v1.Conflict:
+		m.lostAt(now, t.rev)
+	case r.Class == v1.Permanent:
+		m.fail(r.Err)
+	default:
+		t.renewals++
+		d := min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2)
+		t.renewDue = now.Add(d)
+		m.answerChecksAfter(now, false)
+	}
+}
+
+// extend moves the deadline after a confirmed renewal sent at sent.
+func (m *Machine) extend(now time.Time, sent time.Time) {
+	t := m.t
+	if t == nil || t.ended {
+		return
+	}
+	if d := m.deadlineOf(sent, t.ttl); d.After(t.deadline) {
+		t.deadline = d
+		m.emit(Extend{Epoch: t.epoch, Deadline: d})
+	}
+	t.renewDue = sent.Add(m.renewEvery(t.ttl))
+	m.answerChecksAfter(now, true)
+}
+
+// lose ends the tenure on a decision or its deadline.
+func (m *Machine) lose(now time.Time, cause error) {
+	m.logf(slog.LevelWarn, "leadership lost", "epoch", m.t.epoch, "cause", cause)
+	m.endTenure(cause)
+	m.t, m.lost = nil, lostRace{}
+	if m.drain != nil {
+		m.finishDrain(now, fmt.Errorf("%w: %w", v1.ErrReleaseFailed, cause))
+	}
+	if m.state != Stopped {
+		m.state = Following
+	}
+	m.reportLeader(now)
+}
+
+// endTenure emits Lose once and answers waiting validations.
+func (m *Machine) endTenure(cause error) {
+	t := m.t
+	if t.ended {
+		return
+	}
+	t.ended = true
+	m.emit(Lose{Epoch: t.epoch, Cause: cause})
+	m.answerChecks(false)
+}
+
+// beginDrain ends the tenure for a step-down or Stop; the lease is
+// renewed until OnLoseLeadership has returned, then released (P11).
+func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, reply func(error) Action) {
+	m.drain = &drain{stepDown: stepDown, next: next, reply: reply}
+	m.endTenure(nil)
+	m.state = Draining
+	m.reportLeader(now)
+}
+
+func (m *Machine) onLoseStarted(now time.Time, epoch int64) {
+	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch && !d.hookStarted {
+		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
+	}
+}
+
+func (m *Machine) onLoseDone(epoch int64) {
+	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch {
+		d.hookDone = true
+	}
+}
+
+// release writes the released record over the drained tenure's.
+func (m *Machine) release(now time.Time) {
+	t, d := m.t, m.drain
+	d.attempts++
+	m.send(now, write{purpose: Release}, Write{Purpose: Release, Rev: t.rev,
+		Value: released(t.epoch, t.acquired, now, d.next), Timeout: m.p.RequestTimeout})
+}
+
+// onReleased: up to three attempts on transient errors.
+func (m *Machine) onReleased(now time.Time, r WriteResult) {
+	switch {
+	case r.Err == nil:
+		m.t.rev = r.Rev
+		m.finishDrain(now, nil)
+	case r.Class == v1.Transient && m.drain.attempts < 3:
+		// the next lead() sends it again
+	default:
+		m.finishDrain(now, fmt.Errorf("%w: %w", v1.ErrReleaseFailed, r.Err))
+	}
+}
+
+// finishDrain ends a step-down: cooldown after a step-down that
+// released, and the caller's answer.
+func (m *Machine) finishDrain(now time.Time, err error) {
+	d := m.drain
+	m.drain, m.t = nil, nil
+	if m.state != Stopped {
+		m.state = Following
+	}
+	if err == nil && d.stepDown && m.p.Cooldown > 0 {
+		m.cooldown = now.Add(m.p.Cooldown)
+		m.emit(CooldownKey{Cooldown: m.p.Cooldown})
+	}
+	if d.reply != nil {
+		m.emit(d.reply(err))
+	}
+}

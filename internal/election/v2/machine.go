@@ -1,0 +1,292 @@
+package election
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// State is what the machine is doing, as raft's r.state.
+type State int
+
+// The states (docs/design-next.md §7).
+const (
+	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
+	Following               // watching; waiting out the value seen (P3-P6)
+	Acquiring               // an acquisition's write is out
+	Confirming              // an acquisition landed; its Confirm is out (P7)
+	Leading                 // a tenure: renewals, each confirmed (P7, P8)
+	Draining                // a step-down ended the tenure; renewing until the release (P11)
+	Stopped                 // Stop, or a permanent error
+)
+
+func (s State) String() string {
+	return [...]string{"syncing", "following", "acquiring", "confirming", "leading", "draining", "stopped"}[s]
+}
+
+// Machine is the election of one node (see the package documentation).
+type Machine struct {
+	p        Params
+	knobs    Knobs
+	rnd      *rand.Rand
+	instance string
+	state    State
+
+	inc      Incarnation // the incarnation followed, as last confirmed
+	incKnown bool
+	watching bool // a watch is open (its Synced may still be due)
+	synced   bool // the watch delivered the key's current value
+	// viewChecked: a Confirm after the watch's current value showed the
+	// incarnation the Confirm before it did, so the watch is on it.
+	viewChecked bool
+	cur         seen // the key as seen
+	// prev is what the watch a Watch action replaced last showed: the key
+	// found absent with that revision as the stream's last sequence
+	// (removed, nothing written since) is the same state, waited out from
+	// when it was first seen.
+	prev    seen
+	ttlSeen time.Duration
+	entries int    // entries seen since Start
+	dupSeen int    // revisions naming this NodeID with another instance
+	dupRev  uint64 // the highest of them
+
+	conn  connState
+	ready readiness
+
+	req     *request // the request out, nil when none
+	kept    []Event  // events kept while a request is out
+	nextID  uint64
+	pending *attempt // an acquisition whose write went unanswered: it may land
+	landing *attempt // an acquisition that landed, not yet confirmed
+	lost    lostRace
+	retryAt time.Time // backoff after a transient error while following
+	fails   int
+
+	t        *tenure
+	drain    *drain
+	cooldown time.Time // no campaign before (unless named successor)
+	checks   []uint64  // ValidateLeadership calls waiting for a confirmed renewal
+	stopReq  *uint64
+	known    string // leader last reported
+	err      error
+	out      []Action
+}
+
+// seen is the value of the key as this node sees it (P1, P3).
+type seen struct {
+	kind  Kind
+	rev   uint64 // its revision (0 when absent)
+	d     decoded
+	first time.Time // when this node first saw it, on its clock (P3)
+	// For an unknown value or an absent key (P4): the Confirm after
+	// first sight, which gives the ceiling and, absent, the last sequence.
+	confirmed bool
+	ceiling   time.Duration
+	lastSeq   uint64
+	age       time.Duration
+}
+
+// connState is the connection as last reported.
+type connState struct {
+	connected   bool
+	reconnects  uint64
+	stableSince time.Time // connected, synced and ready since
+	askedAt     time.Time // last priority request
+}
+
+// readiness is what the machine knows of ReadinessCheck.
+type readiness struct {
+	passed bool
+	fails  int
+	last   error
+}
+
+// lostRace is a compare-and-swap lost at rev (P10): wait for the watch
+// to show a newer revision until resync, then reopen it.
+type lostRace struct {
+	waiting bool
+	above   uint64
+	resync  time.Time
+}
+
+// Knobs each remove one invariant's check, for the simulator's negative
+// controls only: the zero value is the protocol.
+type Knobs struct {
+	NoConfirm    bool // I3: lead on a landing, and move the deadline on a renewal, unconfirmed
+	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
+	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
+}
+
+// NewWithKnobs is New with invariants removed: for the simulator's
+// negative controls only.
+func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
+	m := New(p, seed)
+	m.knobs = k
+	return m
+}
+
+// New makes the machine of a node; Start begins it.
+func New(p Params, seed uint64) *Machine {
+	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), instance: p.Instance}
+	if m.instance == "" {
+		m.instance = strconv.FormatUint(seed, 36)
+	}
+	m.conn.connected = true
+	return m
+}
+
+// State is the machine's state now.
+func (m *Machine) State() State { return m.state }
+
+// Handle takes one event at now and returns what to do.
+func (m *Machine) Handle(now time.Time, ev Event) []Action {
+	m.out = nil
+	if m.state == Stopped && m.req == nil {
+		return nil
+	}
+	m.checkDeadline(now)
+	switch e := ev.(type) {
+	case Start:
+		m.state = Syncing
+	case Tick:
+	case Conn:
+		m.onConn(now, e)
+	case LoseStarted:
+		m.onLoseStarted(now, e.Epoch)
+	case LoseDone:
+		m.onLoseDone(e.Epoch)
+	case WriteResult, ConfirmResult, WatchStarted:
+		m.onAnswer(now, ev)
+	default:
+		if m.req != nil {
+			m.kept = append(m.kept, ev) // decided once the answer is in
+			break
+		}
+		m.apply(now, ev)
+	}
+	m.step(now)
+	return m.out
+}
+
+// apply handles an event that waits for no request.
+func (m *Machine) apply(now time.Time, ev Event) {
+	switch e := ev.(type) {
+	case Entry:
+		m.observe(now, e.KV)
+	case Synced:
+		m.onSynced(now)
+	case WatchClosed:
+		m.watching, m.synced = false, false
+	case Health:
+		m.onHealth(now, e.Err)
+	case StepDown:
+		m.onStepDown(now, e)
+	case Stop:
+		m.onStop(now, e)
+	case Validate:
+		m.onValidate(now, e)
+	case SetMetadata:
+		m.onSetMetadata(now, e)
+	case Control:
+		m.onControl(now, e)
+	}
+}
+
+// step makes every decision due now and arms the timer for the next.
+func (m *Machine) step(now time.Time) {
+	for m.req == nil && len(m.kept) > 0 {
+		ev := m.kept[0]
+		m.kept = m.kept[1:]
+		m.apply(now, ev)
+	}
+	m.finish()
+	var next time.Time
+	if m.req == nil && m.err == nil {
+		next = m.decide(now)
+	}
+	if !next.After(now) {
+		next = time.Time{} // due now means decided now: nothing to wake for
+	}
+	if m.t != nil && !m.t.ended {
+		next = earliest(next, m.t.deadline)
+	}
+	if m.state != Stopped {
+		m.emit(Arm{At: next})
+	}
+}
+
+// decide is the one place a request starts; it returns when to look again.
+func (m *Machine) decide(now time.Time) time.Time {
+	switch {
+	case m.state == Stopped:
+		return time.Time{}
+	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
+		return m.retryAt
+	case !m.incKnown:
+		m.send(now, confirm{why: toOpen}, Confirm{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	case !m.watching:
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		return time.Time{}
+	case m.state == Leading || m.state == Draining:
+		return m.lead(now)
+	case !m.synced:
+		return time.Time{}
+	}
+	return m.follow(now)
+}
+
+// finish ends the machine once a requested Stop has nothing left to do.
+func (m *Machine) finish() {
+	if m.stopReq == nil || m.req != nil || m.t != nil || m.state == Stopped {
+		return
+	}
+	m.emit(Reply{Token: *m.stopReq})
+	m.stopped()
+}
+
+func (m *Machine) stopped() {
+	m.state = Stopped
+	m.emit(Finished{})
+}
+
+// fail reports a permanent error and stops.
+func (m *Machine) fail(err error) {
+	if m.err != nil {
+		return
+	}
+	m.err = err
+	if m.t != nil && !m.t.ended {
+		m.endTenure(err)
+	}
+	m.answerChecks(false)
+	m.emit(Fail{Err: err})
+	m.stopped()
+}
+
+func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
+
+func (m *Machine) logf(level slog.Level, msg string, args ...any) {
+	m.emit(Log{Level: level, Msg: msg, Args: args})
+}
+
+// earliest returns the earliest non-zero time.
+func earliest(times ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range times {
+		if !t.IsZero() && (out.IsZero() || t.Before(out)) {
+			out = t
+		}
+	}
+	return out
+}
+
+// Tenure is the live tenure as the machine knows it: its epoch and
+// deadline on this node's clock; ok is false when the node does not lead.
+func (m *Machine) Tenure() (epoch int64, deadline time.Time, ok bool) {
+	if m.t == nil || m.t.ended {
+		return 0, time.Time{}, false
+	}
+	return m.t.epoch, m.t.deadline, true
+}

@@ -1,0 +1,416 @@
+package election
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+var base = bucket(0).base()
+
+// §4.1, P1: what a value is.
+func TestJudge(t *testing.T) {
+	v1rec := []byte(`{"node_id":"a","epoch":5,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z"}`)
+	for _, c := range []struct {
+		name string
+		e    KVEntry
+		want Kind
+	}{
+		{"held", put(3, record("a", base+2, "")), Held},
+		{"released", put(3, record("", base+2, "b")), Released},
+		{"epoch at the range's top", put(3, record("a", base+3, "")), Held},
+		{"epoch above base + rev", put(3, record("a", base+4, "")), Unknown},
+		{"epoch at base", put(3, record("a", base, "")), Unknown},
+		{"garbage", put(3, []byte("{not json")), Unknown},
+		{"a delete marker", KVEntry{Rev: 3, Op: Delete}, Unknown},
+		{"a purge marker", KVEntry{Rev: 3, Op: Purge}, Unknown},
+		{"protocol 1", put(3, v1rec), Unknown},
+	} {
+		if got := judge(c.e, base).kind; got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// §4.1, P2: the next epoch.
+func TestNextEpoch(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		kind         Kind
+		epoch        int64
+		rev, lastSeq uint64
+		want         int64
+	}{
+		{"over a record: its epoch + 1", Held, base + 7, 9, 0, base + 8},
+		{"over a release: its epoch + 1", Released, base + 7, 9, 0, base + 8},
+		{"over garbage: base + revision + 1", Unknown, 0, 9, 0, base + 10},
+		{"into an absent key: base + last sequence + 1", Absent, 0, 0, 12, base + 13},
+	} {
+		got, err := nextEpoch(c.kind, c.epoch, c.rev, c.lastSeq, base)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+	if _, err := nextEpoch(Held, 1<<63-1, 1, 0, 0); !errors.Is(err, v1.ErrEpochExhausted) {
+		t.Errorf("at the largest int64: %v, want ErrEpochExhausted", err)
+	}
+}
+
+// P6 and P7: a fresh bucket's first election waits the ceiling less the
+// bucket's age, creates at the last sequence it confirmed, and leads
+// once the landing is confirmed.
+func TestColdStartInAFreshBucket(t *testing.T) {
+	h := newHarness(t, params("a"))
+	fresh := bucket(0)
+	fresh.Age = 500 * time.Millisecond
+	h.open(fresh) // its last Confirm gives the absent key's ceiling and last sequence (P4)
+	if got, want := h.armed(), t0.Add(ttl-500*time.Millisecond); !got.Equal(want) {
+		t.Fatalf("armed %v, want the ceiling less the age: %v", got.Sub(t0), want.Sub(t0))
+	}
+	h.at(ttl - 500*time.Millisecond).do(Tick{})
+	w := h.write()
+	if !w.Create || w.LastSeq != 0 {
+		t.Fatalf("want a Create at last sequence 0, got %+v", w)
+	}
+	h.do(WriteResult{ID: w.ID, Rev: 1})
+	h.none("Become")
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: fresh})
+	b := h.become()
+	if b.Epoch != fresh.base()+1 || b.Cause != v1.CauseCreated {
+		t.Errorf("became %+v, want epoch base+1 created", b)
+	}
+	if want := h.now.Add(ttl - ttl/10); !b.Deadline.Equal(want) {
+		t.Errorf("deadline %v, want send time + TTL - margin", b.Deadline.Sub(t0))
+	}
+}
+
+// P4: an absent key in a used bucket is waited for the whole ceiling,
+// and its Create is checked against the last sequence confirmed.
+func TestAbsentKeyInAUsedBucket(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(40))
+	if got := h.armed(); !got.Equal(t0.Add(ttl)) {
+		t.Fatalf("armed %v, want the whole ceiling", got.Sub(t0))
+	}
+	h.at(ttl).do(Tick{})
+	if w := h.write(); !w.Create || w.LastSeq != 40 {
+		t.Fatalf("want a Create at last sequence 40, got %+v", w)
+	}
+}
+
+// §7: a takeover after expiry is two round trips, Write and Confirm.
+func TestTakeoverAfterExpiryIsTwoRoundTrips(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.none("Write", "Confirm")
+	h.at(ttl).do(Tick{})
+	w := h.write()
+	if w.Rev != 5 || w.Create {
+		t.Fatalf("want a CAS on 5, got %+v", w)
+	}
+	h.do(WriteResult{ID: w.ID, Rev: 6})
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	if b := h.become(); b.Epoch != base+4 || b.Cause != v1.CauseExpired {
+		t.Errorf("became %+v, want epoch base+4 expired", b)
+	}
+}
+
+// P5: a hand-back is taken at once.
+func TestHandBackIsTakenAtOnce(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.do(Entry{KV: put(6, record("", base+3, ""))})
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 7})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
+	if b := h.become(); b.Epoch != base+4 || b.Cause != v1.CauseReleased {
+		t.Errorf("became %+v, want epoch base+4 released", b)
+	}
+}
+
+// P12: a release naming another node holds this one off for RenewInterval.
+func TestNamedSuccessorFirst(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "c")))
+	h.none("Write")
+	if got := h.armed(); !got.Equal(t0.Add(500 * time.Millisecond)) {
+		t.Fatalf("armed %v, want RenewInterval", got.Sub(t0))
+	}
+}
+
+// P7, I3: a landing confirmed in another incarnation leads nothing, and
+// the node follows the new one from a new watch.
+func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 6})
+	other := bucket(6)
+	other.Created = t0.Add(-time.Minute)
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.none("Become")
+	h.want("Watch")
+	if h.m.State() != Syncing {
+		t.Errorf("state %v, want syncing", h.m.State())
+	}
+}
+
+// P1, P4: garbage is waited out for the ceiling read after first sight,
+// then taken over at base + revision + 1.
+func TestGarbageWaitsTheCeiling(t *testing.T) {
+	h := newHarness(t, params("a"))
+	longer := bucket(5)
+	longer.MaxTTL = 3 * ttl
+	h.open(longer, put(5, []byte("{not json")))
+	if got := h.armed(); !got.Equal(t0.Add(3 * ttl)) {
+		t.Fatalf("armed %v, want the bucket's longest TTL", got.Sub(t0))
+	}
+	h.at(3 * ttl).do(Tick{})
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 6})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: longer})
+	if b := h.become(); b.Epoch != base+6 {
+		t.Errorf("epoch %d, want base+6", b.Epoch)
+	}
+}
+
+// P3: a reconnect starts the wait again.
+func TestReconnectRestartsTheWait(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.at(ttl / 2).do(Conn{Connected: true, Reconnects: 1})
+	if got := h.armed(); !got.Equal(t0.Add(ttl)) {
+		t.Fatalf("armed %v, want the check half a TTL after the reconnect", got.Sub(t0))
+	}
+	h.at(ttl).do(Tick{})
+	h.want("Confirm") // P15: a record unchanged half way through its wait
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
+	h.none("Write", "Confirm")
+	if got := h.armed(); !got.Equal(t0.Add(ttl / 2).Add(ttl)) {
+		t.Fatalf("armed %v, want a whole TTL from the reconnect", got.Sub(t0))
+	}
+}
+
+// leader brings a harness to leading at epoch base+4, revision 7.
+func leader(t *testing.T) *harness {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 7})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
+	h.become()
+	return h
+}
+
+// P7, P8: a renewal moves the deadline only once confirmed.
+func TestRenewalMovesTheDeadlineOnceConfirmed(t *testing.T) {
+	h := leader(t)
+	h.at(500 * time.Millisecond).do(Tick{})
+	w := h.write()
+	if w.Purpose != Renew || w.Rev != 7 {
+		t.Fatalf("want a renewal on 7, got %+v", w)
+	}
+	h.do(WriteResult{ID: w.ID, Rev: 8})
+	h.none("Extend")
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(8)})
+	h.want("Extend")
+}
+
+// P7: a renewal confirmed in another incarnation ends the tenure.
+func TestRenewalInAnotherIncarnationEndsTheTenure(t *testing.T) {
+	h := leader(t)
+	h.at(500 * time.Millisecond).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Rev: 8})
+	other := bucket(8)
+	other.Created = t0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.want("Lose")
+	h.none("Extend")
+}
+
+// P8: unconfirmed renewals end the tenure at its deadline.
+func TestDeadlineEndsATenureWithoutConfirmedRenewals(t *testing.T) {
+	h := leader(t)
+	h.at(500 * time.Millisecond).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: v1.Transient})
+	h.at(ttl - ttl/10).do(Tick{})
+	h.want("Lose")
+	if h.m.leading(h.now) {
+		t.Error("still leading past the deadline")
+	}
+}
+
+// P9: a foreign revision ends the tenure; the node's own late write is
+// adopted.
+func TestWhatTheLeaderSees(t *testing.T) {
+	h := leader(t)
+	h.do(Entry{KV: put(8, encode(v1.Lease{NodeID: "a", Instance: "a-i", Epoch: base + 4, TTLMillis: 2000}))})
+	h.none("Lose")
+	if h.m.t.rev != 8 {
+		t.Fatalf("own late write not adopted: rev %d", h.m.t.rev)
+	}
+	h.do(Entry{KV: put(9, []byte("garbage"))})
+	h.want("Lose")
+}
+
+// P10: a lost race the watch does not explain reopens the watch.
+func TestLostRaceReopensTheWatch(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("wrong last sequence"), Class: v1.Conflict})
+	h.none("Write")
+	h.at(300 * time.Millisecond).do(Tick{})
+	h.want("Watch")
+}
+
+// P11: a step-down renews while OnLoseLeadership runs, then releases,
+// then cools down.
+func TestStepDownDrainsThenReleases(t *testing.T) {
+	h := leader(t)
+	h.do(StepDown{Token: 9})
+	h.want("Lose")
+	h.none("Reply")
+	h.do(LoseStarted{Epoch: base + 4})
+	h.do(LoseDone{Epoch: base + 4})
+	w := h.write()
+	if w.Purpose != Release {
+		t.Fatalf("want the release, got %+v", w)
+	}
+	h.do(WriteResult{ID: w.ID, Rev: 8})
+	h.want("Reply", "CooldownKey")
+	if h.m.State() != Following {
+		t.Errorf("state %v, want following", h.m.State())
+	}
+}
+
+// §6.4: a record of protocol 1 at first sight refuses to start.
+func TestAnotherProtocolRefusesToStart(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, []byte(`{"node_id":"b","epoch":4,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z"}`)))
+	var failed error
+	for _, a := range h.all {
+		if f, ok := a.(Fail); ok {
+			failed = f.Err
+		}
+	}
+	if !errors.Is(failed, ErrProtocolVersion) {
+		t.Fatalf("want Fail(ErrProtocolVersion), got [%s]", h.kinds())
+	}
+
+	h = newHarness(t, params("a"))
+	h.do(Start{})
+	old := bucket(5)
+	old.Protocol = 1
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: old})
+	h.want("Fail")
+}
+
+// Simulator seed 37978: entries the watch a node starts with delivered
+// while its first Confirm was out belong to that watch, not to the one
+// the node opens after it (here another incarnation's purge marker at a
+// revision the new incarnation's live record also had).
+func TestEntriesOfAReplacedWatchAreDropped(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.do(Start{})
+	h.do(Entry{KV: KVEntry{Rev: 1, Op: Purge}}) // kept: a Confirm is out
+	h.do(Synced{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(0)})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	if h.m.cur.kind != None {
+		t.Fatalf("the replaced watch's entry was observed: %v at %d", h.m.cur.kind, h.m.cur.rev)
+	}
+}
+
+// Simulator seed 3278: an acquisition retried while the first went
+// unanswered counts from the first's send time when the watch shows the
+// record, which either may have written.
+func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: v1.Transient})
+	first := h.m.pending.sent
+	h.at(time.Second).do(Tick{})
+	if w, ok := h.req.(Write); ok && w.Purpose == Acquire {
+		h.do(WriteResult{ID: w.ID, Err: errors.New("timeout"), Class: v1.Transient})
+	}
+	if !h.m.pending.sent.Equal(first) {
+		t.Fatalf("pending attempt sent at %v, want the first's %v", h.m.pending.sent.Sub(t0), first.Sub(t0))
+	}
+}
+
+// Simulator seed 27160: a node told to Stop campaigns no more, and its
+// view of the key includes its own writes before the watch shows them.
+func TestStopCampaignsNoMore(t *testing.T) {
+	h := leader(t)
+	h.do(Stop{Token: 3})
+	h.do(LoseStarted{Epoch: base + 4})
+	h.do(LoseDone{Epoch: base + 4})
+	h.do(WriteResult{ID: h.write().ID, Rev: 8})
+	h.none("Write")
+	h.want("Finished")
+	if h.m.cur.kind != Released || h.m.cur.rev != 8 {
+		t.Errorf("view %v at %d, want its own release at 8", h.m.cur.kind, h.m.cur.rev)
+	}
+}
+
+// P15, simulator seeds 594 and 1840: a held record still unchanged half
+// way through its wait is confirmed; a watch that moved to a bucket
+// created again is found then, before any write.
+func TestHalfWayCheckFindsAnotherIncarnation(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.do(Entry{KV: put(6, record("b", base+3, ""))}) // a renewal, then nothing
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm")
+	other := bucket(1)
+	other.Created = t0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.want("Watch")
+	h.none("Write")
+}
+
+// Simulator seed 3405: entries of the old watch kept while the Confirm
+// that found another incarnation was out are dropped with it: the new
+// incarnation's revisions start again, and an old marker at a revision
+// the new bucket reaches later must not stand for it.
+func TestMovingToAnotherIncarnationDropsTheOldWatchsEntries(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(3), put(3, record("b", base+2, "")))
+	h.do(Entry{KV: put(4, record("b", base+2, ""))})
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm")
+	h.do(Entry{KV: KVEntry{Rev: 5, Op: Delete}}) // kept: the Confirm is out
+	other := bucket(0)
+	other.Created = t0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
+	h.want("Watch")
+	if h.m.cur.kind != None || h.m.prev.kind != None {
+		t.Fatalf("the old watch's entry survived the move: cur %v at %d, prev %v at %d", h.m.cur.kind, h.m.cur.rev, h.m.prev.kind, h.m.prev.rev)
+	}
+}
+
+// P3, simulator seed 101088: a marker waited out, then compacted away
+// (the CAS on it lost, the watch reopened, the key absent with the
+// marker's revision as the stream's last sequence), is the same state:
+// its wait is not started again.
+func TestAbsentAtTheRevisionLastSeenKeepsItsFirstSight(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(6), KVEntry{Rev: 6, Op: Purge})
+	h.at(ttl).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("wrong last sequence"), Class: v1.Conflict})
+	h.at(ttl + 300*time.Millisecond).do(Tick{})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Synced{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.want("Write") // waited out from the marker's first sight
+	if w := h.write(); !w.Create || w.LastSeq != 6 {
+		t.Fatalf("want a Create at 6, got %+v", w)
+	}
+}

@@ -1,0 +1,197 @@
+package election
+
+// The key as seen (P1, P3): entries, the watch's current value, a
+// reconnect, another incarnation; and the leader this node reports.
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// observe takes an entry the watch delivered.
+func (m *Machine) observe(now time.Time, e KVEntry) {
+	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
+		return // older than what is seen
+	}
+	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
+	if !m.learn(e, d) {
+		return
+	}
+	m.judgeForTenure(now, e.Rev, d)
+	if p := m.pending; p != nil && m.ownLateWrite(d, p.epoch) && e.Rev > p.over {
+		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
+		m.landing = p
+	}
+	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
+	if m.lost.waiting && e.Rev > m.lost.above {
+		m.lost = lostRace{}
+	}
+}
+
+// judgeForTenure is P9: a revision above the live tenure's is its own
+// late write, adopted (the deadline does not move for it), or ends it.
+func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
+	switch t := m.t; {
+	case t == nil || t.ended || rev <= t.rev:
+	case m.ownLateWrite(d, t.epoch):
+		t.rev = rev
+	default:
+		m.lose(now, fmt.Errorf("%w: revision %d is not this tenure's (%s)", v1.ErrEpochMismatch, rev, d.kind))
+	}
+}
+
+// learn notes what an entry tells beyond the value: a TTL, another
+// process with this NodeID, another protocol at first sight (false: the
+// node stops).
+func (m *Machine) learn(e KVEntry, d decoded) bool {
+	m.entries++
+	switch {
+	case m.entries == 1 && d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
+		m.fail(protocolError("the lease record was written by protocol %d", d.version))
+		return false
+	case d.kind == Unknown:
+		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
+	case d.kind == Held:
+		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
+		m.noteForeignSelf(d.lease, e.Rev)
+	}
+	return m.err == nil
+}
+
+// ownLateWrite says a judged entry is this process's own held record at
+// epoch: a write whose answer it did not get.
+func (m *Machine) ownLateWrite(d decoded, epoch int64) bool {
+	return d.kind == Held && m.mine(d.lease) && d.lease.Epoch == epoch
+}
+
+// onSynced: the watch delivered the key's current value; none means the
+// key is absent, at a last sequence a Confirm will give (P4).
+func (m *Machine) onSynced(now time.Time) {
+	m.synced = true
+	if m.cur.kind == None {
+		m.cur = seen{kind: Absent, first: now}
+	}
+	if m.state == Syncing {
+		m.state = Following
+		m.conn.stableSince = now
+	}
+}
+
+// onConn: a reconnect restarts every wait (P3); a disconnected node
+// declares nothing expired.
+func (m *Machine) onConn(now time.Time, c Conn) {
+	m.conn.connected = c.Connected
+	if c.Reconnects != m.conn.reconnects {
+		m.conn.reconnects = c.Reconnects
+		m.restartWait(now)
+	}
+	if !c.Connected {
+		m.conn.stableSince = time.Time{}
+	} else if m.conn.stableSince.IsZero() {
+		m.conn.stableSince = now
+	}
+}
+
+// firstSeen is when the stream's state at last sequence rev, the key
+// absent, was first seen: now, or when the watch a reopen replaced first
+// showed the value at rev (P3: removed since without a write).
+func (m *Machine) firstSeen(now time.Time, rev uint64) time.Time {
+	if p := m.prev; p.kind != None && p.kind != Absent && rev == p.rev && p.first.Before(now) {
+		return p.first
+	}
+	return now
+}
+
+// restartWait counts the value seen as first seen now; an unknown value
+// or an absent key needs its ceiling read again.
+func (m *Machine) restartWait(now time.Time) {
+	m.prev = seen{}
+	if m.cur.kind == None {
+		return
+	}
+	m.cur.first = now
+	m.cur.confirmed = false
+}
+
+// learnCeiling takes the Confirm after first sight of an unknown value
+// or an absent key (P4, P6).
+func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
+	c := &m.cur
+	c.confirmed = true
+	if c.kind != Unknown && c.kind != Absent {
+		return
+	}
+	c.ceiling, c.age = m.ceiling(), b.Age
+	if c.kind == Absent {
+		// Absent at this last sequence: a Create is checked against it,
+		// and the wait counts from this answer, or from when the value
+		// at that sequence was first seen (P3: no write since).
+		c.lastSeq, c.first = b.LastSeq, m.firstSeen(now, b.LastSeq)
+	}
+}
+
+// moveTo follows another incarnation of the bucket: a leader demotes at
+// once, and every wait starts again on a new watch (P7).
+func (m *Machine) moveTo(now time.Time, b Incarnation) {
+	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
+	if m.t != nil && !m.t.ended {
+		m.lose(now, errBucketRecreated)
+	}
+	m.inc, m.incKnown = b, true
+	m.watching, m.synced = false, false
+	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
+	m.ttlSeen, m.entries, m.dupSeen = 0, 0, 0
+	m.dropWatchEvents() // kept from the watch on the old one
+	if m.state != Leading && m.state != Draining && m.state != Stopped {
+		m.state = Syncing
+	}
+}
+
+// noteForeignSelf stops a node whose NodeID another live process uses:
+// two revisions of such records after the first entry.
+func (m *Machine) noteForeignSelf(l v1.Lease, rev uint64) {
+	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || m.entries == 1 || rev <= m.dupRev {
+		return
+	}
+	m.dupRev = rev // a revision delivered again by a reopened watch counts once
+	if m.dupSeen++; m.dupSeen >= 2 {
+		m.fail(fmt.Errorf("%w: records of instance %q name %s", v1.ErrDuplicateNodeID, l.Instance, l.NodeID))
+	}
+}
+
+// mine says a record is this process's own.
+func (m *Machine) mine(l v1.Lease) bool {
+	return l.NodeID == m.p.NodeID && l.Instance == m.instance
+}
+
+// reportLeader emits LeaderChange when the leader this node knows changed.
+func (m *Machine) reportLeader(now time.Time) {
+	if l := m.knownLeader(now); l != m.known {
+		m.known = l
+		m.emit(LeaderChange{Leader: l})
+	}
+}
+
+// knownLeader is itself while it leads, the holder of a held record not
+// yet expired on this clock, or "".
+func (m *Machine) knownLeader(now time.Time) string {
+	if m.leading(now) {
+		return m.p.NodeID
+	}
+	if m.cur.kind == Held && now.Before(m.cur.first.Add(m.holdFor())) {
+		return m.cur.d.lease.NodeID
+	}
+	return ""
+}
+
+func ttlOf(l v1.Lease) time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
+
+var errBucketRecreated = fmt.Errorf("the bucket was deleted and created again")
+
+func protocolError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
+		ErrProtocolVersion, fmt.Sprintf(format, args...), Protocol)
+}

@@ -1,0 +1,130 @@
+package election
+
+// P1 and P2: what a value of the key is, and the epoch a node writes
+// over it (docs/design-next.md §4.1).
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// ErrProtocolVersion says the bucket or its lease record belongs to
+// another protocol version: old and new nodes never run together.
+var ErrProtocolVersion = errors.New("cluster: another protocol version")
+
+// Kind is what the key holds, as one node sees it.
+type Kind int
+
+// The kinds of value (P1).
+const (
+	None     Kind = iota // nothing seen yet
+	Absent               // no entry: absent at a stream sequence
+	Held                 // a record naming a holder
+	Released             // a record naming none: a hand-back
+	Unknown              // anything else: garbage, a marker, another version, an epoch out of range
+)
+
+func (k Kind) String() string {
+	return [...]string{"none", "absent", "held", "released", "unknown"}[k]
+}
+
+// wire is the record as JSON: the lease record of internal/election
+// with the protocol version.
+type wire struct {
+	V int `json:"v"`
+	v1.Lease
+}
+
+// decoded is one value of the key judged by P1.
+type decoded struct {
+	kind  Kind
+	lease v1.Lease
+	// version is the record's protocol version when it decodes as a
+	// lease record of any version (0 for none: a record of protocol 1).
+	version int
+	why     string // why it is unknown
+}
+
+// judge applies P1 to a watch entry in an incarnation whose epochs are
+// above base.
+func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
+
+// judgeRange is judge; ranged false leaves the epoch's range unchecked
+// (Knobs.NoRangeCheck).
+func judgeRange(e KVEntry, base int64, ranged bool) decoded {
+	if e.Op != Put {
+		return decoded{kind: Unknown, why: "a delete or purge marker"}
+	}
+	l, err := v1.DecodeLease(e.Value, e.Rev)
+	if err != nil {
+		return decoded{kind: Unknown, why: err.Error()}
+	}
+	var w struct {
+		V int `json:"v"`
+	}
+	_ = json.Unmarshal(e.Value, &w) // DecodeLease parsed the object
+	d := decoded{lease: l, version: w.V}
+	switch {
+	case w.V != Protocol:
+		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", w.V)
+	case l.Floor:
+		d.kind, d.why = Unknown, "a floor record"
+	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
+		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
+	case l.NodeID == "":
+		d.kind = Released
+	default:
+		d.kind = Held
+	}
+	return d
+}
+
+// nextEpoch is P2: over a held or released record at rev, its epoch +1;
+// over an unknown value at rev, base + rev + 1; into a key absent at
+// lastSeq, base + lastSeq + 1.
+func nextEpoch(kind Kind, epoch int64, rev, lastSeq uint64, base int64) (int64, error) {
+	from := epoch
+	switch kind {
+	case Unknown:
+		from = addSeq(base, rev)
+	case Absent:
+		from = addSeq(base, lastSeq)
+	}
+	if from == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: no epoch above %d", v1.ErrEpochExhausted, from)
+	}
+	return from + 1, nil
+}
+
+// addSeq is base + seq, saturating at the largest int64.
+func addSeq(base int64, seq uint64) int64 {
+	if seq > uint64(math.MaxInt64-base) {
+		return math.MaxInt64
+	}
+	return base + int64(seq)
+}
+
+// held encodes a held record of this node.
+func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
+	return encode(v1.Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
+		Metadata: m.p.Metadata, Instance: m.instance})
+}
+
+// released encodes the released record that ends a tenure at epoch.
+func released(epoch int64, acquired, now time.Time, next string) []byte {
+	return encode(v1.Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}
+
+func encode(l v1.Lease) []byte {
+	data, err := json.Marshal(wire{V: Protocol, Lease: l})
+	if err != nil {
+		panic(fmt.Sprintf("encode lease: %v", err)) // a record this node made always encodes
+	}
+	return data
+}

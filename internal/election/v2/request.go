@@ -1,0 +1,250 @@
+package election
+
+// The one request out at a time, and which decision its answer continues.
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	v1 "github.com/ozanturksever/go-cluster/internal/election"
+)
+
+// request is the request out.
+type request struct {
+	id    uint64
+	sent  time.Time
+	what  any    // write, confirm or watchOpen
+	value []byte // a Write's value
+}
+
+// write is a Write out; a is the acquisition it makes, if any.
+type write struct {
+	purpose Purpose
+	a       *attempt
+}
+
+// confirmWhy says what a Confirm is for.
+type confirmWhy int
+
+const (
+	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
+	toWait                    // after a watch's current value, and for an unknown value or an absent key: its ceiling (P4)
+	toLead                    // an acquisition landed (P7)
+	toRenew                   // a renewal landed (P7)
+)
+
+type confirm struct {
+	why  confirmWhy
+	a    *attempt  // toLead
+	rsnt time.Time // toRenew: the renewal's send time
+}
+
+type watchOpen struct{}
+
+// attempt is an acquisition: what it wrote, and when.
+type attempt struct {
+	over  uint64 // the revision, or an absent key's last sequence, it was written over
+	epoch int64
+	ttl   time.Duration
+	rev   uint64 // where it landed
+	sent  time.Time
+	cause v1.Cause
+	wait  time.Duration
+}
+
+// send starts a request; its ID is filled in here.
+func (m *Machine) send(now time.Time, what any, a Action) {
+	m.nextID++
+	id := m.nextID
+	switch x := a.(type) {
+	case Write:
+		x.ID = id
+		a = x
+	case Confirm:
+		x.ID = id
+		a = x
+	case Watch:
+		x.ID = id
+		a = x
+		// No entry of the old watch reaches the machine from now on: every
+		// wait starts again on what the new one delivers (P3).
+		m.watching, m.synced, m.viewChecked = true, false, false
+		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
+		m.dropWatchEvents()
+	}
+	m.req = &request{id: id, sent: now, what: what}
+	if w, ok := a.(Write); ok {
+		m.req.value = w.Value
+	}
+	m.emit(a)
+}
+
+// onAnswer routes a request's answer to the decision it continues.
+func (m *Machine) onAnswer(now time.Time, ev Event) {
+	q := m.req
+	var id uint64
+	switch r := ev.(type) {
+	case WriteResult:
+		id = r.ID
+	case ConfirmResult:
+		id = r.ID
+	case WatchStarted:
+		id = r.ID
+	}
+	if q == nil || q.id != id {
+		return // an answer to a request given up on
+	}
+	m.req = nil
+	switch r := ev.(type) {
+	case WriteResult:
+		w := q.what.(write)
+		if r.Err == nil {
+			m.sawOwn(now, r.Rev, q.value)
+		}
+		switch w.purpose {
+		case Acquire:
+			m.onAcquired(now, q, w.a, r)
+		case Renew:
+			m.onRenewed(now, q, r)
+		case Release:
+			m.onReleased(now, r)
+		}
+	case ConfirmResult:
+		m.onConfirmed(now, q, q.what.(confirm), r)
+	case WatchStarted:
+		m.onWatchStarted(now, r)
+	}
+}
+
+// onConfirmed takes a Confirm's answer: any answer naming another
+// incarnation than the one followed moves the node to it (P7).
+func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmResult) {
+	switch {
+	case errors.Is(r.Err, v1.ErrBucketDeleted):
+		m.bucketGone(now, r.Err)
+		return
+	case r.Err != nil && r.Class == v1.Permanent:
+		m.fail(r.Err)
+		return
+	case r.Err != nil:
+		m.confirmFailed(now, q, c)
+		return
+	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != Protocol:
+		m.fail(protocolError("the bucket is marked for protocol %d", r.Bucket.Protocol))
+		return
+	}
+	if !m.inc.Created.IsZero() && !m.inc.same(r.Bucket) {
+		// Another incarnation than the last one known, whether or not a
+		// Confirm is due for the current watch: nothing seen of the old
+		// one may carry over.
+		m.moveTo(now, r.Bucket)
+		return
+	}
+	m.inc, m.incKnown = r.Bucket, true
+	switch c.why {
+	case toOpen:
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+	case toWait:
+		m.viewChecked = true
+		m.learnCeiling(now, r.Bucket)
+	case toLead:
+		m.lead0(now, c.a)
+	case toRenew:
+		m.extend(now, c.rsnt)
+	}
+}
+
+// confirmFailed: a Confirm went unanswered. An acquisition asks again
+// while its tenure could still begin; a renewal leaves the deadline.
+func (m *Machine) confirmFailed(now time.Time, q *request, c confirm) {
+	switch c.why {
+	case toLead:
+		if now.Before(m.deadlineOf(c.a.sent, c.a.ttl)) {
+			m.send(now, c, Confirm{Timeout: m.p.RequestTimeout})
+			return
+		}
+		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
+		m.state = Following
+	case toRenew:
+		if m.t != nil {
+			m.t.renewDue = now.Add(m.backoff())
+		}
+	default:
+		m.retryAt = now.Add(m.backoff())
+	}
+}
+
+// onWatchStarted: the watch is open (its current value follows, kept
+// until now), or it could not be opened.
+func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
+	if errors.Is(r.Err, v1.ErrBucketDeleted) {
+		m.bucketGone(now, r.Err)
+		return
+	}
+	if r.Err != nil {
+		if r.Class == v1.Permanent {
+			m.fail(r.Err)
+			return
+		}
+		m.retryAt = now.Add(m.backoff())
+		m.watching, m.incKnown = false, false // ask again before the next try
+		m.dropWatchEvents()                   // of a watch taken for not opened
+	}
+}
+
+// backoff is the next delay after a transient error: from 50 ms,
+// doubling up to RenewInterval, with jitter.
+func (m *Machine) backoff() time.Duration {
+	m.fails++
+	d := 50 * time.Millisecond << min(m.fails-1, 10)
+	d = min(d, m.p.RenewInterval)
+	return d/2 + time.Duration(m.rnd.Int64N(int64(d/2)+1))
+}
+
+// bucketGone: the bucket does not exist. The node leads nothing and
+// waits for it for as long as it runs, asking again with backoff; a
+// bucket created meanwhile is a new incarnation like any other.
+func (m *Machine) bucketGone(now time.Time, err error) {
+	if m.t != nil && !m.t.ended {
+		m.lose(now, err)
+	}
+	if m.incKnown {
+		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
+	}
+	m.incKnown, m.watching, m.synced = false, false, false
+	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
+	m.dropWatchEvents()
+	if m.state != Leading && m.state != Draining && m.state != Stopped {
+		m.state = Syncing
+	}
+	m.retryAt = now.Add(m.backoff())
+}
+
+// sawOwn takes a write of this node's that landed at rev as seen: the
+// watch shows it later, and a decision made meanwhile must not rest on
+// the value it replaced.
+func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
+	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
+		return
+	}
+	m.cur = seen{kind: None, rev: rev, first: now}
+	m.cur.d = judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
+	m.cur.kind = m.cur.d.kind
+	m.lost = lostRace{}
+}
+
+// dropWatchEvents forgets the kept events of the watch a Watch action
+// replaces: they may show another incarnation's key (the watch a node
+// starts with, or one that moved without a word).
+func (m *Machine) dropWatchEvents() {
+	kept := m.kept[:0]
+	for _, ev := range m.kept {
+		switch ev.(type) {
+		case Entry, Synced, WatchClosed:
+			continue
+		}
+		kept = append(kept, ev)
+	}
+	m.kept = kept
+}
