@@ -80,6 +80,10 @@ type SetMetadata struct {
 	Token    uint64
 }
 
+// SetPriority is Node.SetPriority: the priority this node's records
+// carry, its requests ask with and its answers judge by, from now on.
+type SetPriority struct{ Priority int }
+
 // Control is a step-down request received over NATS at Received.
 type Control struct {
 	Data     []byte
@@ -126,6 +130,7 @@ func (StepDown) event()      {}
 func (Stop) event()          {}
 func (Validate) event()      {}
 func (SetMetadata) event()   {}
+func (SetPriority) event()   {}
 func (Control) event()       {}
 func (WriteResult) event()   {}
 func (ConfirmResult) event() {}

@@ -188,6 +188,8 @@ func (m *Machine) apply(now time.Time, ev Event) {
 		m.onValidate(now, e)
 	case SetMetadata:
 		m.onSetMetadata(now, e)
+	case SetPriority:
+		m.p.Priority = e.Priority // a leader's next renewal carries it
 	case Control:
 		m.onControl(now, e)
 	}

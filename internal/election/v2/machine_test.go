@@ -414,3 +414,15 @@ func TestAbsentAtTheRevisionLastSeenKeepsItsFirstSight(t *testing.T) {
 		t.Fatalf("want a Create at 6, got %+v", w)
 	}
 }
+
+// A priority set at run time (weighted checks) is what the leader's next
+// record carries.
+func TestSetPriorityReachesTheRecords(t *testing.T) {
+	h := leader(t)
+	h.do(SetPriority{Priority: 7})
+	h.at(500 * time.Millisecond).do(Tick{})
+	w := h.write()
+	if d := judge(put(8, w.Value), base); d.lease.Priority != 7 {
+		t.Fatalf("renewal carries priority %d, want 7", d.lease.Priority)
+	}
+}
