@@ -24,7 +24,7 @@ func skipOrFail(t *testing.T, msg string) {
 }
 
 // TestKeepalivedComparison runs figure 9 once per kind (keepalived with
-// advert_int 100ms, the agent with LeaseTTL 1s) and each way of stopping
+// advert_int 1s, the agent with LeaseTTL 1s) and each way of stopping
 // the holder: the observer must see the new holder's GARP every time, and
 // the agent's hosts must never both answer ARP. It asserts no timings.
 func TestKeepalivedComparison(t *testing.T) {
@@ -38,7 +38,12 @@ func TestKeepalivedComparison(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	prefix := fmt.Sprintf("gckat-%d", os.Getpid())
-	cfg := kaConfig{n: 1, adverts: []time.Duration{100 * time.Millisecond}, ttls: []time.Duration{time.Second},
+	// advert_int 1s, keepalived's default: at 100ms a machine loaded with
+	// the rest of the suite (the namespace lab runs beside it) can starve
+	// keepalived of three adverts in a row, and its pair never settles
+	// (seen in CI: "no one holder of the VIP and a standby within 30s").
+	// The test asserts no timings; BENCHMARKS.md measures both.
+	cfg := kaConfig{n: 1, adverts: []time.Duration{time.Second}, ttls: []time.Duration{time.Second},
 		probe: kaProbe, prefix: prefix}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
 	res, err := compareKeepalived(ctx, cfg, log)

@@ -34,7 +34,7 @@ func TestNextMachineNegativeControls(t *testing.T) {
 		knobs     next.Knobs
 		seed      uint64
 	}{
-		{"I1: epochs from what the server checked (the range check)", next.Knobs{NoRangeCheck: true}, 362},
+		{"I1: epochs from what the server checked (the range check)", next.Knobs{NoRangeCheck: true}, 1691},
 		{"I2: one LeaseTTL per cluster (each node its own)", next.Knobs{OwnTTL: true}, 14},
 		{"I3: lead only on a confirmed landing", next.Knobs{NoConfirm: true}, 130},
 	} {
