@@ -1,9 +1,8 @@
 package election
 
-// The outputs of the election machine (machine.go): what the driver
-// carries out. A request action (Write, Get, History,
-// Incarnation, Watch) is answered by an Result with its id; while
-// one is out, the machine makes no other request.
+// The outputs of the machine: what the driver carries out. A request
+// (Write, Confirm, Watch) is answered by its own result type with the
+// same ID; while one is out the machine makes no other.
 
 import (
 	"log/slog"
@@ -11,83 +10,63 @@ import (
 )
 
 // Action is one output of the machine.
-type Action interface{ machineAction() }
+type Action interface{ action() }
 
 // Purpose says why the machine writes the lease key.
 type Purpose int
 
+// The purposes of a Write.
 const (
-	Acquire      Purpose = iota // a new tenure
-	Renew                       // the leader's renewal
-	Release                     // a drain's released record
-	ReleaseStale                // give back a record of an ended tenure
-	Seed                        // a floor record (§5.3)
+	Acquire Purpose = iota // a new tenure
+	Renew                  // the leader's renewal, or a drain's
+	Release                // a drain's released record
 )
 
-func (p Purpose) String() string {
-	return [...]string{"acquire", "renew", "release", "release-stale", "seed"}[p]
-}
+func (p Purpose) String() string { return [...]string{"acquire", "renew", "release"}[p] }
 
-// Write writes value under the lease key: when create is set, a
-// compare-and-swap on revision 0, which fails on any entry, a marker too
-// (store.create, rule 23); otherwise a compare-and-swap on rev. timeout
-// bounds the request.
+// Write writes Value under the lease key. Create: publish only if the
+// key has no entry and the stream's last sequence is LastSeq (C3);
+// otherwise a compare-and-swap on Rev (C1).
 type Write struct {
 	ID      uint64
 	Purpose Purpose
 	Create  bool
+	LastSeq uint64
 	Rev     uint64
 	Value   []byte
 	Timeout time.Duration
-	// CheckLastSeq: a Create also checked against the stream's last
-	// sequence LastSeq. Only the next machine (internal/election/v2, run
-	// by the simulator) sets it.
-	CheckLastSeq bool
-	LastSeq      uint64
 }
 
-// Get reads the lease key (a hint, never proof).
-type Get struct {
+// Confirm reads the bucket's stream info (C4).
+type Confirm struct {
 	ID      uint64
 	Timeout time.Duration
 }
 
-// History reads every revision the bucket keeps of the lease key.
-type History struct {
-	ID      uint64
-	Timeout time.Duration
-}
-
-// Incarnation reads the bucket's identity and last sequence.
-type Incarnation struct {
-	ID      uint64
-	Timeout time.Duration
-}
-
-// Watch drops the watch, if any, and starts a new one on the lease
-// key; an Result with its id answers. Entries of the old watch must not
-// reach the machine after this action.
+// Watch drops the watch, if any, and opens a new one on the lease key;
+// no entry of the old one may reach the machine after this action.
 type Watch struct {
 	ID      uint64
 	Timeout time.Duration
 }
 
-// Unwatch drops the watch (the bucket is gone); no answer. Entries of
-// the old watch must not reach the machine after this action.
-type Unwatch struct{}
-
-// Become queues OnBecomeLeader for a tenure at epoch; its ctx is live
-// until Lose for that epoch, or until the tenure's deadline passes
-// (lead.go, become). cause and wait are the election's, for the metrics.
+// Become starts the tenure at Epoch: its ctx lives until Lose for that
+// epoch or until Deadline passes.
 type Become struct {
 	Epoch    int64
 	Rev      uint64
 	Deadline time.Time
 	Cause    Cause
-	Wait     time.Duration // how long the node saw the lease before it won
+	Wait     time.Duration // how long the node saw the value it took over
 }
 
-// Lose cancels the tenure at epoch and queues OnLoseLeadership.
+// Extend moves the tenure's deadline after a confirmed renewal.
+type Extend struct {
+	Epoch    int64
+	Deadline time.Time
+}
+
+// Lose ends the tenure at Epoch and queues OnLoseLeadership.
 type Lose struct {
 	Epoch int64
 	Cause error
@@ -105,14 +84,14 @@ type AskToLead struct {
 // CooldownKey records cooldown-<NodeID> (informational, no answer).
 type CooldownKey struct{ Cooldown time.Duration }
 
-// Reply answers a command or a control request named by token.
+// Reply answers a command or a control request named by Token.
 type Reply struct {
 	Token   uint64
-	Err     error         // commands: nil on success
-	Epoch   int64         // a validation that succeeded: the proven epoch
-	Control bool          // a control request: reply is the answer
-	Silent  bool          // a control request nobody answers (not for this node)
-	Answer  StepDownReply // control requests
+	Err     error
+	Epoch   int64
+	Control bool
+	Silent  bool
+	Answer  StepDownReply
 }
 
 // Fail reports a permanent error: the node stops.
@@ -121,29 +100,27 @@ type Fail struct{ Err error }
 // Finished says the machine is done (Stop, or a permanent error).
 type Finished struct{}
 
-// Log is a line for the node's log: what the machine decided and why.
+// Log is a line for the node's log.
 type Log struct {
 	Level slog.Level
 	Msg   string
 	Args  []any
 }
 
-// Arm asks for an Tick at at (zero: no timer needed).
+// Arm asks for a Tick at At (zero: none needed).
 type Arm struct{ At time.Time }
 
-func (Write) machineAction()        {}
-func (Get) machineAction()          {}
-func (History) machineAction()      {}
-func (Incarnation) machineAction()  {}
-func (Watch) machineAction()        {}
-func (Unwatch) machineAction()      {}
-func (Become) machineAction()       {}
-func (Lose) machineAction()         {}
-func (LeaderChange) machineAction() {}
-func (AskToLead) machineAction()    {}
-func (CooldownKey) machineAction()  {}
-func (Reply) machineAction()        {}
-func (Fail) machineAction()         {}
-func (Finished) machineAction()     {}
-func (Arm) machineAction()          {}
-func (Log) machineAction()          {}
+func (Write) action()        {}
+func (Confirm) action()      {}
+func (Watch) action()        {}
+func (Become) action()       {}
+func (Extend) action()       {}
+func (Lose) action()         {}
+func (LeaderChange) action() {}
+func (AskToLead) action()    {}
+func (CooldownKey) action()  {}
+func (Reply) action()        {}
+func (Fail) action()         {}
+func (Finished) action()     {}
+func (Log) action()          {}
+func (Arm) action()          {}

@@ -1,22 +1,21 @@
-// Package election is go-cluster's election as a pure state machine
-// (Machine): every decision of a Node's election, with its I/O turned
-// into actions and the answers into events. It performs no I/O, reads no
-// clock, starts no goroutine and takes no lock (TestMachineIsPure): the
-// driver (package cluster, driver.go) feeds it events with the node's own
-// monotonic now and carries out the actions it returns, and the
-// simulator (internal/sim) does the same with simulated clocks.
+// Package election is the election machine (docs/design.md): a pure
+// Machine whose Handle takes one event at the node's own monotonic now
+// and returns actions, built on three invariants:
 //
-// It has at most one request out at a time. Commands, watch entries and
-// other events that arrive meanwhile are kept and handled, in order, once
-// the answer is in, so that a decision spanning several requests is never
-// cut into. Two things are known at once: the connection's state, and the
-// tenure deadline (a tick at the deadline ends the tenure even while a
-// request is out).
+//   - I1: epochs come from what the server checked (the record replaced,
+//     or the revision or stream sequence a write was checked against);
+//   - I2: one LeaseTTL per cluster, kept in the bucket's metadata;
+//   - I3: a node leads, and a renewal moves its deadline, only on a
+//     landing confirmed in the bucket incarnation it decided in.
 //
-// It imports the standard library only (TestImportsStandardLibraryOnly),
-// so it cannot reach NATS, the node's logger or its hooks: Params carries the part
-// of cluster.Config it reads. Events go in through Machine.Handle at the
-// node's now; the Actions it returns are carried out by the driver, like
-// etcd's raft takes messages in Step and hands actions out in Ready.
-// docs/design.md §1 and §4 describe it, docs/sim.md its simulator.
+// Clock model: every duration is measured on the node's own monotonic
+// clock, passed in with each event; clock rates may differ by less than
+// SafetyMargin allows (docs/design.md); wall clocks are never compared.
+// The only server clock read is a bucket's age and creation time, each
+// from one server's reply.
+//
+// It does no I/O, reads no clock, takes no lock and starts no goroutine,
+// and imports the standard library only. The driver in package cluster
+// carries out its actions; internal/sim runs many machines against a
+// simulated NATS with every fault.
 package election

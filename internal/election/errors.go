@@ -21,10 +21,6 @@ var (
 	ErrNotReady        = errors.New("cluster: not ready")
 )
 
-// errBucketRecreated is the cause given when a tenure ends because the
-// bucket was deleted and created again under the running node.
-var errBucketRecreated = errors.New("the bucket was deleted and created again")
-
 // ErrClass says what the election does after an error of a request.
 type ErrClass int
 

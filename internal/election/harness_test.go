@@ -1,299 +1,154 @@
 package election
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The table tests of machine.go: each row is a sequence of events, at the
-// node's own now, with the actions expected after each, written as short
-// strings (see summarize).
+// t0 is every test's start on the node's clock.
+var t0 = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
-// mBase is the origin of the node's clock in the table tests.
-var mBase = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+const ttl = 2 * time.Second
 
-func machineTestConfig(id string) Params {
-	return withDefaults(Params{NodeID: id, LeaseTTL: time.Second, RenewInterval: 250 * time.Millisecond,
-		SafetyMargin: 100 * time.Millisecond, RequestTimeout: 200 * time.Millisecond})
+func params(id string) Params {
+	return Params{NodeID: id, Instance: id + "-i", LeaseTTL: ttl, RenewInterval: 500 * time.Millisecond,
+		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl,
+		ReadinessThreshold: 3}
 }
 
-// withDefaults applies cluster.Config's defaults to what p leaves zero
-// (SafetyMargin aside: the tests set it).
-func withDefaults(p Params) Params {
-	if p.DrainTimeout == 0 {
-		p.DrainTimeout = p.LeaseTTL
-	}
-	if p.Cooldown == 0 {
-		p.Cooldown = p.LeaseTTL
-	}
-	if p.ReadinessThreshold == 0 {
-		p.ReadinessThreshold = 3
-	}
-	return p
+// bucket is an incarnation created at t0 - 1 h, with this test's TTL.
+func bucket(lastSeq uint64) Incarnation {
+	return Incarnation{Created: t0.Add(-time.Hour), Protocol: Protocol, LeaseTTL: ttl, MaxTTL: ttl, LastSeq: lastSeq, Age: time.Hour}
 }
 
-// mStep is one event at ms after the origin, and the actions expected.
-// An Result without id answers the request out. want nil skips the check.
-type mStep struct {
-	ms   int
-	ev   Event
-	want []string
+// harness feeds one machine and remembers its last request.
+type harness struct {
+	t   *testing.T
+	m   *Machine
+	now time.Time
+	out []Action
+	all []Action // every action since the start
+	req Action   // the request last emitted
 }
 
-type mCase struct {
-	name   string
-	cfg    func(*Params)              // optional
-	bucket BucketFacts                // optional
-	setup  func(*Machine)             // optional
-	check  func(*testing.T, *Machine) // optional, after the last step
-	steps  []mStep
-}
-
-func runMachineCase(t *testing.T, c mCase) {
+func newHarness(t *testing.T, p Params) *harness {
 	t.Helper()
-	cfg := machineTestConfig("a")
-	if c.cfg != nil {
-		c.cfg(&cfg)
-	}
-	m := New(cfg, c.bucket, 1)
-	m.instance = cfg.NodeID
-	if c.setup != nil {
-		c.setup(m)
-	}
-	for i, s := range c.steps {
-		now := mBase.Add(time.Duration(s.ms) * time.Millisecond)
-		if rb, ok := s.ev.(readBacks); ok {
-			runReadBacks(m, now, rb)
-			continue
-		}
-		ev := s.ev
-		if r, ok := ev.(Result); ok && r.ID == 0 {
-			if m.req == nil {
-				t.Fatalf("step %d (%dms): a result, but no request is out", i, s.ms)
-			}
-			r.ID = m.req.id
-			ev = r
-		}
-		got := summarizeAll(now, m.Handle(now, ev))
-		if s.want != nil && !matchActions(got, s.want) {
-			t.Fatalf("step %d (%dms, %T):\n got  %q\n want %q", i, s.ms, s.ev, got, s.want)
-		}
-	}
-	if c.check != nil {
-		c.check(t, m)
-	}
+	return &harness{t: t, m: New(p, 1), now: t0}
 }
 
-// readBacks, as a step's event, ticks the machine every 10ms until until
-// (ms after the origin) and answers every read it makes with entry: a
-// stalled lease read back (rule 21) without a row per read. Its want is
-// not checked.
-type readBacks struct {
-	until int
-	entry Entry
-}
+// at moves the clock to t0 + d.
+func (h *harness) at(d time.Duration) *harness { h.now = t0.Add(d); return h }
 
-func (readBacks) machineEvent() {}
-
-func runReadBacks(m *Machine, from time.Time, rb readBacks) {
-	for now := from; !now.After(mBase.Add(time.Duration(rb.until) * time.Millisecond)); now = now.Add(10 * time.Millisecond) {
-		for _, a := range m.Handle(now, Tick{}) {
-			if g, ok := a.(Get); ok {
-				m.Handle(now, Result{ID: g.ID, Entry: rb.entry.KV})
-			}
+func (h *harness) do(ev Event) []Action {
+	h.t.Helper()
+	h.out = h.m.Handle(h.now, ev)
+	h.all = append(h.all, h.out...)
+	for _, a := range h.out {
+		switch a.(type) {
+		case Write, Confirm, Watch:
+			h.req = a
 		}
 	}
+	return h.out
 }
 
-func matchActions(got, want []string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if want[i] != got[i] && !(strings.HasSuffix(want[i], "*") && strings.HasPrefix(got[i], strings.TrimSuffix(want[i], "*"))) {
-			return false
-		}
-	}
-	return true
-}
-
-func summarizeAll(now time.Time, acts []Action) []string {
-	out := make([]string, 0, len(acts))
-	for _, a := range acts {
-		if _, ok := a.(Log); ok {
-			continue // log lines are not decisions
-		}
-		if r, ok := a.(Reply); ok && r.Silent {
-			continue // nobody is answered
-		}
-		out = append(out, summarize(now, a))
-	}
-	return out
-}
-
-// summarize writes an action as a short string: "arm +750ms", "become 3",
-// "write acquire create epoch=1", "write renew rev=4 epoch=2", ...
-func summarize(now time.Time, a Action) string {
-	switch a := a.(type) {
-	case Arm:
-		if a.At.IsZero() {
-			return "arm -"
-		}
-		return fmt.Sprintf("arm +%v", a.At.Sub(now))
+// reqID is the ID of the request last emitted.
+func (h *harness) reqID() uint64 {
+	switch r := h.req.(type) {
 	case Write:
-		return "write " + a.Purpose.String() + " " + describeWrite(a)
-	case Get:
-		return "get"
-	case History:
-		return "history"
-	case Incarnation:
-		return "incarnation"
+		return r.ID
+	case Confirm:
+		return r.ID
 	case Watch:
-		return "watch"
-	case Unwatch:
-		return "unwatch"
+		return r.ID
 	}
-	return summarizeNode(a)
+	h.t.Fatalf("no request out")
+	return 0
 }
 
-// summarizeNode writes the actions that are not requests of the store.
-func summarizeNode(a Action) string {
-	switch a := a.(type) {
-	case Become:
-		return fmt.Sprintf("become %d", a.Epoch)
-	case Lose:
-		return fmt.Sprintf("lose %d %s", a.Epoch, sentinelName(a.Cause))
-	case LeaderChange:
-		if a.Leader == "" {
-			return "leader -"
-		}
-		return "leader " + a.Leader
-	case AskToLead:
-		return "ask " + a.Holder
-	case CooldownKey:
-		return "cooldown"
-	case Reply:
-		if a.Control {
-			if a.Answer.OK {
-				return fmt.Sprintf("control ok epoch=%d to=%s", a.Answer.Epoch, a.Answer.To)
-			}
-			return "control refused"
-		}
-		return fmt.Sprintf("reply %d %s", a.Token, sentinelName(a.Err))
-	case Fail:
-		return "fail " + sentinelName(a.Err)
-	case Finished:
-		return "finished"
+// open runs Start, the opening Confirm, the watch up to Synced with the
+// given entries, and the Confirm after it (P7, P4).
+func (h *harness) open(b Incarnation, entries ...KVEntry) {
+	h.t.Helper()
+	h.do(Start{})
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: b})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	for _, e := range entries {
+		h.do(Entry{KV: e})
 	}
-	return fmt.Sprintf("%T", a)
+	h.do(Synced{})
+	if _, ok := h.req.(Confirm); ok && strings.Contains(h.kinds(), "Confirm") {
+		h.do(ConfirmResult{ID: h.reqID(), Bucket: b}) // the watch is on b; an unknown value's ceiling
+	}
 }
 
-func describeWrite(a Write) string {
-	where := fmt.Sprintf("rev=%d", a.Rev)
-	if a.Create {
-		where = "create"
-	}
-	l, err := DecodeLease(a.Value, 0)
-	if err != nil {
-		return where + " garbage"
-	}
-	s := fmt.Sprintf("%s epoch=%d", where, l.Epoch)
-	if l.Floor {
-		s += fmt.Sprintf(" floor ttl=%v", l.ttl())
-	}
-	if l.Next != "" {
-		s += " next=" + l.Next
-	}
-	return s
-}
-
-func sentinelName(err error) string {
-	for _, s := range []struct {
-		name string
-		err  error
-	}{{"ErrLeaseExpired", ErrLeaseExpired}, {"ErrEpochMismatch", ErrEpochMismatch}, {"ErrNotLeader", ErrNotLeader},
-		{"ErrEpochExhausted", ErrEpochExhausted}, {"ErrStopped", ErrStopped}, {"ErrBucketDeleted", ErrBucketDeleted},
-		{"ErrPermissionDenied", errPermissionDenied}, {"ErrReleaseFailed", ErrReleaseFailed}, {"ErrDuplicateNodeID", ErrDuplicateNodeID}} {
-		if errors.Is(err, s.err) {
-			return s.name
+// want fails unless the last actions include one of each named kind.
+func (h *harness) want(kinds ...string) {
+	h.t.Helper()
+	got := h.kinds()
+	for _, k := range kinds {
+		if !strings.Contains(" "+got+" ", " "+k+" ") {
+			h.t.Fatalf("at +%v: want %s among [%s]", h.now.Sub(t0), k, got)
 		}
 	}
-	if err == nil {
-		return "ok"
+}
+
+// none fails if the last actions include any of the named kinds.
+func (h *harness) none(kinds ...string) {
+	h.t.Helper()
+	got := h.kinds()
+	for _, k := range kinds {
+		if strings.Contains(" "+got+" ", " "+k+" ") {
+			h.t.Fatalf("at +%v: want no %s among [%s]", h.now.Sub(t0), k, got)
+		}
 	}
-	return "other"
 }
 
-// Entries of the lease key, for the tables.
-
-// A table's records name their writer's process by its node's name: the
-// machine under test runs as instance "a" of node "a" (rule 48).
-func held(rev uint64, node string, epoch int64, ttl time.Duration) Entry {
-	return Entry{KVEntry{Rev: rev, Value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
-		AcquiredAt: mBase, ExpiresAt: mBase, Instance: node})}}
-}
-
-// heldElsewhere is node's record written by another process, which was
-// given the same NodeID (rule 48).
-func heldElsewhere(rev uint64, node string, epoch int64, ttl time.Duration) Entry {
-	return Entry{KVEntry{Rev: rev, Value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
-		AcquiredAt: mBase, ExpiresAt: mBase, Instance: "other-process"})}}
-}
-
-func heldPri(rev uint64, node string, epoch int64, priority int) Entry {
-	return Entry{KVEntry{Rev: rev, Value: mustEncode(Lease{NodeID: node, Epoch: epoch, TTLMillis: 1000, Priority: priority,
-		AcquiredAt: mBase, ExpiresAt: mBase, Instance: node})}}
-}
-
-func released(rev uint64, epoch int64, next string) Entry {
-	return Entry{KVEntry{Rev: rev, Value: mustEncode(Lease{Epoch: epoch, Next: next, AcquiredAt: mBase, ExpiresAt: mBase})}}
-}
-
-func floorRec(rev uint64, epoch int64, ttl time.Duration) Entry {
-	return Entry{KVEntry{Rev: rev, Value: mustEncode(Lease{Epoch: epoch, Floor: true, TTLMillis: ttl.Milliseconds(),
-		AcquiredAt: mBase, ExpiresAt: mBase})}}
-}
-
-func garbage(rev uint64) Entry { return Entry{KVEntry{Rev: rev, Value: []byte("not a lease")}} }
-
-func marker(rev uint64) Entry { return Entry{KVEntry{Rev: rev, Op: Delete}} }
-
-// Results of requests, for the tables.
-
-var (
-	ok        = Result{}
-	transient = Result{Err: errors.New("timeout"), Class: Transient}
-	conflict  = Result{Err: errors.New("wrong last sequence"), Class: Conflict}
-	// refusedInFlight: a replicated stream refused the check while a
-	// state write checked on the lease was in flight (rule 19, rule 46).
-	refusedInFlight = Result{Err: errors.New("wrong last sequence"), Class: Conflict, InFlight: true}
-	notFound        = Result{NotFound: true, Err: errors.New("key not found")}
-	permanentE      = Result{Err: errPermissionDenied, Class: Permanent}
-	bucketGoneE     = Result{Err: fmt.Errorf("%w: stream not found", ErrBucketDeleted), Class: Permanent}
-)
-
-func wrote(rev uint64) Result { return Result{Rev: rev} }
-
-func got(e Entry) Result { return Result{Entry: e.KV} }
-
-func hist(es ...Entry) Result {
-	r := Result{}
-	for _, e := range es {
-		r.History = append(r.History, e.KV)
+func (h *harness) kinds() string {
+	var s []string
+	for _, a := range h.out {
+		s = append(s, strings.TrimPrefix(fmt.Sprintf("%T", a), "election."))
 	}
-	return r
+	return strings.Join(s, " ")
 }
 
-func incarnation(recreated bool, lastSeq uint64) Result {
-	return Result{Recreated: recreated, LastSeq: lastSeq}
+// armed is the time of the last Arm, or zero.
+func (h *harness) armed() time.Time {
+	for i := len(h.out) - 1; i >= 0; i-- {
+		if a, ok := h.out[i].(Arm); ok {
+			return a.At
+		}
+	}
+	return time.Time{}
 }
 
-var _ = math.MaxInt64
+func (h *harness) write() Write {
+	h.t.Helper()
+	w, ok := h.req.(Write)
+	if !ok {
+		h.t.Fatalf("want a Write out, have %T", h.req)
+	}
+	return w
+}
 
-// errPermissionDenied stands for cluster.ErrPermissionDenied, a permanent
-// error the driver reports and the machine only passes on.
-var errPermissionDenied = errors.New("cluster: permission denied")
+func (h *harness) become() Become {
+	h.t.Helper()
+	for _, a := range h.out {
+		if b, ok := a.(Become); ok {
+			return b
+		}
+	}
+	h.t.Fatalf("no Become among [%s]", h.kinds())
+	return Become{}
+}
+
+// record encodes a protocol-2 record.
+func record(node string, epoch int64, next string) []byte {
+	return encode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(), Next: next, Instance: node + "-i", ExpiresAt: t0, AcquiredAt: t0})
+}
+
+func put(rev uint64, v []byte) KVEntry { return KVEntry{Rev: rev, Op: Put, Value: v} }

@@ -1,357 +1,225 @@
 package election
 
-// The machine's leader side: the tenure, renewals, the deadline, conflicts,
-// drain and release (§3.3, §4.2, §4.4, §5.4).
+// The leader: renewals, each confirmed (P7), the deadline (P8), what it
+// sees on the key (P9), and the drain and release that end a step-down
+// (P11).
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 )
 
-// deadline is when a tenure whose last write was sent at sent ends.
-func (m *Machine) deadline(sent time.Time) time.Time {
-	return sent.Add(m.cfg.LeaseTTL - m.cfg.SafetyMargin)
+// tenure is this node holding the lease.
+type tenure struct {
+	epoch    int64
+	rev      uint64
+	ttl      time.Duration // fixed for the tenure (I2)
+	acquired time.Time     // send time of the acquiring write
+	deadline time.Time     // last confirmed write's send time + ttl - margin
+	renewDue time.Time
+	ended    bool // by a decision or the deadline; Lose emitted
+	renewals int  // consecutive transient failures
 }
 
-// become starts a tenure won with a write sent at sent. OnBecomeLeader is
-// queued before the deadline counts (§6.4). cause and wait describe the
-// election, for the metrics.
-func (m *Machine) become(epoch int64, rev uint64, sent time.Time, cause Cause, wait time.Duration) {
-	m.own.t = &Tenure{epoch: epoch, rev: rev, acquiredAt: sent}
-	m.tim.waiting, m.own.pending = false, nil
-	m.lv.maxEpoch = max(m.lv.maxEpoch, epoch)
-	m.extend(sent)
-	m.emit(Become{Epoch: epoch, Rev: rev, Deadline: m.own.t.deadline, Cause: cause, Wait: wait})
+// drain is a step-down or Stop in progress (P11).
+type drain struct {
+	stepDown    bool
+	next        string
+	reply       func(error) Action
+	hookStarted bool
+	hookDone    bool
+	until       time.Time // DrainTimeout after OnLoseLeadership began
+	attempts    int       // release writes sent
 }
 
-// electionCause says what the write over rev won: a key created, a
-// released lease, or an expired one.
-func (m *Machine) electionCause(rev uint64) Cause {
-	switch {
-	case rev != 0 && m.lv.cur.released():
-		return CauseReleased
-	case rev != 0:
-		return CauseExpired
+// renewEvery is the renewal interval of a tenure of ttl: this node's,
+// at most a third of it.
+func (m *Machine) renewEvery(ttl time.Duration) time.Duration {
+	return min(m.p.RenewInterval, ttl/3)
+}
+
+// deadlineOf is a write's send time + ttl - margin, the margin scaled
+// from this node's SafetyMargin to ttl (P8).
+func (m *Machine) deadlineOf(sent time.Time, ttl time.Duration) time.Time {
+	margin := m.p.SafetyMargin
+	if m.p.LeaseTTL > 0 && ttl != m.p.LeaseTTL {
+		margin = time.Duration(int64(m.p.SafetyMargin) * int64(ttl) / int64(m.p.LeaseTTL))
 	}
-	return CauseCreated
+	return sent.Add(ttl - margin)
 }
 
-// electionWait is how long the node saw what it took over before it won
-// (the answer to the write that won, at won): the cluster's time without
-// a live tenure as this node saw it (Metrics.ObserveElection). A
-// handed-back release is written over in the same step that saw it: its
-// wait is the acquire's round trip.
-func (m *Machine) electionWait(rev uint64, won time.Time) time.Duration {
-	if rev == 0 {
-		return 0
-	}
-	return won.Sub(m.lv.cur.firstSeen)
+// leading says the tenure lives at now.
+func (m *Machine) leading(now time.Time) bool {
+	return m.t != nil && !m.t.ended && now.Before(m.t.deadline)
 }
 
-// extend moves the deadline after a write sent at sent succeeded.
-func (m *Machine) extend(sent time.Time) {
-	t := m.own.t
-	t.lastSent, t.failures = sent, 0
-	t.renewDue = sent.Add(m.cfg.RenewInterval)
-	if !t.ended && !t.cancelled {
-		t.deadline = m.deadline(sent)
+// checkDeadline ends a tenure whose deadline has passed, whatever is out.
+func (m *Machine) checkDeadline(now time.Time) {
+	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) {
+		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
 	}
 }
 
-// stepHolding renews, and releases once a drain is done.
-func (m *Machine) stepHolding(now time.Time) (time.Time, bool) {
-	t := m.own.t
-	if !t.ended && !m.leading(now) {
-		m.lose(now, m.expiredCause(now, t))
-		return time.Time{}, true
-	}
-	if d := m.hand.drain; d != nil && (d.hookDone || (!d.deadline.IsZero() && !now.Before(d.deadline))) {
-		if !d.hookDone {
-			m.logf(slog.LevelWarn, "OnLoseLeadership still running after DrainTimeout; releasing the lease anyway", "drain_timeout", m.cfg.DrainTimeout)
-		}
+// lead renews when due, and releases once a drain may; it returns when
+// to look again.
+func (m *Machine) lead(now time.Time) time.Time {
+	t := m.t
+	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
 		m.release(now)
-		return time.Time{}, true
+		return time.Time{}
 	}
-	if !now.Before(t.renewDue) {
-		m.renew(now)
-		return time.Time{}, true
+	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
+		if now.Before(m.lost.resync) {
+			return m.lost.resync
+		}
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		return time.Time{}
 	}
-	next := t.renewDue
-	if d := m.hand.drain; d != nil {
-		next = earliest(next, d.deadline)
+	if now.Before(t.renewDue) {
+		next := t.renewDue
+		if d := m.drain; d != nil && d.hookStarted {
+			next = earliest(next, d.until)
+		}
+		return next
 	}
-	return next, false
+	timeout := m.p.RequestTimeout
+	if m.state == Leading {
+		timeout = min(timeout, t.deadline.Sub(now)/2)
+	}
+	m.send(now, write{purpose: Renew}, Write{Purpose: Renew, Rev: t.rev,
+		Value: m.held(t.epoch, t.ttl, t.acquired, now), Timeout: max(timeout, time.Millisecond)})
+	return time.Time{}
 }
 
-func (m *Machine) expiredCause(now time.Time, t *Tenure) error {
-	return fmt.Errorf("%w: no renewal succeeded since %v ago", ErrLeaseExpired, now.Sub(t.lastSent).Round(time.Millisecond))
-}
-
-// renew proves tenure with a CAS on the revision last written.
-func (m *Machine) renew(now time.Time) {
-	t := m.own.t
-	timeout := m.renewalTimeout(now)
-	q := &Request{purpose: Renew, rev: t.rev, sent: now, until: now.Add(timeout)}
-	m.write(q, m.heldRecord(t.epoch, t.acquiredAt, now), timeout)
-}
-
-// minAttempt is the shortest renewal attempt renewalTimeout makes; below
-// twice that, the last attempt gets all the time that is left.
-const minAttempt = 5 * time.Millisecond
-
-// renewalTimeout bounds a renewal by RequestTimeout and by half the time
-// left before the deadline (none while draining): §4.2.
-func (m *Machine) renewalTimeout(now time.Time) time.Duration {
-	t := m.own.t
-	if t.ended {
-		return m.cfg.RequestTimeout
-	}
-	deadline := t.deadline
-	if left := deadline.Sub(now); left > 2*minAttempt {
-		deadline = now.Add(left / 2)
-	}
-	return m.requestTimeout(now, deadline)
-}
-
-func (m *Machine) onRenew(now time.Time, q *Request, r Result) {
-	t := m.own.t
+// onRenewed takes a renewal's answer: a landing is confirmed before it
+// moves the deadline (P7); a conflict waits for the watch (P9, P10).
+func (m *Machine) onRenewed(now time.Time, q *request, r WriteResult) {
+	t := m.t
 	if t == nil {
 		return
 	}
 	switch {
 	case r.Err == nil:
-		t.rev = r.Rev
-		m.extend(q.sent)
-		m.answerChecks(now, true)
-		return
-	case r.InFlight && now.Before(q.until):
-		// A fenced write checked on the lease was in flight: the server
-		// compared nothing. Ask again at once, within the same time
-		// (rule 19; within one Write the driver asks again already, pausing
-		// up to 20ms between attempts: package cluster, driver_requests.go).
-		q2 := *q
-		m.write(&q2, q.value, q.until.Sub(now))
+		t.rev, t.renewals = r.Rev, 0
+		if m.state == Draining {
+			t.renewDue = now.Add(m.renewEvery(t.ttl))
+			return
+		}
+		if m.knobs.NoConfirm {
+			m.extend(now, q.sent)
+			return
+		}
+		m.send(now, confirm{why: toRenew, rsnt: q.sent}, Confirm{Timeout: m.p.RequestTimeout})
+	case errors.Is(r.Err, ErrBucketDeleted):
+		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
-		m.resolveConflict(now)
+		m.lostAt(now, t.rev)
 	case r.Class == Permanent:
-		m.fail(now, r.Err)
+		m.fail(r.Err)
 	default:
-		t.failures++
-		t.renewDue = now.Add(m.backoff(t.failures, 20*time.Millisecond, m.cfg.RenewInterval/2))
+		t.renewals++
+		d := min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2)
+		t.renewDue = now.Add(d)
+		m.answerChecksAfter(now, false)
 	}
-	m.answerChecks(now, false)
 }
 
-// tenureDeadline is the live tenure's deadline; zero while draining.
-func (m *Machine) tenureDeadline() time.Time {
-	if t := m.own.t; t != nil && !t.ended {
-		return t.deadline
-	}
-	return time.Time{}
-}
-
-// resolveConflict reads the key after a renewal conflict: our own
-// timed-out write may have landed (§4.2). An advisory that came while
-// the renewal was out is asked first (rule 54): its one lookup ends a
-// tenure in a bucket created again a round trip before the read and the
-// lookup would (simulator seed 354333: a slow network stretched them past
-// a new node's wait, and it led beside the 3 s leader).
-func (m *Machine) resolveConflict(now time.Time) {
-	if m.takeKeptAdvisory() {
-		m.checkIdentity(now, thenNothing, 0)
+// extend moves the deadline after a confirmed renewal sent at sent.
+func (m *Machine) extend(now time.Time, sent time.Time) {
+	t := m.t
+	if t == nil || t.ended {
 		return
 	}
-	m.request(&Request{cont: contConflictGet}, func(id uint64) Action {
-		return Get{ID: id, Timeout: m.requestTimeout(now, m.tenureDeadline())}
-	})
+	if d := m.deadlineOf(sent, t.ttl); d.After(t.deadline) {
+		t.deadline = d
+		m.emit(Extend{Epoch: t.epoch, Deadline: d})
+	}
+	t.renewDue = sent.Add(m.renewEvery(t.ttl))
+	m.answerChecksAfter(now, true)
 }
 
-func (m *Machine) onConflictGet(now time.Time, r Result) {
-	t := m.own.t
-	if t == nil {
-		return
+// lose ends the tenure on a decision or its deadline.
+func (m *Machine) lose(now time.Time, cause error) {
+	m.logf(slog.LevelWarn, "leadership lost", "epoch", m.t.epoch, "cause", cause)
+	m.endTenure(cause)
+	m.t, m.lost = nil, lostRace{}
+	if m.drain != nil {
+		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, cause))
 	}
-	switch {
-	case r.Err != nil && !r.NotFound:
-		if r.Class == Permanent {
-			m.fail(now, r.Err)
-			return
-		}
-		t.renewDue = now.Add(m.cfg.RenewInterval / 4)
-	case r.NotFound || r.Entry.Rev <= t.rev:
-		m.leaseGoneUnder(now, !r.NotFound)
-	case m.ownRecord(r.Entry, t.epoch):
-		t.rev, t.renewDue = r.Entry.Rev, now
-	default:
-		m.lose(now, fmt.Errorf("%w: the lease changed under us", ErrEpochMismatch))
+	if m.state != Stopped {
+		m.state = Following
 	}
+	m.reportLeader(now)
 }
 
-// ownRecord says ent is this node's record at epoch.
-func (m *Machine) ownRecord(ent KVEntry, epoch int64) bool {
-	if ent.Op != Put {
-		return false
-	}
-	l, err := DecodeLease(ent.Value, ent.Rev)
-	return err == nil && m.mine(l) && l.Epoch == epoch
-}
-
-// mine says l is a held record this process wrote: its NodeID and its
-// instance. Another process given the same NodeID writes another
-// instance, and its record is never taken for this one's (rule 48).
-func (m *Machine) mine(l Lease) bool {
-	return l.NodeID == m.cfg.NodeID && l.Instance == m.instance
-}
-
-// leaseGoneUnder asks the bucket's identity after a conflict whose read
-// shows no newer record (§5.4).
-func (m *Machine) leaseGoneUnder(now time.Time, present bool) {
-	m.request(&Request{cont: contGoneUnder, present: present}, func(id uint64) Action {
-		return Incarnation{ID: id, Timeout: m.requestTimeout(now, m.tenureDeadline())}
-	})
-}
-
-func (m *Machine) onGoneUnder(now time.Time, q *Request, r Result) {
-	t := m.own.t
-	if t == nil {
-		return
-	}
-	if r.Err != nil {
-		if r.Class == Permanent {
-			m.fail(now, r.Err)
-			return
-		}
-		t.renewDue = now.Add(m.cfg.RenewInterval / 4)
-		return
-	}
-	if r.Recreated {
-		// Moved to the new bucket as every other finding moves a node
-		// (rule 56): its creation time is the epoch base there, and its
-		// sequences count from there (rules 50, 51).
-		m.lose(now, fmt.Errorf("%w: %w", ErrEpochMismatch, errBucketRecreated))
-		m.followNewBucket(now, r) // the floor follows once the new watch is synced
-		return
-	}
-	m.lv.revFloor = max(m.lv.revFloor, r.LastSeq)
-	if q.present {
-		t.renewDue = now.Add(m.cfg.RenewInterval / 4) // stale replica
-		return
-	}
-	m.lose(now, fmt.Errorf("%w: the lease key was removed", ErrEpochMismatch))
-	m.lv.cur = observed{}
-	m.waitFrom(now)
-	m.seed(now)
-}
-
-// release writes the released record after a drain (§4.4); a transient
-// error gets up to 3 attempts.
-func (m *Machine) release(now time.Time) {
-	t := m.own.t
-	next := ""
-	if d := m.hand.drain; d != nil {
-		next = d.next
-	}
-	q := &Request{purpose: Release, rev: t.rev, sent: now, attempt: 1}
-	m.write(q, releasedAt(t.epoch, t.acquiredAt, now, next), m.cfg.RequestTimeout)
-}
-
-func (m *Machine) onRelease(now time.Time, q *Request, r Result) {
-	// A replicated stream's refusal of a check while a state write checked
-	// on the lease is in flight compared nothing: another attempt (rule 46).
-	if r.Err != nil && (r.Class == Transient || r.InFlight) && q.attempt < 3 {
-		q2 := *q
-		q2.attempt++
-		m.write(&q2, q.value, m.cfg.RequestTimeout)
-		return
-	}
-	err := r.Err
-	if err != nil {
-		err = fmt.Errorf("%w: followers take over when it expires: %w", ErrReleaseFailed, err)
-	}
-	if r.Err == nil {
-		// What the key holds now, before the watch says so (as rule 26):
-		// its release, not its own record, which it would otherwise give
-		// back again with a write that cannot land (rule 42).
-		m.lv.cur = m.decode(now, KVEntry{Rev: r.Rev, Op: Put, Value: q.value})
-		m.lv.observations++
-	}
-	if m.own.t != nil {
-		m.endTenure(nil)
-		m.own.t = nil
-	}
-	m.finishDrain(now, err)
-}
-
-// releaseStale gives back a record this node holds on paper only.
-func (m *Machine) releaseStale(now time.Time) {
-	c := m.lv.cur
-	q := &Request{purpose: ReleaseStale, rev: c.rev, sent: now}
-	m.write(q, releasedAt(c.lease.Epoch, c.lease.AcquiredAt, now, ""), m.cfg.RequestTimeout)
-}
-
-func (m *Machine) onReleaseStale(now time.Time, q *Request, r Result) {
-	if r.Err != nil {
-		if r.Class == Permanent {
-			m.fail(now, r.Err)
-			return
-		}
-		m.waitFor(now, q.rev)
-	}
-	m.own.lastEpoch = 0
-}
-
-// beginDrain ends the tenure and keeps the lease until OnLoseLeadership
-// has run (or DrainTimeout after it began), then releases it.
-func (m *Machine) beginDrain(stepDown bool, next string, reply func(error) Action) {
-	m.logf(slog.LevelInfo, "stepping down", "epoch", m.own.t.epoch, "step_down", stepDown, "next", next)
-	m.hand.drain = &Drain{stepDown: stepDown, next: next, reply: reply}
-	m.endTenure(nil)
-}
-
-// finishDrain completes a StepDown or Stop.
-func (m *Machine) finishDrain(now time.Time, err error) {
-	d := m.hand.drain
-	if d == nil {
-		return
-	}
-	m.hand.drain = nil
-	if d.stepDown {
-		m.hand.cooldownUntil = now.Add(m.cfg.Cooldown)
-		m.emit(CooldownKey{Cooldown: m.cfg.Cooldown})
-	}
-	if d.reply != nil {
-		m.emit(d.reply(err))
-	}
-}
-
-// endTenure ends the tenure and queues OnLoseLeadership, once.
+// endTenure emits Lose once and answers waiting validations.
 func (m *Machine) endTenure(cause error) {
-	t := m.own.t
+	t := m.t
 	if t.ended {
 		return
 	}
 	t.ended = true
-	m.own.lastEpoch = t.epoch
-	m.queueLose(t, cause)
+	m.emit(Lose{Epoch: t.epoch, Cause: cause})
+	m.answerChecks(false)
 }
 
-func (m *Machine) queueLose(t *Tenure, cause error) {
-	if !t.loseQueued {
-		t.loseQueued = true
-		m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	}
-	m.endChecks(cause)
+// beginDrain ends the tenure for a step-down or Stop; the lease is
+// renewed until OnLoseLeadership has returned, then released (P11).
+func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, reply func(error) Action) {
+	m.drain = &drain{stepDown: stepDown, next: next, reply: reply}
+	m.endTenure(nil)
+	m.state = Draining
+	m.reportLeader(now)
 }
 
-// lose ends the tenure involuntarily.
-func (m *Machine) lose(now time.Time, cause error) {
-	if m.own.t == nil {
-		return
+func (m *Machine) onLoseStarted(now time.Time, epoch int64) {
+	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch && !d.hookStarted {
+		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
 	}
-	m.endTenure(cause)
-	m.own.t = nil
-	if m.hand.drain != nil {
+}
+
+func (m *Machine) onLoseDone(epoch int64) {
+	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch {
+		d.hookDone = true
+	}
+}
+
+// release writes the released record over the drained tenure's.
+func (m *Machine) release(now time.Time) {
+	t, d := m.t, m.drain
+	d.attempts++
+	m.send(now, write{purpose: Release}, Write{Purpose: Release, Rev: t.rev,
+		Value: released(t.epoch, t.acquired, now, d.next), Timeout: m.p.RequestTimeout})
+}
+
+// onReleased: up to three attempts on transient errors.
+func (m *Machine) onReleased(now time.Time, r WriteResult) {
+	switch {
+	case r.Err == nil:
+		m.t.rev = r.Rev
 		m.finishDrain(now, nil)
+	case r.Class == Transient && m.drain.attempts < 3:
+		// the next lead() sends it again
+	default:
+		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, r.Err))
+	}
+}
+
+// finishDrain ends a step-down: cooldown after a step-down that
+// released, and the caller's answer.
+func (m *Machine) finishDrain(now time.Time, err error) {
+	d := m.drain
+	m.drain, m.t = nil, nil
+	if m.state != Stopped {
+		m.state = Following
+	}
+	if err == nil && d.stepDown && m.p.Cooldown > 0 {
+		m.cooldown = now.Add(m.p.Cooldown)
+		m.emit(CooldownKey{Cooldown: m.p.Cooldown})
+	}
+	if d.reply != nil {
+		m.emit(d.reply(err))
 	}
 }

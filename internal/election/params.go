@@ -2,54 +2,66 @@ package election
 
 import "time"
 
-// Params are what the machine reads of a node's configuration, with the
-// defaults already applied (cluster.Config.withDefaults): nothing that
-// does I/O, so that the machine cannot reach the connection, the log or
-// the hooks.
+// Params are what the machine reads of a node's configuration, with
+// defaults applied. LeaseTTL, RenewInterval and SafetyMargin are the
+// node's own; a tenure uses the bucket's TTL (I2) and scales the other
+// two to it (tenureTimings).
 type Params struct {
 	NodeID string
-	// Instance names this process in the held records it writes (rule
-	// 48); empty: one made from the machine's seed.
+	// Instance names this process in the held records it writes; empty:
+	// one made from the machine's seed.
 	Instance string
-	// Observer: the node follows the lease and never campaigns
-	// (cluster.NewObserver).
-	Observer       bool
+	// Observer: follows the lease and never campaigns.
+	Observer bool
+
 	LeaseTTL       time.Duration
 	RenewInterval  time.Duration
 	SafetyMargin   time.Duration
 	RequestTimeout time.Duration
 	DrainTimeout   time.Duration
 	Cooldown       time.Duration
-	Priority       int
-	// PreemptDelay is how long a follower of higher Priority waits,
-	// once connected, synced and ready, before its first request that
-	// a holder of lower priority hand over: at least LeaseTTL, so a
-	// shorter one (zero included) waits LeaseTTL. Later requests stay
-	// LeaseTTL apart (§4.6).
+
+	Priority     int
 	PreemptDelay time.Duration
-	// Metadata is what the node publishes while it leads; SetMetadata
-	// replaces it.
-	Metadata map[string]string
-	// ReadinessCheck: the node has a Config.ReadinessCheck, so it
-	// campaigns only once a check has passed, and until
+	Metadata     map[string]string
+
+	// ReadinessCheck: campaign only once a check has passed, and until
 	// ReadinessThreshold fail in a row.
 	ReadinessCheck     bool
 	ReadinessThreshold int
 }
 
-// BucketFacts are what the node learned of the bucket when it opened it.
-type BucketFacts struct {
-	LastSeqAtOpen uint64        // at least the revision of every entry written before
-	AgeAtOpen     time.Duration // on the server's clock; zero when unknown
-	// Created is when the bucket's stream was created, on the clock of
-	// the server that created it; zero when unknown. Its microseconds are
-	// the bucket's first epoch (rule 50).
+// Protocol is the version this machine writes in records ("v") and
+// expects in the bucket's metadata.
+const Protocol = 2
+
+// Incarnation is what a Confirm (a stream-info request) tells of the
+// bucket: its identity, its metadata and its last sequence.
+type Incarnation struct {
+	// Created is the stream's creation time on the server that created
+	// it; with EpochBase, the incarnation's identity.
 	Created time.Time
-	// Reconnects is the connection's reconnect count then: not a
-	// reconnect this node has to account for.
-	Reconnects uint64
+	// EpochBase is the bucket metadata go-cluster.epoch_base (µs), set
+	// by go-cluster init --rebase after a restore; 0 when absent.
+	EpochBase int64
+	// Protocol is the bucket metadata go-cluster.protocol; 0 when absent.
+	Protocol int
+	// LeaseTTL and MaxTTL are go-cluster.lease_ttl and
+	// go-cluster.lease_ttl_max; 0 when absent.
+	LeaseTTL time.Duration
+	MaxTTL   time.Duration
+	// LastSeq is the stream's last sequence.
+	LastSeq uint64
+	// Age is the server's time less Created, from the same reply.
+	Age time.Duration
 }
 
-// MinLeaseTTL is cluster.MinLeaseTTL: the span a released record nobody
-// handed back is read back over (rule 26).
-const MinLeaseTTL = 500 * time.Millisecond
+// same says two readings name one incarnation.
+func (i Incarnation) same(o Incarnation) bool {
+	return i.Created.Equal(o.Created) && i.EpochBase == o.EpochBase
+}
+
+// base is the epoch every record of the incarnation is above (I1).
+func (i Incarnation) base() int64 {
+	return max(i.Created.UnixMicro()-1, i.EpochBase, 0)
+}

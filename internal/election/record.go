@@ -1,127 +1,126 @@
 package election
 
+// P1 and P2: what a value of the key is, and the epoch a node writes
+// over it (docs/design-next.md §4.1).
+
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
-// Lease is the lease record as the election reads and writes it: the
-// same fields and JSON as cluster.Lease (which converts to and from it),
-// without the wall-clock helpers the election never uses.
-type Lease struct {
-	NodeID     string            `json:"node_id"`
-	Epoch      int64             `json:"epoch"`
-	ExpiresAt  time.Time         `json:"expires_at"`
-	AcquiredAt time.Time         `json:"acquired_at"`
-	TTLMillis  int64             `json:"ttl_ms,omitempty"`
-	Priority   int               `json:"priority,omitempty"`
-	Next       string            `json:"next,omitempty"`
-	Floor      bool              `json:"floor,omitempty"`
-	Metadata   map[string]string `json:"metadata,omitempty"`
-	Instance   string            `json:"instance,omitempty"`
-	Revision   uint64            `json:"-"`
+// ErrProtocolVersion says the bucket or its lease record belongs to
+// another protocol version: old and new nodes never run together.
+var ErrProtocolVersion = errors.New("cluster: another protocol version")
+
+// Kind is what the key holds, as one node sees it.
+type Kind int
+
+// The kinds of value (P1).
+const (
+	None     Kind = iota // nothing seen yet
+	Absent               // no entry: absent at a stream sequence
+	Held                 // a record naming a holder
+	Released             // a record naming none: a hand-back
+	Unknown              // anything else: garbage, a marker, another version, an epoch out of range
+)
+
+func (k Kind) String() string {
+	return [...]string{"none", "absent", "held", "released", "unknown"}[k]
 }
 
-// ttl is the holder's LeaseTTL, or 0 when the record does not say.
-func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
-
-// MaxLeaseSize is the largest lease value decoded; a larger one counts as
-// garbage (cluster.MaxLeaseSize).
-const MaxLeaseSize = 4096
-
-// MaxLeaseTTL is the longest ttl_ms a record may carry (cluster.MaxLeaseTTL).
-const MaxLeaseTTL = 24 * time.Hour
-
-// DecodeLease parses a stored lease value. Anything that is not a lease
-// record (wrong JSON, negative epoch, oversized) is an error wrapping
-// ErrInvalidLease: the caller treats it as held by an unknown holder.
-// revision is the KV revision, kept in Lease.Revision.
-func DecodeLease(data []byte, revision uint64) (Lease, error) {
-	if len(data) > MaxLeaseSize {
-		return Lease{}, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidLease, len(data), MaxLeaseSize)
-	}
-	if t := trimSpace(data); len(t) == 0 || t[0] != '{' {
-		return Lease{}, fmt.Errorf("%w: not a JSON object", ErrInvalidLease)
-	}
-	var l Lease
-	if err := json.Unmarshal(data, &l); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	if err := l.checkRanges(); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	if err := l.checkNames(); err != nil {
-		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
-	}
-	l.Revision = revision
-	return l, nil
+// wire is the record as JSON: the lease record of internal/election
+// with the protocol version.
+type wire struct {
+	V int `json:"v"`
+	Lease
 }
 
-// checkRanges checks a decoded record's numbers and times.
-func (l *Lease) checkRanges() error {
-	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
-		return fmt.Errorf("ttl_ms %d out of range", l.TTLMillis)
-	}
-	// A release writes acquired_at back; JSON can only hold years 0-9999.
-	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
-		if y := at.UTC().Year(); y < 0 || y > 9999 {
-			return fmt.Errorf("time %v out of range", at)
-		}
-	}
-	if l.Priority < 0 {
-		return fmt.Errorf("negative priority %d", l.Priority)
-	}
-	if l.Epoch < 0 {
-		return fmt.Errorf("negative epoch %d", l.Epoch)
-	}
-	if l.Epoch == 0 {
-		// Every record this library writes, released ones too, carries the
-		// epoch of a tenure: {} or null is not a release.
-		return errors.New("epoch 0")
-	}
-	return nil
+// decoded is one value of the key judged by P1.
+type decoded struct {
+	kind  Kind
+	lease Lease
+	// version is the record's protocol version when it decodes as a
+	// lease record of any version (0 for none: a record of protocol 1).
+	version int
+	why     string // why it is unknown
 }
 
-// checkNames checks a decoded record's node names.
-func (l *Lease) checkNames() error {
-	if l.Floor && l.NodeID != "" {
-		return errors.New("a floor record names a holder")
-	}
-	if l.Next != "" {
-		if err := CheckNodeID("next", l.Next); err != nil {
-			return errors.New(err.Error()) // a bad record, not a bad Config
-		}
-	}
-	if l.NodeID != "" {
-		if err := CheckNodeID("node_id", l.NodeID); err != nil {
-			return errors.New(err.Error())
-		}
-	}
-	if l.Instance != "" {
-		if err := CheckIdentifier("instance", l.Instance); err != nil {
-			return errors.New(err.Error())
-		}
-	}
-	return nil
-}
+// judge applies P1 to a watch entry in an incarnation whose epochs are
+// above base.
+func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
 
-// mustEncode encodes a record this node made, which always encodes.
-func mustEncode(l Lease) []byte {
-	data, err := json.Marshal(l)
+// judgeRange is judge; ranged false leaves the epoch's range unchecked
+// (Knobs.NoRangeCheck).
+func judgeRange(e KVEntry, base int64, ranged bool) decoded {
+	if e.Op != Put {
+		return decoded{kind: Unknown, why: "a delete or purge marker"}
+	}
+	l, err := DecodeLease(e.Value, e.Rev)
 	if err != nil {
-		panic(fmt.Sprintf("encode lease: %v", err))
+		return decoded{kind: Unknown, why: err.Error()}
+	}
+	var w struct {
+		V int `json:"v"`
+	}
+	_ = json.Unmarshal(e.Value, &w) // DecodeLease parsed the object
+	d := decoded{lease: l, version: w.V}
+	switch {
+	case w.V != Protocol:
+		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", w.V)
+	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
+		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
+	case l.NodeID == "":
+		d.kind = Released
+	default:
+		d.kind = Held
+	}
+	return d
+}
+
+// nextEpoch is P2: over a held or released record at rev, its epoch +1;
+// over an unknown value at rev, base + rev + 1; into a key absent at
+// lastSeq, base + lastSeq + 1.
+func nextEpoch(kind Kind, epoch int64, rev, lastSeq uint64, base int64) (int64, error) {
+	from := epoch
+	switch kind {
+	case Unknown:
+		from = addSeq(base, rev)
+	case Absent:
+		from = addSeq(base, lastSeq)
+	}
+	if from == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: no epoch above %d", ErrEpochExhausted, from)
+	}
+	return from + 1, nil
+}
+
+// addSeq is base + seq, saturating at the largest int64.
+func addSeq(base int64, seq uint64) int64 {
+	if seq > uint64(math.MaxInt64-base) {
+		return math.MaxInt64
+	}
+	return base + int64(seq)
+}
+
+// held encodes a held record of this node.
+func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
+	return encode(Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
+		Metadata: m.p.Metadata, Instance: m.instance})
+}
+
+// released encodes the released record that ends a tenure at epoch.
+func released(epoch int64, acquired, now time.Time, next string) []byte {
+	return encode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
+}
+
+func encode(l Lease) []byte {
+	data, err := json.Marshal(wire{V: Protocol, Lease: l})
+	if err != nil {
+		panic(fmt.Sprintf("encode lease: %v", err)) // a record this node made always encodes
 	}
 	return data
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	return b
 }

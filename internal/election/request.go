@@ -1,176 +1,248 @@
 package election
 
-// The machine's requests: issuing one, and taking its answer back to the
-// decision that asked.
+// The one request out at a time, and which decision its answer continues.
 
-import "time"
-
-// reqCont says which decision continues when a request is answered.
-type reqCont int
-
-const (
-	contWrite          reqCont = iota // an Write; Request.purpose says which
-	contWatch                         // restartWatch
-	contHistory                       // takeOver: the epoch floor, then acquire
-	contResync                        // resync: read the key
-	contConflictGet                   // resolveConflict: read after a renewal conflict
-	contGoneUnder                     // leaseGoneUnder: the bucket's identity
-	contVanished                      // vanished: the bucket's identity
-	contRecreatedUnder                // recreatedUnder: the bucket's identity
-	contIdentity                      // checkIdentity: the bucket's identity before a CAS
-	contHandBack                      // confirmHandBack: the key's history
-	contGone                          // stepBucketGone: is the bucket back?
-	contLanded                        // checkLanded: the identity after an acquire
+import (
+	"errors"
+	"log/slog"
+	"time"
 )
 
-// identityNext is what follows checkIdentity when the bucket is the one
-// the node knows.
-type identityNext int
+// request is the request out.
+type request struct {
+	id    uint64
+	sent  time.Time
+	what  any    // write, confirm or watchOpen
+	value []byte // a Write's value
+}
 
-const (
-	thenNothing      identityNext = iota // an advisory: nothing more
-	thenHistory                          // takeOver: the history, then acquire
-	thenAcquire                          // a handed-back release seen a while ago
-	thenReleaseStale                     // this node's stale record seen a while ago (rule 39)
-)
-
-// Request is the request out and what its answer continues.
-type Request struct {
-	id      uint64
-	cont    reqCont
+// write is a Write out; a is the acquisition it makes, if any.
+type write struct {
 	purpose Purpose
-	rev     uint64    // write: the revision written over (0: create); takeOver's rev
-	sent    time.Time // write: send time
-	epoch   int64     // acquire: the epoch written
-	lastSeq uint64    // acquire by Create: the bucket's last sequence it was decided on (rule 35)
-	recheck bool      // acquire: check the bucket's identity once it landed (rule 38)
-	value   []byte    // release: the record, for its retries
-	attempt int       // release: attempts made
-	present bool      // leaseGoneUnder: the read showed an older entry
-	entry   KVEntry   // recreatedUnder: the entry to observe if it is a new bucket
-	then    identityNext
-	floor   Lease         // seed: the floor record written
-	until   time.Time     // renew: the end of the renewal's time (in-flight refusals)
-	cause   Cause         // landed: the election's, for the metrics
-	wait    time.Duration // landed: the election's wait
+	a       *attempt
 }
 
-// request sends r's action and waits for its answer.
-func (m *Machine) request(r *Request, a func(id uint64) Action) {
+// confirmWhy says what a Confirm is for.
+type confirmWhy int
+
+const (
+	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
+	toWait                    // after a watch's current value, and for an unknown value or an absent key: its ceiling (P4)
+	toLead                    // an acquisition landed (P7)
+	toRenew                   // a renewal landed (P7)
+)
+
+type confirm struct {
+	why  confirmWhy
+	a    *attempt  // toLead
+	rsnt time.Time // toRenew: the renewal's send time
+}
+
+type watchOpen struct{}
+
+// attempt is an acquisition: what it wrote, and when.
+type attempt struct {
+	over  uint64 // the revision, or an absent key's last sequence, it was written over
+	epoch int64
+	ttl   time.Duration
+	rev   uint64 // where it landed
+	sent  time.Time
+	cause Cause
+	wait  time.Duration
+}
+
+// send starts a request; its ID is filled in here.
+func (m *Machine) send(now time.Time, what any, a Action) {
 	m.nextID++
-	r.id = m.nextID
-	m.req = r
-	m.emit(a(r.id))
-}
-
-// write sends a write of value: Create when rev is 0, else CAS on rev.
-func (m *Machine) write(r *Request, value []byte, timeout time.Duration) {
-	r.cont, r.value = contWrite, value
-	m.request(r, func(id uint64) Action {
-		return Write{ID: id, Purpose: r.purpose, Create: r.rev == 0, Rev: r.rev, Value: value, Timeout: timeout}
-	})
-}
-
-// requestTimeout bounds a request by RequestTimeout and by deadline.
-func (m *Machine) requestTimeout(now, deadline time.Time) time.Duration {
-	d := m.cfg.RequestTimeout
-	if !deadline.IsZero() && deadline.Sub(now) < d {
-		d = max(deadline.Sub(now), 0)
+	id := m.nextID
+	switch x := a.(type) {
+	case Write:
+		x.ID = id
+		a = x
+	case Confirm:
+		x.ID = id
+		a = x
+	case Watch:
+		x.ID = id
+		a = x
+		// No entry of the old watch reaches the machine from now on: every
+		// wait starts again on what the new one delivers (P3).
+		m.watching, m.synced, m.viewChecked = true, false, false
+		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
+		m.dropWatchEvents()
 	}
-	return d
+	m.req = &request{id: id, sent: now, what: what}
+	if w, ok := a.(Write); ok {
+		m.req.value = w.Value
+	}
+	m.emit(a)
 }
 
-// onResult takes the answer to the request out; a stale answer (of a
-// request the machine no longer waits for) is dropped.
-func (m *Machine) onResult(now time.Time, r Result) {
+// onAnswer routes a request's answer to the decision it continues.
+func (m *Machine) onAnswer(now time.Time, ev Event) {
 	q := m.req
-	if q == nil || q.id != r.ID {
-		return
+	var id uint64
+	switch r := ev.(type) {
+	case WriteResult:
+		id = r.ID
+	case ConfirmResult:
+		id = r.ID
+	case WatchStarted:
+		id = r.ID
+	}
+	if q == nil || q.id != id {
+		return // an answer to a request given up on
 	}
 	m.req = nil
-	switch q.cont {
-	case contWrite:
-		m.onWrite(now, q, r)
-	case contWatch:
-		m.onWatch(now, r)
-	case contHistory:
-		m.onHistory(now, q, r)
-	case contResync:
-		m.onResync(now, r)
-	case contConflictGet:
-		m.onConflictGet(now, r)
-	case contGoneUnder:
-		m.onGoneUnder(now, q, r)
-	case contVanished:
-		m.onVanished(now, r)
-	case contRecreatedUnder:
-		m.onRecreatedUnder(now, q, r)
-	case contIdentity:
-		m.onIdentity(now, q, r)
-	case contHandBack:
-		m.onHandBack(now, r)
-	case contGone:
-		m.onGone(now, r)
-	case contLanded:
-		m.onLanded(now, q, r)
+	switch r := ev.(type) {
+	case WriteResult:
+		w := q.what.(write)
+		if r.Err == nil {
+			m.sawOwn(now, r.Rev, q.value)
+		}
+		switch w.purpose {
+		case Acquire:
+			m.onAcquired(now, q, w.a, r)
+		case Renew:
+			m.onRenewed(now, q, r)
+		case Release:
+			m.onReleased(now, r)
+		}
+	case ConfirmResult:
+		m.onConfirmed(now, q, q.what.(confirm), r)
+	case WatchStarted:
+		m.onWatchStarted(now, r)
 	}
 }
 
-// onWrite takes a write's answer to the decision that made it.
-func (m *Machine) onWrite(now time.Time, q *Request, r Result) {
-	switch q.purpose {
-	case Acquire:
-		m.onAcquire(now, q, r)
-	case Renew:
-		m.onRenew(now, q, r)
-	case Release:
-		m.onRelease(now, q, r)
-	case ReleaseStale:
-		m.onReleaseStale(now, q, r)
-	case Seed:
-		m.onSeed(now, q, r)
+// onConfirmed takes a Confirm's answer: any answer naming another
+// incarnation than the one followed moves the node to it (P7).
+func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmResult) {
+	switch {
+	case errors.Is(r.Err, ErrBucketDeleted):
+		m.bucketGone(now, r.Err)
+		return
+	case r.Err != nil && r.Class == Permanent:
+		m.fail(r.Err)
+		return
+	case r.Err != nil:
+		m.confirmFailed(now, q, c)
+		return
+	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != Protocol:
+		m.fail(protocolError("the bucket is marked for protocol %d", r.Bucket.Protocol))
+		return
+	}
+	if !m.inc.Created.IsZero() && !m.inc.same(r.Bucket) {
+		// Another incarnation than the last one known, whether or not a
+		// Confirm is due for the current watch: nothing seen of the old
+		// one may carry over.
+		m.moveTo(now, r.Bucket)
+		return
+	}
+	m.inc, m.incKnown = r.Bucket, true
+	switch c.why {
+	case toOpen:
+		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+	case toWait:
+		m.viewChecked = true
+		m.learnCeiling(now, r.Bucket)
+	case toLead:
+		m.lead0(now, c.a)
+	case toRenew:
+		m.extend(now, c.rsnt)
 	}
 }
 
-// restartWatch replaces the watch: after its channel closed, or to follow
-// a bucket created anew.
-func (m *Machine) restartWatch(now time.Time) {
+// confirmFailed: a Confirm went unanswered. An acquisition asks again
+// while its tenure could still begin; a renewal leaves the deadline.
+func (m *Machine) confirmFailed(now time.Time, q *request, c confirm) {
+	switch c.why {
+	case toLead:
+		if now.Before(m.deadlineOf(c.a.sent, c.a.ttl)) {
+			m.send(now, c, Confirm{Timeout: m.p.RequestTimeout})
+			return
+		}
+		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
+		m.state = Following
+	case toRenew:
+		if m.t != nil {
+			m.t.renewDue = now.Add(m.backoff())
+		}
+	default:
+		m.retryAt = now.Add(m.backoff())
+	}
+}
+
+// onWatchStarted: the watch is open (its current value follows, kept
+// until now), or it could not be opened.
+func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
+	if errors.Is(r.Err, ErrBucketDeleted) {
+		m.bucketGone(now, r.Err)
+		return
+	}
+	if r.Err != nil {
+		if r.Class == Permanent {
+			m.fail(r.Err)
+			return
+		}
+		m.retryAt = now.Add(m.backoff())
+		m.watching, m.incKnown = false, false // ask again before the next try
+		m.dropWatchEvents()                   // of a watch taken for not opened
+	}
+}
+
+// backoff is the next delay after a transient error: from 50 ms,
+// doubling up to RenewInterval, with jitter.
+func (m *Machine) backoff() time.Duration {
+	m.fails++
+	d := 50 * time.Millisecond << min(m.fails-1, 10)
+	d = min(d, m.p.RenewInterval)
+	return d/2 + time.Duration(m.rnd.Int64N(int64(d/2)+1))
+}
+
+// bucketGone: the bucket does not exist. The node leads nothing and
+// waits for it for as long as it runs, asking again with backoff; a
+// bucket created meanwhile is a new incarnation like any other.
+func (m *Machine) bucketGone(now time.Time, err error) {
+	if m.t != nil && !m.t.ended {
+		m.lose(now, err)
+	}
+	if m.incKnown {
+		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
+	}
+	m.incKnown, m.watching, m.synced = false, false, false
+	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	m.dropWatchEvents()
-	m.lv.watching, m.lv.synced = false, false
-	m.request(&Request{cont: contWatch}, func(id uint64) Action {
-		return Watch{ID: id, Timeout: m.cfg.RequestTimeout}
-	})
+	if m.state != Leading && m.state != Draining && m.state != Stopped {
+		m.state = Syncing
+	}
+	m.retryAt = now.Add(m.backoff())
 }
 
-// dropWatchEvents forgets the kept events of the watch being replaced:
-// the loop reads only the new watch's channel. An entry of the old one
-// handled after the new watch's first entries would be taken for the
-// newest (found by the simulator: a deleted bucket's last record, kept
-// while requests were out, shadowed the same revision in the new one).
-// The epoch and TTL of each record dropped are learned all the same
-// (rule 36).
+// sawOwn takes a write of this node's that landed at rev as seen: the
+// watch shows it later, and a decision made meanwhile must not rest on
+// the value it replaced.
+func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
+	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
+		return
+	}
+	m.cur = seen{kind: None, rev: rev, first: now}
+	m.cur.d = judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
+	m.cur.kind = m.cur.d.kind
+	m.lost = lostRace{}
+}
+
+// dropWatchEvents forgets the kept events of the watch a Watch action
+// replaces: they may show another incarnation's key (the watch a node
+// starts with, or one that moved without a word).
 func (m *Machine) dropWatchEvents() {
-	kept := m.deferred[:0]
-	for _, ev := range m.deferred {
-		switch e := ev.(type) {
-		case Entry:
-			m.learn(e.KV) // dropped unread, but a record all the same (rule 36)
-			continue
-		case Synced, WatchClosed:
+	kept := m.kept[:0]
+	for _, ev := range m.kept {
+		switch ev.(type) {
+		case Entry, Synced, WatchClosed:
 			continue
 		}
 		kept = append(kept, ev)
 	}
-	m.deferred = kept
-}
-
-func (m *Machine) onWatch(now time.Time, r Result) {
-	switch {
-	case r.Err == nil:
-		m.lv.watching, m.lv.watchAt = true, time.Time{}
-	case r.Class == Permanent:
-		m.fail(now, r.Err)
-	default:
-		m.lv.watchAt = now.Add(m.backoff(2, 50*time.Millisecond, m.cfg.RenewInterval))
-	}
+	m.kept = kept
 }

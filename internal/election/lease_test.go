@@ -7,9 +7,9 @@ import (
 
 // TestDecodedLeaseCanBeWrittenBack: a record DecodeLease accepts must not
 // make the election panic when it writes a record derived from it.
-// releaseStale writes back e.cur.lease.AcquiredAt in UTC; an accepted
+// A release writes back the tenure's AcquiredAt in UTC; an accepted
 // acquired_at with year 9999 and a negative offset is year 10000 in UTC,
-// which encoding/json refuses, and record() panics on an encoding error.
+// which encoding/json refuses, and encode panics on an encoding error.
 func TestDecodedLeaseCanBeWrittenBack(t *testing.T) {
 	for _, v := range []string{
 		`{"node_id":"a","epoch":1,"acquired_at":"9999-12-31T23:59:59-01:00"}`,
@@ -25,7 +25,7 @@ func TestDecodedLeaseCanBeWrittenBack(t *testing.T) {
 					t.Errorf("DecodeLease accepted %s, and writing back its acquired_at panics: %v", v, r)
 				}
 			}()
-			releasedAt(l.Epoch, l.AcquiredAt, time.Now(), "")
+			released(l.Epoch, l.AcquiredAt, time.Now(), "")
 		}()
 	}
 }

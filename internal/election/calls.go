@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	v1 "github.com/ozanturksever/go-cluster/internal/election"
 )
 
 func (m *Machine) onStepDown(now time.Time, c StepDown) {
 	if !m.leading(now) || m.drain != nil || (c.Epoch != 0 && c.Epoch != m.t.epoch) {
-		m.emit(Reply{Token: c.Token, Err: v1.ErrNotLeader})
+		m.emit(Reply{Token: c.Token, Err: ErrNotLeader})
 		return
 	}
 	if c.Async {
@@ -32,7 +30,7 @@ func (m *Machine) onStop(now time.Time, c Stop) {
 	case m.leading(now) && m.drain == nil:
 		m.beginDrain(now, false, "", nil)
 	case m.t != nil && m.drain == nil:
-		m.lose(now, fmt.Errorf("%w: stopped past the deadline", v1.ErrLeaseExpired))
+		m.lose(now, fmt.Errorf("%w: stopped past the deadline", ErrLeaseExpired))
 	}
 }
 
@@ -40,7 +38,7 @@ func (m *Machine) onStop(now time.Time, c Stop) {
 // renewal is confirmed, never from a read.
 func (m *Machine) onValidate(now time.Time, e Validate) {
 	if !m.leading(now) || m.drain != nil {
-		m.emit(Reply{Token: e.Token, Err: v1.ErrNotLeader})
+		m.emit(Reply{Token: e.Token, Err: ErrNotLeader})
 		return
 	}
 	m.checks = append(m.checks, e.Token)
@@ -67,7 +65,7 @@ func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
 // ended.
 func (m *Machine) answerChecks(bool) {
 	for _, tok := range m.checks {
-		m.emit(Reply{Token: tok, Err: v1.ErrNotLeader})
+		m.emit(Reply{Token: tok, Err: ErrNotLeader})
 	}
 	m.checks = nil
 }
@@ -89,13 +87,13 @@ func (m *Machine) onControl(now time.Time, r Control) {
 		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers there
 		return
 	}
-	reply := v1.StepDownReply{Node: m.p.NodeID}
-	req, err := v1.DecodeStepDown(r.Data)
+	reply := StepDownReply{Node: m.p.NodeID}
+	req, err := DecodeStepDown(r.Data)
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
 	case !leading || stale:
-		reply.Error, reply.Leader = v1.ErrNotLeader.Error(), m.knownLeader(now)
+		reply.Error, reply.Leader = ErrNotLeader.Error(), m.knownLeader(now)
 	default:
 		reply.Error = m.refuseControl(now, req)
 	}
@@ -106,7 +104,7 @@ func (m *Machine) onControl(now time.Time, r Control) {
 	epoch, token, to := m.t.epoch, r.Token, req.To
 	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
 	m.beginDrain(now, true, to, func(err error) Action {
-		out := v1.StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
+		out := StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
 		if err != nil {
 			out.Error = err.Error()
 		}
@@ -115,16 +113,16 @@ func (m *Machine) onControl(now time.Time, r Control) {
 }
 
 // refuseControl says why the leader does not obey req ("" to obey).
-func (m *Machine) refuseControl(now time.Time, req v1.StepDownRequest) string {
+func (m *Machine) refuseControl(now time.Time, req StepDownRequest) string {
 	t := m.t
 	switch {
 	case req.Epoch != 0 && req.Epoch != t.epoch:
-		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", v1.ErrEpochMismatch, t.epoch, req.Epoch)
+		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, t.epoch, req.Epoch)
 	case req.To == m.p.NodeID:
-		return fmt.Sprintf("%v: %s leads already", v1.ErrAlreadyLeader, req.To)
-	case req.Reason == v1.ReasonPriority && req.Priority <= m.p.Priority:
+		return fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
+	case req.Reason == ReasonPriority && req.Priority <= m.p.Priority:
 		return fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, m.p.Priority)
-	case req.Reason == v1.ReasonPriority && now.Sub(t.acquired) < t.ttl:
+	case req.Reason == ReasonPriority && now.Sub(t.acquired) < t.ttl:
 		return "the leader has led for less than LeaseTTL; ask again later"
 	}
 	return ""

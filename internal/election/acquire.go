@@ -7,8 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"time"
-
-	v1 "github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // onAcquired takes the answer of an acquisition's write.
@@ -24,11 +22,11 @@ func (m *Machine) onAcquired(now time.Time, q *request, a *attempt, r WriteResul
 		}
 		m.state = Confirming
 		m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: m.p.RequestTimeout})
-	case errors.Is(r.Err, v1.ErrBucketDeleted):
+	case errors.Is(r.Err, ErrBucketDeleted):
 		m.bucketGone(now, r.Err)
-	case r.Class == v1.Conflict:
+	case r.Class == Conflict:
 		m.lostAt(now, m.cur.rev)
-	case r.Class == v1.Permanent:
+	case r.Class == Permanent:
 		m.fail(r.Err)
 	default:
 		// Unknown outcome: the write may still land. If the watch shows

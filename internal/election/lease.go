@@ -1,0 +1,123 @@
+package election
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Lease is the lease record as the election reads and writes it: the
+// same fields and JSON as cluster.Lease (which converts to and from it),
+// without the wall-clock helpers the election never uses.
+type Lease struct {
+	NodeID     string            `json:"node_id"`
+	Epoch      int64             `json:"epoch"`
+	ExpiresAt  time.Time         `json:"expires_at"`
+	AcquiredAt time.Time         `json:"acquired_at"`
+	TTLMillis  int64             `json:"ttl_ms,omitempty"`
+	Priority   int               `json:"priority,omitempty"`
+	Next       string            `json:"next,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
+	Instance   string            `json:"instance,omitempty"`
+	Revision   uint64            `json:"-"`
+}
+
+// ttl is the holder's LeaseTTL, or 0 when the record does not say.
+func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
+
+// MaxLeaseSize is the largest lease value decoded; a larger one counts as
+// garbage (cluster.MaxLeaseSize).
+const MaxLeaseSize = 4096
+
+// MaxLeaseTTL is the longest ttl_ms a record may carry (cluster.MaxLeaseTTL).
+const MaxLeaseTTL = 24 * time.Hour
+
+// DecodeLease parses a stored lease value. Anything that is not a lease
+// record (wrong JSON, negative epoch, oversized) is an error wrapping
+// ErrInvalidLease: the caller treats it as held by an unknown holder.
+// revision is the KV revision, kept in Lease.Revision.
+func DecodeLease(data []byte, revision uint64) (Lease, error) {
+	if len(data) > MaxLeaseSize {
+		return Lease{}, fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidLease, len(data), MaxLeaseSize)
+	}
+	if t := trimSpace(data); len(t) == 0 || t[0] != '{' {
+		return Lease{}, fmt.Errorf("%w: not a JSON object", ErrInvalidLease)
+	}
+	var l Lease
+	if err := json.Unmarshal(data, &l); err != nil {
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
+	}
+	if err := l.checkRanges(); err != nil {
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
+	}
+	if err := l.checkNames(); err != nil {
+		return Lease{}, fmt.Errorf("%w: %w", ErrInvalidLease, err)
+	}
+	l.Revision = revision
+	return l, nil
+}
+
+// checkRanges checks a decoded record's numbers and times.
+func (l *Lease) checkRanges() error {
+	if l.TTLMillis < 0 || l.TTLMillis > MaxLeaseTTL.Milliseconds() {
+		return fmt.Errorf("ttl_ms %d out of range", l.TTLMillis)
+	}
+	// A release writes acquired_at back; JSON can only hold years 0-9999.
+	for _, at := range []time.Time{l.AcquiredAt, l.ExpiresAt} {
+		if y := at.UTC().Year(); y < 0 || y > 9999 {
+			return fmt.Errorf("time %v out of range", at)
+		}
+	}
+	if l.Priority < 0 {
+		return fmt.Errorf("negative priority %d", l.Priority)
+	}
+	if l.Epoch < 0 {
+		return fmt.Errorf("negative epoch %d", l.Epoch)
+	}
+	if l.Epoch == 0 {
+		// Every record this library writes, released ones too, carries the
+		// epoch of a tenure: {} or null is not a release.
+		return errors.New("epoch 0")
+	}
+	return nil
+}
+
+// checkNames checks a decoded record's node names.
+func (l *Lease) checkNames() error {
+	if l.Next != "" {
+		if err := CheckNodeID("next", l.Next); err != nil {
+			return errors.New(err.Error()) // a bad record, not a bad Config
+		}
+	}
+	if l.NodeID != "" {
+		if err := CheckNodeID("node_id", l.NodeID); err != nil {
+			return errors.New(err.Error())
+		}
+	}
+	if l.Instance != "" {
+		if err := CheckIdentifier("instance", l.Instance); err != nil {
+			return errors.New(err.Error())
+		}
+	}
+	return nil
+}
+
+// mustEncode encodes a record this node made, which always encodes.
+func mustEncode(l Lease) []byte {
+	data, err := json.Marshal(l)
+	if err != nil {
+		panic(fmt.Sprintf("encode lease: %v", err))
+	}
+	return data
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
