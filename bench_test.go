@@ -60,7 +60,7 @@ func benchFollower(b *testing.B, hooks Hooks) *driver {
 	disp := newDispatcher(cfg.Logger, cfg.Metrics)
 	b.Cleanup(func() { disp.close(); <-disp.done })
 	d := &driver{cfg: cfg, log: cfg.Logger, view: newView(), disp: disp, hooks: hooks, hookCtx: context.Background(),
-		m: election.New(electionParams(cfg, true, ""), election.BucketFacts{}, 1), timer: time.NewTimer(time.Hour)}
+		m: election.New(electionParams(cfg, true, ""), 1), timer: time.NewTimer(time.Hour)}
 	b.Cleanup(func() { d.timer.Stop() })
 	d.carryOut(d.m.Handle(time.Now(), election.Synced{}))
 	return d

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,8 +37,9 @@ type driver struct {
 	disp  *dispatcher
 	view  *view
 	m     *election.Machine
-	// priority is the Node's priority now (priority.go).
-	priority *atomic.Int64
+	// priority0 is the priority the machine started with; SetPriority
+	// sends later ones (priority.go).
+	priority0 int
 
 	// announced is this node's member record, withdrawn at Stop (nil:
 	// none was written). Set before the loop runs; read at teardown.
@@ -47,7 +47,6 @@ type driver struct {
 
 	cmds    chan command
 	control chan controlRequest // step-down requests from NATS
-	created chan struct{}       // the bucket's stream was created (advisory.go)
 	health  chan error          // ReadinessCheck results
 	answers chan answer         // answers to the machine's requests
 	conns   chan election.Conn  // the connection's state, latest only (watchConn)
@@ -86,6 +85,7 @@ const (
 	cmdStop
 	cmdValidate
 	cmdSetMetadata
+	cmdSetPriority
 )
 
 // command is a call of the public API on its way to the driver.
@@ -97,6 +97,8 @@ type command struct {
 	tenure int64      // cmdStepDown: the tenure to end (0: the current one)
 	// metadata (cmdSetMetadata): what the node publishes from now on.
 	metadata map[string]string
+	// priority (cmdSetPriority): the node's priority from now on.
+	priority int
 	// async (cmdStepDown): reply once the step-down has begun, not when
 	// the lease is released. A hook calling StepDown cannot wait for the
 	// release: it waits for OnLoseLeadership, which runs after that hook.
@@ -104,11 +106,12 @@ type command struct {
 }
 
 // newDriver makes the election of n, not yet running, after it opened st.
-func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequest, base context.Context) *driver {
+func newDriver(n *Node, st *store, control chan controlRequest, base context.Context) *driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	reconnects := st.nc.Stats().Reconnects
-	facts := election.BucketFacts{LastSeqAtOpen: st.lastSeqAtOpen, AgeAtOpen: st.ageAtOpen, Created: st.created, Reconnects: reconnects}
-	m := election.New(electionParams(n.cfg, n.campaign, n.instance), facts, uint64(time.Now().UnixNano()))
+	p := electionParams(n.cfg, n.campaign, n.instance)
+	p.Priority = n.Priority()
+	m := election.New(p, uint64(time.Now().UnixNano()))
 	return &driver{
 		cfg:       n.cfg,
 		log:       n.log,
@@ -117,10 +120,9 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 		disp:      newDispatcher(n.log, n.cfg.Metrics),
 		view:      n.view,
 		m:         m,
-		priority:  &n.priority,
+		priority0: p.Priority,
 		cmds:      make(chan command),
 		control:   control,
-		created:   make(chan struct{}, 1),
 		health:    make(chan error),
 		answers:   make(chan answer, 1),
 		conns:     make(chan election.Conn, 1),
@@ -129,7 +131,6 @@ func newDriver(n *Node, st *store, watcher *leaseWatch, control chan controlRequ
 		base:      base,
 		hookCtx:   hookCtx,
 		stopHooks: hookStop,
-		watcher:   watcher,
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 
@@ -155,7 +156,7 @@ func (d *driver) run() {
 	defer d.timer.Stop()
 	d.requests.Add(1)
 	go d.watchConn(d.store.nc.StatusChanged())
-	d.feed(election.Tick{})
+	d.feed(election.Start{})
 	for !d.finished {
 		if d.base.Err() != nil {
 			return // Stop gave up waiting for a graceful end
@@ -186,8 +187,6 @@ func (d *driver) run() {
 			d.feed(d.controlEvent(r))
 		case err := <-d.health:
 			d.feed(election.Health{Err: err})
-		case <-d.created:
-			d.feed(election.BucketCreated{})
 		}
 	}
 }
@@ -275,12 +274,8 @@ func (d *driver) request(a election.Action) bool {
 	switch a := a.(type) {
 	case election.Write:
 		d.write(a)
-	case election.Get:
-		d.get(a)
-	case election.History:
-		d.history(a)
-	case election.Incarnation:
-		d.incarnation(a)
+	case election.Confirm:
+		d.confirm(a)
 	case election.Watch:
 		d.startWatch(a)
 	default:
@@ -295,10 +290,10 @@ func (d *driver) carryOutLocal(a election.Action) {
 	switch a := a.(type) {
 	case election.Arm:
 		d.arm(a.At)
-	case election.Unwatch:
-		d.stopWatch()
 	case election.Become:
 		d.become(a)
+	case election.Extend:
+		d.extend(a)
 	case election.Lose:
 		d.lose(a)
 	case election.LeaderChange:

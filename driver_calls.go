@@ -16,10 +16,6 @@ import (
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
 func (d *driver) askToLead(a election.AskToLead) {
-	if !d.abovePriorityNow(a.Holder) {
-		return // lowered by SetPriority to or below the leader's
-	}
-	a.Request.Priority = d.priorityNow()
 	data, _ := json.Marshal(a.Request)
 	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Request.Priority)
 	d.offLoop(func() {
@@ -57,6 +53,9 @@ func (d *driver) commandEvent(c command) election.Event {
 	switch c.kind {
 	case cmdStepDown:
 		return election.StepDown{To: c.to, Async: c.async, Epoch: c.tenure, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
+	case cmdSetPriority:
+		c.reply <- nil
+		return election.SetPriority{Priority: c.priority}
 	case cmdSetMetadata:
 		return election.SetMetadata{Metadata: c.metadata, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
 	case cmdValidate:
@@ -80,5 +79,5 @@ func (d *driver) controlEvent(r controlRequest) election.Event {
 			d.offLoop(func() { respond(msg, StepDownReply(a.Answer)) })
 		}
 	})
-	return election.Control{Data: d.inConfigTerms(msg.Data), Generic: r.generic, Received: r.received, Token: token}
+	return election.Control{Data: msg.Data, Generic: r.generic, Received: r.received, Token: token}
 }

@@ -1,8 +1,9 @@
 package cluster
 
-// The driver's requests: each request action of the machine runs on a
-// goroutine of its own against the store, bounded by the action's timeout,
-// and its answer comes back to the loop as an election.Result.
+// The driver's requests: each request action of the machine (Write,
+// Confirm, Watch) runs on a goroutine of its own against the store,
+// bounded by the action's timeout, and its answer comes back to the loop
+// as the request's own result event.
 
 import (
 	"context"
@@ -10,16 +11,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
-// answer is a request's election.Result on its way to the loop, with what the
+// answer is a request's result on its way to the loop, with what the
 // loop does besides handing it to the machine.
 type answer struct {
-	ev      election.Result
+	ev      election.Event  // WriteResult, ConfirmResult or WatchStarted
+	id      uint64          // the request's
 	write   *election.Write // a write: its purpose, for the log and the metrics
 	sent    time.Time       // a write's send time
+	err     error           // the request's error, for the log
 	watcher *leaseWatch     // election.Watch: the watch made
 }
 
@@ -31,7 +33,7 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 		ctx, cancel := context.WithTimeout(d.base, timeout)
 		a := do(ctx)
 		cancel()
-		a.ev.ID = id
+		a.id = id
 		select {
 		case d.answers <- a:
 		case <-d.base.Done():
@@ -42,21 +44,14 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 	}()
 }
 
-// result is an answer's election.Result for err.
-func result(err error) election.Result {
-	return election.Result{Err: tidy(err), Class: classify(err), InFlight: inFlightRefusal(err)}
-}
-
-// write writes the lease key: create (a CAS on revision 0), a CAS on
-// a.rev, or, for a renewal, the CAS that never spends its time on telling
-// a deleted bucket from a slow one (store.renew). A replicated stream
-// refuses any of them while a fenced state write checked on the lease is
-// in flight, without comparing anything (rule 19): each is asked again,
-// within the same time. Renewals and releases meet it on a busy leader
-// (rule 46); a successor's acquire can meet the old leader's last writes.
+// write writes the lease key: a Create checked against the stream's last
+// sequence, a CAS on a.Rev, or, for a renewal, the CAS that never spends
+// its time on telling a deleted bucket from a slow one (store.renew). A
+// replicated stream refuses any of them while a fenced state write checked
+// on the lease is in flight, without comparing anything (E-rules in
+// docs/design.md): each is asked again, within the same time.
 func (d *driver) write(a election.Write) {
 	sent := time.Now()
-	a.Value = d.withPriorityNow(a)
 	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
 	}
@@ -66,7 +61,7 @@ func (d *driver) write(a election.Write) {
 			case a.Purpose == election.Renew:
 				return d.store.renew(ctx, leaseKey, a.Value, a.Rev)
 			case a.Create:
-				return d.store.create(ctx, leaseKey, a.Value)
+				return d.store.create(ctx, leaseKey, a.Value, a.LastSeq)
 			default:
 				return d.store.update(ctx, leaseKey, a.Value, a.Rev)
 			}
@@ -75,46 +70,17 @@ func (d *driver) write(a election.Write) {
 		for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
 			rev, err = try()
 		}
-		r := result(err)
-		r.Rev = rev
-		return answer{ev: r, write: &a, sent: sent}
+		err = tidy(err)
+		return answer{ev: election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: classify(err)}, write: &a, sent: sent, err: err}
 	})
 }
 
-// get reads the lease key.
-func (d *driver) get(a election.Get) {
+// confirm reads the bucket's stream info (store.confirm).
+func (d *driver) confirm(a election.Confirm) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		ent, err := d.store.get(ctx, leaseKey)
-		r := result(err)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			r.NotFound = true
-		case err == nil:
-			r.Entry = toEntry(ent)
-		}
-		return answer{ev: r}
-	})
-}
-
-// history reads every revision the bucket keeps of the lease key.
-func (d *driver) history(a election.History) {
-	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		entries, err := d.store.history(ctx, leaseKey, &d.cleanup)
-		r := result(err)
-		for _, ent := range entries {
-			r.History = append(r.History, toEntry(ent))
-		}
-		return answer{ev: r}
-	})
-}
-
-// incarnation reads the bucket's identity and its last sequence.
-func (d *driver) incarnation(a election.Incarnation) {
-	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		recreated, lastSeq, created, err := d.store.incarnation(ctx)
-		r := result(err)
-		r.Recreated, r.LastSeq, r.Created = recreated, lastSeq, created
-		return answer{ev: r}
+		inc, err := d.store.confirm(ctx)
+		err = tidy(err)
+		return answer{ev: election.ConfirmResult{ID: a.ID, Bucket: inc, Err: err, Class: classify(err)}, err: err}
 	})
 }
 
@@ -129,7 +95,8 @@ func (d *driver) startWatch(a election.Watch) {
 			timeout = time.Until(dl)
 		}
 		w, err := d.store.watch(d.base, timeout)
-		return answer{ev: result(err), watcher: w}
+		err = tidy(err)
+		return answer{ev: election.WatchStarted{ID: a.ID, Err: err, Class: classify(err)}, watcher: w, err: err}
 	})
 }
 
@@ -147,16 +114,16 @@ func (d *driver) stopWatch() {
 // with it: the watch made, the renewal's end and metrics, the log.
 func (d *driver) onAnswer(a answer) {
 	if w := a.watcher; w != nil {
-		if a.ev.ID == d.watchID {
+		if a.id == d.watchID {
 			d.watcher = w
 		} else {
 			w.Stop(&d.cleanup) // the machine dropped that watch meanwhile
 		}
 	}
 	if w := a.write; w != nil {
-		d.noteWrite(w, a.sent, a.ev.Err)
-	} else if a.ev.Err != nil && a.watcher == nil && a.ev.ID == d.watchID {
-		d.log.Warn("lease watch failed; retrying", "error", a.ev.Err)
+		d.noteWrite(w, a.sent, a.err)
+	} else if a.err != nil && a.id == d.watchID {
+		d.log.Warn("lease watch failed; retrying", "error", a.err)
 	}
 	d.feed(a.ev)
 }

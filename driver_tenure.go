@@ -81,6 +81,15 @@ func (d *driver) become(a election.Become) {
 	t.timer.Reset(time.Until(a.Deadline))
 }
 
+// extend moves the live tenure's deadline after a confirmed renewal.
+func (d *driver) extend(a election.Extend) {
+	d.view.mu.Lock()
+	if d.tenure != nil && d.tenure.epoch == a.Epoch && d.view.tenureEpoch == a.Epoch {
+		d.view.deadline = a.Deadline
+	}
+	d.view.mu.Unlock()
+}
+
 // stepDownAfterHook ends the tenure at epoch after its OnBecomeLeader
 // failed (LeaderHookErrorStepsDown). It runs on the dispatcher: it asks
 // the loop, never waits for the step-down (which waits for

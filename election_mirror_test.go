@@ -37,7 +37,6 @@ func TestElectionMirrorsPublicTypes(t *testing.T) {
 	}{
 		{"MaxLeaseSize", MaxLeaseSize, election.MaxLeaseSize},
 		{"MaxLeaseTTL", MaxLeaseTTL, election.MaxLeaseTTL},
-		{"MinLeaseTTL", MinLeaseTTL, election.MinLeaseTTL},
 		{"MaxControlRequestSize", MaxControlRequestSize, election.MaxControlRequestSize},
 		{"MaxIdentifierLen", MaxIdentifierLen, election.MaxIdentifierLen},
 		{"MaxNodeIDLen", MaxNodeIDLen, election.MaxNodeIDLen},

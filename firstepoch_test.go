@@ -39,3 +39,12 @@ func firstEpoch(t testing.TB, url, clusterID string) int64 {
 	}
 	return created.UnixMicro()
 }
+
+// streamCreated is the creation time of the bucket's stream, zero when
+// the status does not carry it.
+func streamCreated(status jetstream.KeyValueStatus) time.Time {
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		return bs.StreamInfo().Created
+	}
+	return time.Time{}
+}

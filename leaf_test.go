@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
@@ -80,63 +79,6 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	}
 	natstest.WaitFor(t, 10*time.Second, func() bool { return other.IsLeader() && other.Epoch() == first+1 }, "%s did not take over", other.NodeID())
 	rec.check(t)
-}
-
-// The hub's stream advisories reach a node behind a leaf node, and an
-// advisory of the leaf's own stream of the same name is not taken for the
-// hub's.
-func TestBucketAdvisoryThroughLeaf(t *testing.T) {
-	natstest.CheckLeaks(t)
-	hub := natstest.RunHub(t, "hub")
-	leaf := natstest.RunLeaf(t, hub, "leaf")
-	bucket := BucketName(uniqueClusterID(t))
-	nc := leaf.Connect(t)
-
-	raw := make(chan *nats.Msg, 4)
-	rawSub, err := nc.ChanSubscribe(bucketAdvisorySubject(bucket), raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = rawSub.Unsubscribe() }()
-	signal := make(chan struct{}, 1)
-	sub, err := subscribeBucketAdvisories(nc, bucket, "hub", signal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	// The subscriptions' interest crosses the leaf connection.
-	natstest.WaitFor(t, 5*time.Second, func() bool {
-		return interest(hub, bucketAdvisorySubject(bucket))
-	}, "the hub did not learn of the subscription")
-
-	leafJS, _ := jetstream.New(nc)
-	if _, err := leafJS.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucket}); err != nil {
-		t.Fatalf("create the leaf's own bucket: %v", err)
-	}
-	leafAdv := <-raw
-	if advisoryOfDomain(leafAdv.Data, "hub") {
-		t.Errorf("the leaf's advisory is taken for the hub's: %s", leafAdv.Data)
-	}
-	hubJS, _ := jetstream.NewWithDomain(nc, "hub")
-	if _, err := hubJS.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: bucket}); err != nil {
-		t.Fatalf("create the hub's bucket through the leaf: %v", err)
-	}
-	select {
-	case hubAdv := <-raw:
-		if !advisoryOfDomain(hubAdv.Data, "hub") {
-			t.Errorf("the hub's advisory is not taken: %s", hubAdv.Data)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the hub's advisory did not cross the leaf connection")
-	}
-	select {
-	case <-signal:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no signal for the hub's bucket")
-	}
 }
 
 // interest reports whether the hub has interest in subject in the global

@@ -19,23 +19,16 @@ type Lease struct {
 	Epoch      int64     `json:"epoch"`       // fencing token: grows by one per acquisition from the bucket's creation time in µs
 	ExpiresAt  time.Time `json:"expires_at"`  // writer's wall-clock estimate of expiry
 	AcquiredAt time.Time `json:"acquired_at"` // writer's wall-clock time of acquisition
-	// TTLMillis is the holder's LeaseTTL in milliseconds. A node remembers
-	// the longest it has seen on the key (across values, deletions and
-	// reconnects) and waits that long, or its own LeaseTTL if longer, before
-	// taking over anything but a released record, so nodes with different
-	// settings (say, during a rolling change) stay safe. At most MaxLeaseTTL.
+	// TTLMillis is the tenure's LeaseTTL in milliseconds: the bucket's
+	// when the holder acquired (docs/design.md, I2), fixed for the whole
+	// tenure. Followers wait it out from when they first saw the record.
+	// At most MaxLeaseTTL.
 	TTLMillis int64 `json:"ttl_ms,omitempty"`
 	// Priority is the holder's Config.Priority.
 	Priority int `json:"priority,omitempty"`
 	// Next, on a released lease, names the node the last holder handed over
 	// to: for a short while only that node campaigns.
 	Next string `json:"next,omitempty"`
-	// Floor marks a released record a node wrote into a lease key it found
-	// gone (compacted, or in a bucket created again), only to carry the
-	// epoch over. Unlike a holder's release it is not taken at once: nodes
-	// wait it out like a held lease, since the last holder may still be
-	// running, cut off.
-	Floor bool `json:"floor,omitempty"`
 	// Metadata is the holder's Config.Metadata (its advertised address,
 	// say), published with the lease so that every node, observer and KV
 	// client can find where to send writes. Omitted when empty, and on a
@@ -45,9 +38,13 @@ type Lease struct {
 	// once per Node. Two processes given the same NodeID (a copied
 	// config, a container restarted beside its old self) write different
 	// instances, so neither ever takes the other's record for its own
-	// late write (docs/design.md §5.5, rule 48). Records written before it
+	// late write (docs/design.md, P9). Records written before it
 	// existed carry none. Letters, digits, '-' and '_', at most 64 bytes.
 	Instance string `json:"instance,omitempty"`
+	// Version is the protocol version of the node that wrote it (2).
+	// A record of another version is not a lease record to this one:
+	// nodes of two versions never run together (docs/production.md).
+	Version  int    `json:"v"`
 	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 

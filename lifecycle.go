@@ -89,20 +89,6 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	var watcher *leaseWatch
-	err = retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-		timeout := n.cfg.RequestTimeout
-		if d, ok := actx.Deadline(); ok {
-			timeout = time.Until(d)
-		}
-		watcher, err = st.watch(base, timeout)
-		return err
-	})
-	if err != nil {
-		cancel()
-		closeConn()
-		return fmt.Errorf("start: watch lease: %w", err)
-	}
 	if err := n.refuseDuplicate(ctx, nc); err != nil {
 		cancel()
 		closeConn()
@@ -122,14 +108,8 @@ func (n *Node) start(ctx context.Context) error {
 	if n.campaign { // an observer is no member (subscribe)
 		announced = n.announce(ctx, st.js, startedAt)
 	}
-	el := newDriver(n, st, watcher, control, base)
+	el := newDriver(n, st, control, base)
 	el.announced = announced
-	if n.campaign {
-		// Best effort: without it, a new bucket is found by reading back.
-		if sub, aerr := subscribeBucketAdvisories(nc, st.bucket, n.cfg.JetStreamDomain, el.created); aerr == nil {
-			subs = append(subs, sub)
-		}
-	}
 	el.publish()
 
 	n.mu.Lock()
@@ -138,7 +118,6 @@ func (n *Node) start(ctx context.Context) error {
 		for _, s := range subs {
 			_ = s.Unsubscribe()
 		}
-		watcher.Stop(&el.cleanup)
 		cancel()
 		n.withdraw(announced)
 		closeConn()
@@ -159,6 +138,9 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	go el.run()
 	go n.supervise(el)
+	if p := n.Priority(); p != el.priority0 {
+		_ = n.SetPriority(p) // set while the driver was being made
+	}
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
 	return nil
 }

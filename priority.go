@@ -1,18 +1,12 @@
 package cluster
 
 // The priority a node has now: Config.Priority, lowered at run time by
-// SetPriority (keepalived's weighted checks, issue 33). The election
-// machine reads Config.Priority only (internal/election is left as it
-// is), so the driver puts the priority now where it counts: in the
-// records this node writes as leader, in the priority requests it sends
-// as follower, and in its answers to those it receives.
+// SetPriority (keepalived's weighted checks). The machine takes it as an
+// event: its records, its priority requests and its answers to those it
+// receives carry it from then on.
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
-
-	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // SetPriority sets the priority this node has from now on, between 0 and
@@ -31,60 +25,18 @@ func (n *Node) SetPriority(p int) error {
 		return fmt.Errorf("%w: set priority: %d is not between 0 and Config.Priority (%d)", ErrInvalidConfig, p, n.cfg.Priority)
 	}
 	n.priority.Store(int64(p))
+	n.mu.Lock()
+	el := n.el
+	n.mu.Unlock()
+	if el != nil { // a driver made before the Store reads it; a later one, here
+		select {
+		case el.cmds <- command{kind: cmdSetPriority, priority: p, reply: make(chan error, 1)}:
+		case <-el.exited:
+		}
+	}
 	return nil
 }
 
 // Priority is the node's priority now: Config.Priority, or what
 // SetPriority last set.
 func (n *Node) Priority() int { return int(n.priority.Load()) }
-
-// priorityNow is the node's priority now (Node.SetPriority).
-func (d *driver) priorityNow() int { return int(d.priority.Load()) }
-
-// withPriorityNow is the value of w with the priority now in place of
-// Config.Priority, which the machine wrote, in this node's held records.
-func (d *driver) withPriorityNow(w election.Write) []byte {
-	p := d.priorityNow()
-	if p == d.cfg.Priority || (w.Purpose != election.Acquire && w.Purpose != election.Renew) {
-		return w.Value
-	}
-	var l election.Lease
-	if json.Unmarshal(w.Value, &l) != nil || l.NodeID != d.cfg.NodeID {
-		return w.Value
-	}
-	l.Priority = p
-	data, err := json.Marshal(l)
-	if err != nil {
-		return w.Value
-	}
-	return data
-}
-
-// abovePriorityNow says a priority request from this node would be
-// above the holder's, as its record says: the machine asked comparing
-// Config.Priority, which may be higher than the priority now.
-func (d *driver) abovePriorityNow(holder string) bool {
-	l := d.m.Snapshot().Lease
-	return l.NodeID != holder || d.priorityNow() > l.Priority
-}
-
-// inConfigTerms is a step-down request as the machine is to judge it: it
-// compares a priority request with Config.Priority, so one above the
-// priority now but not above Config.Priority is raised just above
-// Config.Priority. Any other request is passed as it is.
-func (d *driver) inConfigTerms(data []byte) []byte {
-	p := d.priorityNow()
-	if p == d.cfg.Priority || d.cfg.Priority == math.MaxInt {
-		return data
-	}
-	req, err := election.DecodeStepDown(data)
-	if err != nil || req.Reason != election.ReasonPriority || req.Priority <= p || req.Priority > d.cfg.Priority {
-		return data
-	}
-	req.Priority = d.cfg.Priority + 1
-	out, err := json.Marshal(req)
-	if err != nil {
-		return data
-	}
-	return out
-}

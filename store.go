@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
@@ -26,18 +28,6 @@ type store struct {
 	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
-	// created is the bucket stream's creation time: its identity. A bucket
-	// deleted and created again has a new one, while revisions restart at
-	// 1 and cannot tell the two apart. Only the election loop reads or
-	// changes it after openStore.
-	created time.Time
-	// lastSeqAtOpen is the stream's last sequence when opened: at least
-	// the revision of every entry written before.
-	lastSeqAtOpen uint64
-	// ageAtOpen is how old the stream was when opened, on the server's
-	// own clock (the time of the reply less the creation time): one clock,
-	// so only its rate matters. Zero when unknown.
-	ageAtOpen time.Duration
 }
 
 // openStore binds to the bucket, creating it when absent with opts
@@ -48,7 +38,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	s := &store{nc: nc, js: js, api: api, bucket: BucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
-	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
+	kv, _, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
 		// JetStream, or one still starting. The account info tells.
@@ -61,14 +51,6 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 		return nil, s.explainPermission(explainJetStream(err))
 	}
 	s.kv = kv
-	s.created = streamCreated(status)
-	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		info := bs.StreamInfo()
-		s.lastSeqAtOpen = info.State.LastSeq
-		if !info.Created.IsZero() && !info.TimeStamp.IsZero() {
-			s.ageAtOpen = max(info.TimeStamp.Sub(info.Created), 0)
-		}
-	}
 	return s, nil
 }
 
@@ -79,36 +61,6 @@ func explainJetStream(err error) error {
 		return fmt.Errorf("%w: %w: JetStream is not enabled on the server or for this account", ErrNoJetStream, err)
 	}
 	return err
-}
-
-// streamCreated is the creation time of the bucket's stream, zero when the
-// status does not carry it.
-func streamCreated(status jetstream.KeyValueStatus) time.Time {
-	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		return bs.StreamInfo().Created
-	}
-	return time.Time{}
-}
-
-// incarnation reads the bucket's identity and its stream's last sequence.
-// recreated reports a stream other than the one this node knew (deleted
-// and created again); the store then knows the new one. lastSeq is at
-// least the revision of every entry of the bucket: an epoch floor; created
-// is the bucket's creation time, its epochs' base (rule 50).
-func (s *store) incarnation(ctx context.Context) (recreated bool, lastSeq uint64, created time.Time, err error) {
-	status, err := s.kv.Status(ctx)
-	if err != nil {
-		return false, 0, time.Time{}, s.explain(err)
-	}
-	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		lastSeq = bs.StreamInfo().State.LastSeq
-	}
-	created = streamCreated(status)
-	if created.IsZero() || created.Equal(s.created) {
-		return false, lastSeq, created, nil
-	}
-	s.created = created
-	return true, lastSeq, created, nil
 }
 
 // minValueSize is the smallest MaxValueSize a bucket may have: a lease
@@ -242,9 +194,6 @@ func (s *store) explainPermission(err error) error {
 	if strings.Contains(msg, api+"CONSUMER.DELETE.") {
 		return err // deleting a dropped watch's consumer is best effort: the server removes it when idle
 	}
-	if strings.Contains(msg, "$JS.EVENT.ADVISORY.") {
-		return err // the bucket advisories are best effort (advisory.go)
-	}
 	if isMembersViolation(msg, s.clusterID) {
 		return err // the member record is best effort (members.go)
 	}
@@ -264,13 +213,40 @@ func (s *store) bucketGone() bool {
 	return errors.Is(err, jetstream.ErrBucketNotFound)
 }
 
-// create writes value under key only if the key has no entry at all. Not
-// KV Create, which also writes over a delete or purge marker: a marker
-// counts as present here (docs/design.md §5.2), and is written over only
-// by a CAS on its revision.
-func (s *store) create(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := s.kv.Update(ctx, key, value, 0)
-	return rev, s.explain(err)
+// create writes value under key only if the key has no entry at all and
+// the stream's last sequence is lastSeq (C3 in docs/design.md): nothing
+// was written anywhere in the bucket since the node saw the key absent.
+// Not KV Create, which also writes over a delete or purge marker: a
+// marker is a value, written over only by a CAS on its revision.
+func (s *store) create(ctx context.Context, key string, value []byte, lastSeq uint64) (uint64, error) {
+	msg := &nats.Msg{Subject: s.api.publishSubject(kvSubject(s.bucket, key)), Data: value, Header: nats.Header{}}
+	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
+	msg.Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(lastSeq, 10))
+	ack, err := s.js.PublishMsg(ctx, msg)
+	if err != nil {
+		return 0, s.explain(err)
+	}
+	return ack.Sequence, nil
+}
+
+// confirm reads the bucket's stream info (C4): the incarnation, its
+// metadata, its last sequence and its age on the server's clock.
+func (s *store) confirm(ctx context.Context) (election.Incarnation, error) {
+	st, err := s.js.Stream(ctx, kvStream(s.bucket))
+	if err != nil {
+		return election.Incarnation{}, s.explain(err)
+	}
+	info := st.CachedInfo()
+	meta, err := bucketmeta.Parse(info.Config.Metadata)
+	if err != nil {
+		return election.Incarnation{}, fmt.Errorf("%w: %w: bucket %q: %w", ErrBucketConfig, ErrInvalidConfig, s.bucket, err)
+	}
+	inc := election.Incarnation{Created: info.Created, EpochBase: meta.EpochBase, Protocol: meta.Protocol,
+		LeaseTTL: meta.LeaseTTL, MaxTTL: meta.MaxTTL, LastSeq: info.State.LastSeq}
+	if !info.Created.IsZero() && !info.TimeStamp.IsZero() {
+		inc.Age = max(info.TimeStamp.Sub(info.Created), 0)
+	}
+	return inc, nil
 }
 
 // update writes value under key only if its latest revision is rev.
@@ -287,45 +263,6 @@ func (s *store) update(ctx context.Context, key string, value []byte, rev uint64
 func (s *store) renew(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
 	rev, err := s.kv.Update(ctx, key, value, rev)
 	return rev, s.explainPermission(err)
-}
-
-// get reads key. The read may come from a replica and be stale: it is a
-// hint, never proof of leadership.
-func (s *store) get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
-	e, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, err
-	}
-	return e, s.explain(err)
-}
-
-// history returns every revision of key the bucket keeps (its History),
-// oldest first; none when the key is absent. Like watch, it stops its
-// consumer in the background (counted in wg): a request nats.go bounds only
-// by a fixed 5 s must not hold up the election loop.
-func (s *store) history(ctx context.Context, key string, wg *sync.WaitGroup) ([]jetstream.KeyValueEntry, error) {
-	wctx, cancel := context.WithCancel(ctx)
-	w, err := s.kv.Watch(wctx, key, jetstream.IncludeHistory())
-	if err != nil {
-		cancel()
-		return nil, s.explain(err)
-	}
-	defer (&leaseWatch{KeyWatcher: w, cancel: cancel}).Stop(wg)
-	var out []jetstream.KeyValueEntry
-	for {
-		select {
-		case ent, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("read %s history: watch closed", key)
-			}
-			if ent == nil {
-				return out, nil
-			}
-			out = append(out, ent)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("read %s history: %w", key, ctx.Err())
-		}
-	}
 }
 
 // putCooldown records that nodeID stepped down, with a per-key TTL where

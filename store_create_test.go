@@ -5,35 +5,51 @@ import (
 	"time"
 )
 
-// store.create writes only into a key with no entry at all. nats.go's KV
-// Create also succeeds over a delete or purge marker, but the election
-// counts a marker as present (docs/design.md §5.2): a node that judged the
-// key absent from a stale view created it just after an operator's delete,
-// beside a holder that had written over the marker (found by the
-// simulator, seed 3299).
-func TestStoreCreateRefusesAMarker(t *testing.T) {
+// store.create writes only into a key with no entry at all (a marker is
+// a value, written over by a CAS on its revision), and only when the
+// stream's last sequence is the one the node saw the key absent at (C3 in
+// docs/design.md): anything written anywhere in the bucket since then
+// makes it a conflict.
+func TestStoreCreateIsCheckedAgainstTheLastSequence(t *testing.T) {
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
+	st, err := openStore(ctx(t), srv.Connect(t), jsAPI{}, id, BucketOptions{}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastSeq := func() uint64 {
+		t.Helper()
+		inc, err := st.confirm(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inc.LastSeq
+	}
 	if _, err := kv.Put(ctx(t), leaseKey, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.Delete(ctx(t), leaseKey); err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(ctx(t), srv.Connect(t), jsAPI{}, id, BucketOptions{}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rev, err := st.create(ctx(t), leaseKey, []byte("y")); classify(err) != classConflict {
+	if rev, err := st.create(ctx(t), leaseKey, []byte("y"), lastSeq()); classify(err) != classConflict {
 		t.Errorf("create over a delete marker = revision %d, %v; want a conflict", rev, err)
 	}
 	if err := kv.Purge(ctx(t), leaseKey); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.create(ctx(t), leaseKey, []byte("y")); classify(err) != classConflict {
+	if rev, err := st.create(ctx(t), leaseKey, []byte("y"), lastSeq()); classify(err) != classConflict {
 		t.Errorf("create over a purge marker = revision %d, %v; want a conflict", rev, err)
 	}
-	if _, err := st.create(ctx(t), "lease-other", []byte("y")); err != nil {
-		t.Errorf("create of an absent key: %v", err)
+	seen := lastSeq()
+	if _, err := kv.Put(ctx(t), "other", []byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	if rev, err := st.create(ctx(t), "lease-other", []byte("y"), seen); classify(err) != classConflict {
+		t.Errorf("create after another key was written = revision %d, %v; want a conflict", rev, err)
+	}
+	now := lastSeq()
+	rev, err := st.create(ctx(t), "lease-other", []byte("y"), now)
+	if err != nil || rev != now+1 {
+		t.Errorf("create of an absent key at the last sequence = revision %d, %v; want %d", rev, err, now+1)
 	}
 }

@@ -20,6 +20,7 @@ type Lease struct {
 	Next       string            `json:"next,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Instance   string            `json:"instance,omitempty"`
+	Version    int               `json:"v"`
 	Revision   uint64            `json:"-"`
 }
 
@@ -101,15 +102,6 @@ func (l *Lease) checkNames() error {
 		}
 	}
 	return nil
-}
-
-// mustEncode encodes a record this node made, which always encodes.
-func mustEncode(l Lease) []byte {
-	data, err := json.Marshal(l)
-	if err != nil {
-		panic(fmt.Sprintf("encode lease: %v", err))
-	}
-	return data
 }
 
 func trimSpace(b []byte) []byte {

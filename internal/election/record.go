@@ -31,13 +31,6 @@ func (k Kind) String() string {
 	return [...]string{"none", "absent", "held", "released", "unknown"}[k]
 }
 
-// wire is the record as JSON: the lease record of internal/election
-// with the protocol version.
-type wire struct {
-	V int `json:"v"`
-	Lease
-}
-
 // decoded is one value of the key judged by P1.
 type decoded struct {
 	kind  Kind
@@ -62,14 +55,10 @@ func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	if err != nil {
 		return decoded{kind: Unknown, why: err.Error()}
 	}
-	var w struct {
-		V int `json:"v"`
-	}
-	_ = json.Unmarshal(e.Value, &w) // DecodeLease parsed the object
-	d := decoded{lease: l, version: w.V}
+	d := decoded{lease: l, version: l.Version}
 	switch {
-	case w.V != Protocol:
-		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", w.V)
+	case l.Version != Protocol:
+		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", l.Version)
 	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
 		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
 	case l.NodeID == "":
@@ -118,7 +107,8 @@ func released(epoch int64, acquired, now time.Time, next string) []byte {
 }
 
 func encode(l Lease) []byte {
-	data, err := json.Marshal(wire{V: Protocol, Lease: l})
+	l.Version = Protocol
+	data, err := json.Marshal(l)
 	if err != nil {
 		panic(fmt.Sprintf("encode lease: %v", err)) // a record this node made always encodes
 	}
