@@ -30,6 +30,11 @@ var (
 	// Deprecated: never returned; kept so that code written against the
 	// specification compiles.
 	ErrCASFailed = errors.New("cluster: compare-and-swap failed")
+	// ErrProtocolVersion: the bucket, or the lease record in it, belongs
+	// to another version of the election protocol. Start refuses it: old
+	// and new nodes never run together (docs/production.md, "Moving to
+	// protocol 2").
+	ErrProtocolVersion = election.ErrProtocolVersion
 	// ErrNotStarted: the Node has not been started.
 	ErrNotStarted = errors.New("cluster: node not started")
 	// ErrAlreadyStarted: Start was called twice, or after Stop (then the

@@ -44,7 +44,7 @@ type Lease struct {
 	// Version is the protocol version of the node that wrote it (2).
 	// A record of another version is not a lease record to this one:
 	// nodes of two versions never run together (docs/production.md).
-	Version  int    `json:"v"`
+	Version  int    `json:"v,omitempty"`
 	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }
 

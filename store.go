@@ -28,6 +28,8 @@ type store struct {
 	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
+	// meta is the bucket's metadata when it was opened.
+	meta bucketmeta.Meta
 }
 
 // openStore binds to the bucket, creating it when absent with opts
@@ -38,7 +40,7 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	s := &store{nc: nc, js: js, api: api, bucket: BucketName(clusterID), clusterID: clusterID, lookupTimeout: lookupTimeout}
-	kv, _, _, err := ensureBucket(ctx, js, clusterID, opts)
+	kv, status, _, err := ensureBucket(ctx, js, clusterID, opts)
 	if errors.Is(err, nats.ErrNoResponders) {
 		// Nobody serves the stream API: a server (or account) without
 		// JetStream, or one still starting. The account info tells.
@@ -51,7 +53,37 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 		return nil, s.explainPermission(explainJetStream(err))
 	}
 	s.kv = kv
+	if s.meta, err = s.checkProtocol(ctx, status); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkProtocol refuses a bucket of another protocol version, by its
+// metadata or by its lease record: old and new nodes never run together
+// (docs/production.md says how to move a cluster). It returns the bucket's
+// metadata.
+func (s *store) checkProtocol(ctx context.Context, status jetstream.KeyValueStatus) (bucketmeta.Meta, error) {
+	meta, err := bucketmeta.Parse(status.Metadata())
+	if err != nil {
+		return meta, fmt.Errorf("%w: %w: bucket %q: %w", ErrBucketConfig, ErrInvalidConfig, s.bucket, err)
+	}
+	if meta.Protocol != 0 && meta.Protocol != election.Protocol {
+		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node runs protocol %d",
+			ErrProtocolVersion, s.bucket, meta.Protocol, election.Protocol)
+	}
+	e, err := s.kv.Get(ctx, leaseKey)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		return meta, nil
+	case err != nil:
+		return meta, s.explain(err)
+	}
+	if l, derr := election.DecodeLease(e.Value(), e.Revision()); derr == nil && l.Version != election.Protocol {
+		return meta, fmt.Errorf("%w: the lease record of bucket %q was written by protocol %d (revision %d), this node runs protocol %d",
+			ErrProtocolVersion, s.bucket, max(l.Version, 1), e.Revision(), election.Protocol)
+	}
+	return meta, nil
 }
 
 // explainJetStream names a server (or account) without JetStream, which

@@ -20,7 +20,7 @@ type Lease struct {
 	Next       string            `json:"next,omitempty"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Instance   string            `json:"instance,omitempty"`
-	Version    int               `json:"v"`
+	Version    int               `json:"v,omitempty"`
 	Revision   uint64            `json:"-"`
 }
 

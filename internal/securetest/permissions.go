@@ -72,10 +72,10 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	membersStream := "KV_" + members
 	p := Permissions{
 		Publish: []string{
-			"$JS.API.STREAM.INFO." + stream,                     // bind the bucket; confirm a deletion
+			"$JS.API.STREAM.INFO." + stream,                     // bind the bucket; confirm every landing (I3)
 			"$JS.API.CONSUMER.CREATE." + stream + ".>",          // watch the lease (ordered consumer)
-			"$JS.API.CONSUMER.DELETE." + stream + ".>",          // stop a watch, or a read of the lease's history
-			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease after a lost race
+			"$JS.API.CONSUMER.DELETE." + stream + ".>",          // stop a watch
+			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease record at Start: its protocol version
 			"$KV." + bucket + ".lease",                          // acquire, renew, release
 			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
 			"$JS.API.STREAM.INFO." + membersStream,              // bind the members bucket
@@ -90,10 +90,6 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			cluster.NodeControlSubject(clusterID, nodeID),
 			cluster.ClusterStatusSubject(clusterID), // the built-in status request
 			cluster.StatusSubject(clusterID, nodeID),
-			// the bucket created again: found at once (package cluster,
-			// advisory.go); without it a node reads the key back, later,
-			// and the server refuses the subscription
-			"$JS.EVENT.ADVISORY.STREAM.CREATED." + stream,
 		},
 		AllowResponses: true,
 	}
