@@ -5,6 +5,7 @@ package cluster
 // init), so that the two cannot drift apart.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // BucketOptions are the settings of a new bucket that are the operator's
@@ -32,11 +35,14 @@ type BucketOptions struct {
 	// Placement, if set, puts the bucket's stream in a JetStream cluster
 	// by name (Cluster), on servers with every one of Tags, or both.
 	Placement *jetstream.Placement
+	// LeaseTTL is the cluster's one LeaseTTL, kept in the new bucket's
+	// metadata; 0 means DefaultLeaseTTL. Nodes adopt it.
+	LeaseTTL time.Duration
 }
 
 // bucketOptions are the Config's settings of a new bucket.
 func (c Config) bucketOptions() BucketOptions {
-	return BucketOptions{Replicas: c.BucketReplicas, Storage: c.BucketStorage, Placement: c.BucketPlacement}
+	return BucketOptions{Replicas: c.BucketReplicas, Storage: c.BucketStorage, Placement: c.BucketPlacement, LeaseTTL: c.LeaseTTL}
 }
 
 // validate checks the options; field names the errors carry are prefix
@@ -91,6 +97,7 @@ func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig
 		Storage:  opts.Storage,
 		// Lets the cooldown key carry a per-key TTL.
 		LimitMarkerTTL: time.Second,
+		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), election.Protocol),
 	}
 	if p := opts.Placement; p != nil {
 		cfg.Placement = &jetstream.Placement{Cluster: p.Cluster, Tags: append([]string(nil), p.Tags...)}

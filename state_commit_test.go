@@ -60,7 +60,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 		publish(ctx(t), epoch, stale)
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
-		t.Fatalf("stale batch = %v, want API error %d", err, jetstream.JSErrCodeStreamWrongLastSequence)
+		t.Fatalf("stale batch = %v, want API error %d (leader: %v)", err, jetstream.JSErrCodeStreamWrongLastSequence, leader.Err())
 	}
 	if e, err := kv.Get(ctx(t), stateKVKey("acct.2")); err != nil || string(e.Value()) != "110" {
 		t.Errorf("acct.2 after the stale batch = %v, %v; want 110", e, err)

@@ -20,8 +20,7 @@ func (m *Machine) onAcquired(now time.Time, q *request, a *attempt, r WriteResul
 			m.lead0(now, a)
 			return
 		}
-		m.state = Confirming
-		m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: m.p.RequestTimeout})
+		m.confirmLanding(now, a)
 	case errors.Is(r.Err, ErrBucketDeleted):
 		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
@@ -40,6 +39,16 @@ func (m *Machine) onAcquired(now time.Time, q *request, a *attempt, r WriteResul
 		m.retryAt = now.Add(m.backoff())
 		m.logf(slog.LevelDebug, "acquisition unanswered", "epoch", a.epoch, "error", r.Err)
 	}
+}
+
+// confirmLanding asks whether a landing is in the incarnation the node
+// decided in (P7). The answer is awaited as long as the tenure could
+// still begin: a slow reply costs nothing, the deadline counts from the
+// write's send time.
+func (m *Machine) confirmLanding(now time.Time, a *attempt) {
+	m.state = Confirming
+	timeout := max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now))
+	m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: timeout})
 }
 
 // lostAt waits for the watch to show a revision above rev (P10).

@@ -50,8 +50,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	if m.landing != nil { // an unanswered acquisition showed up on the watch
 		a := m.landing
 		m.landing = nil
-		m.state = Confirming
-		m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: m.p.RequestTimeout})
+		m.confirmLanding(now, a)
 		return time.Time{}
 	}
 	c := m.cur
@@ -79,12 +78,25 @@ func (m *Machine) follow(now time.Time) time.Time {
 		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
 		return time.Time{}
 	case now.Before(expiry):
+		m.sayColdStart(now, expiry)
 		return next
 	case !gate.IsZero():
 		return gate
 	}
 	m.takeOver(now)
 	return time.Time{}
+}
+
+// sayColdStart logs, once, that the node waits out a new bucket's first
+// election (P6): an operator sees a first election that takes a LeaseTTL
+// and needs to know it is the design, not a fault.
+func (m *Machine) sayColdStart(now, until time.Time) {
+	if m.coldSaid || m.cur.kind != Absent || m.cur.lastSeq != 0 {
+		return
+	}
+	m.coldSaid = true
+	m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
+		"wait", until.Sub(now).Round(time.Millisecond), "bucket_age", m.cur.age.Round(time.Millisecond))
 }
 
 // checkAt is when the value seen is confirmed (zero: it has been, or
@@ -138,7 +150,7 @@ func (m *Machine) takeOver(now time.Time) {
 		m.fail(err)
 		return
 	}
-	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind), wait: now.Sub(c.first)}
+	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind), wait: waitOf(c, now)}
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: m.held(epoch, a.ttl, now, now), Timeout: m.p.RequestTimeout}
 	if c.kind == Absent {
 		w.Create, w.LastSeq, w.Rev = true, c.lastSeq, 0
@@ -192,4 +204,13 @@ func laterOf(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// waitOf is how long the node saw the value it takes over before it
+// wrote (Metrics.ObserveElection); 0 for a key that did not exist.
+func waitOf(c seen, now time.Time) time.Duration {
+	if c.kind == Absent {
+		return 0
+	}
+	return now.Sub(c.first)
 }

@@ -69,6 +69,7 @@ type Machine struct {
 	checks   []uint64  // ValidateLeadership calls waiting for a confirmed renewal
 	stopReq  *uint64
 	known    string // leader last reported
+	coldSaid bool   // the wait of a new bucket's first election was logged
 	err      error
 	out      []Action
 }

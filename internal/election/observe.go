@@ -15,9 +15,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 		return // older than what is seen
 	}
 	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
-	if !m.learn(e, d) {
-		return
-	}
+	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
 	if p := m.pending; p != nil && m.ownLateWrite(d, p.epoch) && e.Rev > p.over {
 		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
@@ -42,21 +40,19 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 }
 
 // learn notes what an entry tells beyond the value: a TTL, another
-// process with this NodeID, another protocol at first sight (false: the
-// node stops).
-func (m *Machine) learn(e KVEntry, d decoded) bool {
+// process with this NodeID, a record of another protocol version (which
+// Start refuses; seen while running, it is unknown, P1).
+func (m *Machine) learn(e KVEntry, d decoded) {
 	m.entries++
 	switch {
-	case m.entries == 1 && d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
-		m.fail(protocolError("the lease record was written by protocol %d", d.version))
-		return false
+	case d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
+		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.version, 1))
 	case d.kind == Unknown:
 		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
 	case d.kind == Held:
 		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
 		m.noteForeignSelf(d.lease, e.Rev)
 	}
-	return m.err == nil
 }
 
 // ownLateWrite says a judged entry is this process's own held record at

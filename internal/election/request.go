@@ -159,7 +159,7 @@ func (m *Machine) confirmFailed(now time.Time, q *request, c confirm) {
 	switch c.why {
 	case toLead:
 		if now.Before(m.deadlineOf(c.a.sent, c.a.ttl)) {
-			m.send(now, c, Confirm{Timeout: m.p.RequestTimeout})
+			m.confirmLanding(now, c.a)
 			return
 		}
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
