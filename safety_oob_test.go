@@ -255,37 +255,34 @@ func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string
 // maxEpoch is the largest int64: no epoch can follow it.
 const maxEpoch = math.MaxInt64
 
-// TestSafety05ForgedMaxEpoch: a well-formed record at epoch MaxInt64 leaves
-// no epoch to hand out. Nodes must not wrap to a negative epoch or go back:
-// every campaigning node stops with ErrEpochExhausted, and nobody leads.
+// TestSafety05ForgedMaxEpoch: a well-formed record at epoch MaxInt64 is
+// outside the incarnation's range (I1): unknown. Nobody's epoch jumps to
+// it, nobody stops, and the next leader's epoch counts from the revision
+// it replaced, above every epoch before.
 func TestSafety05ForgedMaxEpoch(t *testing.T) {
 	cases := map[string]string{
-		"held by ghost": fmt.Sprintf(`{"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
-		"released":      fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
+		"held by ghost": fmt.Sprintf(`{"v":2,"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
+		"released":      fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
 	}
 	for name, forged := range cases {
 		t.Run(name, func(t *testing.T) {
 			srv, rec, id := setup(t)
 			nodes := startNodes(t, srv, rec, id, "a", "b", "c")
-			waitOneLeader(t, nodes, 5*time.Second)
+			before := waitOneLeader(t, nodes, 5*time.Second).Epoch()
 			kv := bindKV(t, srv.URL(), id)
 			if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
 				t.Fatal(err)
 			}
-			forgedAt := time.Now()
-			nodes = append(nodes, safetyStartMayFail(t, testConfig(id, "fresh", srv.URL()), rec))
-
-			const within = 5 * testTTL
-			if !safetyEventually(within, func() bool { return safetyAllExhausted(nodes) }) {
-				t.Errorf("%v after a record with epoch MaxInt64 was written, not every node stopped with ErrEpochExhausted:%v", within, safetyState(nodes))
+			nodes = append(nodes, startNode(t, testConfig(id, "fresh", srv.URL()), rec, nil))
+			if !safetyEventually(5*testTTL, func() bool { return safetyLeadsAbove(nodes, before) }) {
+				t.Errorf("%v after a record with epoch MaxInt64 was written, no single node leads above %d:%v", 5*testTTL, before, safetyState(nodes))
 			}
 			for _, tr := range rec.tenuresSnapshot() {
-				if tr.epoch <= 0 {
+				if tr.epoch <= 0 || tr.epoch == maxEpoch {
 					t.Errorf("%s led at epoch %d", tr.node, tr.epoch)
-				} else if tr.start.After(forgedAt) {
-					t.Errorf("%s led at epoch %d after epoch MaxInt64 was written", tr.node, tr.epoch)
 				}
 			}
+			safetyNoneStopped(t, nodes)
 			rec.check(t)
 		})
 	}
@@ -349,6 +346,23 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Created again as go-cluster creates it (init, or a node with the
+	// cluster's Config): with the cluster's LeaseTTL in its metadata (I2
+	// in docs/design.md assumes no less).
+	old, err := js.KeyValue(ctx(t), BucketName(clusterID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := old.Status(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{}
+	for k, v := range status.Metadata() {
+		if !strings.HasPrefix(k, "_nats.") {
+			meta[k] = v
+		}
+	}
 	if err := js.DeleteKeyValue(ctx(t), BucketName(clusterID)); err != nil {
 		t.Fatalf("delete bucket: %v", err)
 	}
@@ -362,6 +376,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 			History:        leaseHistory,
 			Replicas:       replicas,
 			LimitMarkerTTL: time.Second,
+			Metadata:       meta,
 		})
 		return err2 == nil || errors.Is(err2, jetstream.ErrBucketExists)
 	}, "recreate bucket: %v", err2)
@@ -443,9 +458,11 @@ func (r *recorder) tenuresSnapshot() []tenureRecord {
 }
 
 // TestSafety13ForgedReleaseWaitsOutTheHolder: a released record written
-// out of band (an operator's "reset") while the leader is cut off. It does
-// not hand back the record the followers saw (another epoch), so they wait
-// it out like a held lease instead of leading beside the old leader.
+// out of band (an operator's "reset") while the leader is cut off, with
+// an epoch no write of this incarnation could carry: it is unknown (P1),
+// so followers wait it out for the ceiling (P4) instead of leading beside
+// the old leader. (A forged release in range is out of the threat model:
+// docs/design.md says what it can do.)
 func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "", srv.URL())
@@ -454,14 +471,14 @@ func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
 	epoch := a.Epoch()
 	kv := openKV(t, srv.URL(), id)
 	proxy.Blackhole()
-	forged := fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+3)
+	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
 	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b never took over the forged release")
 	rec.check(t) // b must not have become leader while a's tenure was live
-	if b.Epoch() <= epoch+3 {
-		t.Errorf("b leads at epoch %d, want above the forged %d", b.Epoch(), epoch+3)
+	if b.Epoch() <= epoch {
+		t.Errorf("b leads at epoch %d, want above a's %d", b.Epoch(), epoch)
 	}
 }
 
@@ -545,11 +562,9 @@ func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
 
 // TestSafety03RecreatedUnderLongTTLHolder: the holder a (LeaseTTL 3s) is
 // cut off just as its bucket is deleted and created again; follower b
-// (LeaseTTL 1s) has seen a's TTL; node c (LeaseTTL 1s) starts on the new
-// bucket and, knowing nothing, waits only its own TTL. b read the key back
-// only at half of a's TTL, after c led at epoch 1 beside a (chaos, seed
-// 7). The server's stream-created advisory tells b at once: it writes its
-// epoch and a's TTL into the new bucket as a floor, and c waits that out.
+// (LeaseTTL 1s) and node c (LeaseTTL 1s), started on the new bucket,
+// follow the bucket's TTL (I2): the new bucket's first election waits
+// its ceiling less its age (P6), which covers a.
 func TestSafety03RecreatedUnderLongTTLHolder(t *testing.T) {
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
@@ -586,7 +601,7 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 	epoch := a.Epoch()
 	kv := bindKV(t, srv.URL(), id)
 	proxy.Blackhole()
-	forged := fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+3)
+	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
 	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
@@ -642,7 +657,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetstream.KeyValue, id string, rec *recorder, bRenew time.Duration) (a, b *Node, proxy *faultproxy.Proxy) {
 	t.Helper()
 	now := time.Now().UTC()
-	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
+	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
 		t.Fatal(err)
 	}
 	a, proxy = proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
