@@ -18,6 +18,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"held", put(3, record("a", base+2, "")), Held},
 		{"released", put(3, record("", base+2, "b")), Released},
+		{"a release above base + rev (P5: no hand-back out of range)", put(3, record("", base+4, "")), Unknown},
 		{"epoch at the range's top", put(3, record("a", base+3, "")), Held},
 		{"epoch above base + rev", put(3, record("a", base+4, "")), Unknown},
 		{"epoch at base", put(3, record("a", base, "")), Unknown},
@@ -190,6 +191,21 @@ func TestReconnectRestartsTheWait(t *testing.T) {
 	h.none("Write", "Confirm")
 	if got := h.armed(); !got.Equal(t0.Add(ttl / 2).Add(ttl)) {
 		t.Fatalf("armed %v, want a whole TTL from the reconnect", got.Sub(t0))
+	}
+}
+
+// P3: a value is waited out from when it was first seen: a renewal the
+// watch shows is a new value, and starts the wait again.
+func TestARenewalSeenStartsTheWaitAgain(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.at(ttl / 4).do(Entry{KV: put(6, record("b", base+3, ""))})
+	h.at(ttl).do(Tick{})
+	h.want("Confirm") // P15: unchanged half way through its wait
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.none("Write")
+	if got := h.armed(); !got.Equal(t0.Add(ttl/4 + ttl)) {
+		t.Fatalf("armed %v, want a whole TTL from the renewal", got.Sub(t0))
 	}
 }
 
