@@ -155,6 +155,9 @@ func TestMachineNegativeControls(t *testing.T) {
 		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 1691},
 		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 14},
 		{"I3 removed: lead only on a confirmed landing", Options{Knobs: election.Knobs{NoConfirm: true}}, 130},
+		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 15},
+		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 19},
+		{"the server clock assumption broken: a bucket created again reads a time before the previous creation", Options{ClockBack: true}, 1},
 	} {
 		if out := Run(c.seed, c.opt); !out.Failed() {
 			t.Errorf("%s: seed %d found nothing", c.name, c.seed)
