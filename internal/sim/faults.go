@@ -189,7 +189,7 @@ func (w *world) outOfBand(k faultKind) {
 
 // deleteBucket deletes the bucket, and creates it again after d (if no
 // node's Start has created it first). A node waits for its bucket for as
-// long as it runs (rule 29), so d has no bound to stay under.
+// long as it runs, so d has no bound to stay under.
 func (w *world) deleteBucket(d time.Duration) {
 	w.kv.remove()
 	w.logf("OUT OF BAND: bucket deleted for %v", d.Round(time.Millisecond))
