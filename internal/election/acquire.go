@@ -4,6 +4,7 @@ package election
 // leads (P2, P7).
 
 import (
+	"bytes"
 	"errors"
 	"log/slog"
 	"time"
@@ -30,12 +31,7 @@ func (m *Machine) onAcquired(now time.Time, q *request, a *attempt, r WriteResul
 	default:
 		// Unknown outcome: the write may still land. If the watch shows
 		// it, it is confirmed like any landing (observe); meanwhile back off.
-		// An earlier unanswered attempt at the same epoch is kept: the
-		// record the watch shows may be its write, so its tenure counts
-		// from the earlier send time.
-		if m.pending == nil || m.pending.epoch != a.epoch {
-			m.pending = a
-		}
+		m.keepPending(a)
 		m.retryAt = now.Add(m.backoff())
 		m.logf(slog.LevelDebug, "acquisition unanswered", "epoch", a.epoch, "error", r.Err)
 	}
@@ -49,6 +45,41 @@ func (m *Machine) confirmLanding(now time.Time, a *attempt) {
 	m.state = Confirming
 	timeout := max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now))
 	m.send(now, confirm{why: toLead, a: a}, Confirm{Timeout: timeout})
+}
+
+// keepPending keeps an unanswered acquisition, which may land, with the
+// others at its epoch (the key moved past an earlier epoch's): the first
+// maxPending of them.
+func (m *Machine) keepPending(a *attempt) {
+	if len(m.pending) > 0 && m.pending[0].epoch != a.epoch {
+		m.pending = nil
+	}
+	if len(m.pending) < maxPending {
+		m.pending = append(m.pending, a)
+	}
+}
+
+const maxPending = 4
+
+// landed is the unanswered acquisition an entry shows landed, or nil: the
+// one whose value it holds (each value has its own send time in it), or
+// one not kept, sent after the first, counted from the first.
+func (m *Machine) landed(d decoded, e KVEntry) *attempt {
+	if len(m.pending) == 0 || !m.ownLateWrite(d, m.pending[0].epoch) {
+		return nil
+	}
+	a := m.pending[0]
+	for _, p := range m.pending {
+		if bytes.Equal(p.value, e.Value) {
+			a = p
+			break
+		}
+	}
+	if e.Rev <= a.over {
+		return nil
+	}
+	a.rev = e.Rev
+	return a
 }
 
 // lostAt waits for the watch to show a revision above rev (P10).

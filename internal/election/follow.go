@@ -151,7 +151,8 @@ func (m *Machine) takeOver(now time.Time) {
 		return
 	}
 	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind), wait: waitOf(c, now)}
-	w := Write{Purpose: Acquire, Rev: c.rev, Value: m.held(epoch, a.ttl, now, now), Timeout: m.p.RequestTimeout}
+	a.value = m.held(epoch, a.ttl, now, now)
+	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
 	if c.kind == Absent {
 		w.Create, w.LastSeq, w.Rev = true, c.lastSeq, 0
 	}
@@ -188,8 +189,8 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 		return time.Time{}
 	}
 	at := m.conn.stableSince.Add(max(m.p.LeaseTTL, m.p.PreemptDelay))
-	if !m.conn.askedAt.IsZero() {
-		at = laterOf(at, m.conn.askedAt.Add(m.p.LeaseTTL))
+	if again := m.conn.askedAt.Add(m.p.LeaseTTL); !m.conn.askedAt.IsZero() && again.After(at) {
+		at = again
 	}
 	if now.Before(at) {
 		return at
@@ -197,13 +198,6 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 	m.conn.askedAt = now
 	m.emit(AskToLead{Holder: h.NodeID, Request: StepDownRequest{To: m.p.NodeID, Reason: ReasonPriority, Priority: m.p.Priority}})
 	return now.Add(m.p.LeaseTTL)
-}
-
-func laterOf(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // waitOf is how long the node saw the value it takes over before it

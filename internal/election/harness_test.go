@@ -151,4 +151,7 @@ func record(node string, epoch int64, next string) []byte {
 	return encode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(), Next: next, Instance: node + "-i", ExpiresAt: t0, AcquiredAt: t0})
 }
 
+// judge applies P1 as the machine does, the range checked.
+func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
+
 func put(rev uint64, v []byte) KVEntry { return KVEntry{Rev: rev, Op: Put, Value: v} }

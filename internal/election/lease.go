@@ -24,9 +24,6 @@ type Lease struct {
 	Revision   uint64            `json:"-"`
 }
 
-// ttl is the holder's LeaseTTL, or 0 when the record does not say.
-func (l *Lease) ttl() time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
-
 // MaxLeaseSize is the largest lease value decoded; a larger one counts as
 // garbage (cluster.MaxLeaseSize).
 const MaxLeaseSize = 4096

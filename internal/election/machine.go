@@ -57,8 +57,8 @@ type Machine struct {
 	req     *request // the request out, nil when none
 	kept    []Event  // events kept while a request is out
 	nextID  uint64
-	pending *attempt // an acquisition whose write went unanswered: it may land
-	landing *attempt // an acquisition that landed, not yet confirmed
+	pending []*attempt // acquisitions at one epoch whose writes went unanswered: they may land
+	landing *attempt   // an acquisition that landed, not yet confirmed
 	lost    lostRace
 	retryAt time.Time // backoff after a transient error while following
 	fails   int
@@ -283,13 +283,4 @@ func earliest(times ...time.Time) time.Time {
 		}
 	}
 	return out
-}
-
-// Tenure is the live tenure as the machine knows it: its epoch and
-// deadline on this node's clock; ok is false when the node does not lead.
-func (m *Machine) Tenure() (epoch int64, deadline time.Time, ok bool) {
-	if m.t == nil || m.t.ended {
-		return 0, time.Time{}, false
-	}
-	return m.t.epoch, m.t.deadline, true
 }

@@ -19,6 +19,7 @@ func TestJudge(t *testing.T) {
 	}{
 		{"held", put(3, record("a", base+2, "")), Held},
 		{"released", put(3, record("", base+2, "b")), Released},
+		{"a release above base + rev (P5: no hand-back out of range)", put(3, record("", base+4, "")), Unknown},
 		{"epoch at the range's top", put(3, record("a", base+3, "")), Held},
 		{"epoch above base + rev", put(3, record("a", base+4, "")), Unknown},
 		{"epoch at base", put(3, record("a", base, "")), Unknown},
@@ -194,6 +195,21 @@ func TestReconnectRestartsTheWait(t *testing.T) {
 	}
 }
 
+// P3: a value is waited out from when it was first seen: a renewal the
+// watch shows is a new value, and starts the wait again.
+func TestARenewalSeenStartsTheWaitAgain(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	h.at(ttl / 4).do(Entry{KV: put(6, record("b", base+3, ""))})
+	h.at(ttl).do(Tick{})
+	h.want("Confirm") // P15: unchanged half way through its wait
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.none("Write")
+	if got := h.armed(); !got.Equal(t0.Add(ttl/4 + ttl)) {
+		t.Fatalf("armed %v, want a whole TTL from the renewal", got.Sub(t0))
+	}
+}
+
 // leader brings a harness to leading at epoch base+4, revision 7.
 func leader(t *testing.T) *harness {
 	h := newHarness(t, params("a"))
@@ -332,19 +348,21 @@ func TestEntriesOfAReplacedWatchAreDropped(t *testing.T) {
 }
 
 // Simulator seed 3278: an acquisition retried while the first went
-// unanswered counts from the first's send time when the watch shows the
-// record, which either may have written.
+// unanswered, the first landing, counts from the first's send time.
 func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
 	h := newHarness(t, params("a"))
 	h.open(bucket(5), put(5, record("", base+3, "")))
-	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: Transient})
-	first := h.m.pending.sent
+	first := h.write()
+	h.do(WriteResult{ID: first.ID, Err: errors.New("timeout"), Class: Transient})
 	h.at(time.Second).do(Tick{})
-	if w, ok := h.req.(Write); ok && w.Purpose == Acquire {
-		h.do(WriteResult{ID: w.ID, Err: errors.New("timeout"), Class: Transient})
+	if w := h.write(); w.ID == first.ID || w.Purpose != Acquire {
+		t.Fatalf("want the acquisition retried, got %+v", w)
 	}
-	if !h.m.pending.sent.Equal(first) {
-		t.Fatalf("pending attempt sent at %v, want the first's %v", h.m.pending.sent.Sub(t0), first.Sub(t0))
+	h.do(WriteResult{ID: h.reqID(), Err: errors.New("timeout"), Class: Transient})
+	h.do(Entry{KV: put(6, first.Value)})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	if b := h.become(); !b.Deadline.Equal(t0.Add(ttl - ttl/10)) {
+		t.Errorf("deadline +%v, want the first send + TTL - margin", b.Deadline.Sub(t0))
 	}
 }
 
@@ -428,5 +446,35 @@ func TestSetPriorityReachesTheRecords(t *testing.T) {
 	w := h.write()
 	if d := judge(put(8, w.Value), base); d.lease.Priority != 7 {
 		t.Fatalf("renewal carries priority %d, want 7", d.lease.Priority)
+	}
+}
+
+// Simulator seeds 947061 and 981817 (liveness): of the unanswered
+// acquisitions at one epoch, the one the watch shows landed is the one
+// whose value it holds; its tenure counts from its own send time, not
+// from an earlier attempt's, which could not have written that value.
+func TestUnansweredAcquisitionThatLandedIsKnownByItsValue(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(6), KVEntry{Rev: 6, Op: Purge})
+	h.at(ttl).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: Transient}) // may land: pending
+	h.at(ttl + 100*time.Millisecond).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("wrong last sequence"), Class: Conflict})
+	h.at(3 * time.Second).do(Tick{}) // the watch explained nothing: reopened, the key found compacted away
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Synced{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	w := h.write()
+	if !w.Create || w.LastSeq != 6 {
+		t.Fatalf("want a Create at 6, got %+v", w)
+	}
+	h.at(3*time.Second + 300*time.Millisecond).do(WriteResult{ID: w.ID, Err: errors.New("timeout"), Class: Transient})
+	h.do(Entry{KV: put(7, w.Value)}) // the Create landed
+	h.want("Confirm")
+	h.at(3*time.Second + 900*time.Millisecond).do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
+	b := h.become()
+	if want := t0.Add(3 * time.Second).Add(ttl - ttl/10); !b.Deadline.Equal(want) {
+		t.Errorf("deadline +%v, want the Create's send time + TTL - margin: +%v", b.Deadline.Sub(t0), want.Sub(t0))
 	}
 }

@@ -17,9 +17,8 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
-	if p := m.pending; p != nil && m.ownLateWrite(d, p.epoch) && e.Rev > p.over {
-		p.rev, m.pending = e.Rev, nil // an unanswered acquisition landed: confirm it
-		m.landing = p
+	if a := m.landed(d, e); a != nil {
+		m.pending, m.landing = nil, a // an unanswered acquisition landed: confirm it
 	}
 	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
 	if m.lost.waiting && e.Rev > m.lost.above {

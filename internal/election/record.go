@@ -41,11 +41,8 @@ type decoded struct {
 	why     string // why it is unknown
 }
 
-// judge applies P1 to a watch entry in an incarnation whose epochs are
-// above base.
-func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
-
-// judgeRange is judge; ranged false leaves the epoch's range unchecked
+// judgeRange applies P1 to a watch entry in an incarnation whose epochs
+// are above base; ranged false leaves the epoch's range unchecked
 // (Knobs.NoRangeCheck).
 func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	if e.Op != Put {

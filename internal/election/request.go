@@ -44,6 +44,7 @@ type watchOpen struct{}
 type attempt struct {
 	over  uint64 // the revision, or an absent key's last sequence, it was written over
 	epoch int64
+	value []byte // the record written: its send time makes it this attempt's own
 	ttl   time.Duration
 	rev   uint64 // where it landed
 	sent  time.Time

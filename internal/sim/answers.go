@@ -12,32 +12,41 @@ import (
 // error classes the store gives JetStream's errors.
 var (
 	errConflict   = errors.New("sim: wrong last sequence")
-	errNotFound   = errors.New("sim: key not found")
 	errTimeout    = fmt.Errorf("sim: %w", context.DeadlineExceeded)
 	errNoStream   = errors.New("sim: stream not found")
 	errBucketGone = fmt.Errorf("%w: sim: stream not found", election.ErrBucketDeleted)
 )
 
-func conflict() election.Result {
-	return election.Result{Err: errConflict, Class: election.Conflict}
+func conflict(id uint64) election.Event {
+	return election.WriteResult{ID: id, Err: errConflict, Class: election.Conflict}
 }
 
-func notFound() election.Result {
-	return election.Result{Err: errNotFound, NotFound: true}
-}
-
-func timedOut(id uint64) election.Result {
-	return election.Result{ID: id, Err: errTimeout, Class: election.Transient}
+// timedOut is the answer a request gets when none came in time.
+func timedOut(req election.Action) election.Event {
+	return withError(req, errTimeout, election.Transient)
 }
 
 // bucketGone answers a request to a deleted bucket: the store confirms
 // the deletion (a permanent error), but never for a renewal, which would
 // cost the deadline (store.renew): its error stays transient.
-func bucketGone(req election.Action) election.Result {
+func bucketGone(req election.Action) election.Event {
 	if w, ok := req.(election.Write); ok && w.Purpose == election.Renew {
-		return election.Result{Err: errNoStream, Class: election.Transient}
+		return withError(req, errNoStream, election.Transient)
 	}
-	return election.Result{Err: errBucketGone, Class: election.Permanent}
+	return withError(req, errBucketGone, election.Permanent)
+}
+
+// withError is req's answer with err of class c.
+func withError(req election.Action, err error, c election.ErrClass) election.Event {
+	switch r := req.(type) {
+	case election.Write:
+		return election.WriteResult{ID: r.ID, Err: err, Class: c}
+	case election.Confirm:
+		return election.ConfirmResult{ID: r.ID, Err: err, Class: c}
+	case election.Watch:
+		return election.WatchStarted{ID: r.ID, Err: err, Class: c}
+	}
+	return nil
 }
 
 // replied says a reply answered its StepDown or Control with success.

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 )
@@ -22,18 +21,6 @@ type checker struct {
 	hooksDone time.Duration
 	lastHook  map[*proc]string
 	first     time.Duration // when the first violation happened
-	maxEpoch  int64         // the highest epoch of a tenure so far
-	maxInc    uint64        // the bucket's identity when it began
-	maxRev    uint64        // the revision of its record
-	maxBase   int64         // the epoch base of its bucket (rule 50)
-	excused   int           // tenures whose epoch did not grow, excused (forgotten)
-	// blindOverlaps counts overlaps excused as the §5.6 limit (tenure.blindTo).
-	blindOverlaps int
-	// covers: when a node covered a write of its own with a floor at its
-	// epoch (rules 35, 38, 40: a landing it could not lead). Everyone
-	// waits that floor out like a held lease (§5.3), so in the quiet
-	// phase it restarts the wait the liveness bound allows for.
-	covers []time.Duration
 }
 
 // tenure is one node's tenure: from its Become until its Lose or its
@@ -44,13 +31,6 @@ type tenure struct {
 	start    time.Duration
 	lostAt   time.Duration // -1 while not lost
 	deadline time.Duration // the deadline, in simulated time, as last seen
-	// forgotten: when it began, at an epoch not above an earlier
-	// tenure's, nothing left knew that earlier epoch (world.forgotten).
-	forgotten bool
-	ttl       time.Duration // the holder's LeaseTTL
-	// blindTo: the tenures live when it began whose holder's longer
-	// LeaseTTL nothing left knew (world.ttlForgotten).
-	blindTo []*tenure
 }
 
 func (t *tenure) end() time.Duration {
@@ -85,18 +65,7 @@ func (c *checker) become(p *proc, epoch int64) {
 		c.violate(now, "%s: OnBecomeLeader twice without OnLoseLeadership", p.cfg.NodeID)
 	}
 	c.lastHook[p] = "become"
-	t := &tenure{node: p.cfg.NodeID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62, ttl: p.cfg.LeaseTTL}
-	if epoch <= c.maxEpoch && !p.w.opt.StrictLimits {
-		t.forgotten = p.w.forgotten(p, c.maxEpoch, c.maxInc, c.maxRev, c.maxBase)
-	}
-	for _, a := range c.tenures {
-		if !p.w.opt.StrictLimits && a.end() > now && a.ttl > t.ttl && p.w.ttlForgotten(p, a.ttl) {
-			t.blindTo = append(t.blindTo, a)
-		}
-	}
-	if epoch > c.maxEpoch {
-		c.maxEpoch, c.maxInc, c.maxRev, c.maxBase = epoch, p.w.kv.inc, p.wroteAt, p.w.kv.epochBase()
-	}
+	t := &tenure{node: p.cfg.NodeID, epoch: epoch, start: now, lostAt: -1, deadline: 1 << 62}
 	c.tenures = append(c.tenures, t)
 	c.live[p] = t
 }
@@ -182,6 +151,8 @@ func (c *checker) finish(now, quietAt, maxTTL time.Duration) []string {
 	return c.violations
 }
 
+// checkOverlap: no two tenures that were live overlap. None is excused:
+// the protocol states no limit to excuse (docs/design-next.md).
 func (c *checker) checkOverlap(ts []*tenure) {
 	for i, a := range ts {
 		if a.end() <= a.start {
@@ -191,11 +162,7 @@ func (c *checker) checkOverlap(ts []*tenure) {
 			if b.start >= a.end() {
 				break
 			}
-			switch {
-			case b.end() <= b.start:
-			case slices.Contains(b.blindTo, a):
-				c.blindOverlaps++
-			default:
+			if b.end() > b.start {
 				c.violate(b.start, "tenures overlap: %s epoch %d [%.6fs, %.6fs] and %s epoch %d [%.6fs, %.6fs]",
 					a.node, a.epoch, a.start.Seconds(), a.end().Seconds(), b.node, b.epoch, b.start.Seconds(), b.end().Seconds())
 			}
@@ -204,20 +171,16 @@ func (c *checker) checkOverlap(ts []*tenure) {
 }
 
 // checkEpochs: the epochs of tenures that were live strictly increase in
-// the order the tenures began. A tenure whose Become comes after its own
-// deadline (an acquire answered after it could lead: Become and Lose at
-// once, with a cancelled ctx) was never live, and is left out. An epoch
-// that nothing left knew (tenure.forgotten) is the protocol's stated
-// limit, not a violation: counted, and the epochs go on from it.
+// the order the tenures began (I1). A tenure whose Become comes after its
+// own deadline (an acquire answered after it could lead: Become and Lose
+// at once, with a cancelled ctx) was never live, and is left out.
 func (c *checker) checkEpochs(ts []*tenure) {
 	var prev *tenure
 	for _, t := range ts {
 		if t.end() <= t.start {
 			continue
 		}
-		if prev != nil && t.epoch <= prev.epoch && t.forgotten {
-			c.excused++
-		} else if prev != nil && t.epoch <= prev.epoch {
+		if prev != nil && t.epoch <= prev.epoch {
 			c.violate(t.start, "epoch did not grow: %s epoch %d after %s epoch %d",
 				t.node, t.epoch, prev.node, prev.epoch)
 		}
@@ -227,15 +190,14 @@ func (c *checker) checkEpochs(ts []*tenure) {
 
 // checkLiveness: a leader exists within twice the longest TTL and a
 // second after faults stop and the hooks queued until then have returned
-// (a held record waited out, an absent key's extra RenewInterval, round
-// trips; a step-down draining behind a slow hook releases only once its
-// OnLoseLeadership has begun, §4.4), and every StepDown that released in
-// the quiet phase is followed by a new tenure within handoverBound of its
-// OnLoseLeadership's start.
+// (a value waited out, round trips; a step-down draining behind a slow
+// hook releases only once its OnLoseLeadership has begun, §4.4), and
+// every StepDown that released in the quiet phase is followed by a new
+// tenure within handoverBound of its OnLoseLeadership's start.
 func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 	bound, from := livenessBound(maxTTL), c.livenessFrom(quietAt)
 	if end := c.livenessEnd(quietAt, maxTTL); !leaderWithin(ts, from, end) {
-		c.violate(end, "no leader within %v after faults stopped and their hooks returned (%.3fs)%s", bound, from.Seconds(), c.coveredSince(quietAt, maxTTL))
+		c.violate(end, "no leader within %v after faults stopped and their hooks returned (%.3fs)", bound, from.Seconds())
 	}
 	for _, h := range c.handovers {
 		if h.called < quietAt {
@@ -251,59 +213,18 @@ func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 // livenessBound is how soon after livenessFrom a leader must exist.
 func livenessBound(maxTTL time.Duration) time.Duration { return 2*maxTTL + time.Second }
 
-// coverBound is how soon after a landing covered with a floor a leader
-// must exist: the floor waited out like a held lease (at most the longest
-// TTL, §3.2, §5.3), then a takeover's round trips.
-func coverBound(maxTTL time.Duration) time.Duration { return maxTTL + time.Second }
-
-// covered records that a node covered a write of its own with a floor.
-func (c *checker) covered(at time.Duration) { c.covers = append(c.covers, at) }
-
 // livenessEnd is when a leader must exist by: livenessBound after
-// livenessFrom, or coverBound after a landing covered with a floor in the
-// quiet phase before that end (rule 38: a landing whose bucket could not
-// be told in time, its checks' answers lost; docs/sim.md), whichever is
-// later.
+// livenessFrom, or later where a step-down in the quiet phase before
+// then drains behind a slow hook (§4.4): the leader it ends is due within
+// handoverBound of its hook's start.
 func (c *checker) livenessEnd(quietAt, maxTTL time.Duration) time.Duration {
-	end, _ := c.coversCounted(quietAt, maxTTL)
-	return end
-}
-
-// coversCounted is livenessEnd with the covers that moved it. Covers
-// chain, each a takeover's whole wait again, up to maxCovers: a machine
-// that covered its landings for ever would otherwise never be judged (and
-// the run never end).
-func (c *checker) coversCounted(quietAt, maxTTL time.Duration) (end time.Duration, counted []time.Duration) {
-	end = c.livenessFrom(quietAt) + livenessBound(maxTTL)
+	end := c.livenessFrom(quietAt) + livenessBound(maxTTL)
 	for _, h := range c.handovers {
-		// A drain in the quiet phase behind a slow hook: the leader it
-		// ends is due within handoverBound of its hook's start (§4.4).
 		if h.called >= quietAt && h.called < end {
 			end = max(end, h.loseBegan+handoverBound)
 		}
 	}
-	for _, at := range c.covers {
-		if at >= quietAt && at < end && len(counted) < maxCovers {
-			end = max(end, at+coverBound(maxTTL))
-			counted = append(counted, at)
-		}
-	}
-	return end, counted
-}
-
-// maxCovers is how many covered landings in a row the liveness bound
-// waits for: two answers in a row lost at each of two landings already
-// take a network far worse than the quiet phase's.
-const maxCovers = 2
-
-// coveredSince says, for a violation, which covers moved the end.
-func (c *checker) coveredSince(quietAt, maxTTL time.Duration) string {
-	_, counted := c.coversCounted(quietAt, maxTTL)
-	var s string
-	for _, at := range counted {
-		s += fmt.Sprintf("; a landing covered with a floor at %.3fs", at.Seconds())
-	}
-	return s
+	return end
 }
 
 // livenessFrom is when faults had stopped and the hooks queued until then

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
@@ -15,58 +14,21 @@ func describeWrite(e election.Write, rev uint64, ok bool) string {
 		NodeID string `json:"node_id"`
 		Epoch  int64  `json:"epoch"`
 		Next   string `json:"next"`
-		Floor  bool   `json:"floor"`
 		TTL    int64  `json:"ttl_ms"`
 	}
 	_ = json.Unmarshal(e.Value, &l)
 	what := fmt.Sprintf("holder=%q epoch=%d ttl=%dms", l.NodeID, l.Epoch, l.TTL)
-	if l.Floor {
-		what += " floor"
-	}
 	if l.Next != "" {
 		what += " next=" + l.Next
 	}
 	op := fmt.Sprintf("update@%d", e.Rev)
 	if e.Create {
-		op = "create"
+		op = fmt.Sprintf("create@seq%d", e.LastSeq)
 	}
 	if !ok {
 		return fmt.Sprintf("%s %s: conflict", op, what)
 	}
 	return fmt.Sprintf("%s %s: ok rev %d", op, what, rev)
-}
-
-// recordEpoch is the epoch a lease record carries (0 if none).
-func recordEpoch(value []byte) int64 {
-	var l struct {
-		Epoch int64 `json:"epoch"`
-	}
-	_ = json.Unmarshal(value, &l)
-	return l.Epoch
-}
-
-// coversOwn says value is a floor written over prev, a held record of
-// node at the floor's epoch: a write of its own the node could not lead
-// or give back (rules 35, 38, 40), covered so that everyone waits it out.
-func coversOwn(prev election.KVEntry, value []byte, node string) bool {
-	var f, h struct {
-		NodeID string `json:"node_id"`
-		Epoch  int64  `json:"epoch"`
-		Floor  bool   `json:"floor"`
-	}
-	if prev.Op != election.Put || json.Unmarshal(value, &f) != nil || json.Unmarshal(prev.Value, &h) != nil {
-		return false
-	}
-	return f.Floor && h.NodeID == node && !h.Floor && h.Epoch == f.Epoch
-}
-
-// recordTTL is the LeaseTTL a lease record carries (0 if none).
-func recordTTL(value []byte) time.Duration {
-	var l struct {
-		TTL int64 `json:"ttl_ms"`
-	}
-	_ = json.Unmarshal(value, &l)
-	return time.Duration(l.TTL) * time.Millisecond
 }
 
 // short renders an event or actions for a node's trace, values as text.
@@ -84,17 +46,12 @@ func short(v any) string {
 		return "[" + strings.Join(parts, " ") + "]"
 	case election.Entry:
 		s = "Entry" + shortEntry(v.KV)
-	case election.Result:
-		s = fmt.Sprintf("Result{ID:%d Err:%v Rev:%d", v.ID, v.Err, v.Rev)
-		if v.Entry.Rev != 0 {
-			s += " Entry:" + shortEntry(v.Entry)
-		}
-		for _, h := range v.History {
-			s += " H:" + shortEntry(h)
-		}
-		s += fmt.Sprintf(" Recreated:%v LastSeq:%d}", v.Recreated, v.LastSeq)
+	case election.ConfirmResult:
+		b := v.Bucket
+		s = fmt.Sprintf("ConfirmResult{ID:%d Err:%v Created:%s LastSeq:%d Age:%v TTL:%v Max:%v}", v.ID, v.Err,
+			b.Created.Format("15:04:05.000000"), b.LastSeq, b.Age, b.LeaseTTL, b.MaxTTL)
 	case election.Write:
-		s = fmt.Sprintf("Write{ID:%d %v Create:%v Rev:%d %s}", v.ID, v.Purpose, v.Create, v.Rev, v.Value)
+		s = fmt.Sprintf("Write{ID:%d %v Create:%v LastSeq:%d Rev:%d %s}", v.ID, v.Purpose, v.Create, v.LastSeq, v.Rev, v.Value)
 	case election.Become:
 		s = fmt.Sprintf("Become{Epoch:%d Rev:%d}", v.Epoch, v.Rev)
 	case election.Lose:

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -42,7 +40,7 @@ const (
 	fCrash
 	fPause
 	fGarbage
-	fForged
+	fForged // drawn, never injected (faultMix)
 	fDelete
 	fPurge
 	fCompact
@@ -59,11 +57,14 @@ var faultNames = [...]string{"partition", "crash", "pause", "garbage", "forged",
 	"recreate", "bucket-delete", "watch-close", "stepdown", "stop", "slow"}
 
 // faultMix picks the kinds of fault this seed injects: partitions always,
-// and each other kind with probability 1/2.
+// and each other kind with probability 1/2. Forged well-formed records
+// are out of the threat model (docs/design-next.md §3) and never
+// injected; their draw is kept, so that every seed keeps the schedule it
+// had when they were.
 func (w *world) faultMix() []faultKind {
 	kinds := []faultKind{fPartition, fPartition}
 	for k := fCrash; k < nFaults; k++ {
-		if w.rnd.IntN(2) == 0 && !w.excluded(faultNames[k]) {
+		if w.rnd.IntN(2) == 0 && k != fForged && !w.excluded(faultNames[k]) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -93,7 +94,7 @@ func (w *world) fault(k faultKind) {
 		w.at(w.now+w.dur(10*time.Millisecond, 2*maxTTL(w)), p.restart)
 	case fPause:
 		w.pause(w.anyProc(), w.dur(10*time.Millisecond, 2*maxTTL(w)))
-	case fGarbage, fForged, fDelete, fPurge, fCompact, fRecreate, fBucketDelete:
+	case fGarbage, fDelete, fPurge, fCompact, fRecreate, fBucketDelete:
 		w.outOfBand(k)
 	case fWatchClose:
 		if p := w.anyProc(); p.up && p.watch != nil {
@@ -133,7 +134,7 @@ func (w *world) heal(p *proc) {
 		return
 	}
 	w.logf("%s: heal", p.cfg.NodeID)
-	p.connected, p.reachable = true, w.now
+	p.connected = true
 	p.reconnects++
 	if p.up && p.needWatch {
 		p.needWatch = false
@@ -170,10 +171,6 @@ func (w *world) outOfBand(k faultKind) {
 	switch k {
 	case fGarbage:
 		w.kv.append(election.Put, []byte(`{"garbage":`))
-	case fForged:
-		v := w.forged()
-		w.kv.append(election.Put, v)
-		w.logf("OUT OF BAND: forged %s", v)
 	case fDelete:
 		w.kv.append(election.Delete, nil)
 	case fPurge:
@@ -192,7 +189,7 @@ func (w *world) outOfBand(k faultKind) {
 
 // deleteBucket deletes the bucket, and creates it again after d (if no
 // node's Start has created it first). A node waits for its bucket for as
-// long as it runs (rule 29), so d has no bound to stay under.
+// long as it runs, so d has no bound to stay under.
 func (w *world) deleteBucket(d time.Duration) {
 	w.kv.remove()
 	w.logf("OUT OF BAND: bucket deleted for %v", d.Round(time.Millisecond))
@@ -203,44 +200,21 @@ func (w *world) deleteBucket(d time.Duration) {
 	})
 }
 
-// createBucket creates the bucket (again): a new stream, announced to
-// the nodes connected now by the stream-created advisory.
+// createBucket creates the bucket (again): a new stream, with a new
+// creation time. NATS announces it to the nodes connected now (the
+// stream-created advisory); the machine reads none, as the driver does
+// not subscribe to it (a watch closing or a Confirm finds a new bucket),
+// but its network delays are still drawn, so that every seed keeps the
+// schedule it had when it was delivered.
 func (w *world) createBucket() {
 	clock := w.creationClock()
 	w.kv.recreate(w.now, clock)
 	w.logf("bucket created (identity %d, at %s on its server's clock)", w.kv.inc, clock.Format("15:04:05.000000"))
 	for _, p := range w.procs {
 		if p.up && p.connected {
-			p.later(w.now+w.delay(p), election.BucketCreated{})
+			_ = w.delay(p)
 		}
 	}
-}
-
-// forged is a record no node wrote: a holder that does not exist at an
-// epoch below the real one, or a release. A release at an epoch some record had hands that record back
-// to a node that saw it last (§5.5, limit), so forged releases use epochs
-// no record had. It keeps to what §5.5 promises to survive: a forger who writes
-// exactly the holder's own release cannot be told from it, and a forged
-// epoch above the stream's revisions breaks the revision floor of a node
-// without memory (both limits stated there).
-func (w *world) forged() []byte {
-	cur := int64(1)
-	if e, ok := w.kv.last(); ok && e.Op == election.Put {
-		var l struct {
-			Epoch int64 `json:"epoch"`
-		}
-		if json.Unmarshal(e.Value, &l) == nil && l.Epoch > 0 {
-			cur = l.Epoch
-		}
-	}
-	epoch := 1 + w.rnd.Int64N(cur)
-	now := base.Add(w.now).UTC().Format(time.RFC3339Nano)
-	if w.rnd.IntN(2) == 0 && !w.epochs[epoch] && !w.excluded("forged-release") {
-		w.epochs[epoch] = true // a second release at it would hand this one back
-		return []byte(fmt.Sprintf(`{"node_id":"","epoch":%d,"expires_at":%q,"acquired_at":%q}`, epoch, now, now))
-	}
-	w.epochs[epoch] = true // its own release would hand it back
-	return []byte(fmt.Sprintf(`{"node_id":"intruder","epoch":%d,"expires_at":%q,"acquired_at":%q,"ttl_ms":1000}`, epoch, now, now))
 }
 
 // apiStepDown calls StepDown on the node that leads, naming a successor
@@ -286,11 +260,11 @@ func (w *world) quiet() {
 // creationClock is what the clock of the server creating the bucket now
 // reads. The servers' clocks disagree: it reads the previous creation's
 // time plus between a tenth and one and a half times the real time since
-// (behind or ahead), which keeps §5.4's assumption (rule 50: it reads
-// later than the previous creation by more than one microsecond for
-// every tenure led in between; a tenure here takes at least a write's
-// round trip of 200 µs). Options.ClockBack breaks it: the clock reads up
-// to a minute before the previous creation.
+// (behind or ahead), which keeps the server clock assumption of
+// docs/design-next.md §2 (it reads later than the previous creation by
+// more than one microsecond for every write in between; a write here
+// takes at least a round trip of 200 µs). Options.ClockBack breaks it:
+// the clock reads up to a minute before the previous creation.
 func (w *world) creationClock() time.Time {
 	since := w.now - w.kv.created
 	if w.opt.ClockBack {

@@ -9,22 +9,24 @@ import (
 // kv models the bucket's stream as far as the lease key goes: one stream
 // sequence for every write (other keys only bump it), the key's kept
 // revisions (History 8), compare-and-swap, create as a compare-and-swap on
-// revision 0, delete and purge markers, compaction, and the bucket
+// revision 0, delete and purge markers, compaction, the stream's info
+// (its creation time, TTL metadata and last sequence), and the bucket
 // deleted (for a while, or for good) and created again with a new
 // identity (its stream's creation time).
 type kv struct {
 	inc     uint64        // the stream's identity; a new bucket has a new one
 	created time.Duration // when this incarnation was created (simulated real time)
 	// createdAt is the creation time as the creating server's clock read
-	// it: what a node learns as the bucket's epoch base (rule 50).
+	// it: the stream's Created, from which a node takes the bucket's
+	// epoch base (docs/design-next.md §1).
 	createdAt time.Time
 	seq       uint64             // last sequence of the stream
 	entries   []election.KVEntry // the lease key's kept revisions, oldest first
 	history   int
 	deleted   bool // the bucket does not exist: every request says so
 	// ttl and maxTTL are the bucket's TTL metadata (lease_ttl and
-	// lease_ttl_max), read by the next machine only; a bucket created
-	// again keeps them (docs/design-next.md §4.2's assumption).
+	// lease_ttl_max); a bucket created again keeps them
+	// (docs/design-next.md §4.2's assumption).
 	ttl, maxTTL time.Duration
 }
 
@@ -32,9 +34,12 @@ func newKV(now time.Duration) *kv {
 	return &kv{inc: 1, created: now, createdAt: base.Add(now), history: 8}
 }
 
-// epochBase is the epoch below the bucket's first: its creation time in
-// microseconds, less one (rule 50).
-func (k *kv) epochBase() int64 { return k.createdAt.UnixMicro() - 1 }
+// info is the stream's info as a Confirm reads it at now: its identity,
+// metadata, last sequence and age.
+func (k *kv) info(now time.Duration) election.Incarnation {
+	return election.Incarnation{Created: k.createdAt, Protocol: election.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
+		LastSeq: k.seq, Age: now - k.created}
+}
 
 func (k *kv) last() (election.KVEntry, bool) {
 	if len(k.entries) == 0 {
@@ -57,8 +62,8 @@ func (k *kv) append(op election.Op, value []byte) uint64 {
 }
 
 // create writes value only if the key has no entry at all, a marker
-// included: the store's create is a compare-and-swap on revision 0 (rule
-// 23), not nats.go's KeyValue.Create, which writes over a marker.
+// included: the driver's Create expects the key's last sequence 0, unlike
+// nats.go's KeyValue.Create, which writes over a marker.
 func (k *kv) create(value []byte) (uint64, bool) {
 	if _, ok := k.last(); ok {
 		return 0, false
@@ -72,19 +77,6 @@ func (k *kv) update(value []byte, rev uint64) (uint64, bool) {
 		return 0, false
 	}
 	return k.append(election.Put, value), true
-}
-
-// get reads the key's value; a marker reads as not found, as in nats.go.
-func (k *kv) get() (election.KVEntry, bool) {
-	l, ok := k.last()
-	if !ok || l.Op != election.Put {
-		return election.KVEntry{}, false
-	}
-	return l, true
-}
-
-func (k *kv) historyEntries() []election.KVEntry {
-	return append([]election.KVEntry(nil), k.entries...)
 }
 
 // after returns the first kept entry above rev.

@@ -16,14 +16,13 @@ type logic interface {
 	Snapshot() election.View
 }
 
-// factory makes the logic of a node starting now (fresh memory), after
-// it opened the bucket.
-type factory func(cfg election.Params, facts election.BucketFacts, seed uint64) logic
+// factory makes the logic of a node starting now (fresh memory).
+type factory func(cfg election.Params, seed uint64) logic
 
 // machines makes election machines with the run's knobs.
 func machines(k election.Knobs) factory {
-	return func(cfg election.Params, facts election.BucketFacts, seed uint64) logic {
-		return election.NewWithKnobs(cfg, facts, seed, k)
+	return func(cfg election.Params, seed uint64) logic {
+		return election.NewWithKnobs(cfg, seed, k)
 	}
 }
 

@@ -16,21 +16,17 @@ func (p *proc) request(e election.Action) {
 	id, timeout := requestID(e)
 	gen, part := p.gen, p.partGen
 	answered := false
-	// inc is the bucket identity an incarnation read learned (0: none).
-	answer := func(r election.Result, inc uint64) {
+	answer := func(r election.Event) {
 		if answered || p.gen != gen {
 			return
 		}
 		answered = true
-		if inc != 0 {
-			p.knownInc = inc // the store learns the identity with the answer
-		}
 		p.deliver(r)
 	}
 	if _, ok := e.(election.Watch); ok {
 		p.watch = nil // the old watch's entries must not reach the logic
 	}
-	w.at(w.now+time.Duration(float64(timeout)/p.rate), func() { answer(timedOut(id), 0) })
+	w.at(w.now+time.Duration(float64(timeout)/p.rate), func() { answer(timedOut(e)) })
 	if !p.connected {
 		return
 	}
@@ -38,15 +34,14 @@ func (p *proc) request(e election.Action) {
 		if p.partGen != part || !p.connected {
 			return
 		}
-		r, inc := p.serve(e)
-		r.ID = id
+		r := p.serve(e)
 		if w.rnd.IntN(50) == 0 {
 			w.logf("%s: answer to request %d dropped", p.cfg.NodeID, id)
 			return
 		}
 		w.at(w.now+w.delay(p), func() {
 			if p.partGen == part {
-				answer(r, inc)
+				answer(r)
 			}
 		})
 	})
@@ -56,11 +51,7 @@ func requestID(e election.Action) (uint64, time.Duration) {
 	switch e := e.(type) {
 	case election.Write:
 		return e.ID, e.Timeout
-	case election.Get:
-		return e.ID, e.Timeout
-	case election.History:
-		return e.ID, e.Timeout
-	case election.Incarnation:
+	case election.Confirm:
 		return e.ID, e.Timeout
 	case election.Watch:
 		return e.ID, e.Timeout
@@ -68,22 +59,24 @@ func requestID(e election.Action) (uint64, time.Duration) {
 	return 0, 0
 }
 
-// serve is the server's side of a request, at its arrival, and the
-// bucket identity an incarnation read tells (0 for other requests).
-func (p *proc) serve(e election.Action) (election.Result, uint64) {
+// serve is the server's side of a request, at its arrival, as the
+// driver carries it out (docs/design-next.md §2): a Create is published
+// with the stream's expected last sequence and the key's (0: no entry,
+// a marker included), an update with the key's expected last sequence;
+// a Confirm reads the stream's info; a Watch opens a new watch.
+func (p *proc) serve(e election.Action) election.Event {
 	w := p.w
 	if w.kv.deleted {
 		w.logf("%s: request %T: bucket not found", p.cfg.NodeID, e)
-		return bucketGone(e), 0
+		return bucketGone(e)
 	}
 	switch e := e.(type) {
 	case election.Write:
 		var rev uint64
 		var ok bool
-		prev, _ := w.kv.last()
 		switch {
-		case e.Create && e.CheckLastSeq && w.kv.seq != e.LastSeq:
-			// the stream moved since the writer read its last sequence
+		case e.Create && w.kv.seq != e.LastSeq:
+			// the stream moved since the writer read its last sequence (C3)
 		case e.Create:
 			rev, ok = w.kv.create(e.Value)
 		default:
@@ -91,33 +84,20 @@ func (p *proc) serve(e election.Action) (election.Result, uint64) {
 		}
 		w.logf("%s: %s", p.cfg.NodeID, describeWrite(e, rev, ok))
 		if !ok {
-			return conflict(), 0
+			return conflict(e.ID)
 		}
-		p.wroteAt, p.wroteWhen = rev, w.now
-		if coversOwn(prev, e.Value, p.cfg.NodeID) {
-			w.logf("%s: the floor covers a write of its own it did not lead (rules 35, 38, 40)", p.cfg.NodeID)
-			w.chk.covered(w.now)
-		}
-		w.epochs[recordEpoch(e.Value)] = true
 		w.entryAdded()
 		if e.Create {
 			w.maybeRawPurgeAfterCreate()
 		}
-		return election.Result{Rev: rev}, 0
-	case election.Get:
-		if ent, ok := w.kv.get(); ok {
-			return election.Result{Entry: ent}, 0
-		}
-		return notFound(), 0
-	case election.History:
-		return election.Result{History: w.kv.historyEntries()}, 0
-	case election.Incarnation:
-		return election.Result{Recreated: p.knownInc != w.kv.inc, LastSeq: w.kv.seq, Created: w.kv.createdAt,
-			Age: w.now - w.kv.created, LeaseTTL: w.kv.ttl, MaxTTL: w.kv.maxTTL}, w.kv.inc
+		return election.WriteResult{ID: e.ID, Rev: rev}
+	case election.Confirm:
+		return election.ConfirmResult{ID: e.ID, Bucket: w.kv.info(w.now)}
 	case election.Watch:
 		p.openWatch()
+		return election.WatchStarted{ID: e.ID}
 	}
-	return election.Result{}, 0
+	return nil
 }
 
 // openWatch starts a watch (server side): the key's current entry, then

@@ -32,12 +32,7 @@ type proc struct {
 	reconnects uint64
 	slow       bool
 	watch      *watcher
-	needWatch  bool          // started while cut off: Start's watch opens at reconnect
-	knownInc   uint64        // the bucket identity the node knows
-	knows      []known       // the highest epoch and TTL of a record this process was shown, as they grew
-	wroteAt    uint64        // the revision of its last write that landed
-	wroteWhen  time.Duration // and when
-	reachable  time.Duration // last started, healed or resumed
+	needWatch  bool // started while cut off: Start's watch opens at reconnect
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
 	failed     error         // the permanent error the logic reported (Fail)
@@ -89,21 +84,22 @@ func (p *proc) real(at time.Time) time.Duration {
 	return time.Duration(math.Ceil(float64(at.Sub(base)-p.offset)/p.rate)) + 1
 }
 
-// start runs a fresh process: it opens the bucket and starts its watch.
+// start runs a fresh process: it opens the bucket and starts its watch,
+// as the driver does before the machine's Start (whose watch is the one
+// the machine's first Watch action replaces).
 func (p *proc) start() {
 	w := p.w
 	p.gen++
-	p.up, p.paused, p.inbox, p.hooksFree, p.knows, p.reachable, p.failed = true, false, nil, 0, nil, w.now, nil
+	p.up, p.paused, p.inbox, p.hooksFree, p.failed = true, false, nil, 0, nil
 	if w.kv.deleted {
 		w.createBucket() // Start creates a bucket it does not find
 	}
-	p.knownInc = w.kv.inc
-	facts := election.BucketFacts{LastSeqAtOpen: w.kv.seq, AgeAtOpen: w.now - w.kv.created, Created: w.kv.createdAt}
-	p.logic = w.factory(p.cfg, facts, w.seed*1000+p.gen*10+uint64(len(p.cfg.NodeID)))
-	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.NodeID, facts.LastSeqAtOpen, facts.AgeAtOpen)
+	p.logic = w.factory(p.cfg, w.seed*1000+p.gen*10+uint64(len(p.cfg.NodeID)))
+	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.NodeID, w.kv.seq, w.now-w.kv.created)
 	w.chk.procStarted(p)
 	p.needWatch = !p.connected
 	p.openWatch()
+	p.deliver(election.Start{})
 	p.deliver(election.Conn{Connected: p.connected, Reconnects: p.reconnects})
 }
 
@@ -127,7 +123,6 @@ func (p *proc) deliver(ev election.Event) {
 		p.inbox = append(p.inbox, ev)
 		return
 	}
-	p.learn(ev)
 	actions := p.logic.Handle(p.local(p.w.now), ev)
 	if p.w.opt.TraceNode == p.cfg.NodeID {
 		p.w.logf("%s <- %s -> %s", p.cfg.NodeID, short(ev), short(actions))
@@ -153,60 +148,12 @@ func (p *proc) later(t time.Duration, ev election.Event) {
 	})
 }
 
-// learn records the epochs and TTLs of the records ev shows the process.
-func (p *proc) learn(ev election.Event) {
-	var entries []election.KVEntry
-	switch e := ev.(type) {
-	case election.Entry:
-		entries = []election.KVEntry{e.KV}
-	case election.Result:
-		entries = append([]election.KVEntry{e.Entry}, e.History...)
-	}
-	for _, e := range entries {
-		if e.Op != election.Put {
-			continue
-		}
-		k, was := known{at: p.w.now, epoch: recordEpoch(e.Value), ttl: recordTTL(e.Value)}, p.knowsAt(p.w.now)
-		if k.epoch > was.epoch || k.ttl > was.ttl {
-			k.epoch, k.ttl = max(k.epoch, was.epoch), max(k.ttl, was.ttl)
-			p.knows = append(p.knows, k)
-		}
-	}
-}
-
-// known is the highest epoch and the longest TTL a process had been
-// shown at a time.
-type known struct {
-	at    time.Duration
-	epoch int64
-	ttl   time.Duration
-}
-
-// knowsAt is the highest epoch and longest TTL the process had been shown
-// by time t.
-func (p *proc) knowsAt(t time.Duration) known {
-	var best known
-	for _, k := range p.knows {
-		if k.at <= t {
-			best.epoch, best.ttl = max(best.epoch, k.epoch), max(best.ttl, k.ttl)
-		}
-	}
-	return best
-}
-
-// settledAt says the process runs at t, connected and not paused, and
-// has been reachable for its LeaseTTL (a node that reconnects finds a new
-// bucket by reading the key back, half its TTL later).
-func (p *proc) settledAt(t time.Duration) bool {
-	return p.up && p.connected && !p.paused && p.reachable+p.cfg.LeaseTTL <= t
-}
-
 func (p *proc) resume() {
 	if !p.paused {
 		return
 	}
 	p.w.logf("%s: resume", p.cfg.NodeID)
-	p.paused, p.reachable = false, p.w.now
+	p.paused = false
 	inbox := p.inbox
 	p.inbox = nil
 	for _, ev := range inbox {
@@ -228,10 +175,8 @@ func (p *proc) act(a election.Action) {
 				}
 			})
 		}
-	case election.Write, election.Get, election.History, election.Incarnation, election.Watch:
+	case election.Write, election.Confirm, election.Watch:
 		p.request(e)
-	case election.Unwatch:
-		p.watch = nil
 	case election.Become:
 		w.logf("%s: BECOME epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.become(p, e.Epoch)

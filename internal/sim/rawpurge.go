@@ -5,10 +5,10 @@ import "time"
 // Raw purges: an operator (or a tool) purges the bucket's stream by the
 // lease key's subject, `nats stream purge KV_… --subject '$KV.….lease'`.
 // Unlike a KV purge, it writes no marker, and the stream's last sequence
-// stays: the key is simply gone. This is what makes rule 35's boundary
-// matter: a Create decided on last sequence L that lands at L+2 saw one
-// write it did not, perhaps another node's Create whose record a raw purge
-// removed while its holder leads (docs/design.md §9, rule 35).
+// stays: the key is simply gone. This is why a Create is checked against
+// the stream's last sequence (C3): one decided on last sequence L must
+// not land after another node's Create whose record a raw purge removed
+// while its holder leads (docs/design-next.md §6.1).
 //
 // Half of the seeds inject them (Options.Exclude "raw-purge" turns them
 // off): at random in the fault phase, and, to reach the window above,

@@ -29,7 +29,7 @@ func (g *greedy) Snapshot() election.View {
 func (g *greedy) Handle(now time.Time, ev election.Event) []election.Action {
 	g.now = now
 	switch e := ev.(type) {
-	case election.Result:
+	case election.WriteResult:
 		if e.ID == g.next && e.Err == nil && !g.leading {
 			g.leading = true
 			return []election.Action{election.Become{Epoch: int64(e.Rev)}, election.Arm{At: now.Add(50 * time.Millisecond)}}
@@ -44,7 +44,7 @@ func (g *greedy) Handle(now time.Time, ev election.Event) []election.Action {
 	return []election.Action{election.Arm{At: now.Add(50 * time.Millisecond)}}
 }
 
-func greedyFactory(cfg election.Params, _ election.BucketFacts, _ uint64) logic {
+func greedyFactory(cfg election.Params, _ uint64) logic {
 	return &greedy{id: cfg.NodeID}
 }
 

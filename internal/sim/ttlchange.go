@@ -1,8 +1,7 @@
 package sim
 
 // The bucket's LeaseTTL changed on a live cluster, as `go-cluster init
-// --lease-ttl` does (docs/design-next.md §4.2): for the next machine
-// only, which reads the bucket's TTL metadata. A stream of its own, so
+// --lease-ttl` does (docs/design-next.md §4.2). A stream of its own, so
 // that every other draw of a seed stays as it was.
 
 import (
@@ -16,7 +15,7 @@ const ttlChangeName = "ttl-change"
 // the fault phase, within the nodes' own TTLs (the liveness bound counts
 // from those), and raises lease_ttl_max with it: it never goes down.
 func (w *world) scheduleTTLChanges() {
-	if !w.opt.Next || w.excluded(ttlChangeName) {
+	if w.excluded(ttlChangeName) {
 		return
 	}
 	r := rand.New(rand.NewPCG(w.seed, 0x7711))

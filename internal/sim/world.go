@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
-	next "github.com/ozanturksever/go-cluster/internal/election/v2"
 )
 
 // Options shape a run. The zero value is the protocol's own bounds.
 type Options struct {
 	// DriftBound is the largest clock-rate error of a node (0.04 when
-	// zero; §3.4 needs below M/(2·TTL−M), about 5.3 % with the default M).
+	// zero; design.md §3.4 needs below M/(2·TTL−M), about 5.3 % with the
+	// default M).
 	DriftBound float64
 	// MarginZero runs every node with SafetyMargin 0.
 	MarginZero bool
@@ -21,32 +21,21 @@ type Options struct {
 	// otherwise a seed picks.
 	MixedTTL, SameTTL bool
 	// Exclude names fault kinds this run never injects ("purge",
-	// "forged-release", ...: see faultNames).
+	// "raw-purge", "ttl-change", ...: see faultNames).
 	Exclude []string
-	// Knobs turn off rules of every node's machine, or try fixes under
-	// evaluation: the negative controls (election.Knobs).
+	// Knobs remove invariants of every node's machine: the negative
+	// controls (election.Knobs).
 	Knobs election.Knobs
-	// StrictLimits counts the protocol's stated limits as violations too:
-	// an epoch that does not grow where nothing left knew the earlier one
-	// (world.forgotten), and tenures that overlap where nothing left knew
-	// the earlier holder's longer LeaseTTL (world.ttlForgotten).
-	StrictLimits bool
 	// ClockBack lets the server that creates the bucket again read a time
-	// before the previous creation: past what §5.4 assumes of the servers'
-	// clocks, a negative control for rule 50.
+	// before the previous creation: past what docs/design-next.md §2
+	// assumes of the servers' clocks, a negative control of the epoch
+	// check.
 	ClockBack bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
 	// long the run goes on without them (20s and 10s when zero).
 	FaultPhase, QuietPhase time.Duration
-	// Next runs the next machine (internal/election/v2) instead, judged
-	// with StrictLimits: it states no limit to excuse. Forged records are
-	// out of its threat model (docs/design-next.md §3) and not injected.
-	Next bool
-	// NextKnobs remove invariants of the next machine: its negative
-	// controls.
-	NextKnobs next.Knobs
 }
 
 // Outcome is what one seed's run found.
@@ -56,14 +45,8 @@ type Outcome struct {
 	Trace      []string // the last lines of the run's trace
 	Tenures    int
 	Events     int
-	// Forgotten counts tenures whose epoch did not grow where nothing
-	// left knew the earlier one: the protocol's stated limit, excused.
-	Forgotten int
-	// BlindOverlaps counts overlaps beside a longer LeaseTTL nothing left
-	// knew (docs/design.md §5.6): the stated limit, excused.
-	BlindOverlaps int
-	Faults        int           // faults injected
-	Simulated     time.Duration // simulated real time the run covered
+	Faults     int           // faults injected
+	Simulated  time.Duration // simulated real time the run covered
 }
 
 // Failed reports whether the checker found a violation.
@@ -102,21 +85,17 @@ func runWith(seed uint64, opt Options, factory factory) Outcome {
 
 func run(seed uint64, opt Options, factory factory, tr *trace) (Outcome, time.Duration) {
 	w := newWorld(seed, opt, factory)
-	if opt.Next {
-		w.factory = nextMachines(w)
-	}
 	w.trace = tr
 	w.schedule()
 	w.loop(w.quietAt + w.opt.QuietPhase)
 	// Hooks slower than the quiet phase push the liveness bound out
-	// (checker.quiet): run on until it can be judged.
-	// So do landings covered with a floor (checker.livenessEnd), which
-	// may be written while it runs on.
+	// (checker.quiet), and so do step-downs in the quiet phase: run on
+	// until it can be judged.
 	for end := w.chk.judgedBy(w.quietAt, maxTTL(w)); end > w.now; end = w.chk.judgedBy(w.quietAt, maxTTL(w)) {
 		w.loop(end)
 	}
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
-	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events, Forgotten: w.chk.excused, BlindOverlaps: w.chk.blindOverlaps,
+	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events,
 		Faults: w.faults, Simulated: w.now}, w.chk.first
 }
 
@@ -138,8 +117,7 @@ type world struct {
 	quietAt time.Duration
 	tokens  uint64
 	ttls    []time.Duration
-	slowNet bool           // some network delays are long
-	epochs  map[int64]bool // every epoch a node's record carried
+	slowNet bool // some network delays are long
 	// servers draws the clocks of the servers that create the bucket:
 	// a stream of its own, so that the faults' schedule is the same with
 	// or without it.
@@ -163,17 +141,12 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
-		kv: newKV(0), chk: newChecker(), epochs: map[int64]bool{}}
-	if opt.Next {
-		opt.StrictLimits = true
-		opt.Exclude = append(opt.Exclude[:len(opt.Exclude):len(opt.Exclude)], faultNames[fForged])
-		w.opt = opt
-	}
+		kv: newKV(0), chk: newChecker()}
 	w.quietAt = opt.FaultPhase
 	w.makeProcs()
-	// The bucket's TTL metadata (I2 of the next machine; the machine of
-	// today does not read it): the first node's LeaseTTL, kept across
-	// the bucket's incarnations.
+	// The bucket's TTL metadata (I2): the first node's LeaseTTL, as the
+	// node that creates the bucket writes it, kept across the bucket's
+	// incarnations.
 	w.kv.ttl, w.kv.maxTTL = w.ttls[0], w.ttls[0]
 	return w
 }
@@ -225,59 +198,6 @@ func (w *world) loop(until time.Duration) {
 		}
 	}
 	w.now = until
-}
-
-// forgotten says nothing left knows epoch (led with a record at revision
-// rev of the bucket with identity inc and epoch base bucketBase) when
-// leader's tenure begins: no node that runs, and has been connected (not
-// paused) for its LeaseTTL, had seen it when the leader's record was
-// stored; the lease key's kept history before that record does not hold
-// it; and the floors cannot stand for it: it was led in the bucket there
-// is now, above its record's revision counted from the bucket's base (an
-// epoch learned from a forged record above the revisions). A new tenure
-// at or below it is then the protocol's stated limit (docs/design.md
-// §5.5), not a violation. A bucket created again is no excuse (rule 50):
-// its base is above every epoch of the one before, as §5.4 assumes of the
-// servers' clocks.
-func (w *world) forgotten(leader *proc, epoch int64, inc, rev uint64, bucketBase int64) bool {
-	if w.stillKnown(leader, func(k known) bool { return k.epoch >= epoch },
-		func(v []byte) bool { return recordEpoch(v) >= epoch }) {
-		return false
-	}
-	return inc == w.kv.inc && bucketBase+int64(rev) < epoch
-}
-
-// ttlForgotten says nothing left knew a LeaseTTL of ttl when leader's
-// tenure begins beside a live holder of that TTL: not the leader itself;
-// no node that runs and has been connected for its LeaseTTL (one that
-// had would have written a floor record carrying it, §5.3); and no
-// record in the key's kept history before the leader's own. The leader
-// then waited only the TTLs it knew, and an overlap with that holder is
-// the protocol's stated limit (docs/design.md §5.6: a node started after
-// the long-TTL record left the history, no floor carrying it), not a
-// violation.
-func (w *world) ttlForgotten(leader *proc, ttl time.Duration) bool {
-	shown := func(k known) bool { return k.ttl >= ttl }
-	return !shown(leader.knowsAt(leader.wroteWhen)) &&
-		!w.stillKnown(leader, shown, func(v []byte) bool { return recordTTL(v) >= ttl })
-}
-
-// stillKnown says something left knew a fact when leader's record was
-// stored: a node that runs and has settled (proc.settledAt) had been
-// shown it, or a record kept in the key's history before the leader's
-// carries it.
-func (w *world) stillKnown(leader *proc, shown func(known) bool, carries func(value []byte) bool) bool {
-	for _, p := range w.procs {
-		if p.settledAt(leader.wroteWhen) && shown(p.knowsAt(leader.wroteWhen)) {
-			return true
-		}
-	}
-	for _, e := range w.kv.entries {
-		if e.Op == election.Put && e.Rev < leader.wroteAt && carries(e.Value) {
-			return true
-		}
-	}
-	return false
 }
 
 // logf adds a line to the trace, when the run keeps one.
