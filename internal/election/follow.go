@@ -99,6 +99,13 @@ func (m *Machine) sayColdStart(now, until time.Time) {
 		"wait", until.Sub(now).Round(time.Millisecond), "bucket_age", m.cur.age.Round(time.Millisecond))
 }
 
+// waitsTheCeiling says the value seen is waited out for the ceiling
+// (P4): an unknown value, an absent key, or a held record that does not
+// say its TTL.
+func (c seen) waitsTheCeiling() bool {
+	return c.kind == Unknown || c.kind == Absent || (c.kind == Held && c.d.lease.TTLMillis == 0)
+}
+
 // checkAt is when the value seen is confirmed (zero: it has been, or
 // needs not be). An unknown value or an absent key is confirmed at first
 // sight: that Confirm gives its ceiling (P4). A held record still
@@ -111,7 +118,7 @@ func (m *Machine) checkAt() time.Time {
 	switch {
 	case c.confirmed:
 		return time.Time{}
-	case c.kind == Unknown || c.kind == Absent:
+	case c.waitsTheCeiling():
 		return c.first
 	case c.kind == Held:
 		return c.first.Add(m.holdFor() / 2)

@@ -178,6 +178,23 @@ func TestGarbageWaitsTheCeiling(t *testing.T) {
 	}
 }
 
+// P4: a held record that does not say its TTL (written by hand, say) is
+// waited out for the ceiling, like an unknown value: a leader that sees
+// it demotes, and does not take it over at once.
+func TestHeldRecordWithoutTTLWaitsTheCeiling(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, encode(Lease{NodeID: "b", Epoch: base + 3})))
+	if got := h.armed(); !got.Equal(t0.Add(ttl)) {
+		t.Fatalf("armed %v, want the ceiling (%v)", got.Sub(t0), ttl)
+	}
+	h.none("Write")
+	h.at(ttl).do(Tick{})
+	w := h.write()
+	if w.Rev != 5 {
+		t.Errorf("took over revision %d, want 5", w.Rev)
+	}
+}
+
 // P3: a reconnect starts the wait again.
 func TestReconnectRestartsTheWait(t *testing.T) {
 	h := newHarness(t, params("a"))

@@ -114,7 +114,7 @@ func (m *Machine) restartWait(now time.Time) {
 func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	c := &m.cur
 	c.confirmed = true
-	if c.kind != Unknown && c.kind != Absent {
+	if !c.waitsTheCeiling() {
 		return
 	}
 	c.ceiling, c.age = m.ceiling(), b.Age
