@@ -28,7 +28,12 @@ func openKV(t testing.TB, url, clusterID string) jetstream.KeyValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(clusterID), History: 1, LimitMarkerTTL: time.Second})
+	if kv, err := js.KeyValue(ctx(t), BucketName(clusterID)); err == nil {
+		return kv
+	}
+	cfg := BucketConfig(clusterID, BucketOptions{LeaseTTL: testTTL})
+	cfg.History = 1
+	kv, err := js.CreateKeyValue(ctx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

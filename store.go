@@ -68,6 +68,12 @@ func (s *store) checkProtocol(ctx context.Context, status jetstream.KeyValueStat
 	if err != nil {
 		return meta, fmt.Errorf("%w: %w: bucket %q: %w", ErrBucketConfig, ErrInvalidConfig, s.bucket, err)
 	}
+	if meta.LeaseTTL == 0 {
+		// Without it nodes configured with different TTLs could each wait
+		// only their own (I2 in docs/design.md).
+		return meta, fmt.Errorf("%w: %w: bucket %q has no %s metadata, the cluster's one LeaseTTL: run go-cluster init --lease-ttl on it (or init --upgrade on a bucket of protocol 1)",
+			ErrBucketConfig, ErrInvalidConfig, s.bucket, bucketmeta.KeyLeaseTTL)
+	}
 	if meta.Protocol != 0 && meta.Protocol != election.Protocol {
 		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node runs protocol %d",
 			ErrProtocolVersion, s.bucket, meta.Protocol, election.Protocol)

@@ -140,6 +140,11 @@ func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmRes
 		m.moveTo(now, r.Bucket)
 		return
 	}
+	if m.incKnown && m.inc.same(r.Bucket) {
+		// The ceiling never goes down within an incarnation (I2), even if
+		// the metadata is edited by hand.
+		r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
+	}
 	m.inc, m.incKnown = r.Bucket, true
 	switch c.why {
 	case toOpen:
