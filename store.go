@@ -151,7 +151,7 @@ func classify(err error) errClass {
 	}
 	switch {
 	case errors.Is(err, ErrBucketDeleted), errors.Is(err, ErrPermissionDenied), errors.Is(err, ErrBucketConfig),
-		errors.Is(err, ErrNoJetStream), errors.Is(err, ErrEpochExhausted), errors.Is(err, nats.ErrConnectionClosed):
+		errors.Is(err, ErrNoJetStream), errors.Is(err, ErrEpochExhausted), errors.Is(err, ErrProtocolVersion), errors.Is(err, nats.ErrConnectionClosed):
 		return classPermanent
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return classConflict

@@ -1,0 +1,58 @@
+package cluster
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+)
+
+// Start refuses a bucket it cannot share with the nodes already there:
+// one whose lease record another protocol version wrote, one marked for
+// another protocol, and one that keeps no LeaseTTL (I2), each with an
+// error naming what to run (docs/production.md).
+func TestStartRefusesAnotherProtocol(t *testing.T) {
+	srv, _, _ := setup(t)
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		meta   map[string]string
+		record string
+		want   error
+	}{
+		{"a record of protocol 1", bucketmeta.ForNewBucket(testTTL, 2), `{"node_id":"old","epoch":7}`, ErrProtocolVersion},
+		{"a bucket marked for protocol 3", bucketmeta.ForNewBucket(testTTL, 3), "", ErrProtocolVersion},
+		{"no LeaseTTL in the metadata", nil, "", ErrBucketConfig},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := uniqueClusterID(t)
+			cfg := BucketConfig(id, BucketOptions{})
+			cfg.Metadata = c.meta
+			kv, err := js.CreateKeyValue(ctx(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.record != "" {
+				if _, err := kv.Put(ctx(t), leaseKey, []byte(c.record)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := NewNode(testConfig(id, "a", srv.URL()), NoOpHooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = n.Start(ctx(t))
+			if err == nil {
+				_ = n.Stop(ctx(t))
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("Start = %v, want %v", err, c.want)
+			}
+			t.Logf("Start: %v", err)
+		})
+	}
+}
