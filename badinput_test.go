@@ -20,6 +20,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -354,7 +355,7 @@ func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), History: 10})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), History: 10, Metadata: bucketmeta.ForNewBucket(testTTL, 2)})
 	nodes := []*Node{
 		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
 		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),

@@ -222,4 +222,5 @@ func (m *Machine) finishDrain(now time.Time, err error) {
 	if d.reply != nil {
 		m.emit(d.reply(err))
 	}
+	m.reportLeader(now) // the released record names nobody
 }
