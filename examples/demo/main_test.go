@@ -24,8 +24,7 @@ func TestDemoExternalServerBucket(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kept := cluster.BucketName("kept")
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: kept}); err != nil {
+	if _, _, err := cluster.CreateBucket(ctx, js, "kept", cluster.BucketOptions{LeaseTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 

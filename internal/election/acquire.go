@@ -102,6 +102,15 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.state = Leading
 	m.conn.askedAt = time.Time{}
 	m.logf(slog.LevelInfo, "leading", "epoch", a.epoch, "cause", a.cause)
-	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Wait: a.wait})
+	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Wait: sinceSeen(a, now)})
 	m.reportLeader(now)
+}
+
+// sinceSeen is how long the node saw the value it took over before its
+// tenure began (Metrics.ObserveElection); 0 for a key that did not exist.
+func sinceSeen(a *attempt, now time.Time) time.Duration {
+	if a.seen.IsZero() {
+		return 0
+	}
+	return now.Sub(a.seen)
 }

@@ -142,10 +142,14 @@ func (m *Machine) onHealth(now time.Time, err error) {
 		m.ready.passed, m.ready.fails = true, 0
 		if !was {
 			m.conn.stableSince = now
+			m.logf(slog.LevelInfo, "readiness check passes; the node campaigns")
 		}
 		return
 	}
 	m.ready.fails++
+	if was && !m.healthy() {
+		m.logf(slog.LevelWarn, "readiness check failed", "error", err, "failures", m.ready.fails, "threshold", m.p.ReadinessThreshold)
+	}
 	if m.ready.fails == m.p.ReadinessThreshold && m.leading(now) && m.drain == nil {
 		m.logf(slog.LevelWarn, "readiness check failed too often: stepping down", "error", err)
 		m.beginDrain(now, true, "", nil)

@@ -157,7 +157,10 @@ func (m *Machine) takeOver(now time.Time) {
 		m.fail(err)
 		return
 	}
-	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind), wait: waitOf(c, now)}
+	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind)}
+	if c.kind != Absent {
+		a.seen = c.first
+	}
 	a.value = m.held(epoch, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
 	if c.kind == Absent {
@@ -205,13 +208,4 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 	m.conn.askedAt = now
 	m.emit(AskToLead{Holder: h.NodeID, Request: StepDownRequest{To: m.p.NodeID, Reason: ReasonPriority, Priority: m.p.Priority}})
 	return now.Add(m.p.LeaseTTL)
-}
-
-// waitOf is how long the node saw the value it takes over before it
-// wrote (Metrics.ObserveElection); 0 for a key that did not exist.
-func waitOf(c seen, now time.Time) time.Duration {
-	if c.kind == Absent {
-		return 0
-	}
-	return now.Sub(c.first)
 }

@@ -49,7 +49,9 @@ type attempt struct {
 	rev   uint64 // where it landed
 	sent  time.Time
 	cause Cause
-	wait  time.Duration
+	// seen is when the node first saw the value it wrote over; zero for
+	// an absent key (Become.Wait).
+	seen time.Time
 }
 
 // send starts a request; its ID is filled in here.
