@@ -91,7 +91,8 @@ type Upgraded struct {
 // unless o.Wait. That check compares the old holder's clock with the
 // server's: it catches an old node left running, it does not replace
 // stopping them. A key that changes before the write is ErrLeaseChanged.
-// Running Upgrade again after either is safe.
+// Running Upgrade again after either is safe. A bucket marked for a newer
+// protocol is refused with election.ErrProtocolVersion.
 func Upgrade(ctx context.Context, js jetstream.JetStream, stream string, o UpgradeOptions) (Upgraded, error) {
 	bucket, ok := strings.CutPrefix(stream, "KV_")
 	if !ok || bucket == "" || o.Key == "" {
@@ -163,6 +164,10 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 		meta, err := Parse(info.Config.Metadata)
 		if err != nil {
 			return plan{}, fmt.Errorf("stream %q: %w", stream, err)
+		}
+		if meta.Protocol > election.Protocol {
+			return plan{}, fmt.Errorf("%w: stream %q is marked for protocol %d, newer than this version's %d: not moved back",
+				election.ErrProtocolVersion, stream, meta.Protocol, election.Protocol)
 		}
 		p := plan{lastSeq: info.State.LastSeq, now: info.TimeStamp}
 		if p.now.IsZero() {

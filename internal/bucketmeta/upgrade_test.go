@@ -177,6 +177,14 @@ func TestUpgradeLeavesAMarkedBucketsKey(t *testing.T) {
 	if st := info(t, js, stream); st.State.LastSeq != 0 {
 		t.Errorf("Upgrade of a new bucket wrote: last sequence %d", st.State.LastSeq)
 	}
+
+	_, newer := newBucket(t, js, "cluster-newer", ForNewBucket(10*time.Second, election.Protocol+1))
+	if _, err := Upgrade(ctx, js, newer, upgradeOpts()); !errors.Is(err, election.ErrProtocolVersion) {
+		t.Errorf("Upgrade of a bucket of a newer protocol = %v, want ErrProtocolVersion", err)
+	}
+	if m := metaOf(t, js, newer); m.Protocol != election.Protocol+1 {
+		t.Errorf("the newer bucket was marked %d", m.Protocol)
+	}
 }
 
 // A record of protocol 1 naming a holder whose expires_at is ahead of the
