@@ -25,18 +25,23 @@ type BucketOptions struct {
 	// (or 5) on a production JetStream cluster. 0 means 1.
 	Replicas int
 	// Storage is jetstream.FileStorage (the zero value) or
-	// jetstream.MemoryStorage. A bucket in memory loses the lease, its
-	// epoch and the fenced state when every server holding it restarts:
-	// the epochs then go on from the running nodes' memory (design §5.4)
-	// and, where the stream is created again, from its new creation time
-	// (rule 50); a stream that keeps its creation time but loses its
-	// messages may lead again at epochs already used.
+	// jetstream.MemoryStorage. A bucket in memory loses the lease and the
+	// fenced state when every server holding it restarts. Where the stream
+	// is created again, its new creation time starts the epochs above the
+	// old ones (docs/design-next.md §6.2); a stream that keeps its
+	// creation time but loses its messages starts its sequences, and so
+	// the epochs it derives from them, again: run go-cluster init --rebase
+	// after such a restart, as after a restore (docs/production.md).
 	Storage jetstream.StorageType
 	// Placement, if set, puts the bucket's stream in a JetStream cluster
 	// by name (Cluster), on servers with every one of Tags, or both.
 	Placement *jetstream.Placement
-	// LeaseTTL is the cluster's one LeaseTTL, kept in the new bucket's
-	// metadata; 0 means DefaultLeaseTTL. Nodes adopt it.
+	// LeaseTTL is the cluster's one LeaseTTL (docs/design-next.md I2),
+	// written into a new bucket's metadata as go-cluster.lease_ttl and
+	// go-cluster.lease_ttl_max; every node adopts the bucket's, whatever
+	// its own Config says. 0 means DefaultLeaseTTL; otherwise
+	// MinLeaseTTL to MaxLeaseTTL, kept to the millisecond. An existing
+	// bucket keeps its own: go-cluster init --lease-ttl changes it.
 	LeaseTTL time.Duration
 }
 
@@ -55,6 +60,11 @@ func (o BucketOptions) validate(prefix string) error {
 	if o.Storage != jetstream.FileStorage && o.Storage != jetstream.MemoryStorage {
 		errs = append(errs, fmt.Errorf("%w: %sStorage %d must be jetstream.FileStorage or jetstream.MemoryStorage", ErrInvalidConfig, prefix, o.Storage))
 	}
+	if prefix == "" {
+		// A Config's LeaseTTL is checked with its other timings, under
+		// its own name (Config.validateTimings): not again as a bucket's.
+		errs = append(errs, o.validateLeaseTTL())
+	}
 	if p := o.Placement; p != nil {
 		if p.Cluster == "" && len(p.Tags) == 0 {
 			errs = append(errs, fmt.Errorf("%w: %sPlacement names neither a cluster nor tags (leave it nil to place the bucket anywhere)", ErrInvalidConfig, prefix))
@@ -71,15 +81,31 @@ func (o BucketOptions) validate(prefix string) error {
 	return errors.Join(errs...)
 }
 
+// validateLeaseTTL checks LeaseTTL against the bounds a Config's has.
+func (o BucketOptions) validateLeaseTTL() error {
+	if o.LeaseTTL != 0 && (o.LeaseTTL < MinLeaseTTL || o.LeaseTTL > MaxLeaseTTL) {
+		return fmt.Errorf("%w: LeaseTTL %v must be 0 (DefaultLeaseTTL) or between %v and %v", ErrInvalidConfig, o.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)
+	}
+	return nil
+}
+
 // leaseHistory is how many revisions of each key a bucket this library
-// creates keeps.
+// creates keeps. The election reads no history (docs/design-next.md §4.1),
+// and fenced state checks only the latest revision of the lease key: the
+// value stays 8 for people, who read a cluster's last handovers with
+// `nats kv history cluster-<id> lease`, for tests, which find a tenure's
+// release there, and so that a bucket made now is configured as one
+// moved from protocol 1 (init --upgrade changes only its metadata). The
+// cost is seven small old messages per key.
 const leaseHistory = 8
 
 // BucketConfig is the configuration the library creates the bucket of
-// clusterID with: BucketName(clusterID), History 8 (past lease records are
-// an epoch floor, docs/design.md §2.4), LimitMarkerTTL 1s (the cooldown
-// key's per-key TTL), no TTL, no value size limit, and opts. nats.go adds
-// the KV defaults, among them a duplicate window of 2 minutes, which fenced
+// clusterID with: BucketName(clusterID), History 8 (see leaseHistory),
+// LimitMarkerTTL 1s (the cooldown key's per-key TTL), no TTL, no value
+// size limit, the election's metadata (the cluster's LeaseTTL, as
+// go-cluster.lease_ttl and lease_ttl_max, and go-cluster.protocol: the
+// protocol version of this library's election) and opts. nats.go adds the
+// KV defaults, among them a duplicate window of 2 minutes, which fenced
 // state writes rely on.
 func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig {
 	replicas := opts.Replicas
@@ -89,12 +115,9 @@ func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig
 	cfg := jetstream.KeyValueConfig{
 		Bucket:      BucketName(clusterID),
 		Description: "go-cluster leader election",
-		// Past lease records carry the epoch floor: a node that finds
-		// garbage, or missed records while its watch was down, reads
-		// them before taking over (see historyFloor).
-		History:  leaseHistory,
-		Replicas: replicas,
-		Storage:  opts.Storage,
+		History:     leaseHistory,
+		Replicas:    replicas,
+		Storage:     opts.Storage,
 		// Lets the cooldown key carry a per-key TTL.
 		LimitMarkerTTL: time.Second,
 		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), election.Protocol),
@@ -115,9 +138,11 @@ func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig
 // $JS.API.STREAM.CREATE of the stream, under js's prefix).
 //
 // A bucket created ahead of time makes the first election immediate: a
-// node waits LeaseTTL less the age of a bucket in which nothing was ever
-// written (docs/design.md rule 16), so once the bucket is older than
-// LeaseTTL the first node to start leads at once.
+// node waits the bucket's LeaseTTL ceiling less the age of a bucket in
+// which nothing was ever written (docs/design-next.md P6), so once the
+// bucket is older than that the first node to start leads at once. An
+// existing bucket keeps its metadata, opts.LeaseTTL aside: go-cluster
+// init --lease-ttl changes the TTL of a live bucket.
 func CreateBucket(ctx context.Context, js jetstream.JetStream, clusterID string, opts BucketOptions) (kv jetstream.KeyValue, created bool, err error) {
 	if err := ValidateIdentifier("ClusterID", clusterID); err != nil {
 		return nil, false, err

@@ -32,7 +32,7 @@ func commands() []command {
 		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
 		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
 		{"health", "[--settle D] [NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
-		{"init", "[--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b]", "create the cluster's bucket ahead of time with the library's settings: the first election is then immediate", 0, &initCmd{}},
+		{"init", "[--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b] [--lease-ttl D] [--rebase] [--upgrade [--wait]]", "create the cluster's bucket ahead of time with the library's settings (the first election is then immediate); change its LeaseTTL, its epoch base after a restore, its protocol", 0, &initCmd{}},
 		{"state get", "KEY", "print the value of a state key (--json: with its revision, the writer's epoch, the time written)", 1, &stateGetCmd{}},
 		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
 		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},

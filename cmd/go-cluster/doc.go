@@ -1,7 +1,8 @@
 // Command go-cluster is the operator's tool for go-cluster clusters: it
 // shows who leads and since when, streams leadership changes, asks the
 // leader to step down, queries the nodes' health, reads the cluster's
-// fenced state, and creates its bucket ahead of time.
+// fenced state, and creates its bucket ahead of time (or changes the
+// election's settings kept with it).
 //
 // Install it with
 //
@@ -17,7 +18,9 @@
 //	go-cluster [flags] health [--settle D] [NODE]
 //	                                       health of one node, or of every node
 //	go-cluster [flags] init [--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b]
-//	                                       create the cluster's bucket ahead of time
+//	                        [--lease-ttl D] [--rebase] [--upgrade [--wait]]
+//	                                       create the cluster's bucket ahead of time; change its
+//	                                       LeaseTTL, its epoch base after a restore, its protocol
 //	go-cluster [flags] state get KEY       the value of a state key
 //	go-cluster [flags] state ls [PREFIX]   the state keys, sorted
 //	go-cluster [flags] state watch [--count N] [PREFIX]

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,8 +16,9 @@ import (
 )
 
 // init, built and run as a process, creates the bucket a node would
-// create, accepts it again, refuses one the election cannot use, and makes
-// the first election immediate once the bucket is older than LeaseTTL.
+// create, with the cluster's LeaseTTL in its metadata, accepts it again,
+// refuses one the election cannot use, and makes the first election
+// immediate once the bucket is older than its LeaseTTL.
 func TestCLIInit(t *testing.T) {
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
@@ -32,9 +34,11 @@ func TestCLIInit(t *testing.T) {
 		return runCLI(t, bin, nil, append([]string{"-s", srv.URL()}, args...)...)
 	}
 
-	r := cli("init", "--cluster", "pre")
-	if r.code != 0 || r.stdout != "created bucket cluster-pre: 1 replicas, file storage, history 8\ncreated members bucket members-pre\n" {
-		t.Fatalf("init: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	r := cli("init", "--cluster", "pre", "--lease-ttl", "5s")
+	want := fmt.Sprintf("created bucket cluster-pre: 1 replicas, file storage, history 8\n"+
+		"election: lease TTL 5s, ceiling 5s, protocol 2, epoch base %d\ncreated members bucket members-pre\n", bucketCreated(ctx, t, js, "pre").UnixMicro()-1)
+	if r.code != 0 || r.stdout != want {
+		t.Fatalf("init: exit %d, %q %q; want %q", r.code, r.stdout, r.stderr, want)
 	}
 	created := time.Now()
 	r = cli("init", "--cluster", "pre", "--replicas", "3", "--json")
@@ -43,14 +47,15 @@ func TestCLIInit(t *testing.T) {
 		t.Fatalf("init again: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") ||
-		rep.MembersBucket != "members-pre" || rep.MembersCreated {
+		rep.MembersBucket != "members-pre" || rep.MembersCreated || rep.Before != nil || rep.Upgrade != nil ||
+		rep.Election != (electionMeta{LeaseTTLMs: 5000, LeaseTTLMaxMs: 5000, Protocol: 2, EpochBase: bucketCreated(ctx, t, js, "pre").UnixMicro() - 1}) {
 		t.Errorf("init of an existing bucket: %+v", rep)
 	}
 
 	t.Run("the node's settings", func(t *testing.T) {
 		// A node creates its bucket with the same configuration as init.
-		startMember(t, srv, "bynode", "n")
-		r := cli("init", "--cluster", "byinit", "--storage", "memory")
+		startMember(t, srv, "bynode", "n") // LeaseTTL 3s
+		r := cli("init", "--cluster", "byinit", "--storage", "memory", "--lease-ttl", "3s")
 		if r.code != 0 {
 			t.Fatalf("init: exit %d, %q", r.code, r.stderr)
 		}
@@ -85,12 +90,12 @@ func TestCLIInit(t *testing.T) {
 
 	t.Run("the first election is immediate", func(t *testing.T) {
 		// With LeaseTTL 5s a node on a brand-new bucket waits 5s before
-		// it may lead (design rule 16). Once the bucket init made is older
+		// it may lead (design-next P6). Once the bucket init made is older
 		// than that, a node leads at once, while one started beside it on
 		// a bucket created now still waits.
 		const ttl = 5 * time.Second
 		natstest.WaitFor(t, 3*ttl, func() bool { return bucketAge(ctx, t, js, "pre") > ttl }, "the bucket never got older than %v", ttl)
-		if r := cli("init", "--cluster", "cold"); r.code != 0 {
+		if r := cli("init", "--cluster", "cold", "--lease-ttl", "5s"); r.code != 0 {
 			t.Fatalf("init cold: exit %d, %q", r.code, r.stderr)
 		}
 		long := func(c *cluster.Config) { c.LeaseTTL, c.RenewInterval = ttl, time.Second }
@@ -101,6 +106,7 @@ func TestCLIInit(t *testing.T) {
 		if cold.node.IsLeader() {
 			t.Errorf("the node on a new bucket led %v after its start, before its LeaseTTL %v", time.Since(start), ttl)
 		}
+		// Absent at L = 0: base + 0 + 1, the creation in µs.
 		if e, want := pre.node.Epoch(), bucketCreated(ctx, t, js, "pre").UnixMicro(); e != want {
 			t.Errorf("first leader's epoch %d, want the bucket's first, %d (its creation in µs)", e, want)
 		}

@@ -4,7 +4,9 @@ package main
 // settings a node would create it with (cluster.CreateBucket), so that the
 // first election is immediate once the bucket is older than LeaseTTL; and
 // the members bucket beside it (cluster.CreateMembersBucket), so that nodes
-// allowed to write in it need not be allowed to create it.
+// allowed to write in it need not be allowed to create it. On a bucket
+// that exists, it changes the election's metadata (initmeta.go): the
+// cluster's LeaseTTL, its epoch base after a restore, its protocol.
 
 import (
 	"context"
@@ -12,11 +14,13 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 )
 
 // initCmd creates the cluster's bucket. Its flags are "" or 0 when not
@@ -26,6 +30,10 @@ type initCmd struct {
 	storage          string
 	placementCluster string
 	placementTags    string
+	leaseTTL         time.Duration
+	rebase           bool
+	upgrade          bool
+	wait             bool
 }
 
 func (c *initCmd) define(fs *flag.FlagSet) {
@@ -33,6 +41,10 @@ func (c *initCmd) define(fs *flag.FlagSet) {
 	fs.StringVar(&c.storage, "storage", "", "`KIND` of storage: file or memory (default file)")
 	fs.StringVar(&c.placementCluster, "placement-cluster", "", "place the bucket in the JetStream cluster `NAME`")
 	fs.StringVar(&c.placementTags, "placement-tags", "", "place the bucket on servers with every one of `TAGS`, comma-separated")
+	fs.DurationVar(&c.leaseTTL, "lease-ttl", 0, "the cluster's LeaseTTL `D`: a new bucket's (default 10s); on an existing bucket, the next tenures'")
+	fs.BoolVar(&c.rebase, "rebase", false, "give the bucket an epoch base above every epoch led in it: after restoring it from a backup")
+	fs.BoolVar(&c.upgrade, "upgrade", false, "move the bucket of a cluster whose old nodes are all stopped to this version's protocol")
+	fs.BoolVar(&c.wait, "wait", false, "with --upgrade: wait out a lease an old node holds instead of refusing")
 }
 
 // options are the bucket options the flags ask for.
@@ -64,6 +76,10 @@ func (c *initCmd) options() (cluster.BucketOptions, error) {
 	if c.placementCluster != "" || tags != nil {
 		o.Placement = &jetstream.Placement{Cluster: c.placementCluster, Tags: tags}
 	}
+	if err := c.checkMetaFlags(); err != nil {
+		return o, err
+	}
+	o.LeaseTTL = c.leaseTTL
 	return o, nil
 }
 
@@ -76,6 +92,14 @@ type initReport struct {
 	History   int64                `json:"history"`
 	Placement *jetstream.Placement `json:"placement,omitempty"`
 	Notes     []string             `json:"notes,omitempty"` // how an existing bucket differs from the flags
+	// Election is what the bucket's metadata says, after init's changes.
+	Election electionMeta `json:"election"`
+	// Before is what it said before them; absent when init changed none.
+	Before *electionMeta `json:"before,omitempty"`
+	// Upgrade is what --upgrade found in the lease key, and did.
+	Upgrade *upgradeReport `json:"upgrade,omitempty"`
+	// Warnings are about the bucket's metadata (also on stderr).
+	Warnings []string `json:"warnings,omitempty"`
 	// MembersBucket is the members bucket, "" when it could not be
 	// created (a warning says why: nodes create it, or run without it).
 	MembersBucket  string `json:"members_bucket,omitempty"`
@@ -98,23 +122,35 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errNoJetStream, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	defer cancel()
-	kv, created, err := cluster.CreateBucket(ctx, js, e.opts.cluster, opts)
+	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	kv, created, err := cluster.CreateBucket(cctx, js, e.opts.cluster, opts)
+	cancel()
 	if err != nil {
-		return explainInit(err, nc, e)
+		return explainInit("create the bucket", err, nc, e)
 	}
+	r := initReport{Created: created}
+	if err := c.changeMeta(ctx, e, js, kv.Bucket(), &r); err != nil {
+		return explainInit("change the bucket's metadata", err, nc, e)
+	}
+	ctx, cancel = context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
 	status, err := kv.Status(ctx)
 	if err != nil {
-		return explainInit(err, nc, e)
+		return explainInit("read the bucket", err, nc, e)
 	}
-	r := initReport{Bucket: status.Bucket(), Created: created, History: status.History()}
+	r.Bucket, r.History = status.Bucket(), status.History()
 	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		cfg := bs.StreamInfo().Config
-		r.Replicas, r.Storage, r.Placement = cfg.Replicas, storageName(cfg.Storage), cfg.Placement
+		info := bs.StreamInfo()
+		r.Replicas, r.Storage, r.Placement = info.Config.Replicas, storageName(info.Config.Storage), info.Config.Placement
+		if r.Election, r.Warnings, err = usableMeta(r.Bucket, info); err != nil {
+			return fmt.Errorf("the bucket exists with settings the election cannot use: %w", err)
+		}
 	}
 	if !created {
 		r.Notes = c.differences(r)
+	}
+	for _, w := range r.Warnings {
+		defer fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
 	// Best effort: the members bucket is not part of the election.
 	if _, mcreated, err := cluster.CreateMembersBucket(ctx, js, e.opts.cluster, opts); err == nil {
@@ -191,6 +227,9 @@ func renderInit(e *env, r initReport) error {
 			return err
 		}
 	}
+	if err := renderMeta(e, r); err != nil {
+		return err
+	}
 	if r.MembersBucket == "" {
 		return nil
 	}
@@ -202,16 +241,19 @@ func renderInit(e *env, r initReport) error {
 	return err
 }
 
-// explainInit turns an error of CreateBucket into one of the CLI's.
-func explainInit(err error, nc *nats.Conn, e *env) error {
+// explainInit turns an error of what init was doing (CreateBucket, a
+// change of the metadata) into one of the CLI's.
+func explainInit(doing string, err error, nc *nats.Conn, e *env) error {
 	switch {
-	case errors.Is(err, cluster.ErrBucketConfig):
+	case errors.Is(err, cluster.ErrBucketConfig), errors.Is(err, bucketmeta.ErrInvalid):
 		return fmt.Errorf("the bucket exists with settings the election cannot use: %w", err)
+	case errors.Is(err, bucketmeta.ErrLeaseHeld), errors.Is(err, bucketmeta.ErrLeaseChanged):
+		return fmt.Errorf("upgrade refused: %w", err)
 	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
 		return fmt.Errorf("%w on %s: %v", errNoJetStream, nc.ConnectedUrlRedacted(), err)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders):
-		return fmt.Errorf("%w: JetStream did not answer within %v creating the bucket: %v", errNoAnswer, e.opts.timeout, err)
+		return fmt.Errorf("%w: JetStream did not answer within %v (%s): %v", errNoAnswer, e.opts.timeout, doing, err)
 	default:
-		return fmt.Errorf("create the bucket: %w", err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 }

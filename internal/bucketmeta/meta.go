@@ -1,8 +1,12 @@
-// Package bucketmeta is the election bucket's metadata (docs/design.md,
-// I2 and the incarnation's identity): the cluster's LeaseTTL, the
-// ceiling any holder may still use, the protocol version and the epoch
-// base set after a restore. Standard library only: the store reads it
-// from a stream-info reply, go-cluster init writes it.
+// Package bucketmeta is the election bucket's metadata
+// (docs/design-next.md, I2 and the incarnation's identity): the cluster's
+// LeaseTTL, the ceiling any holder may still use, the protocol version and
+// the epoch base set after a restore. meta.go reads and writes the keys
+// with the standard library only: the store parses them from a
+// stream-info reply. live.go and upgrade.go change a live bucket through
+// nats.go's jetstream, for go-cluster init: its TTL (SetLeaseTTL), its
+// identity after a restore (Rebase), and its move from protocol 1
+// (Upgrade).
 package bucketmeta
 
 import (

@@ -1,0 +1,115 @@
+package bucketmeta
+
+// Changes of a live bucket's metadata, as go-cluster init makes them: each
+// a read-modify-write of the stream's configuration that keeps everything
+// else in it, the server's own metadata keys (_nats.*) included.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Change is a bucket's metadata before and after a change.
+type Change struct {
+	Before, After Meta
+	// Created is the stream's creation time: with After.EpochBase, the
+	// incarnation's identity (Base).
+	Created time.Time
+}
+
+// Base is the epoch every record of the bucket's incarnation is above
+// after the change: its creation time in µs less one, or its epoch_base
+// when that is larger (docs/design-next.md §1).
+func (c Change) Base() int64 { return Base(c.Created, c.After.EpochBase) }
+
+// Base is the epoch base of an incarnation created at created whose
+// metadata holds epochBase (0 when absent).
+func Base(created time.Time, epochBase int64) int64 {
+	return max(created.UnixMicro()-1, epochBase, 0)
+}
+
+// SetLeaseTTL makes ttl the TTL of the next acquisitions on the live
+// bucket of stream: lease_ttl = ttl, and lease_ttl_max the largest of its
+// old value, the old lease_ttl and ttl, so that the ceiling never goes
+// down within an incarnation (docs/design-next.md §4.2). A tenure keeps
+// the TTL it began with; the next one uses ttl. ttl is a whole number of
+// milliseconds up to 24h (the store keeps milliseconds).
+//
+// Two changes of one bucket at once may lose one (a stream update is not a
+// compare-and-swap): run one go-cluster init at a time.
+func SetLeaseTTL(ctx context.Context, js jetstream.JetStream, stream string, ttl time.Duration) (Change, error) {
+	if err := checkTTL(ttl); err != nil {
+		return Change{}, err
+	}
+	return update(ctx, js, stream, func(_ *jetstream.StreamInfo, m Meta) (Meta, error) {
+		m.MaxTTL = max(m.MaxTTL, m.LeaseTTL, ttl)
+		m.LeaseTTL = ttl
+		return m, nil
+	})
+}
+
+// Rebase gives the bucket of stream a new identity whose epoch base is
+// above every epoch led in it so far (docs/design-next.md §6.3): its
+// epoch_base becomes the server's time now in µs (the stream-info
+// reply's), or the old epoch_base + 1 when that is larger. Running nodes
+// see another incarnation at their next Confirm and start over; every
+// record in the bucket is then below the base, unknown, and waited out for
+// the ceiling. It is what to run after restoring an election bucket.
+func Rebase(ctx context.Context, js jetstream.JetStream, stream string) (Change, error) {
+	return update(ctx, js, stream, func(info *jetstream.StreamInfo, m Meta) (Meta, error) {
+		if info.TimeStamp.IsZero() {
+			return m, fmt.Errorf("stream %q: the server's stream info carries no time (ts): cannot rebase", stream)
+		}
+		m.EpochBase = max(info.TimeStamp.UnixMicro(), m.EpochBase+1)
+		return m, nil
+	})
+}
+
+// maxTTL is the longest TTL the metadata holds (Parse's bound).
+const maxTTL = 24 * time.Hour
+
+// checkTTL refuses a TTL the metadata cannot hold as it is.
+func checkTTL(ttl time.Duration) error {
+	if ttl < time.Millisecond || ttl > maxTTL || ttl%time.Millisecond != 0 {
+		return fmt.Errorf("%w: %s %v is not a whole number of milliseconds in (0, 24h]", ErrInvalid, KeyLeaseTTL, ttl)
+	}
+	return nil
+}
+
+// update reads the stream's configuration, lets change compute the new
+// metadata from the info and the metadata as they are, and writes the
+// configuration back with it: nothing is written when nothing changes.
+// Metadata that does not parse is not changed: its ceiling is unknown.
+func update(ctx context.Context, js jetstream.JetStream, stream string, change func(*jetstream.StreamInfo, Meta) (Meta, error)) (Change, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return Change{}, fmt.Errorf("stream %q: %w", stream, err)
+	}
+	info := s.CachedInfo()
+	before, err := Parse(info.Config.Metadata)
+	if err != nil {
+		return Change{}, fmt.Errorf("stream %q: %w", stream, err)
+	}
+	after, err := change(info, before)
+	if err != nil {
+		return Change{}, err
+	}
+	c := Change{Before: before, After: after, Created: info.Created}
+	if after == before {
+		return c, nil
+	}
+	cfg := info.Config
+	cfg.Metadata = after.Set(maps.Clone(cfg.Metadata))
+	s, err = js.UpdateStream(ctx, cfg)
+	if err != nil {
+		return Change{}, fmt.Errorf("update stream %q: %w", stream, err)
+	}
+	if c.After, err = Parse(s.CachedInfo().Config.Metadata); err != nil {
+		return Change{}, fmt.Errorf("stream %q after the update: %w", stream, err)
+	}
+	return c, nil
+}
