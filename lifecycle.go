@@ -88,8 +88,15 @@ func (n *Node) start(ctx context.Context) error {
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
-	if ttl := st.meta.LeaseTTL; ttl != 0 && ttl != n.cfg.LeaseTTL {
-		n.log.Info("the cluster's LeaseTTL is the bucket's: this node follows it", "bucket_lease_ttl", ttl, "config_lease_ttl", n.cfg.LeaseTTL)
+	if n.campaign {
+		meta, err := st.campaignable(ctx)
+		if err != nil {
+			closeConn()
+			return fmt.Errorf("start: %w", err)
+		}
+		if meta.LeaseTTL != n.cfg.LeaseTTL {
+			n.log.Info("the cluster's LeaseTTL is the bucket's: this node follows it", "bucket_lease_ttl", meta.LeaseTTL, "config_lease_ttl", n.cfg.LeaseTTL)
+		}
 	}
 	base, cancel := context.WithCancel(context.Background())
 	if err := n.refuseDuplicate(ctx, nc); err != nil {

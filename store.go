@@ -28,8 +28,8 @@ type store struct {
 	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
-	// meta is the bucket's metadata when it was opened.
-	meta bucketmeta.Meta
+	// metadata is the bucket's stream metadata when it was opened.
+	metadata map[string]string
 }
 
 // openStore binds to the bucket, creating it when absent with opts
@@ -53,18 +53,18 @@ func openStore(ctx context.Context, nc *nats.Conn, api jsAPI, clusterID string, 
 		return nil, s.explainPermission(explainJetStream(err))
 	}
 	s.kv = kv
-	if s.meta, err = s.checkProtocol(ctx, status); err != nil {
-		return nil, err
-	}
+	s.metadata = status.Metadata()
 	return s, nil
 }
 
-// checkProtocol refuses a bucket of another protocol version, by its
-// metadata or by its lease record: old and new nodes never run together
-// (docs/production.md says how to move a cluster). It returns the bucket's
-// metadata.
-func (s *store) checkProtocol(ctx context.Context, status jetstream.KeyValueStatus) (bucketmeta.Meta, error) {
-	meta, err := bucketmeta.Parse(status.Metadata())
+// campaignable refuses a bucket a campaigning node cannot share with the
+// nodes already there: one of another protocol version, by its metadata
+// or by its lease record (old and new nodes never run together:
+// docs/production.md says how to move a cluster), or one that keeps no
+// LeaseTTL. It returns the bucket's metadata. An observer, which writes
+// nothing, needs none of it.
+func (s *store) campaignable(ctx context.Context) (bucketmeta.Meta, error) {
+	meta, err := bucketmeta.Parse(s.metadata)
 	if err != nil {
 		return meta, fmt.Errorf("%w: %w: bucket %q: %w", ErrBucketConfig, ErrInvalidConfig, s.bucket, err)
 	}
