@@ -28,7 +28,7 @@ type BucketOptions struct {
 	// jetstream.MemoryStorage. A bucket in memory loses the lease and the
 	// fenced state when every server holding it restarts. Where the stream
 	// is created again, its new creation time starts the epochs above the
-	// old ones (docs/design-next.md §6.2); a stream that keeps its
+	// old ones (docs/design.md §5.4); a stream that keeps its
 	// creation time but loses its messages starts its sequences, and so
 	// the epochs it derives from them, again: run go-cluster init --rebase
 	// after such a restart, as after a restore (docs/production.md).
@@ -36,7 +36,7 @@ type BucketOptions struct {
 	// Placement, if set, puts the bucket's stream in a JetStream cluster
 	// by name (Cluster), on servers with every one of Tags, or both.
 	Placement *jetstream.Placement
-	// LeaseTTL is the cluster's one LeaseTTL (docs/design-next.md I2),
+	// LeaseTTL is the cluster's one LeaseTTL (docs/design.md I2),
 	// written into a new bucket's metadata as go-cluster.lease_ttl and
 	// go-cluster.lease_ttl_max; every node adopts the bucket's, whatever
 	// its own Config says. 0 means DefaultLeaseTTL; otherwise
@@ -90,7 +90,7 @@ func (o BucketOptions) validateLeaseTTL() error {
 }
 
 // leaseHistory is how many revisions of each key a bucket this library
-// creates keeps. The election reads no history (docs/design-next.md §4.1),
+// creates keeps. The election reads no history (docs/design.md §2.4),
 // and fenced state checks only the latest revision of the lease key: the
 // value stays 8 for people, who read a cluster's last handovers with
 // `nats kv history cluster-<id> lease`, for tests, which find a tenure's
@@ -139,7 +139,7 @@ func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig
 //
 // A bucket created ahead of time makes the first election immediate: a
 // node waits the bucket's LeaseTTL ceiling less the age of a bucket in
-// which nothing was ever written (docs/design-next.md P6), so once the
+// which nothing was ever written (docs/design.md P6), so once the
 // bucket is older than that the first node to start leads at once. An
 // existing bucket keeps its metadata, opts.LeaseTTL aside: go-cluster
 // init --lease-ttl changes the TTL of a live bucket.

@@ -3,7 +3,7 @@ package cluster
 // A tenure as the driver carries it, and the hooks that tell of it: the
 // tenure's ctx and deadline timer, the view and metrics that change with
 // it, and the dispatcher that runs OnBecomeLeader, OnLoseLeadership and
-// OnLeaderChange one at a time (design §6.1).
+// OnLeaderChange one at a time (docs/design.md, E3).
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func (d *driver) extend(a election.Extend) {
 // stepDownAfterHook ends the tenure at epoch after its OnBecomeLeader
 // failed (LeaderHookErrorStepsDown). It runs on the dispatcher: it asks
 // the loop, never waits for the step-down (which waits for
-// OnLoseLeadership, queued behind this hook: rule 7).
+// OnLoseLeadership, queued behind this hook: E8 in docs/design.md).
 func (d *driver) stepDownAfterHook(epoch int64, err error) {
 	d.log.Warn("OnBecomeLeader failed; stepping down so that another node leads", "epoch", epoch, "error", err)
 	c := command{kind: cmdStepDown, reply: make(chan error, 1), tenure: epoch, async: true}
@@ -121,7 +121,7 @@ func (d *driver) deadlineFired(t *driverTenure) {
 	}
 	t.cancel()
 	if d.view.leader == d.cfg.NodeID {
-		d.view.leader = "" // as lose does, before OnLoseLeadership can read it (rule 44)
+		d.view.leader = "" // as lose does, before OnLoseLeadership can read it (E6)
 	}
 	d.view.mu.Unlock()
 	d.queueLose(t)

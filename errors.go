@@ -57,7 +57,7 @@ var (
 	// while the node ran). State calls return it, and a Start that races
 	// the deletion. A running node does not stop on it: it leads nothing
 	// and waits for the bucket, keeping its memory of the epoch, for as
-	// long as it runs (docs/design.md rule 29); Stop ends the wait.
+	// long as it runs (docs/design.md §5.4); Stop ends the wait.
 	ErrBucketDeleted = election.ErrBucketDeleted
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.

@@ -4,9 +4,9 @@ package cluster
 // Stop, so that tools list the members of a cluster, including those that
 // crashed (announced, never withdrawn, not answering). The records live in
 // a bucket of their own, MembersBucketName: a write to the election's
-// bucket would raise its stream's last sequence, which the election reads
-// as an epoch floor (docs/design.md §2.4). One KV write each way: nothing
-// in steady state.
+// bucket raises its stream's last sequence, which fails a pending Create
+// and raises the next jump (docs/design.md §2.1). One KV write each way:
+// nothing in steady state.
 
 import (
 	"context"

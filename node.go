@@ -26,7 +26,7 @@ type Node struct {
 	campaign bool
 	log      *slog.Logger
 	view     *view
-	instance string // this process's name in its lease records (rule 48)
+	instance string // this process's name in its lease records (P9, E14 in docs/design.md)
 	// priority is the priority now: Config.Priority, or SetPriority's
 	// (priority.go); the driver reads it.
 	priority atomic.Int64
@@ -155,7 +155,7 @@ func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
 // Epochs are large numbers: a bucket's first is its creation time in
 // microseconds since 1970 (about 1.8e15), and each tenure adds one, so a
 // bucket created again starts above every epoch of the one before
-// (docs/design.md §2.4, rule 50).
+// (docs/design.md §2.4, I1).
 // Errors wrap ErrNotLeader, ErrLeaseExpired or ErrEpochMismatch.
 func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 	epoch, err := n.validateLeadership(ctx)

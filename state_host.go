@@ -11,7 +11,7 @@ type stateHost interface {
 	// (ErrNotStarted, ErrStopped).
 	stateStore() (*store, error)
 	// tenure is the epoch and latest lease revision of this node's live
-	// tenure at now; ok is false when the node does not lead (§3.3).
+	// tenure at now; ok is false when the node does not lead (docs/design.md §3.3).
 	tenure(now time.Time) (epoch int64, rev uint64, ok bool)
 	// renewalInFlight is closed when the renewal in flight ends, nil when
 	// none is: fenced writes let renewals go first.

@@ -83,10 +83,10 @@ func (n *Node) status(startedAt time.Time) StatusReply {
 
 // refuseDuplicate asks this node's own status subject before it answers
 // there: a reply from another instance is another running process with
-// this NodeID (rule 48). With nobody subscribed the server says "no
+// this NodeID (E14 in docs/design.md). With nobody subscribed the server says "no
 // responders" at once, so a normal start costs one round trip. A node
 // that does not answer (stuck, or older than StatusReply) is not seen
-// here; the lease check of rule 48 remains.
+// here; the lease check of P9 remains.
 func (n *Node) refuseDuplicate(ctx context.Context, nc *nats.Conn) error {
 	if !n.campaign {
 		return nil // an observer writes nothing: a twin costs nothing

@@ -90,7 +90,7 @@ func TestCLIInit(t *testing.T) {
 
 	t.Run("the first election is immediate", func(t *testing.T) {
 		// With LeaseTTL 5s a node on a brand-new bucket waits 5s before
-		// it may lead (design-next P6). Once the bucket init made is older
+		// it may lead (P6 in docs/design.md). Once the bucket init made is older
 		// than that, a node leads at once, while one started beside it on
 		// a bucket created now still waits.
 		const ttl = 5 * time.Second

@@ -1,7 +1,7 @@
 package main
 
 // init's changes of the election's metadata on a live bucket: --lease-ttl
-// (docs/design-next.md §4.2), --rebase (§6.3) and --upgrade (§6.4); and
+// (docs/design.md §2.7), --rebase (§6.3) and --upgrade (§6.4); and
 // the metadata as init reports it.
 
 import (

@@ -23,7 +23,7 @@ type Change struct {
 
 // Base is the epoch every record of the bucket's incarnation is above
 // after the change: its creation time in µs less one, or its epoch_base
-// when that is larger (docs/design-next.md §1).
+// when that is larger (docs/design.md §2.1).
 func (c Change) Base() int64 { return Base(c.Created, c.After.EpochBase) }
 
 // Base is the epoch base of an incarnation created at created whose
@@ -35,7 +35,7 @@ func Base(created time.Time, epochBase int64) int64 {
 // SetLeaseTTL makes ttl the TTL of the next acquisitions on the live
 // bucket of stream: lease_ttl = ttl, and lease_ttl_max the largest of its
 // old value, the old lease_ttl and ttl, so that the ceiling never goes
-// down within an incarnation (docs/design-next.md §4.2). A tenure keeps
+// down within an incarnation (docs/design.md §2.7). A tenure keeps
 // the TTL it began with; the next one uses ttl. ttl is a whole number of
 // milliseconds up to 24h (the store keeps milliseconds).
 //
@@ -53,7 +53,7 @@ func SetLeaseTTL(ctx context.Context, js jetstream.JetStream, stream string, ttl
 }
 
 // Rebase gives the bucket of stream a new identity whose epoch base is
-// above every epoch led in it so far (docs/design-next.md §6.3): its
+// above every epoch led in it so far (docs/design.md §5.8): its
 // epoch_base becomes the server's time now in µs (the stream-info
 // reply's), or the old epoch_base + 1 when that is larger. Running nodes
 // see another incarnation at their next Confirm and start over; every

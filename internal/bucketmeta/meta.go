@@ -1,5 +1,5 @@
 // Package bucketmeta is the election bucket's metadata
-// (docs/design-next.md, I2 and the incarnation's identity): the cluster's
+// (docs/design.md, I2 and the incarnation's identity): the cluster's
 // LeaseTTL, the ceiling any holder may still use, the protocol version and
 // the epoch base set after a restore. meta.go reads and writes the keys
 // with the standard library only: the store parses them from a

@@ -1,7 +1,7 @@
 package bucketmeta
 
 // go-cluster init --upgrade: move a bucket whose nodes are all stopped to
-// this protocol (docs/design-next.md §6.4).
+// this protocol (docs/design.md §5.9).
 
 import (
 	"context"
@@ -64,7 +64,7 @@ type Upgraded struct {
 }
 
 // Upgrade moves the bucket of stream, whose nodes must all be stopped, to
-// this protocol (docs/design-next.md §6.4): it marks the metadata with
+// this protocol (docs/design.md §5.9): it marks the metadata with
 // go-cluster.protocol, writes lease_ttl and lease_ttl_max from o.LeaseTTL
 // where the bucket has no TTL, and rewrites the lease key as a released
 // record of this protocol, so that the first new node leads at once:

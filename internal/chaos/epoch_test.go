@@ -35,8 +35,8 @@ func TestEpochWhileLeading(t *testing.T) {
 			// spin: the window is microseconds wide
 		}
 		e, leading := n.Epoch(), n.IsLeader()
-		// The tenure's epoch, as the bucket holds it: its first (design
-		// rule 50), whatever number that is.
+		// The tenure's epoch, as the bucket holds it: its first (I1 in
+		// docs/design.md), whatever number that is.
 		if v, err := n.ValidateLeadership(ctx); leading && (err != nil || e != v) {
 			t.Logf("Epoch() = %d while leading; ValidateLeadership = %d, %v", e, v, err)
 			stale++

@@ -15,7 +15,7 @@ import (
 )
 
 // exhaustedEpoch reports whether err is the permanent error a node stops
-// with when the next epoch would pass math.MaxInt64 (docs/design.md §5:
+// with when the next epoch would pass math.MaxInt64 (docs/design.md §5.5:
 // the epoch never wraps; at the maximum the node refuses with a named
 // permanent error).
 func exhaustedEpoch(err error) bool { return errors.Is(err, cluster.ErrEpochExhausted) }

@@ -12,7 +12,7 @@ import (
 
 // Out-of-band faults change the bucket or the lease key behind the nodes'
 // backs, as operators, tools and bugs do (docs/design.md §5, "Out-of-band
-// changes"). None of them may produce two leaders or an epoch that is not
+// changes and threats"). None of them may produce two leaders or an epoch that is not
 // above every epoch handed out before.
 
 // OutOfBand reports whether k changes the store behind the nodes' backs.
@@ -106,7 +106,7 @@ func (r *run) createBucket() error {
 // since: a Start must create it, and the JetStream cluster may refuse the
 // placement (a server down: "no suitable peers") or not answer (its meta
 // leader cut off), for longer than recentRecreate allows. The nodes that
-// were running wait for the bucket meanwhile (design rule 29).
+// were running wait for the bucket meanwhile (docs/design.md §5.4).
 func (r *run) bucketAbsent() bool {
 	if r.deletedAt.IsZero() {
 		return false
@@ -149,7 +149,7 @@ func (r *run) recentRecreate() bool {
 // expectedStopCause says why err is an expected reason for a Node to stop
 // on its own at this point of the run, or "" if it is a library failure.
 // None is, today: a running Node waits for a deleted bucket for as long as
-// it runs (docs/design.md rule 29), so stopping with ErrBucketDeleted is a
+// it runs (docs/design.md §5.4), so stopping with ErrBucketDeleted is a
 // failure too. A Start that races a deletion may fail with it (startDone).
 func (r *run) expectedStopCause(error) string { return "" }
 

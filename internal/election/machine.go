@@ -10,7 +10,7 @@ import (
 // State is what the machine is doing, as raft's r.state.
 type State int
 
-// The states (docs/design-next.md §7).
+// The states (docs/design.md §4.10).
 const (
 	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
 	Following               // watching; waiting out the value seen (P3-P6)

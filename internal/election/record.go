@@ -1,7 +1,7 @@
 package election
 
 // P1 and P2: what a value of the key is, and the epoch a node writes
-// over it (docs/design-next.md §4.1).
+// over it (docs/design.md §2.4).
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
 package election
 
 // The record go-cluster init --upgrade leaves in the lease key of a bucket
-// it moves to this protocol (docs/design-next.md §6.4).
+// it moves to this protocol (docs/design.md §5.9).
 
 import "time"
 

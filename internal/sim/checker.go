@@ -152,7 +152,7 @@ func (c *checker) finish(now, quietAt, maxTTL time.Duration) []string {
 }
 
 // checkOverlap: no two tenures that were live overlap. None is excused:
-// the protocol states no limit to excuse (docs/design-next.md).
+// the protocol states no limit to excuse (docs/design.md).
 func (c *checker) checkOverlap(ts []*tenure) {
 	for i, a := range ts {
 		if a.end() <= a.start {

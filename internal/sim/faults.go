@@ -58,7 +58,7 @@ var faultNames = [...]string{"partition", "crash", "pause", "garbage", "forged",
 
 // faultMix picks the kinds of fault this seed injects: partitions always,
 // and each other kind with probability 1/2. Forged well-formed records
-// are out of the threat model (docs/design-next.md §3) and never
+// are out of the threat model (docs/design.md §5) and never
 // injected; their draw is kept, so that every seed keeps the schedule it
 // had when they were.
 func (w *world) faultMix() []faultKind {
@@ -261,7 +261,7 @@ func (w *world) quiet() {
 // reads. The servers' clocks disagree: it reads the previous creation's
 // time plus between a tenth and one and a half times the real time since
 // (behind or ahead), which keeps the server clock assumption of
-// docs/design-next.md §2 (it reads later than the previous creation by
+// docs/design.md §3.6 (it reads later than the previous creation by
 // more than one microsecond for every write in between; a write here
 // takes at least a round trip of 200 µs). Options.ClockBack breaks it:
 // the clock reads up to a minute before the previous creation.

@@ -18,7 +18,7 @@ type kv struct {
 	created time.Duration // when this incarnation was created (simulated real time)
 	// createdAt is the creation time as the creating server's clock read
 	// it: the stream's Created, from which a node takes the bucket's
-	// epoch base (docs/design-next.md §1).
+	// epoch base (docs/design.md §2.1).
 	createdAt time.Time
 	seq       uint64             // last sequence of the stream
 	entries   []election.KVEntry // the lease key's kept revisions, oldest first
@@ -26,7 +26,7 @@ type kv struct {
 	deleted   bool // the bucket does not exist: every request says so
 	// ttl and maxTTL are the bucket's TTL metadata (lease_ttl and
 	// lease_ttl_max); a bucket created again keeps them
-	// (docs/design-next.md §4.2's assumption).
+	// (docs/design.md §2.7's assumption).
 	ttl, maxTTL time.Duration
 }
 

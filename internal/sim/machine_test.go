@@ -13,7 +13,7 @@ import (
 )
 
 // The simulator against the election machine (internal/election,
-// docs/design-next.md): every fault kind, raw purges and the bucket's
+// docs/design.md): every fault kind, raw purges and the bucket's
 // TTL changed on a live cluster, judged with no limit excused. Flags:
 //
 //	go test -run '^TestMachineSim$' ./internal/sim -sim.seeds=1000000   a million seeds

@@ -60,7 +60,7 @@ func requestID(e election.Action) (uint64, time.Duration) {
 }
 
 // serve is the server's side of a request, at its arrival, as the
-// driver carries it out (docs/design-next.md §2): a Create is published
+// driver carries it out (docs/design.md §1.4, C3): a Create is published
 // with the stream's expected last sequence and the key's (0: no entry,
 // a marker included), an update with the key's expected last sequence;
 // a Confirm reads the stream's info; a Watch opens a new watch.

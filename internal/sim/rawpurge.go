@@ -8,7 +8,7 @@ import "time"
 // stays: the key is simply gone. This is why a Create is checked against
 // the stream's last sequence (C3): one decided on last sequence L must
 // not land after another node's Create whose record a raw purge removed
-// while its holder leads (docs/design-next.md §6.1).
+// while its holder leads (docs/design.md §5.2).
 //
 // Half of the seeds inject them (Options.Exclude "raw-purge" turns them
 // off): at random in the fault phase, and, to reach the window above,

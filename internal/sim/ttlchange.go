@@ -1,7 +1,7 @@
 package sim
 
 // The bucket's LeaseTTL changed on a live cluster, as `go-cluster init
-// --lease-ttl` does (docs/design-next.md §4.2). A stream of its own, so
+// --lease-ttl` does (docs/design.md §2.7). A stream of its own, so
 // that every other draw of a seed stays as it was.
 
 import (

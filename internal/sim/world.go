@@ -27,7 +27,7 @@ type Options struct {
 	// controls (election.Knobs).
 	Knobs election.Knobs
 	// ClockBack lets the server that creates the bucket again read a time
-	// before the previous creation: past what docs/design-next.md §2
+	// before the previous creation: past what docs/design.md §3.6
 	// assumes of the servers' clocks, a negative control of the epoch
 	// check.
 	ClockBack bool
