@@ -48,8 +48,10 @@ type Config struct {
 	// LeaseTTL is how long a lease lasts without renewal: after a leader
 	// crashes, a follower takes over LeaseTTL after it last saw the lease
 	// change. Default 10s, minimum 500ms (MinLeaseTTL), maximum 24h
-	// (MaxLeaseTTL). Nodes of one cluster may differ: a node waits the
-	// longest LeaseTTL it has seen in a lease record (see Lease.TTLMillis).
+	// (MaxLeaseTTL). It is the TTL of a bucket this node creates: a cluster
+	// has one, kept in its bucket's metadata, which every node follows
+	// (logging once when its own differs). Change it on a running cluster
+	// with go-cluster init --lease-ttl (docs/production.md).
 	LeaseTTL time.Duration
 	// RenewInterval is how often the leader renews. Default 3s; at most
 	// LeaseTTL/3, so that two renewals can fail before the lease is at risk.

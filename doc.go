@@ -27,12 +27,18 @@
 //
 // # Protocol
 //
-// Each cluster has a KV bucket "cluster-<ClusterID>" (History 1) with the key
-// "lease" holding the JSON Lease. Acquisition writes epoch+1 with a
-// compare-and-swap on the KV revision; the leader renews with a CAS every
-// RenewInterval; followers watch the key and send no requests in steady
-// state. StepDown and Stop write a released record (empty node_id, same
-// epoch), so the key is never deleted and the epoch never goes back.
+// Each cluster has a KV bucket "cluster-<ClusterID>" with the key "lease"
+// holding the JSON Lease; the bucket's metadata keeps the cluster's one
+// LeaseTTL, which every node follows whatever its Config says. An
+// acquisition writes the record's epoch+1 with a compare-and-swap on the
+// KV revision (over anything that is not a record, or into an absent key,
+// an epoch counted from the revision or stream sequence the server
+// checked), and leads only once a stream-info request after the write
+// shows the bucket it decided in. The leader renews with a CAS every
+// RenewInterval, each confirmed the same way; followers watch the key and
+// send no requests in steady state. StepDown and Stop write a released
+// record (empty node_id, same epoch), so the key is never deleted and the
+// epoch never goes back.
 //
 // # Clock model
 //
@@ -40,7 +46,7 @@
 // is for people. Every node measures time on its own monotonic clock:
 //
 //   - A follower takes over a held lease only after it has seen the same KV
-//     revision unchanged for LeaseTTL.
+//     revision unchanged for the record's TTL.
 //   - The leader's tenure ends, on its own, at
 //     lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin.
 //
@@ -48,11 +54,10 @@
 // leader has stopped before a successor can start, even when it is cut off
 // from NATS and hears nothing. SafetyMargin (default LeaseTTL/10) covers
 // clock-rate drift between machines and the time to cancel work. Clocks may
-// be set to any time of day; only their rates matter. A follower waits the
-// longest LeaseTTL it has seen in any lease record, so nodes with
-// different LeaseTTLs stay safe. Garbage, deleted or compacted keys and a
-// recreated bucket are waited out the same way, and the epoch is carried
-// across them (docs/design.md §5 has the rules).
+// be set to any time of day; only their rates matter. One LeaseTTL per
+// cluster, kept by the bucket, so no node waits less than a holder's TTL.
+// Garbage, deleted or compacted keys and a recreated bucket are waited out
+// for the longest TTL the bucket allows (docs/design.md §9 has the rules).
 //
 // # Timing
 //
@@ -90,7 +95,8 @@
 // ("members-<ClusterID>", created when absent; CreateMembersBucket), and
 // deletes it at Stop, so that go-cluster status lists crashed members as
 // down. The members bucket is not part of the election (its writes would
-// otherwise raise the epoch floor): both writes are best effort, and a node
+// otherwise fail a pending Create of the lease): both writes are best
+// effort, and a node
 // not allowed to use it elects all the same.
 //
 // # Fenced state
