@@ -80,13 +80,3 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	natstest.WaitFor(t, 10*time.Second, func() bool { return other.IsLeader() && other.Epoch() == first+1 }, "%s did not take over", other.NodeID())
 	rec.check(t)
 }
-
-// interest reports whether the hub has interest in subject in the global
-// account, the leaf connection's.
-func interest(hub *natstest.Server, subject string) bool {
-	acc, err := hub.NATS().LookupAccount("$G")
-	if err != nil {
-		return false
-	}
-	return acc.SubscriptionInterest(subject)
-}

@@ -288,36 +288,6 @@ func TestSafety05ForgedMaxEpoch(t *testing.T) {
 	}
 }
 
-// safetyStartMayFail starts a node that may refuse to run: Start may itself
-// fail with ErrEpochExhausted. The node is stopped at cleanup.
-func safetyStartMayFail(t *testing.T, cfg Config, rec *recorder) *Node {
-	t.Helper()
-	var n *Node
-	n, err := NewNode(cfg, rec.hooks(cfg.NodeID, func() int64 { return n.Epoch() }, nil))
-	if err != nil {
-		t.Fatalf("NewNode(%s): %v", cfg.NodeID, err)
-	}
-	if err := n.Start(ctx(t)); err != nil && !errors.Is(err, ErrEpochExhausted) {
-		t.Fatalf("Start(%s): %v", cfg.NodeID, err)
-	}
-	t.Cleanup(func() { stopNode(t, n) })
-	return n
-}
-
-func safetyAllExhausted(nodes []*Node) bool {
-	for _, n := range nodes {
-		select {
-		case <-n.Done():
-			if !errors.Is(n.Err(), ErrEpochExhausted) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // safetyRaiseEpoch steps the leader down steps times, so that a later epoch
 // of 1 shows as going back, and returns the leader after the last.
 func safetyRaiseEpoch(t *testing.T, nodes []*Node, steps int) *Node {
