@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -268,13 +269,34 @@ func (s *store) create(ctx context.Context, key string, value []byte, lastSeq ui
 }
 
 // confirm reads the bucket's stream info (C4): the incarnation, its
-// metadata, its last sequence and its age on the server's clock.
+// metadata, its last sequence and its age on the server's clock. One
+// request, decoded only as far as the election reads it: every landing
+// waits for it (a full jetstream.StreamInfo costs half as much again).
 func (s *store) confirm(ctx context.Context) (election.Incarnation, error) {
-	st, err := s.js.Stream(ctx, kvStream(s.bucket))
+	msg, err := s.nc.RequestWithContext(ctx, s.api.prefix()+"STREAM.INFO."+kvStream(s.bucket), nil)
 	if err != nil {
 		return election.Incarnation{}, s.explain(err)
 	}
-	info := st.CachedInfo()
+	var info struct {
+		Error   *jetstream.APIError `json:"error"`
+		Created time.Time           `json:"created"`
+		Config  struct {
+			Metadata map[string]string `json:"metadata"`
+		} `json:"config"`
+		State struct {
+			LastSeq uint64 `json:"last_seq"`
+		} `json:"state"`
+		TimeStamp time.Time `json:"ts"`
+	}
+	if err := json.Unmarshal(msg.Data, &info); err != nil {
+		return election.Incarnation{}, fmt.Errorf("stream info of bucket %q: %w", s.bucket, err)
+	}
+	if e := info.Error; e != nil {
+		if e.ErrorCode == jetstream.JSErrCodeStreamNotFound {
+			return election.Incarnation{}, s.explain(jetstream.ErrStreamNotFound)
+		}
+		return election.Incarnation{}, s.explain(e)
+	}
 	meta, err := bucketmeta.Parse(info.Config.Metadata)
 	if err != nil {
 		return election.Incarnation{}, fmt.Errorf("%w: %w: bucket %q: %w", ErrBucketConfig, ErrInvalidConfig, s.bucket, err)
