@@ -16,7 +16,7 @@ type checker struct {
 	loseBegan  map[*proc]time.Duration  // when the node's last OnLoseLeadership began
 	// hooksDone: when every hook queued before faults stopped had returned
 	// (set at quiet). A step-down's release waits for the hooks ahead of
-	// its OnLoseLeadership (docs/design.md §4.4, rule 9): a slow hook is a
+	// its OnLoseLeadership (docs/design.md §4.4, P11): a slow hook is a
 	// fault, and it may outlast the fault phase.
 	hooksDone time.Duration
 	lastHook  map[*proc]string
