@@ -59,7 +59,6 @@ func (d *driver) become(a election.Become) {
 	d.view.mu.Lock()
 	d.view.tenureCtx, d.view.tenureEpoch, d.view.tenureRev = ctx, a.Epoch, a.Rev
 	d.view.deadline = a.Deadline
-	d.view.epoch = a.Epoch // with the tenure: whoever sees IsLeader sees its epoch
 	// And itself as leader: OnBecomeLeader may run before the leader
 	// change that follows in the same batch is carried out (it was seen
 	// reading "" under load in ExampleNode_StepDown).
@@ -192,7 +191,7 @@ func (d *driver) publish() {
 	d.view.lease, d.view.hasRec = Lease(s.Lease), s.HasRec
 	d.view.ready = s.Ready
 	if s.Tenure && d.view.tenureCtx != nil && d.view.tenureEpoch == s.Epoch {
-		d.view.tenureRev, d.view.deadline = s.Rev, s.Deadline
+		d.view.tenureRev = s.Rev // the deadline moves with Extend only
 	}
 	d.view.mu.Unlock()
 }

@@ -5,7 +5,7 @@ import "time"
 // Params are what the machine reads of a node's configuration, with
 // defaults applied. LeaseTTL, RenewInterval and SafetyMargin are the
 // node's own; a tenure uses the bucket's TTL (I2) and scales the other
-// two to it (tenureTimings).
+// two to it (renewEvery, deadlineOf).
 type Params struct {
 	NodeID string
 	// Instance names this process in the held records it writes; empty:
