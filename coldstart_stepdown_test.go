@@ -23,21 +23,23 @@ func TestStepDownRightAfterTheFirstElectionHandsOverAtOnce(t *testing.T) {
 	const ttl = 2 * time.Second
 	for round := range 20 {
 		id := fmt.Sprintf("%s-%d", uniqueClusterID(t), round)
-		became := make(chan *Node, 3)
+		became := make(chan string, 3)
+		byID := map[string]*Node{}
 		var nodes []*Node
 		for _, name := range []string{"a", "b", "c"} {
-			var n *Node
 			cfg := testConfig(id, name, srv.URL())
 			cfg.LeaseTTL, cfg.RenewInterval = ttl, ttl/4 // the demo's
-			n = startNode(t, cfg, rec, HookFuncs{BecomeLeader: func(context.Context) error {
-				became <- n
+			n := startNode(t, cfg, rec, HookFuncs{BecomeLeader: func(context.Context) error {
+				became <- name
 				return nil
 			}})
+			byID[name] = n
 			nodes = append(nodes, n)
 		}
 		var first *Node
 		select {
-		case first = <-became: // as soon as it leads, as the demo does
+		case leader := <-became: // as soon as it leads, as the demo does
+			first = byID[leader]
 		case <-time.After(5 * ttl):
 			t.Fatalf("round %d: no first leader", round)
 		}
