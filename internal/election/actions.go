@@ -7,6 +7,8 @@ package election
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Action is one output of the machine.
@@ -78,7 +80,7 @@ type LeaderChange struct{ Leader string }
 // AskToLead publishes a priority request to the holder's control subject.
 type AskToLead struct {
 	Holder  string
-	Request StepDownRequest
+	Request wire.StepDownRequest
 }
 
 // CooldownKey records cooldown-<NodeID> (informational, no answer).
@@ -91,7 +93,7 @@ type Reply struct {
 	Epoch   int64
 	Control bool
 	Silent  bool
-	Answer  StepDownReply
+	Answer  wire.StepDownReply
 }
 
 // Fail reports a permanent error: the node stops.

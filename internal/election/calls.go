@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func (m *Machine) onStepDown(now time.Time, c StepDown) {
@@ -87,8 +89,8 @@ func (m *Machine) onControl(now time.Time, r Control) {
 		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers there
 		return
 	}
-	reply := StepDownReply{Node: m.p.NodeID}
-	req, err := DecodeStepDown(r.Data)
+	reply := wire.StepDownReply{Node: m.p.NodeID}
+	req, err := wire.DecodeStepDown(r.Data)
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
@@ -104,7 +106,7 @@ func (m *Machine) onControl(now time.Time, r Control) {
 	epoch, token, to := m.t.epoch, r.Token, req.To
 	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
 	m.beginDrain(now, true, to, func(err error) Action {
-		out := StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
+		out := wire.StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
 		if err != nil {
 			out.Error = err.Error()
 		}
@@ -113,16 +115,16 @@ func (m *Machine) onControl(now time.Time, r Control) {
 }
 
 // refuseControl says why the leader does not obey req ("" to obey).
-func (m *Machine) refuseControl(now time.Time, req StepDownRequest) string {
+func (m *Machine) refuseControl(now time.Time, req wire.StepDownRequest) string {
 	t := m.t
 	switch {
 	case req.Epoch != 0 && req.Epoch != t.epoch:
 		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, t.epoch, req.Epoch)
 	case req.To == m.p.NodeID:
 		return fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
-	case req.Reason == ReasonPriority && req.Priority <= m.p.Priority:
+	case req.Reason == wire.ReasonPriority && req.Priority <= m.p.Priority:
 		return fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, m.p.Priority)
-	case req.Reason == ReasonPriority && now.Sub(t.acquired) < t.ttl:
+	case req.Reason == wire.ReasonPriority && now.Sub(t.acquired) < t.ttl:
 		return "the leader has led for less than LeaseTTL; ask again later"
 	}
 	return ""

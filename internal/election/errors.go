@@ -11,13 +11,11 @@ var (
 	ErrEpochMismatch   = errors.New("cluster: epoch mismatch")
 	ErrNotLeader       = errors.New("cluster: not leader")
 	ErrAlreadyLeader   = errors.New("cluster: already leader")
-	ErrInvalidConfig   = errors.New("cluster: invalid config")
 	ErrBucketDeleted   = errors.New("cluster: bucket deleted")
 	ErrStopped         = errors.New("cluster: node stopped")
 	ErrEpochExhausted  = errors.New("cluster: epoch exhausted")
 	ErrReleaseFailed   = errors.New("cluster: lease not released")
 	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
-	ErrInvalidLease    = errors.New("cluster: not a lease record")
 	ErrNotReady        = errors.New("cluster: not ready")
 )
 

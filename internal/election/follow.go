@@ -6,6 +6,8 @@ package election
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // ceiling is the longest TTL a holder of this incarnation may be using
@@ -206,6 +208,6 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 		return at
 	}
 	m.conn.askedAt = now
-	m.emit(AskToLead{Holder: h.NodeID, Request: StepDownRequest{To: m.p.NodeID, Reason: ReasonPriority, Priority: m.p.Priority}})
+	m.emit(AskToLead{Holder: h.NodeID, Request: wire.StepDownRequest{To: m.p.NodeID, Reason: wire.ReasonPriority, Priority: m.p.Priority}})
 	return now.Add(m.p.LeaseTTL)
 }

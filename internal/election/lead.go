@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // tenure is this node holding the lease.
@@ -191,7 +193,7 @@ func (m *Machine) release(now time.Time) {
 	t, d := m.t, m.drain
 	d.attempts++
 	m.send(now, write{purpose: Release}, Write{Purpose: Release, Rev: t.rev,
-		Value: released(t.epoch, t.acquired, now, d.next), Timeout: m.p.RequestTimeout})
+		Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next), Timeout: m.p.RequestTimeout})
 }
 
 // onReleased: up to three attempts on transient errors.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // observe takes an entry the watch delivered.
@@ -44,7 +46,7 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 func (m *Machine) learn(e KVEntry, d decoded) {
 	m.entries++
 	switch {
-	case d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
+	case d.kind == Unknown && d.lease.Epoch != 0 && d.version != wire.Protocol:
 		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.version, 1))
 	case d.kind == Unknown:
 		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
@@ -145,7 +147,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 
 // noteForeignSelf stops a node whose NodeID another live process uses:
 // two revisions of such records after the first entry.
-func (m *Machine) noteForeignSelf(l Lease, rev uint64) {
+func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
 	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || m.entries == 1 || rev <= m.dupRev {
 		return
 	}
@@ -156,7 +158,7 @@ func (m *Machine) noteForeignSelf(l Lease, rev uint64) {
 }
 
 // mine says a record is this process's own.
-func (m *Machine) mine(l Lease) bool {
+func (m *Machine) mine(l wire.Lease) bool {
 	return l.NodeID == m.p.NodeID && l.Instance == m.instance
 }
 
@@ -180,11 +182,11 @@ func (m *Machine) knownLeader(now time.Time) string {
 	return ""
 }
 
-func ttlOf(l Lease) time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
+func ttlOf(l wire.Lease) time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
 
 var errBucketRecreated = fmt.Errorf("the bucket was deleted and created again")
 
 func protocolError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
-		ErrProtocolVersion, fmt.Sprintf(format, args...), Protocol)
+		wire.ErrProtocolVersion, fmt.Sprintf(format, args...), wire.Protocol)
 }

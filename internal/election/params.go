@@ -31,10 +31,6 @@ type Params struct {
 	ReadinessThreshold int
 }
 
-// Protocol is the version this machine writes in records ("v") and
-// expects in the bucket's metadata.
-const Protocol = 2
-
 // Incarnation is what a Confirm (a stream-info request) tells of the
 // bucket: its identity, its metadata and its last sequence.
 type Incarnation struct {

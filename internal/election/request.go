@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // request is the request out.
@@ -131,7 +133,7 @@ func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmRes
 	case r.Err != nil:
 		m.confirmFailed(now, q, c)
 		return
-	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != Protocol:
+	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
 		m.fail(protocolError("the bucket is marked for protocol %d", r.Bucket.Protocol))
 		return
 	}

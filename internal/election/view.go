@@ -6,14 +6,16 @@ package election
 import (
 	"fmt"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // View is what Node's queries read of the machine.
 type View struct {
-	Lease  Lease // the record the key holds, as seen
-	HasRec bool  // the key holds a record (P1)
-	Epoch  int64 // the tenure's, else the record's
-	Ready  error // nil when the node may campaign as far as ReadinessCheck goes
+	Lease  wire.Lease // the record the key holds, as seen
+	HasRec bool       // the key holds a record (P1)
+	Epoch  int64      // the tenure's, else the record's
+	Ready  error      // nil when the node may campaign as far as ReadinessCheck goes
 	// Tenure: a live tenure, at revision Rev, ending at Deadline.
 	Tenure   bool
 	Rev      uint64
