@@ -3,9 +3,7 @@ package election
 import "errors"
 
 // The sentinel errors the machine returns or ends a tenure with. Package
-// cluster re-exports each under the same name (cluster.ErrLeaseExpired is
-// ErrLeaseExpired), where they are documented; errors.Is works with
-// either name.
+// cluster re-exports each under the same name, where they are documented.
 var (
 	ErrLeaseExpired    = errors.New("cluster: lease expired")
 	ErrEpochMismatch   = errors.New("cluster: epoch mismatch")

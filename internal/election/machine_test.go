@@ -156,8 +156,8 @@ func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.none("Become")
 	h.want("Watch")
-	if h.m.State() != Syncing {
-		t.Errorf("state %v, want syncing", h.m.State())
+	if h.m.state != Syncing {
+		t.Errorf("state %v, want syncing", h.m.state)
 	}
 }
 
@@ -317,8 +317,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	}
 	h.do(WriteResult{ID: w.ID, Rev: 8})
 	h.want("Reply", "CooldownKey")
-	if h.m.State() != Following {
-		t.Errorf("state %v, want following", h.m.State())
+	if h.m.state != Following {
+		t.Errorf("state %v, want following", h.m.state)
 	}
 }
 

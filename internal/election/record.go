@@ -30,11 +30,8 @@ func (k Kind) String() string {
 // decoded is one value of the key judged by P1.
 type decoded struct {
 	kind  Kind
-	lease wire.Lease
-	// version is the record's protocol version when it decodes as a
-	// lease record of any version (0 for none: a record of protocol 1).
-	version int
-	why     string // why it is unknown
+	lease wire.Lease // Version 0: protocol 1, or no record at all
+	why   string     // why it is unknown
 }
 
 // judgeRange applies P1 to a watch entry in an incarnation whose epochs
@@ -48,7 +45,7 @@ func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	if err != nil {
 		return decoded{kind: Unknown, why: err.Error()}
 	}
-	d := decoded{lease: l, version: l.Version}
+	d := decoded{lease: l}
 	switch {
 	case l.Version != wire.Protocol:
 		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", l.Version)
