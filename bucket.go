@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // BucketOptions are the settings of a new bucket that are the operator's
@@ -120,7 +120,7 @@ func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig
 		Storage:     opts.Storage,
 		// Lets the cooldown key carry a per-key TTL.
 		LimitMarkerTTL: time.Second,
-		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), election.Protocol),
+		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), wire.Protocol),
 	}
 	if p := opts.Placement; p != nil {
 		cfg.Placement = &jetstream.Placement{Cluster: p.Cluster, Tags: append([]string(nil), p.Tags...)}

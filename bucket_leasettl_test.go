@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // CreateBucket writes BucketOptions.LeaseTTL (or DefaultLeaseTTL) into the
@@ -26,7 +26,7 @@ func TestCreateBucketLeaseTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, err := bucketmeta.Parse(streamInfo(t, js, id).Config.Metadata)
-		if err != nil || m != (bucketmeta.Meta{LeaseTTL: c.want, MaxTTL: c.want, Protocol: election.Protocol}) {
+		if err != nil || m != (bucketmeta.Meta{LeaseTTL: c.want, MaxTTL: c.want, Protocol: wire.Protocol}) {
 			t.Errorf("a bucket created with LeaseTTL %v has metadata %+v, %v; want %v", c.ttl, m, err, c.want)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // ControlSubject is where the current leader of a cluster answers
@@ -53,8 +53,8 @@ type StepDownReply struct {
 }
 
 const (
-	reasonOperator = election.ReasonOperator
-	reasonPriority = election.ReasonPriority
+	reasonOperator = wire.ReasonOperator
+	reasonPriority = wire.ReasonPriority
 )
 
 // controlRequest is a step-down request on its way to the driver.
@@ -65,9 +65,9 @@ type controlRequest struct {
 }
 
 // decodeStepDown parses and checks a request payload
-// (election.DecodeStepDown, which the leader uses).
+// (wire.DecodeStepDown, which the leader uses).
 func decodeStepDown(data []byte) (StepDownRequest, error) {
-	req, err := election.DecodeStepDown(data)
+	req, err := wire.DecodeStepDown(data)
 	return StepDownRequest(req), err
 }
 

@@ -5,19 +5,20 @@ import (
 	"testing"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// TestElectionMirrorsPublicTypes: the election keeps its own copies of
-// the lease record, the step-down payloads and the limits that package
-// cluster publishes (it imports the standard library only). They convert
-// into each other field by field; this holds the JSON tags and the
-// limits equal too, so a record or a request means the same on both
-// sides.
+// TestElectionMirrorsPublicTypes: internal/wire and the election keep
+// their own copies of the lease record, the step-down payloads, the
+// limits and the causes that package cluster publishes (they import the
+// standard library only). They convert into each other field by field;
+// this holds the JSON tags and the limits equal too, so a record or a
+// request means the same on both sides.
 func TestElectionMirrorsPublicTypes(t *testing.T) {
 	for _, pair := range [][2]any{
-		{Lease{}, election.Lease{}},
-		{StepDownRequest{}, election.StepDownRequest{}},
-		{StepDownReply{}, election.StepDownReply{}},
+		{Lease{}, wire.Lease{}},
+		{StepDownRequest{}, wire.StepDownRequest{}},
+		{StepDownReply{}, wire.StepDownReply{}},
 	} {
 		a, b := reflect.TypeOf(pair[0]), reflect.TypeOf(pair[1])
 		if a.NumField() != b.NumField() {
@@ -35,17 +36,17 @@ func TestElectionMirrorsPublicTypes(t *testing.T) {
 		name        string
 		pub, mirror any
 	}{
-		{"MaxLeaseSize", MaxLeaseSize, election.MaxLeaseSize},
-		{"MaxLeaseTTL", MaxLeaseTTL, election.MaxLeaseTTL},
-		{"MaxControlRequestSize", MaxControlRequestSize, election.MaxControlRequestSize},
-		{"MaxIdentifierLen", MaxIdentifierLen, election.MaxIdentifierLen},
-		{"MaxNodeIDLen", MaxNodeIDLen, election.MaxNodeIDLen},
+		{"MaxLeaseSize", MaxLeaseSize, wire.MaxLeaseSize},
+		{"MaxLeaseTTL", MaxLeaseTTL, wire.MaxLeaseTTL},
+		{"MaxControlRequestSize", MaxControlRequestSize, wire.MaxControlRequestSize},
+		{"MaxIdentifierLen", MaxIdentifierLen, wire.MaxIdentifierLen},
+		{"MaxNodeIDLen", MaxNodeIDLen, wire.MaxNodeIDLen},
 		{"ElectionCreated", string(ElectionCreated), string(election.CauseCreated)},
 		{"ElectionReleased", string(ElectionReleased), string(election.CauseReleased)},
 		{"ElectionExpired", string(ElectionExpired), string(election.CauseExpired)},
 	} {
 		if c.pub != c.mirror {
-			t.Errorf("%s is %v in cluster and %v in internal/election", c.name, c.pub, c.mirror)
+			t.Errorf("%s is %v in cluster and %v in internal/wire or internal/election", c.name, c.pub, c.mirror)
 		}
 	}
 }

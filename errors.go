@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these (or a
@@ -34,7 +35,7 @@ var (
 	// to another version of the election protocol. Start refuses it: old
 	// and new nodes never run together (docs/production.md, "Moving to
 	// protocol 2").
-	ErrProtocolVersion = election.ErrProtocolVersion
+	ErrProtocolVersion = wire.ErrProtocolVersion
 	// ErrNotStarted: the Node has not been started.
 	ErrNotStarted = errors.New("cluster: node not started")
 	// ErrAlreadyStarted: Start was called twice, or after Stop (then the
@@ -52,7 +53,7 @@ var (
 	// node ID, or NewNode's hooks) is missing, out of range or unusable.
 	// The wrapping message names it; Config.Validate and NewNode join one
 	// such error per problem, so every one is reported at once.
-	ErrInvalidConfig = election.ErrInvalidConfig
+	ErrInvalidConfig = wire.ErrInvalidConfig
 	// ErrBucketDeleted: the coordination bucket does not exist (deleted
 	// while the node ran). State calls return it, and a Start that races
 	// the deletion. A running node does not stop on it: it leads nothing
@@ -105,7 +106,7 @@ var ErrConnect = errors.New("cluster: cannot connect to NATS")
 
 // ErrInvalidLease: a value stored under LeaseKey is not a lease record
 // (DecodeLease). Nodes treat such a value as held by an unknown node.
-var ErrInvalidLease = election.ErrInvalidLease
+var ErrInvalidLease = wire.ErrInvalidLease
 
 // ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
 // failed ReadinessThreshold times in a row: it does not campaign, and a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // MaxIdentifierLen is the longest ClusterID accepted (ValidateIdentifier).
@@ -22,7 +22,7 @@ const MaxNodeIDLen = 253
 // NodeIDs follow the wider rules of ValidateNodeID. The returned error
 // wraps ErrInvalidConfig and names field.
 func ValidateIdentifier(field, value string) error {
-	return election.CheckIdentifier(field, value)
+	return wire.CheckIdentifier(field, value)
 }
 
 // ValidateNodeID checks that value can be used as a NodeID: what host
@@ -37,7 +37,7 @@ func ValidateIdentifier(field, value string) error {
 // never as it is, since a dot would split a subject token in two. The
 // returned error wraps ErrInvalidConfig and names field.
 func ValidateNodeID(field, value string) error {
-	return election.CheckNodeID(field, value)
+	return wire.CheckNodeID(field, value)
 }
 
 // nodeIDTokenDot stands for '.' in a NodeIDToken. It is allowed in NATS

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Lease is the record stored under the key "lease" of the cluster's bucket.
@@ -87,11 +87,11 @@ func encodeLease(l Lease) ([]byte, error) {
 func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLease(data, revision) }
 
 // decodeLease parses a stored lease value with the election's rules
-// (election.DecodeLease): anything that is not a lease record (wrong
+// (wire.DecodeLease): anything that is not a lease record (wrong
 // JSON, negative epoch, oversized) is an error, and the caller treats it
 // as held by an unknown holder.
 func decodeLease(data []byte, revision uint64) (Lease, error) {
-	l, err := election.DecodeLease(data, revision)
+	l, err := wire.DecodeLease(data, revision)
 	return Lease(l), err
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // store is the one real backend of the election: the cluster's KV bucket.
@@ -75,9 +76,9 @@ func (s *store) campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 		return meta, fmt.Errorf("%w: %w: bucket %q has no %s metadata, the cluster's one LeaseTTL: run go-cluster init --lease-ttl on it (or init --upgrade on a bucket of protocol 1)",
 			ErrBucketConfig, ErrInvalidConfig, s.bucket, bucketmeta.KeyLeaseTTL)
 	}
-	if meta.Protocol != 0 && meta.Protocol != election.Protocol {
+	if meta.Protocol != 0 && meta.Protocol != wire.Protocol {
 		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node runs protocol %d",
-			ErrProtocolVersion, s.bucket, meta.Protocol, election.Protocol)
+			ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol)
 	}
 	e, err := s.kv.Get(ctx, leaseKey)
 	switch {
@@ -86,9 +87,9 @@ func (s *store) campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 	case err != nil:
 		return meta, s.explain(err)
 	}
-	if l, derr := election.DecodeLease(e.Value(), e.Revision()); derr == nil && l.Version != election.Protocol {
+	if l, derr := wire.DecodeLease(e.Value(), e.Revision()); derr == nil && l.Version != wire.Protocol {
 		return meta, fmt.Errorf("%w: the lease record of bucket %q was written by protocol %d (revision %d), this node runs protocol %d",
-			ErrProtocolVersion, s.bucket, max(l.Version, 1), e.Revision(), election.Protocol)
+			ErrProtocolVersion, s.bucket, max(l.Version, 1), e.Revision(), wire.Protocol)
 	}
 	return meta, nil
 }

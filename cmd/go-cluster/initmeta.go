@@ -14,7 +14,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // electionMeta is what a bucket's metadata says of the election.
@@ -115,8 +115,8 @@ func usableMeta(bucket string, info *jetstream.StreamInfo) (electionMeta, []stri
 		return electionMeta{}, nil, fmt.Errorf("bucket %q: %w", bucket, err)
 	}
 	switch {
-	case m.Protocol != 0 && m.Protocol != election.Protocol:
-		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster runs protocol %d", bucket, m.Protocol, election.Protocol)
+	case m.Protocol != 0 && m.Protocol != wire.Protocol:
+		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster runs protocol %d", bucket, m.Protocol, wire.Protocol)
 	case m.LeaseTTL == 0:
 		return electionMeta{}, nil, fmt.Errorf("bucket %q has no %s metadata, the cluster's LeaseTTL, which nodes of this version need: a bucket of protocol 1 is moved with go-cluster init --upgrade once every old node is stopped (docs/production.md), any other is given one with --lease-ttl",
 			bucket, bucketmeta.KeyLeaseTTL)
@@ -144,7 +144,7 @@ func renderMeta(e *env, r initReport) error {
 	if u := r.Upgrade; u != nil {
 		done := "left as it is"
 		if u.Rewritten {
-			done = fmt.Sprintf("rewrote it as a released record of protocol %d at epoch %d (revision %d)", election.Protocol, u.Epoch, u.Revision)
+			done = fmt.Sprintf("rewrote it as a released record of protocol %d at epoch %d (revision %d)", wire.Protocol, u.Epoch, u.Revision)
 		}
 		if u.WaitedMs > 0 {
 			done = fmt.Sprintf("waited %v for it to run out, then %s", ms(u.WaitedMs), done)

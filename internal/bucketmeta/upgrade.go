@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // ErrLeaseHeld says the lease key holds a record of another protocol that
@@ -92,7 +92,7 @@ type Upgraded struct {
 // server's: it catches an old node left running, it does not replace
 // stopping them. A key that changes before the write is ErrLeaseChanged.
 // Running Upgrade again after either is safe. A bucket marked for a newer
-// protocol is refused with election.ErrProtocolVersion.
+// protocol is refused with wire.ErrProtocolVersion.
 func Upgrade(ctx context.Context, js jetstream.JetStream, stream string, o UpgradeOptions) (Upgraded, error) {
 	bucket, ok := strings.CutPrefix(stream, "KV_")
 	if !ok || bucket == "" || o.Key == "" {
@@ -128,7 +128,7 @@ func Upgrade(ctx context.Context, js jetstream.JetStream, stream string, o Upgra
 	}
 	up.Epoch = plan.epoch(up.Base())
 	up.Revision, err = withTimeout(ctx, o.RequestTimeout, func(ctx context.Context) (uint64, error) {
-		return plan.write(ctx, js, leaseSubject(js, bucket, o.Key), election.ReleasedRecord(up.Epoch, plan.now))
+		return plan.write(ctx, js, leaseSubject(js, bucket, o.Key), wire.ReleasedRecord(up.Epoch, plan.now, plan.now, ""))
 	})
 	if err != nil {
 		return Upgraded{}, err
@@ -165,9 +165,9 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 		if err != nil {
 			return plan{}, fmt.Errorf("stream %q: %w", stream, err)
 		}
-		if meta.Protocol > election.Protocol {
+		if meta.Protocol > wire.Protocol {
 			return plan{}, fmt.Errorf("%w: stream %q is marked for protocol %d, newer than this version's %d: not moved back",
-				election.ErrProtocolVersion, stream, meta.Protocol, election.Protocol)
+				wire.ErrProtocolVersion, stream, meta.Protocol, wire.Protocol)
 		}
 		p := plan{lastSeq: info.State.LastSeq, now: info.TimeStamp}
 		if p.now.IsZero() {
@@ -177,7 +177,7 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			p.found = fmt.Sprintf("nothing (absent at sequence %d)", p.lastSeq)
-			p.rewrite = meta.Protocol != election.Protocol
+			p.rewrite = meta.Protocol != wire.Protocol
 			return p, nil
 		case err != nil:
 			return plan{}, fmt.Errorf("read the lease key of stream %q: %w", stream, err)
@@ -190,12 +190,12 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 
 // judge decides what to do with the key's value.
 func (p *plan) judge(msg *jetstream.RawStreamMsg, meta Meta, ttl time.Duration) {
-	l, err := election.DecodeLease(msg.Data, msg.Sequence)
+	l, err := wire.DecodeLease(msg.Data, msg.Sequence)
 	switch {
 	case err != nil:
 		p.found = fmt.Sprintf("no lease record at revision %d (%v)", p.rev, describeValue(msg, err))
-		p.rewrite = meta.Protocol != election.Protocol
-	case l.Version == election.Protocol:
+		p.rewrite = meta.Protocol != wire.Protocol
+	case l.Version == wire.Protocol:
 		p.found = fmt.Sprintf("a record of protocol %d at revision %d (epoch %d)", l.Version, p.rev, l.Epoch)
 	default:
 		version := max(l.Version, 1)
@@ -236,7 +236,7 @@ func describeValue(msg *jetstream.RawStreamMsg, err error) string {
 // this protocol, the TTL where there was none, and an epoch base at an old
 // record's epoch where the jump would not go above it.
 func (p plan) mark(m Meta, created time.Time, ttl time.Duration) Meta {
-	m.Protocol = election.Protocol
+	m.Protocol = wire.Protocol
 	if m.LeaseTTL == 0 {
 		m.LeaseTTL = ttl
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // v1Record is a lease record as protocol 1 wrote it: no "v".
@@ -41,11 +41,11 @@ func checkReleased(t *testing.T, kv jetstream.KeyValue, up Upgraded) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := election.DecodeLease(e.Value(), e.Revision())
+	l, err := wire.DecodeLease(e.Value(), e.Revision())
 	if err != nil {
 		t.Fatalf("the key holds %s: %v", e.Value(), err)
 	}
-	if !up.Rewritten || e.Revision() != up.Revision || l.Version != election.Protocol || l.NodeID != "" || l.Epoch != up.Epoch {
+	if !up.Rewritten || e.Revision() != up.Revision || l.Version != wire.Protocol || l.NodeID != "" || l.Epoch != up.Epoch {
 		t.Errorf("Upgrade said %+v; the key holds %+v at revision %d", up, l, e.Revision())
 	}
 	if base := up.Base(); l.Epoch <= base || l.Epoch > base+int64(e.Revision()) {
@@ -80,7 +80,7 @@ func TestUpgradeReleasedRecord(t *testing.T) {
 	if base := created.UnixMicro() - 1; up.Epoch != base+int64(rev)+1 || up.Base() != base {
 		t.Errorf("epoch %d over revision %d, base %d; want %d", up.Epoch, rev, up.Base(), base+int64(rev)+1)
 	}
-	if up.After != metaOf(t, js, stream) || up.After != (Meta{LeaseTTL: 4 * time.Second, MaxTTL: 4 * time.Second, Protocol: election.Protocol}) {
+	if up.After != metaOf(t, js, stream) || up.After != (Meta{LeaseTTL: 4 * time.Second, MaxTTL: 4 * time.Second, Protocol: wire.Protocol}) {
 		t.Errorf("metadata after the upgrade: %+v", up.After)
 	}
 	if !strings.Contains(up.Found, "released record of protocol 1") {
@@ -169,7 +169,7 @@ func TestUpgradeCarriesAHigherEpoch(t *testing.T) {
 func TestUpgradeLeavesAMarkedBucketsKey(t *testing.T) {
 	js := runJS(t)
 	ctx := testCtx(t)
-	_, stream := newBucket(t, js, "cluster-new", ForNewBucket(10*time.Second, election.Protocol))
+	_, stream := newBucket(t, js, "cluster-new", ForNewBucket(10*time.Second, wire.Protocol))
 	up, err := Upgrade(ctx, js, stream, upgradeOpts())
 	if err != nil || up.Rewritten || up.Before != up.After {
 		t.Errorf("Upgrade of a new bucket: %+v, %v; want nothing changed", up, err)
@@ -178,11 +178,11 @@ func TestUpgradeLeavesAMarkedBucketsKey(t *testing.T) {
 		t.Errorf("Upgrade of a new bucket wrote: last sequence %d", st.State.LastSeq)
 	}
 
-	_, newer := newBucket(t, js, "cluster-newer", ForNewBucket(10*time.Second, election.Protocol+1))
-	if _, err := Upgrade(ctx, js, newer, upgradeOpts()); !errors.Is(err, election.ErrProtocolVersion) {
+	_, newer := newBucket(t, js, "cluster-newer", ForNewBucket(10*time.Second, wire.Protocol+1))
+	if _, err := Upgrade(ctx, js, newer, upgradeOpts()); !errors.Is(err, wire.ErrProtocolVersion) {
 		t.Errorf("Upgrade of a bucket of a newer protocol = %v, want ErrProtocolVersion", err)
 	}
-	if m := metaOf(t, js, newer); m.Protocol != election.Protocol+1 {
+	if m := metaOf(t, js, newer); m.Protocol != wire.Protocol+1 {
 		t.Errorf("the newer bucket was marked %d", m.Protocol)
 	}
 }

@@ -7,6 +7,8 @@ package election
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Action is one output of the machine.
@@ -24,91 +26,91 @@ const (
 
 func (p Purpose) String() string { return [...]string{"acquire", "renew", "release"}[p] }
 
-// Write writes Value under the lease key. Create: publish only if the
-// key has no entry and the stream's last sequence is LastSeq (C3);
-// otherwise a compare-and-swap on Rev (C1).
-type Write struct {
-	ID      uint64
-	Purpose Purpose
-	Create  bool
-	LastSeq uint64
-	Rev     uint64
-	Value   []byte
-	Timeout time.Duration
-}
+// Cause says why the lease was free when a node won it (cluster.Cause).
+type Cause string
 
-// Confirm reads the bucket's stream info (C4).
-type Confirm struct {
-	ID      uint64
-	Timeout time.Duration
-}
+// The causes of an election.
+const (
+	CauseCreated  Cause = "created"  // the key did not exist
+	CauseReleased Cause = "released" // StepDown or Stop released it
+	CauseExpired  Cause = "expired"  // the holder stopped renewing (or the value was garbage)
+)
 
-// Watch drops the watch, if any, and opens a new one on the lease key;
-// no entry of the old one may reach the machine after this action.
-type Watch struct {
-	ID      uint64
-	Timeout time.Duration
-}
-
-// Become starts the tenure at Epoch: its ctx lives until Lose for that
-// epoch or until Deadline passes.
-type Become struct {
-	Epoch    int64
-	Rev      uint64
-	Deadline time.Time
-	Cause    Cause
-	Wait     time.Duration // how long the node saw the value it took over
-}
-
-// Extend moves the tenure's deadline after a confirmed renewal.
-type Extend struct {
-	Epoch    int64
-	Deadline time.Time
-}
-
-// Lose ends the tenure at Epoch and queues OnLoseLeadership.
-type Lose struct {
-	Epoch int64
-	Cause error
-}
-
-// LeaderChange queues OnLeaderChange.
-type LeaderChange struct{ Leader string }
-
-// AskToLead publishes a priority request to the holder's control subject.
-type AskToLead struct {
-	Holder  string
-	Request StepDownRequest
-}
-
-// CooldownKey records cooldown-<NodeID> (informational, no answer).
-type CooldownKey struct{ Cooldown time.Duration }
-
-// Reply answers a command or a control request named by Token.
-type Reply struct {
-	Token   uint64
-	Err     error
-	Epoch   int64
-	Control bool
-	Silent  bool
-	Answer  StepDownReply
-}
-
-// Fail reports a permanent error: the node stops.
-type Fail struct{ Err error }
-
-// Finished says the machine is done (Stop, or a permanent error).
-type Finished struct{}
-
-// Log is a line for the node's log.
-type Log struct {
-	Level slog.Level
-	Msg   string
-	Args  []any
-}
-
-// Arm asks for a Tick at At (zero: none needed).
-type Arm struct{ At time.Time }
+type (
+	// Write writes Value under the lease key. Create: publish only if
+	// the key has no entry and the stream's last sequence is LastSeq
+	// (C3); otherwise a compare-and-swap on Rev (C1).
+	Write struct {
+		ID      uint64
+		Purpose Purpose
+		Create  bool
+		LastSeq uint64
+		Rev     uint64
+		Value   []byte
+		Timeout time.Duration
+	}
+	// Confirm reads the bucket's stream info (C4).
+	Confirm struct {
+		ID      uint64
+		Timeout time.Duration
+	}
+	// Watch drops the watch, if any, and opens a new one on the lease
+	// key; no entry of the old one may reach the machine after this.
+	Watch struct {
+		ID      uint64
+		Timeout time.Duration
+	}
+	// Become starts the tenure at Epoch: its ctx lives until Lose for
+	// that epoch or until Deadline passes.
+	Become struct {
+		Epoch    int64
+		Rev      uint64
+		Deadline time.Time
+		Cause    Cause
+		Wait     time.Duration // how long the node saw the value it took over
+	}
+	// Extend moves the tenure's deadline after a confirmed renewal.
+	Extend struct {
+		Epoch    int64
+		Deadline time.Time
+	}
+	// Lose ends the tenure at Epoch and queues OnLoseLeadership.
+	Lose struct {
+		Epoch int64
+		Cause error
+	}
+	// LeaderChange queues OnLeaderChange.
+	LeaderChange struct{ Leader string }
+	// AskToLead publishes a priority request to the holder's control
+	// subject.
+	AskToLead struct {
+		Holder  string
+		Request wire.StepDownRequest
+	}
+	// CooldownKey records cooldown-<NodeID> (informational, no answer).
+	CooldownKey struct{ Cooldown time.Duration }
+	// Reply answers a command or a control request named by Token.
+	Reply struct {
+		Token   uint64
+		Err     error
+		Epoch   int64
+		Control bool
+		Silent  bool
+		Answer  wire.StepDownReply
+	}
+	// Fail reports a permanent error: the node stops.
+	Fail struct{ Err error }
+	// Finished says the machine is done (Stop, or a permanent error).
+	Finished struct{}
+	// Log is a line for the node's log.
+	Log struct {
+		Level slog.Level
+		Msg   string
+		Args  []any
+	}
+	// Arm asks for a Tick at At (zero: none needed).
+	Arm struct{ At time.Time }
+)
 
 func (Write) action()        {}
 func (Confirm) action()      {}

@@ -1,12 +1,15 @@
 package election
 
-// The machine's commands: StepDown, Stop, ValidateLeadership,
-// SetMetadata, step-down requests over NATS and ReadinessCheck results.
+// What Node's methods ask of the machine: StepDown, Stop,
+// ValidateLeadership, SetMetadata, step-down requests over NATS,
+// ReadinessCheck results, and the View its queries read.
 
 import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func (m *Machine) onStepDown(now time.Time, c StepDown) {
@@ -19,13 +22,11 @@ func (m *Machine) onStepDown(now time.Time, c StepDown) {
 		m.emit(Reply{Token: c.Token})
 		return
 	}
-	token := c.Token
-	m.beginDrain(now, true, c.To, func(err error) Action { return Reply{Token: token, Err: err} })
+	m.beginDrain(now, true, c.To, func(err error) Action { return Reply{Token: c.Token, Err: err} })
 }
 
 func (m *Machine) onStop(now time.Time, c Stop) {
-	token := c.Token
-	m.stopReq = &token
+	m.stopReq = &c.Token
 	switch {
 	case m.leading(now) && m.drain == nil:
 		m.beginDrain(now, false, "", nil)
@@ -61,9 +62,8 @@ func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
 	m.t.renewDue = now
 }
 
-// answerChecks answers every waiting call with a failure: the tenure
-// ended.
-func (m *Machine) answerChecks(bool) {
+// answerChecks fails every waiting call: the tenure ended.
+func (m *Machine) answerChecks() {
 	for _, tok := range m.checks {
 		m.emit(Reply{Token: tok, Err: ErrNotLeader})
 	}
@@ -87,8 +87,8 @@ func (m *Machine) onControl(now time.Time, r Control) {
 		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers there
 		return
 	}
-	reply := StepDownReply{Node: m.p.NodeID}
-	req, err := DecodeStepDown(r.Data)
+	reply := wire.StepDownReply{Node: m.p.NodeID}
+	req, err := wire.DecodeStepDown(r.Data)
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
@@ -101,28 +101,28 @@ func (m *Machine) onControl(now time.Time, r Control) {
 		m.emit(Reply{Token: r.Token, Control: true, Answer: reply})
 		return
 	}
-	epoch, token, to := m.t.epoch, r.Token, req.To
+	epoch := m.t.epoch
 	m.logf(slog.LevelInfo, "step-down requested over NATS", "to", req.To, "reason", req.Reason)
-	m.beginDrain(now, true, to, func(err error) Action {
-		out := StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: to}
+	m.beginDrain(now, true, req.To, func(err error) Action {
+		out := wire.StepDownReply{OK: err == nil, Node: m.p.NodeID, Epoch: epoch, To: req.To}
 		if err != nil {
 			out.Error = err.Error()
 		}
-		return Reply{Token: token, Control: true, Answer: out}
+		return Reply{Token: r.Token, Control: true, Answer: out}
 	})
 }
 
 // refuseControl says why the leader does not obey req ("" to obey).
-func (m *Machine) refuseControl(now time.Time, req StepDownRequest) string {
+func (m *Machine) refuseControl(now time.Time, req wire.StepDownRequest) string {
 	t := m.t
 	switch {
 	case req.Epoch != 0 && req.Epoch != t.epoch:
 		return fmt.Sprintf("%v: the leader's epoch is %d, not %d", ErrEpochMismatch, t.epoch, req.Epoch)
 	case req.To == m.p.NodeID:
 		return fmt.Sprintf("%v: %s leads already", ErrAlreadyLeader, req.To)
-	case req.Reason == ReasonPriority && req.Priority <= m.p.Priority:
+	case req.Reason == wire.ReasonPriority && req.Priority <= m.p.Priority:
 		return fmt.Sprintf("priority %d is not higher than the leader's %d", req.Priority, m.p.Priority)
-	case req.Reason == ReasonPriority && now.Sub(t.acquired) < t.ttl:
+	case req.Reason == wire.ReasonPriority && now.Sub(t.acquired) < t.ttl:
 		return "the leader has led for less than LeaseTTL; ask again later"
 	}
 	return ""
@@ -154,4 +154,42 @@ func (m *Machine) onHealth(now time.Time, err error) {
 		m.logf(slog.LevelWarn, "readiness check failed too often: stepping down", "error", err)
 		m.beginDrain(now, true, "", nil)
 	}
+}
+
+// View is what Node's queries read of the machine.
+type View struct {
+	Lease  wire.Lease // the record the key holds, as seen
+	HasRec bool       // the key holds a record (P1)
+	Epoch  int64      // the tenure's, else the record's
+	Ready  error      // nil when the node may campaign as far as ReadinessCheck goes
+	// Tenure: a live tenure, at revision Rev, ending at Deadline.
+	Tenure   bool
+	Rev      uint64
+	Deadline time.Time
+}
+
+// Snapshot is the machine's view now.
+func (m *Machine) Snapshot() View {
+	v := View{Ready: m.readyErr()}
+	if k := m.cur.kind; k == Held || k == Released {
+		v.Lease, v.HasRec, v.Epoch = m.cur.d.lease, true, m.cur.d.lease.Epoch
+	}
+	if t := m.t; t != nil && !t.ended {
+		v.Epoch, v.Tenure, v.Rev, v.Deadline = t.epoch, true, t.rev, t.deadline
+	}
+	return v
+}
+
+// readyErr is what Node.Ready reports.
+func (m *Machine) readyErr() error {
+	r := m.ready
+	switch {
+	case m.healthy():
+		return nil
+	case !r.passed && r.last == nil:
+		return fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
+	case !r.passed:
+		return fmt.Errorf("%w: no readiness check has passed yet: %w", ErrNotReady, r.last)
+	}
+	return fmt.Errorf("%w: %d readiness checks failed in a row: %w", ErrNotReady, r.fails, r.last)
 }

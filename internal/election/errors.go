@@ -3,21 +3,17 @@ package election
 import "errors"
 
 // The sentinel errors the machine returns or ends a tenure with. Package
-// cluster re-exports each under the same name (cluster.ErrLeaseExpired is
-// ErrLeaseExpired), where they are documented; errors.Is works with
-// either name.
+// cluster re-exports each under the same name, where they are documented.
 var (
 	ErrLeaseExpired    = errors.New("cluster: lease expired")
 	ErrEpochMismatch   = errors.New("cluster: epoch mismatch")
 	ErrNotLeader       = errors.New("cluster: not leader")
 	ErrAlreadyLeader   = errors.New("cluster: already leader")
-	ErrInvalidConfig   = errors.New("cluster: invalid config")
 	ErrBucketDeleted   = errors.New("cluster: bucket deleted")
 	ErrStopped         = errors.New("cluster: node stopped")
 	ErrEpochExhausted  = errors.New("cluster: epoch exhausted")
 	ErrReleaseFailed   = errors.New("cluster: lease not released")
 	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
-	ErrInvalidLease    = errors.New("cluster: not a lease record")
 	ErrNotReady        = errors.New("cluster: not ready")
 )
 

@@ -1,11 +1,8 @@
 package election
 
-// The inputs of the machine: what the driver tells it, each handled at
-// the node's own monotonic now.
+// The inputs of the machine, each handled at the node's own monotonic now.
 
-import (
-	"time"
-)
+import "time"
 
 // Event is one input of the machine.
 type Event interface{ event() }
@@ -15,9 +12,9 @@ type Op int
 
 // The kinds of entry.
 const (
-	Put    Op = iota
-	Delete    // a delete marker
-	Purge     // a purge marker
+	Put Op = iota
+	Delete
+	Purge
 )
 
 // KVEntry is one revision of the lease key as the watch shows it.
@@ -27,93 +24,83 @@ type KVEntry struct {
 	Value []byte
 }
 
-// Start begins the machine: it confirms the bucket, then watches.
-type Start struct{}
+type (
+	// Start begins the machine: it confirms the bucket, then watches.
+	Start struct{}
+	// Tick says a timer the machine armed fired.
+	Tick struct{}
+	// Entry is an entry the watch delivered.
+	Entry struct{ KV KVEntry }
+	// Synced says the watch has delivered the key's current value (or
+	// its absence).
+	Synced struct{}
+	// WatchClosed says the watch's channel closed.
+	WatchClosed struct{}
+	// Conn is the connection's state; a new Reconnects count restarts
+	// every wait (P3).
+	Conn struct {
+		Connected  bool
+		Reconnects uint64
+	}
+	// Health is one ReadinessCheck result.
+	Health struct{ Err error }
+	// LoseStarted says OnLoseLeadership of the tenure at Epoch began.
+	LoseStarted struct{ Epoch int64 }
+	// LoseDone says OnLoseLeadership of the tenure at Epoch returned.
+	LoseDone struct{ Epoch int64 }
+	// StepDown is Node.StepDown(To); Epoch, when set, is the tenure to end.
+	StepDown struct {
+		To    string
+		Async bool
+		Token uint64
+		Epoch int64
+	}
+	// Stop is Node.Stop.
+	Stop struct{ Token uint64 }
+	// Validate is Node.ValidateLeadership.
+	Validate struct{ Token uint64 }
+	// SetMetadata is Node.SetMetadata.
+	SetMetadata struct {
+		Metadata map[string]string
+		Token    uint64
+	}
+	// SetPriority is Node.SetPriority: the priority this node's records
+	// carry, its requests ask with and its answers judge by, from now on.
+	SetPriority struct{ Priority int }
+	// Control is a step-down request received over NATS at Received.
+	Control struct {
+		Data     []byte
+		Generic  bool
+		Received time.Time
+		Token    uint64
+	}
+)
 
-// Tick says a timer the machine armed fired.
-type Tick struct{}
-
-// Entry is an entry the watch delivered.
-type Entry struct{ KV KVEntry }
-
-// Synced says the watch has delivered the key's current value (or its
-// absence).
-type Synced struct{}
-
-// WatchClosed says the watch's channel closed.
-type WatchClosed struct{}
-
-// Conn is the connection's state; a new Reconnects count restarts
-// every wait (P3).
-type Conn struct {
-	Connected  bool
-	Reconnects uint64
-}
-
-// Health is one ReadinessCheck result.
-type Health struct{ Err error }
-
-// LoseStarted and LoseDone say OnLoseLeadership of the tenure at Epoch
-// began and returned.
-type LoseStarted struct{ Epoch int64 }
-type LoseDone struct{ Epoch int64 }
-
-// StepDown is Node.StepDown(To); Epoch, when set, is the tenure to end.
-type StepDown struct {
-	To    string
-	Async bool
-	Token uint64
-	Epoch int64
-}
-
-// Stop is Node.Stop.
-type Stop struct{ Token uint64 }
-
-// Validate is Node.ValidateLeadership.
-type Validate struct{ Token uint64 }
-
-// SetMetadata is Node.SetMetadata.
-type SetMetadata struct {
-	Metadata map[string]string
-	Token    uint64
-}
-
-// SetPriority is Node.SetPriority: the priority this node's records
-// carry, its requests ask with and its answers judge by, from now on.
-type SetPriority struct{ Priority int }
-
-// Control is a step-down request received over NATS at Received.
-type Control struct {
-	Data     []byte
-	Generic  bool
-	Received time.Time
-	Token    uint64
-}
-
-// WriteResult answers a Write: the revision it landed at, or why not.
-type WriteResult struct {
-	ID    uint64
-	Rev   uint64
-	Err   error
-	Class ErrClass // of Err
-}
-
-// ConfirmResult answers a Confirm. Err wrapping ErrBucketDeleted (class
-// Permanent) says the bucket is gone.
-type ConfirmResult struct {
-	ID     uint64
-	Bucket Incarnation
-	Err    error
-	Class  ErrClass
-}
-
-// WatchStarted answers a Watch: the new watch runs (entries then Synced
-// follow), or it could not be opened.
-type WatchStarted struct {
-	ID    uint64
-	Err   error
-	Class ErrClass
-}
+// The answers to the requests (actions.go), each with its request's ID.
+type (
+	// WriteResult answers a Write: the revision it landed at, or why not.
+	WriteResult struct {
+		ID    uint64
+		Rev   uint64
+		Err   error
+		Class ErrClass // of Err
+	}
+	// ConfirmResult answers a Confirm. Err wrapping ErrBucketDeleted
+	// (class Permanent) says the bucket is gone.
+	ConfirmResult struct {
+		ID     uint64
+		Bucket Incarnation
+		Err    error
+		Class  ErrClass
+	}
+	// WatchStarted answers a Watch: the new watch runs (entries then
+	// Synced follow), or it could not be opened.
+	WatchStarted struct {
+		ID    uint64
+		Err   error
+		Class ErrClass
+	}
+)
 
 func (Start) event()         {}
 func (Tick) event()          {}

@@ -6,6 +6,8 @@ package election
 import (
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // ceiling is the longest TTL a holder of this incarnation may be using
@@ -47,8 +49,7 @@ func (m *Machine) holdFor() time.Duration {
 // when to look again.
 func (m *Machine) follow(now time.Time) time.Time {
 	m.reportLeader(now)
-	if m.landing != nil { // an unanswered acquisition showed up on the watch
-		a := m.landing
+	if a := m.landing; a != nil { // an unanswered acquisition showed up on the watch
 		m.landing = nil
 		m.confirmLanding(now, a)
 		return time.Time{}
@@ -57,7 +58,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	expiry := c.first.Add(m.holdFor())
 	checkAt := m.checkAt()
 	if !m.viewChecked || (!checkAt.IsZero() && !now.Before(checkAt)) {
-		m.send(now, confirm{why: toWait}, Confirm{Timeout: m.p.RequestTimeout})
+		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 		return time.Time{}
 	}
 	var next time.Time // the next wake that is not yet due
@@ -75,7 +76,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 		if now.Before(m.lost.resync) {
 			return earliest(next, m.lost.resync)
 		}
-		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 		return time.Time{}
 	case now.Before(expiry):
 		m.sayColdStart(now, expiry)
@@ -88,8 +89,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 }
 
 // sayColdStart logs, once, that the node waits out a new bucket's first
-// election (P6): an operator sees a first election that takes a LeaseTTL
-// and needs to know it is the design, not a fault.
+// election (P6): an operator needs to know it is the design, not a fault.
 func (m *Machine) sayColdStart(now, until time.Time) {
 	if m.coldSaid || m.cur.kind != Absent || m.cur.lastSeq != 0 {
 		return
@@ -141,10 +141,7 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 		at = m.cooldown
 	}
 	if now.Before(m.retryAt) {
-		at = earliest(at, m.retryAt)
-		if at.Before(m.retryAt) {
-			at = m.retryAt
-		}
+		at = m.retryAt // the wake after it looks again
 	}
 	return at
 }
@@ -157,37 +154,23 @@ func (m *Machine) takeOver(now time.Time) {
 		m.fail(err)
 		return
 	}
-	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: causeOf(c.kind)}
-	if c.kind != Absent {
-		a.seen = c.first
+	ttl := m.p.LeaseTTL // the tenure keeps the bucket's TTL (I2), this node's when it says nothing
+	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
+		ttl = m.inc.LeaseTTL
 	}
+	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
 	a.value = m.held(epoch, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
-	if c.kind == Absent {
+	switch c.kind {
+	case Absent:
+		a.cause, a.seen = CauseCreated, time.Time{}
 		w.Create, w.LastSeq, w.Rev = true, c.lastSeq, 0
+	case Released:
+		a.cause = CauseReleased
 	}
 	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
 	m.state = Acquiring
-	m.send(now, write{purpose: Acquire, a: a}, w)
-}
-
-// tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's, or
-// this node's own when the bucket says nothing.
-func (m *Machine) tenureTTL() time.Duration {
-	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
-		return m.inc.LeaseTTL
-	}
-	return m.p.LeaseTTL
-}
-
-func causeOf(k Kind) Cause {
-	switch k {
-	case Absent:
-		return CauseCreated
-	case Released:
-		return CauseReleased
-	}
-	return CauseExpired
+	m.send(now, w, request{a: a})
 }
 
 // askToLead asks a holder of lower priority to hand over (P13), once
@@ -206,6 +189,6 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 		return at
 	}
 	m.conn.askedAt = now
-	m.emit(AskToLead{Holder: h.NodeID, Request: StepDownRequest{To: m.p.NodeID, Reason: ReasonPriority, Priority: m.p.Priority}})
+	m.emit(AskToLead{Holder: h.NodeID, Request: wire.StepDownRequest{To: m.p.NodeID, Reason: wire.ReasonPriority, Priority: m.p.Priority}})
 	return now.Add(m.p.LeaseTTL)
 }

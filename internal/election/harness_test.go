@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // t0 is every test's start on the node's clock.
@@ -20,7 +22,7 @@ func params(id string) Params {
 
 // bucket is an incarnation created at t0 - 1 h, with this test's TTL.
 func bucket(lastSeq uint64) Incarnation {
-	return Incarnation{Created: t0.Add(-time.Hour), Protocol: Protocol, LeaseTTL: ttl, MaxTTL: ttl, LastSeq: lastSeq, Age: time.Hour}
+	return Incarnation{Created: t0.Add(-time.Hour), Protocol: wire.Protocol, LeaseTTL: ttl, MaxTTL: ttl, LastSeq: lastSeq, Age: time.Hour}
 }
 
 // harness feeds one machine and remembers its last request.
@@ -148,7 +150,7 @@ func (h *harness) become() Become {
 
 // record encodes a protocol-2 record.
 func record(node string, epoch int64, next string) []byte {
-	return encode(Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(), Next: next, Instance: node + "-i", ExpiresAt: t0, AcquiredAt: t0})
+	return wire.Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(), Next: next, Instance: node + "-i", ExpiresAt: t0, AcquiredAt: t0}.Encode()
 }
 
 // judge applies P1 as the machine does, the range checked.

@@ -1,14 +1,15 @@
 package election
 
-// The leader: renewals, each confirmed (P7), the deadline (P8), what it
-// sees on the key (P9), and the drain and release that end a step-down
-// (P11).
+// The leader: renewals, each confirmed (P7), the deadline (P8), and the
+// drain and release that end a step-down (P11).
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // tenure is this node holding the lease.
@@ -55,26 +56,21 @@ func (m *Machine) leading(now time.Time) bool {
 	return m.t != nil && !m.t.ended && now.Before(m.t.deadline)
 }
 
-// checkDeadline ends a tenure whose deadline has passed, whatever is out.
-func (m *Machine) checkDeadline(now time.Time) {
-	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) {
-		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
-	}
-}
-
 // lead renews when due, and releases once a drain may; it returns when
 // to look again.
 func (m *Machine) lead(now time.Time) time.Time {
 	t := m.t
 	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
-		m.release(now)
+		d.attempts++
+		m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
+			Timeout: m.p.RequestTimeout}, request{})
 		return time.Time{}
 	}
 	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
 		if now.Before(m.lost.resync) {
 			return m.lost.resync
 		}
-		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 		return time.Time{}
 	}
 	if now.Before(t.renewDue) {
@@ -88,14 +84,15 @@ func (m *Machine) lead(now time.Time) time.Time {
 	if m.state == Leading {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	m.send(now, write{purpose: Renew}, Write{Purpose: Renew, Rev: t.rev,
-		Value: m.held(t.epoch, t.ttl, t.acquired, now), Timeout: max(timeout, time.Millisecond)})
+	m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
+		Timeout: max(timeout, time.Millisecond)}, request{})
 	return time.Time{}
 }
 
-// onRenewed takes a renewal's answer: a landing is confirmed before it
-// moves the deadline (P7); a conflict waits for the watch (P9, P10).
-func (m *Machine) onRenewed(now time.Time, q *request, r WriteResult) {
+// onRenewed takes the answer of a renewal sent at sent: a landing is
+// confirmed before it moves the deadline (P7); a conflict waits for the
+// watch (P9, P10).
+func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	t := m.t
 	if t == nil {
 		return
@@ -103,25 +100,23 @@ func (m *Machine) onRenewed(now time.Time, q *request, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		t.rev, t.renewals = r.Rev, 0
-		if m.state == Draining {
+		switch {
+		case m.state == Draining:
 			t.renewDue = now.Add(m.renewEvery(t.ttl))
-			return
+		case m.knobs.NoConfirm:
+			m.extend(now, sent)
+		default:
+			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})
 		}
-		if m.knobs.NoConfirm {
-			m.extend(now, q.sent)
-			return
-		}
-		m.send(now, confirm{why: toRenew, rsnt: q.sent}, Confirm{Timeout: m.p.RequestTimeout})
 	case errors.Is(r.Err, ErrBucketDeleted):
 		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
-		m.lostAt(now, t.rev)
+		m.lost = lostRace{waiting: true, above: t.rev, resync: now.Add(m.p.RequestTimeout)}
 	case r.Class == Permanent:
 		m.fail(r.Err)
 	default:
 		t.renewals++
-		d := min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2)
-		t.renewDue = now.Add(d)
+		t.renewDue = now.Add(min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2))
 		m.answerChecksAfter(now, false)
 	}
 }
@@ -162,7 +157,7 @@ func (m *Machine) endTenure(cause error) {
 	}
 	t.ended = true
 	m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	m.answerChecks(false)
+	m.answerChecks()
 }
 
 // beginDrain ends the tenure for a step-down or Stop; the lease is
@@ -186,19 +181,10 @@ func (m *Machine) onLoseDone(epoch int64) {
 	}
 }
 
-// release writes the released record over the drained tenure's.
-func (m *Machine) release(now time.Time) {
-	t, d := m.t, m.drain
-	d.attempts++
-	m.send(now, write{purpose: Release}, Write{Purpose: Release, Rev: t.rev,
-		Value: released(t.epoch, t.acquired, now, d.next), Timeout: m.p.RequestTimeout})
-}
-
 // onReleased: up to three attempts on transient errors.
 func (m *Machine) onReleased(now time.Time, r WriteResult) {
 	switch {
 	case r.Err == nil:
-		m.t.rev = r.Rev
 		m.finishDrain(now, nil)
 	case r.Class == Transient && m.drain.attempts < 3:
 		// the next lead() sends it again
@@ -207,8 +193,8 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 	}
 }
 
-// finishDrain ends a step-down: cooldown after a step-down that
-// released, and the caller's answer.
+// finishDrain ends a drain: cooldown after a step-down that released,
+// and the caller's answer.
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d := m.drain
 	m.drain, m.t = nil, nil

@@ -1,16 +1,16 @@
 package election
 
 import (
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"time"
 )
 
-// State is what the machine is doing, as raft's r.state.
+// State is what the machine is doing (docs/design.md §4.10).
 type State int
 
-// The states (docs/design.md §4.10).
 const (
 	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
 	Following               // watching; waiting out the value seen (P3-P6)
@@ -33,27 +33,20 @@ type Machine struct {
 	instance string
 	state    State
 
-	inc      Incarnation // the incarnation followed, as last confirmed
-	incKnown bool
-	watching bool // a watch is open (its Synced may still be due)
-	synced   bool // the watch delivered the key's current value
-	// viewChecked: a Confirm after the watch's current value showed the
-	// incarnation the Confirm before it did, so the watch is on it.
-	viewChecked bool
+	inc         Incarnation // the incarnation followed, as last confirmed
+	incKnown    bool
+	watching    bool // a watch is open (its Synced may still be due)
+	synced      bool // the watch delivered the key's current value
+	viewChecked bool // a Confirm after the watch's current value showed the same incarnation: the watch is on it
 	cur         seen // the key as seen
-	// prev is what the watch a Watch action replaced last showed: the key
-	// found absent with that revision as the stream's last sequence
-	// (removed, nothing written since) is the same state, waited out from
-	// when it was first seen.
-	prev    seen
-	ttlSeen time.Duration
-	entries int    // entries seen since Start
-	dupSeen int    // revisions naming this NodeID with another instance
-	dupRev  uint64 // the highest of them
+	prev        seen // what the watch a Watch replaced last showed (learnCeiling)
+	ttlSeen     time.Duration
+	entries     int    // entries seen since Start
+	dupSeen     int    // revisions naming this NodeID with another instance
+	dupRev      uint64 // the highest of them
 
-	conn  connState
-	ready readiness
-
+	conn    connState
+	ready   readiness
 	req     *request // the request out, nil when none
 	kept    []Event  // events kept while a request is out
 	nextID  uint64
@@ -80,15 +73,13 @@ type seen struct {
 	rev   uint64 // its revision (0 when absent)
 	d     decoded
 	first time.Time // when this node first saw it, on its clock (P3)
-	// For an unknown value or an absent key (P4): the Confirm after
-	// first sight, which gives the ceiling and, absent, the last sequence.
+	// The Confirm after first sight (P4): the ceiling, and, absent, the last sequence.
 	confirmed bool
 	ceiling   time.Duration
 	lastSeq   uint64
 	age       time.Duration
 }
 
-// connState is the connection as last reported.
 type connState struct {
 	connected   bool
 	reconnects  uint64
@@ -119,8 +110,7 @@ type Knobs struct {
 	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
 }
 
-// NewWithKnobs is New with invariants removed: for the simulator's
-// negative controls only.
+// NewWithKnobs is New with invariants removed (Knobs).
 func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
 	m := New(p, seed)
 	m.knobs = k
@@ -137,16 +127,15 @@ func New(p Params, seed uint64) *Machine {
 	return m
 }
 
-// State is the machine's state now.
-func (m *Machine) State() State { return m.state }
-
 // Handle takes one event at now and returns what to do.
 func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	m.out = nil
 	if m.state == Stopped && m.req == nil {
 		return nil
 	}
-	m.checkDeadline(now)
+	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) { // whatever is out (P8)
+		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
+	}
 	switch e := ev.(type) {
 	case Start:
 		m.state = Syncing
@@ -157,8 +146,8 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 		m.onLoseStarted(now, e.Epoch)
 	case LoseDone:
 		m.onLoseDone(e.Epoch)
-	case WriteResult, ConfirmResult, WatchStarted:
-		m.onAnswer(now, ev)
+	case answer:
+		m.onAnswer(now, e)
 	default:
 		if m.req != nil {
 			m.kept = append(m.kept, ev) // decided once the answer is in
@@ -203,7 +192,10 @@ func (m *Machine) step(now time.Time) {
 		m.kept = m.kept[1:]
 		m.apply(now, ev)
 	}
-	m.finish()
+	if m.stopReq != nil && m.req == nil && m.t == nil && m.state != Stopped {
+		m.emit(Reply{Token: *m.stopReq}) // a requested Stop has nothing left to do
+		m.stopped()
+	}
 	var next time.Time
 	if m.req == nil && m.err == nil {
 		next = m.decide(now)
@@ -227,10 +219,10 @@ func (m *Machine) decide(now time.Time) time.Time {
 	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
 		return m.retryAt
 	case !m.incKnown:
-		m.send(now, confirm{why: toOpen}, Confirm{Timeout: m.p.RequestTimeout})
+		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toOpen})
 		return time.Time{}
 	case !m.watching:
-		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
+		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 		return time.Time{}
 	case m.state == Leading || m.state == Draining:
 		return m.lead(now)
@@ -238,15 +230,6 @@ func (m *Machine) decide(now time.Time) time.Time {
 		return time.Time{}
 	}
 	return m.follow(now)
-}
-
-// finish ends the machine once a requested Stop has nothing left to do.
-func (m *Machine) finish() {
-	if m.stopReq == nil || m.req != nil || m.t != nil || m.state == Stopped {
-		return
-	}
-	m.emit(Reply{Token: *m.stopReq})
-	m.stopped()
 }
 
 func (m *Machine) stopped() {
@@ -263,9 +246,46 @@ func (m *Machine) fail(err error) {
 	if m.t != nil && !m.t.ended {
 		m.endTenure(err)
 	}
-	m.answerChecks(false)
+	m.answerChecks()
 	m.emit(Fail{Err: err})
 	m.stopped()
+}
+
+// StopNow ends the machine at once, without a release: the driver's
+// teardown gave up waiting. The tenure ends, and every caller waiting
+// hears ErrStopped.
+func (m *Machine) StopNow() []Action {
+	m.out = nil
+	if m.state == Stopped {
+		return nil
+	}
+	if m.t != nil && !m.t.ended {
+		m.endTenure(ErrStopped)
+	}
+	if d := m.drain; d != nil && d.reply != nil {
+		m.emit(d.reply(ErrStopped))
+	}
+	m.drain, m.t = nil, nil
+	for _, ev := range m.kept {
+		switch e := ev.(type) {
+		case StepDown:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case Validate:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case SetMetadata:
+			m.emit(Reply{Token: e.Token, Err: ErrStopped})
+		case Stop:
+			m.emit(Reply{Token: e.Token})
+		case Control:
+			m.emit(Reply{Token: e.Token, Control: true, Silent: true})
+		}
+	}
+	m.kept = nil
+	if m.stopReq != nil {
+		m.emit(Reply{Token: *m.stopReq})
+	}
+	m.stopped()
+	return m.out
 }
 
 func (m *Machine) emit(a Action) { m.out = append(m.out, a) }
@@ -274,7 +294,7 @@ func (m *Machine) logf(level slog.Level, msg string, args ...any) {
 	m.emit(Log{Level: level, Msg: msg, Args: args})
 }
 
-// earliest returns the earliest non-zero time.
+// earliest is the earliest non-zero time.
 func earliest(times ...time.Time) time.Time {
 	var out time.Time
 	for _, t := range times {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 var base = bucket(0).base()
@@ -154,8 +156,8 @@ func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.none("Become")
 	h.want("Watch")
-	if h.m.State() != Syncing {
-		t.Errorf("state %v, want syncing", h.m.State())
+	if h.m.state != Syncing {
+		t.Errorf("state %v, want syncing", h.m.state)
 	}
 }
 
@@ -183,7 +185,7 @@ func TestGarbageWaitsTheCeiling(t *testing.T) {
 // it demotes, and does not take it over at once.
 func TestHeldRecordWithoutTTLWaitsTheCeiling(t *testing.T) {
 	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, encode(Lease{NodeID: "b", Epoch: base + 3})))
+	h.open(bucket(5), put(5, wire.Lease{NodeID: "b", Epoch: base + 3}.Encode()))
 	if got := h.armed(); !got.Equal(t0.Add(ttl)) {
 		t.Fatalf("armed %v, want the ceiling (%v)", got.Sub(t0), ttl)
 	}
@@ -281,7 +283,7 @@ func TestDeadlineEndsATenureWithoutConfirmedRenewals(t *testing.T) {
 // adopted.
 func TestWhatTheLeaderSees(t *testing.T) {
 	h := leader(t)
-	h.do(Entry{KV: put(8, encode(Lease{NodeID: "a", Instance: "a-i", Epoch: base + 4, TTLMillis: 2000}))})
+	h.do(Entry{KV: put(8, wire.Lease{NodeID: "a", Instance: "a-i", Epoch: base + 4, TTLMillis: 2000}.Encode())})
 	h.none("Lose")
 	if h.m.t.rev != 8 {
 		t.Fatalf("own late write not adopted: rev %d", h.m.t.rev)
@@ -315,8 +317,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	}
 	h.do(WriteResult{ID: w.ID, Rev: 8})
 	h.want("Reply", "CooldownKey")
-	if h.m.State() != Following {
-		t.Errorf("state %v, want following", h.m.State())
+	if h.m.state != Following {
+		t.Errorf("state %v, want following", h.m.state)
 	}
 }
 

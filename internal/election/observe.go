@@ -4,9 +4,12 @@ package election
 // reconnect, another incarnation; and the leader this node reports.
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // observe takes an entry the watch delivered.
@@ -44,8 +47,8 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 func (m *Machine) learn(e KVEntry, d decoded) {
 	m.entries++
 	switch {
-	case d.kind == Unknown && d.lease.Epoch != 0 && d.version != Protocol:
-		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.version, 1))
+	case d.kind == Unknown && d.lease.Epoch != 0 && d.lease.Version != wire.Protocol:
+		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.lease.Version, 1))
 	case d.kind == Unknown:
 		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
 	case d.kind == Held:
@@ -57,7 +60,7 @@ func (m *Machine) learn(e KVEntry, d decoded) {
 // ownLateWrite says a judged entry is this process's own held record at
 // epoch: a write whose answer it did not get.
 func (m *Machine) ownLateWrite(d decoded, epoch int64) bool {
-	return d.kind == Held && m.mine(d.lease) && d.lease.Epoch == epoch
+	return d.kind == Held && d.lease.NodeID == m.p.NodeID && d.lease.Instance == m.instance && d.lease.Epoch == epoch
 }
 
 // onSynced: the watch delivered the key's current value; none means the
@@ -73,40 +76,23 @@ func (m *Machine) onSynced(now time.Time) {
 	}
 }
 
-// onConn: a reconnect restarts every wait (P3); a disconnected node
+// onConn: a reconnect restarts every wait (P3), and an unknown value or
+// an absent key needs its ceiling read again; a disconnected node
 // declares nothing expired.
 func (m *Machine) onConn(now time.Time, c Conn) {
 	m.conn.connected = c.Connected
 	if c.Reconnects != m.conn.reconnects {
 		m.conn.reconnects = c.Reconnects
-		m.restartWait(now)
+		m.prev = seen{}
+		if m.cur.kind != None {
+			m.cur.first, m.cur.confirmed = now, false
+		}
 	}
 	if !c.Connected {
 		m.conn.stableSince = time.Time{}
 	} else if m.conn.stableSince.IsZero() {
 		m.conn.stableSince = now
 	}
-}
-
-// firstSeen is when the stream's state at last sequence rev, the key
-// absent, was first seen: now, or when the watch a reopen replaced first
-// showed the value at rev (P3: removed since without a write).
-func (m *Machine) firstSeen(now time.Time, rev uint64) time.Time {
-	if p := m.prev; p.kind != None && p.kind != Absent && rev == p.rev && p.first.Before(now) {
-		return p.first
-	}
-	return now
-}
-
-// restartWait counts the value seen as first seen now; an unknown value
-// or an absent key needs its ceiling read again.
-func (m *Machine) restartWait(now time.Time) {
-	m.prev = seen{}
-	if m.cur.kind == None {
-		return
-	}
-	m.cur.first = now
-	m.cur.confirmed = false
 }
 
 // learnCeiling takes the Confirm after first sight of an unknown value
@@ -119,10 +105,14 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	}
 	c.ceiling, c.age = m.ceiling(), b.Age
 	if c.kind == Absent {
-		// Absent at this last sequence: a Create is checked against it,
-		// and the wait counts from this answer, or from when the value
-		// at that sequence was first seen (P3: no write since).
-		c.lastSeq, c.first = b.LastSeq, m.firstSeen(now, b.LastSeq)
+		// Absent at this last sequence: a Create is checked against it.
+		// The wait counts from this answer, or from when the watch a
+		// reopen replaced first showed the value at that sequence (P3:
+		// removed since, nothing written).
+		c.lastSeq, c.first = b.LastSeq, now
+		if p := m.prev; p.kind != None && p.kind != Absent && b.LastSeq == p.rev && p.first.Before(now) {
+			c.first = p.first
+		}
 	}
 }
 
@@ -131,7 +121,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	if m.t != nil && !m.t.ended {
-		m.lose(now, errBucketRecreated)
+		m.lose(now, errors.New("the bucket was deleted and created again"))
 	}
 	m.inc, m.incKnown = b, true
 	m.watching, m.synced = false, false
@@ -145,7 +135,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 
 // noteForeignSelf stops a node whose NodeID another live process uses:
 // two revisions of such records after the first entry.
-func (m *Machine) noteForeignSelf(l Lease, rev uint64) {
+func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
 	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || m.entries == 1 || rev <= m.dupRev {
 		return
 	}
@@ -153,11 +143,6 @@ func (m *Machine) noteForeignSelf(l Lease, rev uint64) {
 	if m.dupSeen++; m.dupSeen >= 2 {
 		m.fail(fmt.Errorf("%w: records of instance %q name %s", ErrDuplicateNodeID, l.Instance, l.NodeID))
 	}
-}
-
-// mine says a record is this process's own.
-func (m *Machine) mine(l Lease) bool {
-	return l.NodeID == m.p.NodeID && l.Instance == m.instance
 }
 
 // reportLeader emits LeaderChange when the leader this node knows changed.
@@ -180,11 +165,4 @@ func (m *Machine) knownLeader(now time.Time) string {
 	return ""
 }
 
-func ttlOf(l Lease) time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }
-
-var errBucketRecreated = fmt.Errorf("the bucket was deleted and created again")
-
-func protocolError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
-		ErrProtocolVersion, fmt.Sprintf(format, args...), Protocol)
-}
+func ttlOf(l wire.Lease) time.Duration { return time.Duration(l.TTLMillis) * time.Millisecond }

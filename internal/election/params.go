@@ -7,12 +7,9 @@ import "time"
 // node's own; a tenure uses the bucket's TTL (I2) and scales the other
 // two to it (renewEvery, deadlineOf).
 type Params struct {
-	NodeID string
-	// Instance names this process in the held records it writes; empty:
-	// one made from the machine's seed.
-	Instance string
-	// Observer: follows the lease and never campaigns.
-	Observer bool
+	NodeID   string
+	Instance string // names this process in its held records; empty: made from the seed
+	Observer bool   // follows the lease and never campaigns
 
 	LeaseTTL       time.Duration
 	RenewInterval  time.Duration
@@ -31,29 +28,17 @@ type Params struct {
 	ReadinessThreshold int
 }
 
-// Protocol is the version this machine writes in records ("v") and
-// expects in the bucket's metadata.
-const Protocol = 2
-
 // Incarnation is what a Confirm (a stream-info request) tells of the
-// bucket: its identity, its metadata and its last sequence.
+// bucket: its identity (Created and EpochBase), its metadata (0 where
+// absent) and its last sequence.
 type Incarnation struct {
-	// Created is the stream's creation time on the server that created
-	// it; with EpochBase, the incarnation's identity.
-	Created time.Time
-	// EpochBase is the bucket metadata go-cluster.epoch_base (µs), set
-	// by go-cluster init --rebase after a restore; 0 when absent.
-	EpochBase int64
-	// Protocol is the bucket metadata go-cluster.protocol; 0 when absent.
-	Protocol int
-	// LeaseTTL and MaxTTL are go-cluster.lease_ttl and
-	// go-cluster.lease_ttl_max; 0 when absent.
-	LeaseTTL time.Duration
-	MaxTTL   time.Duration
-	// LastSeq is the stream's last sequence.
-	LastSeq uint64
-	// Age is the server's time less Created, from the same reply.
-	Age time.Duration
+	Created   time.Time     // the stream's creation time on the server that created it
+	EpochBase int64         // go-cluster.epoch_base (µs), set by go-cluster init --rebase after a restore
+	Protocol  int           // go-cluster.protocol
+	LeaseTTL  time.Duration // go-cluster.lease_ttl
+	MaxTTL    time.Duration // go-cluster.lease_ttl_max
+	LastSeq   uint64        // the stream's last sequence
+	Age       time.Duration // the server's time less Created, from the same reply
 }
 
 // same says two readings name one incarnation.

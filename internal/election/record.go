@@ -4,16 +4,12 @@ package election
 // over it (docs/design.md §2.4).
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
-)
 
-// ErrProtocolVersion says the bucket or its lease record belongs to
-// another protocol version: old and new nodes never run together.
-var ErrProtocolVersion = errors.New("cluster: another protocol version")
+	"github.com/ozanturksever/go-cluster/internal/wire"
+)
 
 // Kind is what the key holds, as one node sees it.
 type Kind int
@@ -34,11 +30,8 @@ func (k Kind) String() string {
 // decoded is one value of the key judged by P1.
 type decoded struct {
 	kind  Kind
-	lease Lease
-	// version is the record's protocol version when it decodes as a
-	// lease record of any version (0 for none: a record of protocol 1).
-	version int
-	why     string // why it is unknown
+	lease wire.Lease // Version 0: protocol 1, or no record at all
+	why   string     // why it is unknown
 }
 
 // judgeRange applies P1 to a watch entry in an incarnation whose epochs
@@ -48,13 +41,13 @@ func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	if e.Op != Put {
 		return decoded{kind: Unknown, why: "a delete or purge marker"}
 	}
-	l, err := DecodeLease(e.Value, e.Rev)
+	l, err := wire.DecodeLease(e.Value, e.Rev)
 	if err != nil {
 		return decoded{kind: Unknown, why: err.Error()}
 	}
-	d := decoded{lease: l, version: l.Version}
+	d := decoded{lease: l}
 	switch {
-	case l.Version != Protocol:
+	case l.Version != wire.Protocol:
 		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", l.Version)
 	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
 		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
@@ -93,21 +86,7 @@ func addSeq(base int64, seq uint64) int64 {
 
 // held encodes a held record of this node.
 func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
-	return encode(Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+	return wire.Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
 		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
-		Metadata: m.p.Metadata, Instance: m.instance})
-}
-
-// released encodes the released record that ends a tenure at epoch.
-func released(epoch int64, acquired, now time.Time, next string) []byte {
-	return encode(Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: now.UTC(), Next: next})
-}
-
-func encode(l Lease) []byte {
-	l.Version = Protocol
-	data, err := json.Marshal(l)
-	if err != nil {
-		panic(fmt.Sprintf("encode lease: %v", err)) // a record this node made always encodes
-	}
-	return data
+		Metadata: m.p.Metadata, Instance: m.instance}.Encode()
 }

@@ -4,22 +4,22 @@ package election
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// request is the request out.
+// request is the request out, and the decision its answer continues.
 type request struct {
-	id    uint64
-	sent  time.Time
-	what  any    // write, confirm or watchOpen
-	value []byte // a Write's value
-}
-
-// write is a Write out; a is the acquisition it makes, if any.
-type write struct {
-	purpose Purpose
-	a       *attempt
+	id      uint64
+	sent    time.Time
+	purpose Purpose    // a Write's
+	value   []byte     // a Write's
+	a       *attempt   // the acquisition of a Write, or of a Confirm toLead
+	why     confirmWhy // a Confirm's
+	rsnt    time.Time  // a Confirm toRenew: the renewal's send time
 }
 
 // confirmWhy says what a Confirm is for.
@@ -32,14 +32,6 @@ const (
 	toRenew                   // a renewal landed (P7)
 )
 
-type confirm struct {
-	why  confirmWhy
-	a    *attempt  // toLead
-	rsnt time.Time // toRenew: the renewal's send time
-}
-
-type watchOpen struct{}
-
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
 	over  uint64 // the revision, or an absent key's last sequence, it was written over
@@ -49,24 +41,23 @@ type attempt struct {
 	rev   uint64 // where it landed
 	sent  time.Time
 	cause Cause
-	// seen is when the node first saw the value it wrote over; zero for
-	// an absent key (Become.Wait).
-	seen time.Time
+	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
 }
 
-// send starts a request; its ID is filled in here.
-func (m *Machine) send(now time.Time, what any, a Action) {
+// send starts the request a, with its ID; q is what its answer continues.
+func (m *Machine) send(now time.Time, a Action, q request) {
 	m.nextID++
-	id := m.nextID
+	q.id, q.sent = m.nextID, now
+	m.req = &q
 	switch x := a.(type) {
 	case Write:
-		x.ID = id
+		x.ID, q.purpose, q.value = m.nextID, x.Purpose, x.Value
 		a = x
 	case Confirm:
-		x.ID = id
+		x.ID = m.nextID
 		a = x
 	case Watch:
-		x.ID = id
+		x.ID = m.nextID
 		a = x
 		// No entry of the old watch reaches the machine from now on: every
 		// wait starts again on what the new one delivers (P3).
@@ -74,45 +65,41 @@ func (m *Machine) send(now time.Time, what any, a Action) {
 		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
 		m.dropWatchEvents()
 	}
-	m.req = &request{id: id, sent: now, what: what}
-	if w, ok := a.(Write); ok {
-		m.req.value = w.Value
-	}
 	m.emit(a)
 }
 
+// answer is a request's answer: WriteResult, ConfirmResult, WatchStarted.
+type answer interface {
+	Event
+	id() uint64
+}
+
+func (r WriteResult) id() uint64   { return r.ID }
+func (r ConfirmResult) id() uint64 { return r.ID }
+func (r WatchStarted) id() uint64  { return r.ID }
+
 // onAnswer routes a request's answer to the decision it continues.
-func (m *Machine) onAnswer(now time.Time, ev Event) {
+func (m *Machine) onAnswer(now time.Time, ev answer) {
 	q := m.req
-	var id uint64
-	switch r := ev.(type) {
-	case WriteResult:
-		id = r.ID
-	case ConfirmResult:
-		id = r.ID
-	case WatchStarted:
-		id = r.ID
-	}
-	if q == nil || q.id != id {
+	if q == nil || q.id != ev.id() {
 		return // an answer to a request given up on
 	}
 	m.req = nil
 	switch r := ev.(type) {
 	case WriteResult:
-		w := q.what.(write)
 		if r.Err == nil {
 			m.sawOwn(now, r.Rev, q.value)
 		}
-		switch w.purpose {
+		switch q.purpose {
 		case Acquire:
-			m.onAcquired(now, q, w.a, r)
+			m.onAcquired(now, q.a, r)
 		case Renew:
-			m.onRenewed(now, q, r)
+			m.onRenewed(now, q.sent, r)
 		case Release:
 			m.onReleased(now, r)
 		}
 	case ConfirmResult:
-		m.onConfirmed(now, q, q.what.(confirm), r)
+		m.onConfirmed(now, q, r)
 	case WatchStarted:
 		m.onWatchStarted(now, r)
 	}
@@ -120,63 +107,54 @@ func (m *Machine) onAnswer(now time.Time, ev Event) {
 
 // onConfirmed takes a Confirm's answer: any answer naming another
 // incarnation than the one followed moves the node to it (P7).
-func (m *Machine) onConfirmed(now time.Time, q *request, c confirm, r ConfirmResult) {
+func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch {
 	case errors.Is(r.Err, ErrBucketDeleted):
 		m.bucketGone(now, r.Err)
-		return
 	case r.Err != nil && r.Class == Permanent:
 		m.fail(r.Err)
-		return
 	case r.Err != nil:
-		m.confirmFailed(now, q, c)
-		return
-	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != Protocol:
-		m.fail(protocolError("the bucket is marked for protocol %d", r.Bucket.Protocol))
-		return
-	}
-	if !m.inc.Created.IsZero() && !m.inc.same(r.Bucket) {
-		// Another incarnation than the last one known, whether or not a
-		// Confirm is due for the current watch: nothing seen of the old
-		// one may carry over.
+		m.confirmFailed(now, c)
+	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
+		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
+			wire.ErrProtocolVersion, r.Bucket.Protocol, wire.Protocol))
+	case !m.inc.Created.IsZero() && !m.inc.same(r.Bucket):
+		// Whether or not a Confirm is due for the current watch: nothing
+		// seen of the old incarnation may carry over.
 		m.moveTo(now, r.Bucket)
-		return
-	}
-	if m.incKnown && m.inc.same(r.Bucket) {
-		// The ceiling never goes down within an incarnation (I2), even if
-		// the metadata is edited by hand.
-		r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
-	}
-	m.inc, m.incKnown = r.Bucket, true
-	switch c.why {
-	case toOpen:
-		m.send(now, watchOpen{}, Watch{Timeout: m.p.RequestTimeout})
-	case toWait:
-		m.viewChecked = true
-		m.learnCeiling(now, r.Bucket)
-	case toLead:
-		m.lead0(now, c.a)
-	case toRenew:
-		m.extend(now, c.rsnt)
+	default:
+		if m.incKnown && m.inc.same(r.Bucket) {
+			// The ceiling never goes down within an incarnation (I2),
+			// even if the metadata is edited by hand.
+			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
+		}
+		m.inc, m.incKnown = r.Bucket, true
+		switch c.why {
+		case toOpen:
+			m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
+		case toWait:
+			m.viewChecked = true
+			m.learnCeiling(now, r.Bucket)
+		case toLead:
+			m.lead0(now, c.a)
+		case toRenew:
+			m.extend(now, c.rsnt)
+		}
 	}
 }
 
 // confirmFailed: a Confirm went unanswered. An acquisition asks again
 // while its tenure could still begin; a renewal leaves the deadline.
-func (m *Machine) confirmFailed(now time.Time, q *request, c confirm) {
-	switch c.why {
-	case toLead:
-		if now.Before(m.deadlineOf(c.a.sent, c.a.ttl)) {
-			m.confirmLanding(now, c.a)
-			return
-		}
+func (m *Machine) confirmFailed(now time.Time, c *request) {
+	switch {
+	case c.why == toLead && now.Before(m.deadlineOf(c.a.sent, c.a.ttl)):
+		m.confirmLanding(now, c.a)
+	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
 		m.state = Following
-	case toRenew:
-		if m.t != nil {
-			m.t.renewDue = now.Add(m.backoff())
-		}
-	default:
+	case c.why == toRenew && m.t != nil:
+		m.t.renewDue = now.Add(m.backoff())
+	case c.why != toRenew:
 		m.retryAt = now.Add(m.backoff())
 	}
 }
@@ -184,15 +162,12 @@ func (m *Machine) confirmFailed(now time.Time, q *request, c confirm) {
 // onWatchStarted: the watch is open (its current value follows, kept
 // until now), or it could not be opened.
 func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
-	if errors.Is(r.Err, ErrBucketDeleted) {
+	switch {
+	case errors.Is(r.Err, ErrBucketDeleted):
 		m.bucketGone(now, r.Err)
-		return
-	}
-	if r.Err != nil {
-		if r.Class == Permanent {
-			m.fail(r.Err)
-			return
-		}
+	case r.Err != nil && r.Class == Permanent:
+		m.fail(r.Err)
+	case r.Err != nil:
 		m.retryAt = now.Add(m.backoff())
 		m.watching, m.incKnown = false, false // ask again before the next try
 		m.dropWatchEvents()                   // of a watch taken for not opened
@@ -203,14 +178,13 @@ func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
 // doubling up to RenewInterval, with jitter.
 func (m *Machine) backoff() time.Duration {
 	m.fails++
-	d := 50 * time.Millisecond << min(m.fails-1, 10)
-	d = min(d, m.p.RenewInterval)
+	d := min(50*time.Millisecond<<min(m.fails-1, 10), m.p.RenewInterval)
 	return d/2 + time.Duration(m.rnd.Int64N(int64(d/2)+1))
 }
 
-// bucketGone: the bucket does not exist. The node leads nothing and
-// waits for it for as long as it runs, asking again with backoff; a
-// bucket created meanwhile is a new incarnation like any other.
+// bucketGone: the bucket does not exist. The node leads nothing and asks
+// again with backoff for as long as it runs; a bucket created meanwhile
+// is a new incarnation like any other.
 func (m *Machine) bucketGone(now time.Time, err error) {
 	if m.t != nil && !m.t.ended {
 		m.lose(now, err)
@@ -234,10 +208,8 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	m.cur = seen{kind: None, rev: rev, first: now}
-	m.cur.d = judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
-	m.cur.kind = m.cur.d.kind
-	m.lost = lostRace{}
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
+	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
 }
 
 // dropWatchEvents forgets the kept events of the watch a Watch action

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // kv models the bucket's stream as far as the lease key goes: one stream
@@ -37,7 +38,7 @@ func newKV(now time.Duration) *kv {
 // info is the stream's info as a Confirm reads it at now: its identity,
 // metadata, last sequence and age.
 func (k *kv) info(now time.Duration) election.Incarnation {
-	return election.Incarnation{Created: k.createdAt, Protocol: election.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
+	return election.Incarnation{Created: k.createdAt, Protocol: wire.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
 		LastSeq: k.seq, Age: now - k.created}
 }
 

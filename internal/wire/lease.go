@@ -1,4 +1,4 @@
-package election
+package wire
 
 import (
 	"encoding/json"
@@ -7,8 +7,13 @@ import (
 	"time"
 )
 
-// Lease is the lease record as the election reads and writes it: the
-// same fields and JSON as cluster.Lease (which converts to and from it),
+// Protocol is the version of the election protocol this go-cluster runs:
+// the "v" of the records it writes, and the bucket metadata
+// go-cluster.protocol. Old and new nodes never run together.
+const Protocol = 2
+
+// Lease is the lease record stored under the key "lease": the same
+// fields and JSON as cluster.Lease (which converts to and from it),
 // without the wall-clock helpers the election never uses.
 type Lease struct {
 	NodeID     string            `json:"node_id"`
@@ -101,6 +106,29 @@ func (l *Lease) checkNames() error {
 	return nil
 }
 
+// Encode is l as stored under the lease key, with Version Protocol. It
+// panics on a record JSON cannot hold (a time outside years 0-9999):
+// the records written are made of times DecodeLease accepted and now.
+func (l Lease) Encode() []byte {
+	l.Version = Protocol
+	data, err := json.Marshal(l)
+	if err != nil {
+		panic(fmt.Sprintf("encode lease: %v", err))
+	}
+	return data
+}
+
+// ReleasedRecord is the released record that ends a tenure at epoch,
+// acquired at acquired and released at at: no holder, next the node
+// handed over to (empty: none). go-cluster init --upgrade writes one with
+// acquired and at both now (docs/design.md §5.9): over a bucket whose old
+// nodes are all stopped, it lets the first new node lead at once (P5)
+// when epoch is in the incarnation's range (P1).
+func ReleasedRecord(epoch int64, acquired, at time.Time, next string) []byte {
+	return Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: at.UTC(), Next: next}.Encode()
+}
+
+// trimSpace drops JSON's whitespace around b.
 func trimSpace(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\n' || b[0] == '\r' || b[0] == '\t') {
 		b = b[1:]
