@@ -45,11 +45,13 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 const maxPending = 4
 
 // confirmLanding asks whether a landing is in the incarnation the node
-// decided in (P7), awaiting the answer as long as the tenure could still
-// begin: the deadline counts from the write's send time.
+// decided in (P7). Each retry waits twice as long, up to when the tenure
+// could no longer begin (the deadline counts from the write's send time):
+// a lost answer is asked again soon, a slow server is waited for.
 func (m *Machine) confirmLanding(now time.Time, a *attempt) {
 	m.state = Confirming
-	timeout := max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now))
+	timeout := min(m.p.RequestTimeout<<min(a.confirms, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
+	a.confirms++
 	m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
 }
 

@@ -42,6 +42,8 @@ type attempt struct {
 	sent  time.Time
 	cause Cause
 	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
+	// confirms counts the Confirms sent for its landing.
+	confirms int
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
