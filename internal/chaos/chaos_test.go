@@ -17,9 +17,9 @@ var (
 	flagSeed     = flag.Uint64("chaos.seed", 0, "schedule seed (default 1, or $CHAOS_SEED; 0 with -chaos.random picks one)")
 	flagRandom   = flag.Bool("chaos.random", false, "pick a random seed (printed) instead of the default")
 	flagNodes    = flag.Int("chaos.nodes", 5, "number of nodes")
-	flagTTL      = flag.Duration("chaos.ttl", time.Second, "LeaseTTL of the nodes")
+	flagTTL      = flag.Duration("chaos.ttl", time.Second, "the cluster's LeaseTTL, in the bucket the run creates")
 	flagKinds    = flag.String("chaos.faults", "", "comma-separated fault kinds; 'default' = all but quorum-loss, 'out-of-band' = garbage,bucket-recreate,compaction,long-ttl-garbage (default: default)")
-	flagLongTTL  = flag.Int("chaos.longttl", 0, "nodes with a LeaseTTL of 3-5 x -chaos.ttl (default 2 of 5 when long-ttl-garbage is among the faults; -1: none)")
+	flagLongTTL  = flag.Int("chaos.longttl", 0, "nodes configured with a LeaseTTL of 3-5 x -chaos.ttl, which follow the bucket's (default 1 of 5; -1: none)")
 	flagReport   = flag.String("chaos.report", "", "write the report as JSON to this file")
 )
 

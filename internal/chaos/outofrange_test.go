@@ -2,11 +2,7 @@ package chaos
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,147 +10,114 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// exhaustedEpoch reports whether err is the permanent error a node stops
-// with when the next epoch would pass math.MaxInt64 (docs/design.md §5.5:
-// the epoch never wraps; at the maximum the node refuses with a named
-// permanent error).
-func exhaustedEpoch(err error) bool { return errors.Is(err, cluster.ErrEpochExhausted) }
-
-// TestChaosForgedMaxEpoch: someone writes a valid-looking lease record at
-// or next to the largest epoch, for a node that does not exist, with a plain
-// KV Put. Correct nodes hand out at most the epochs left (one, from
-// MaxInt64-1) and then refuse to campaign: every campaigning node either
-// keeps following or stops with a permanent error; no tenure gets a wrapped,
-// repeated or lower epoch.
+// TestChaosOutOfRangeEpoch: someone writes a well-formed lease record of
+// this protocol whose epoch lies outside its incarnation's range (base,
+// base + revision], with a plain publish: at MaxInt64, which once left no
+// epoch to hand out, one above the range, or at the base. Such a record is
+// unknown (docs/design.md P1, §5.1): the leader demotes, nobody stops,
+// no node takes it before the ceiling (a release out of range is no
+// hand-back), and the next tenure's epoch is base + revision + 1 (P2),
+// above every epoch before, whatever the record said. A follower restarted
+// right after it, which knows nothing earlier, starts (the record is of
+// this protocol) and follows. Then a handover goes on from there.
 //
-// This is a test of its own, not a FaultKind of the chaos schedule: after
-// it, a correct cluster can never elect again without an operator, since
-// the only way back is to lower the epoch in the store (or recreate the
-// bucket), which is exactly an epoch regression, and the run's later
-// checks (a leader after healing, epochs above every earlier one) would
-// have nothing left to check. Injecting it as the last fault of a run would
-// hide the same problem in the recovery phase.
-func TestChaosForgedMaxEpoch(t *testing.T) {
+// Records of this protocol in range are forged records, out of scope
+// (§5.5). The same values are among the garbage of the chaos schedule
+// (garbage.go); this test checks what follows one precisely.
+func TestChaosOutOfRangeEpoch(t *testing.T) {
 	for _, v := range []struct {
-		name   string
-		epoch  int64
-		holder string // "" forges a released record
+		name string
+		o    outOfRange
 	}{
-		{"held at MaxInt64", math.MaxInt64, "ghost"},
-		{"held at MaxInt64-1", math.MaxInt64 - 1, "ghost"},
-		{"released at MaxInt64", math.MaxInt64, ""},
+		{"held by ghost at MaxInt64", outOfRange{at: atMax}},
+		{"released at MaxInt64", outOfRange{at: atMax, released: true}},
+		{"released at the base", outOfRange{at: atBase, released: true}},
+		{"held by the leader's NodeID one above the range", outOfRange{at: aboveRange, leader: true}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			natstest.CheckLeaks(t)
-			forgedMaxEpoch(t, v.epoch, v.holder)
+			outOfRangeEpoch(t, v.o)
 		})
 	}
 }
 
-func forgedMaxEpoch(t *testing.T, epoch int64, holder string) {
+func outOfRangeEpoch(t *testing.T, o outOfRange) {
 	ttl := *flagTTL
-	r := setUp(t, Options{Seed: 1, Nodes: 3, LeaseTTL: ttl, LongTTLNodes: -1, ClusterID: "forged", Log: t.Logf})
+	r := setUp(t, Options{Seed: 1, Nodes: 3, LeaseTTL: ttl, LongTTLNodes: -1, ClusterID: "outofrange", Log: t.Logf})
 	r.start = time.Now()
+	defer func() {
+		if t.Failed() {
+			for _, l := range r.log {
+				t.Logf("%s", l)
+			}
+		}
+	}()
 
-	// Forge only in steady state: a leader has led for a few renewals, so
-	// no acquisition is in flight, and every tenure that starts after the
-	// forged write has read it.
+	// Only in steady state: a leader has led for a few renewals, so no
+	// acquisition is in flight, and every tenure that starts after the
+	// record has seen it.
 	natstest.WaitFor(t, 20*time.Second, func() bool {
 		ts := r.checker.Tenures()
 		return r.leader() != nil && len(ts) > 0 && time.Since(ts[len(ts)-1].Start) > 3*r.opts.RenewInterval &&
 			r.fence.Stats().Accepted > 0
-	}, "no steady leader before the forged record")
-	now := time.Now()
-	rec := cluster.Lease{NodeID: holder, Epoch: epoch, AcquiredAt: now, ExpiresAt: now.Add(ttl), TTLMillis: ttl.Milliseconds()}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cluster.DecodeLease(data, 1); err != nil {
-		t.Fatalf("the forged record must look valid, but DecodeLease refuses it: %v", err)
+	}, "no steady leader before the record")
+	before := r.checker.Tenures()
+	holder := "ghost"
+	if o.leader {
+		holder = r.leader().id
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := r.js.KeyValue(ctx, r.bucket())
+	sent := time.Now()
+	rev, data, err := writeOutOfRange(ctx, r.js, r.bucket(), o, holder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := time.Now()
-	rev, err := kv.Put(ctx, cluster.LeaseKey, data)
+	base, _, err := incarnationOf(ctx, r.js, r.bucket())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.logf("forged lease at rev %d: %s", rev, data)
+	r.logf("record out of range at revision %d (base %d): %s", rev, base, data)
 
-	// Watch: nodes that stop are not started again; a follower is restarted
-	// once, before the forged record expires, so that a node whose first
-	// record is the forged one is tested too; any tenure that starts is
-	// stepped down once proven, to make the nodes campaign again.
-	stops := map[*member]error{}
-	restarted, steppedDown := false, map[string]bool{}
-	end := forged.Add(6 * ttl)
-	for time.Now().Before(end) {
-		for _, m := range r.members {
-			if err, failed := m.failed(); failed {
-				stops[m] = err
-				r.logf("%s stopped on its own: %v", m.id, err)
-			}
+	if m := r.follower(); m != nil {
+		err := m.stop()
+		if err == nil {
+			err = m.start()
 		}
-		if !restarted && time.Since(forged) > ttl/2 {
-			restarted = true
-			if m := r.follower(); m != nil {
-				err := m.stop()
-				if err == nil {
-					err = m.start()
-				}
-				r.logf("restart %s with no memory of earlier epochs: %s", m.id, errString(err))
-			}
+		r.logf("restart %s with no memory of earlier records: %s", m.id, errString(err))
+		if err != nil {
+			t.Errorf("a follower restarted after the record could not start: %v", err)
 		}
-		if ts := r.checker.Tenures(); len(ts) > 0 {
-			last := ts[len(ts)-1]
-			if last.Start.After(forged) && last.End.IsZero() && !steppedDown[last.Instance] && time.Since(last.Start) > 3*r.opts.RenewInterval {
-				steppedDown[last.Instance] = true
-				if m := r.leader(); m != nil {
-					sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-					err := m.current().StepDown(sctx)
-					scancel()
-					r.logf("StepDown %s (epoch %d): %s", m.id, last.Epoch, errString(err))
-					end = laterTime(end, time.Now().Add(4*ttl))
-				}
-			}
-		}
-		waitTick()
 	}
 
-	// At most one tenure may follow the forged record: at MaxInt64, from a
-	// record at MaxInt64-1.
-	allowed := 0
-	if epoch < math.MaxInt64 && holder != "" {
-		allowed = 1
+	first := r.awaitTenureAfter(t, sent, 10*ttl)
+	want := base + int64(rev) + 1
+	if first.Epoch != want {
+		t.Errorf("first tenure after the record (epoch %s at revision %d, base %d): %s at epoch %d; want base + revision + 1 = %d (P2)",
+			epochOf(data), rev, base, first.Instance, first.Epoch, want)
 	}
-	var after []Tenure
-	for _, ten := range r.checker.Tenures() {
-		if ten.Start.After(forged) {
-			after = append(after, ten)
-		}
+	// The ceiling is the bucket's LeaseTTL (the run made it), counted from
+	// first sight, after the record was sent, on this process's clock.
+	if early := sent.Add(r.opts.LeaseTTL).Sub(first.Start); early > 0 {
+		t.Errorf("%s led %v after the record was sent, %v before the ceiling %v: it took an unknown value early", first.Instance,
+			first.Start.Sub(sent).Round(time.Millisecond), early.Round(time.Millisecond), r.opts.LeaseTTL)
 	}
-	for i, ten := range after {
-		if i >= allowed || ten.Epoch != math.MaxInt64 {
-			got := fmt.Sprint(ten.Epoch)
-			if ten.Epoch == 0 {
-				got = "unknown"
-			}
-			t.Errorf("tenure after the forged record (epoch %d, holder %q): %s from +%v with epoch %s; at most %d allowed, at epoch MaxInt64",
-				epoch, holder, ten.Instance, ten.Start.Sub(r.start).Round(time.Millisecond), got, allowed)
-		}
+	if last := before[len(before)-1]; first.Instance == last.Instance && first.Start.Equal(last.Start) {
+		t.Errorf("the tenure live at the record (%s, epoch %d) went on", last.Instance, last.Epoch)
 	}
+
+	// A handover from there: a release taken at once, at the next epoch.
+	if l := r.leader(); l != nil {
+		r.logf("StepDown %s (epoch %d): %s", l.id, first.Epoch, r.stepDown(l))
+	}
+	second := r.awaitTenureAfter(t, first.Start.Add(time.Nanosecond), 10*ttl)
+	if second.Epoch != first.Epoch+1 {
+		t.Errorf("tenure after the handover: %s at epoch %d; want %d", second.Instance, second.Epoch, first.Epoch+1)
+	}
+
 	for _, m := range r.members {
-		err, stopped := stops[m]
-		switch {
-		case stopped && !exhaustedEpoch(err):
-			t.Errorf("%s stopped with %v; want a permanent error for an exhausted epoch", m.id, err)
-		case !stopped && m.current() != nil && m.current().IsLeader():
-			t.Errorf("%s still leads %v after the forged record", m.id, time.Since(forged).Round(time.Millisecond))
+		if err, failed := m.failed(); failed {
+			t.Errorf("%s stopped on its own: %v", m.id, err)
 		}
 	}
 	r.stopAll()
@@ -162,12 +125,31 @@ func forgedMaxEpoch(t *testing.T, epoch int64, holder string) {
 	for _, v := range append(r.checker.Check(true), r.fence.Violations()...) {
 		t.Errorf("violation: %s", v)
 	}
-	if t.Failed() {
-		for _, l := range r.log {
-			t.Logf("%s", l)
+	t.Logf("record at revision %d: %s; then %s at epoch %d (+%v), %s at epoch %d",
+		rev, data, first.Instance, first.Epoch, first.Start.Sub(sent).Round(time.Millisecond), second.Instance, second.Epoch)
+}
+
+// awaitTenureAfter waits up to limit for the first tenure that started
+// after from and whose epoch is known, failing t if a node stops on its
+// own meanwhile or none comes.
+func (r *run) awaitTenureAfter(t *testing.T, from time.Time, limit time.Duration) Tenure {
+	t.Helper()
+	var found Tenure
+	natstest.WaitFor(t, limit, func() bool {
+		for _, m := range r.members {
+			if err, failed := m.failed(); failed {
+				t.Fatalf("%s stopped on its own: %v", m.id, err)
+			}
 		}
-	}
-	t.Logf("after the forged record (epoch %d, holder %q): %d tenures, stops: %s", epoch, holder, len(after), stopSummary(r, stops))
+		for _, ten := range r.checker.Tenures() {
+			if ten.Start.After(from) && !ten.Stillborn {
+				found = ten
+				return ten.Epoch != 0
+			}
+		}
+		return false
+	}, "no tenure with a known epoch after +%v", from.Sub(r.start).Round(time.Millisecond))
+	return found
 }
 
 // follower returns a running member that does not lead, or nil.
@@ -180,28 +162,11 @@ func (r *run) follower() *member {
 	return nil
 }
 
-func stopSummary(r *run, stops map[*member]error) string {
-	var parts []string
-	for _, m := range r.members {
-		if err, ok := stops[m]; ok {
-			parts = append(parts, fmt.Sprintf("%s: %v", m.id, err))
-		} else {
-			parts = append(parts, m.id+": still running")
-		}
+// epochOf is the epoch of an encoded record, for messages.
+func epochOf(data []byte) string {
+	l, err := cluster.DecodeLease(data, 0)
+	if err != nil {
+		return "?"
 	}
-	return strings.Join(parts, "; ")
-}
-
-func laterTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// waitTick paces a polling loop that has its own deadline.
-func waitTick() {
-	timer := time.NewTimer(5 * time.Millisecond)
-	defer timer.Stop()
-	<-timer.C
+	return fmt.Sprint(l.Epoch)
 }
