@@ -52,9 +52,9 @@ func (r *run) awaitLongTenure(tries int) {
 		return
 	}
 	l := r.leader()
-	rec, err := r.leaseRecord()
+	rec, long := r.longTenure(l)
 	switch {
-	case l != nil && r.busy[l] == 0 && err == nil && rec.NodeID == l.id && rec.TTLMillis == r.longTTL.Milliseconds():
+	case long && r.busy[l] == 0:
 		ch, err := r.setBucketTTL(r.opts.LeaseTTL)
 		r.logf("long-ttl-garbage: %s leads at epoch %d with TTL %v; bucket LeaseTTL lowered %v -> %v (ceiling %v): %s",
 			l.id, rec.Epoch, r.longTTL, ch.Before.LeaseTTL, ch.After.LeaseTTL, ch.After.MaxTTL, errString(err))
@@ -71,7 +71,7 @@ func (r *run) awaitLongTenure(tries int) {
 		case l != nil:
 			what = "StepDown " + l.id + ": " + r.stepDown(l)
 		}
-		r.logf("long-ttl-garbage: the lease is %s, not a tenure at %v; %s", r.describeLease(context.Background()), r.longTTL, what)
+		r.logf("long-ttl-garbage: %s; not a tenure at %v yet; %s", describeRecord(l, rec), r.longTTL, what)
 		r.later(3*r.opts.RenewInterval, "long-ttl-garbage: look again", func() { r.awaitLongTenure(tries - 1) })
 	default:
 		r.endTTLFault("no garbage: no tenure began with the long TTL")
@@ -152,17 +152,25 @@ func (r *run) stepDown(l *member) string {
 	return errString(n.StepDown(ctx))
 }
 
-// leaseRecord reads and decodes the lease key.
-func (r *run) leaseRecord() (cluster.Lease, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	kv, err := r.js.KeyValue(ctx, r.bucket())
-	if err != nil {
-		return cluster.Lease{}, err
+// longTenure says whether l leads a tenure that began with the long TTL,
+// by l's own latest record (a read of the key may be a replica's, behind:
+// docs/design.md §3.7), which it returns.
+func (r *run) longTenure(l *member) (cluster.Lease, bool) {
+	if l == nil {
+		return cluster.Lease{}, false
 	}
-	e, err := kv.Get(ctx, cluster.LeaseKey)
-	if err != nil {
-		return cluster.Lease{}, err
+	n := l.current()
+	if n == nil {
+		return cluster.Lease{}, false
 	}
-	return cluster.DecodeLease(e.Value(), e.Revision())
+	rec, ok := n.Lease()
+	return rec, ok && n.IsLeader() && rec.NodeID == l.id && rec.Epoch == n.Epoch() && rec.TTLMillis == r.longTTL.Milliseconds()
+}
+
+// describeRecord says what l's latest record is, for the log.
+func describeRecord(l *member, rec cluster.Lease) string {
+	if l == nil {
+		return "no leader"
+	}
+	return fmt.Sprintf("%s's record: holder %q, epoch %d, ttl_ms %d", l.id, rec.NodeID, rec.Epoch, rec.TTLMillis)
 }

@@ -426,6 +426,9 @@ func (r *run) healAll() {
 	r.ensureBucket()
 	r.checkFailures()
 	for _, m := range r.members {
+		if m.current() == nil {
+			r.awaitGuard(m)
+		}
 		for attempt := 1; m.current() == nil && attempt <= 3; attempt++ {
 			if err := m.start(); err != nil {
 				r.nodeFailure(fmt.Sprintf("%s could not start after healing (attempt %d): %v", m.id, attempt, err))
@@ -450,13 +453,20 @@ func (r *run) startAsync(m *member) {
 			})
 			return
 		}
-		r.logf("wait %v before starting %s: the deleted bucket's ceiling (%v) is above its LeaseTTL", d, m.id, r.deletedCeiling)
-		timer := time.NewTimer(d)
-		<-timer.C
+		r.awaitGuard(m)
 	}
 	r.busy[m]++
 	r.starting++
 	go func() { r.started <- startResult{m, m.start()} }()
+}
+
+// awaitGuard waits here until m may start (startGuard).
+func (r *run) awaitGuard(m *member) {
+	if d := r.startGuard(m); d > 0 {
+		r.logf("wait %v before starting %s: the deleted bucket's ceiling (%v) is above its LeaseTTL", d, m.id, r.deletedCeiling)
+		timer := time.NewTimer(d)
+		<-timer.C
+	}
 }
 
 // collectStarts handles the starts that have finished.
