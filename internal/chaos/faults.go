@@ -30,8 +30,9 @@ const (
 	// their connections, but that server is cut off from its replicas.
 	FaultRoutePartition FaultKind = "route-partition"
 
-	// FaultBucketRecreate deletes the bucket and creates it again with the
-	// same settings: a new stream, whose revisions restart at 1.
+	// FaultBucketRecreate deletes the bucket and creates it again as
+	// go-cluster init --force would: a new stream, whose revisions restart
+	// at 1, with the cluster's LeaseTTL and the old ceiling (outofband.go).
 	FaultBucketRecreate FaultKind = "bucket-recreate"
 	// FaultCompaction purges the lease key and then its purge marker: the
 	// key is absent, as after a compaction.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
@@ -218,7 +219,16 @@ func setUp(t testing.TB, opts Options) *run {
 	if err != nil {
 		t.Fatalf("chaos: jetstream: %v", err)
 	}
-	r.order = startOrderRecorder(ojs, r.bucket())
+	// Its lookups ask each server, on a connection bound to it.
+	var lookups []jetstream.JetStream
+	for _, srv := range r.cluster.Servers() {
+		ljs, err := jetstream.New(srv.Connect(t, nats.IgnoreDiscoveredServers()))
+		if err != nil {
+			t.Fatalf("chaos: jetstream: %v", err)
+		}
+		lookups = append(lookups, ljs)
+	}
+	r.order = startOrderRecorder(ojs, r.bucket(), lookups...)
 	t.Cleanup(r.order.close)
 	ttls, renews, long := memberTTLs(opts)
 	r.longTTL, r.ceiling = long, opts.LeaseTTL
