@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 )
 
 // Start connects to NATS (unless Config.Conn is set), opens the bucket
@@ -89,7 +90,13 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	if n.campaign {
-		meta, err := st.campaignable(ctx)
+		// Each read asked again within RequestTimeout, like the bucket's
+		// lookup: one lost request must not cost the whole Start.
+		var meta bucketmeta.Meta
+		err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
+			meta, err = st.campaignable(actx)
+			return err
+		})
 		if err != nil {
 			closeConn()
 			return fmt.Errorf("start: %w", err)
