@@ -90,6 +90,8 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	if n.campaign {
+		// Each read asked again within RequestTimeout, like the bucket's
+		// lookup: one lost request must not cost the whole Start.
 		var meta bucketmeta.Meta
 		err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
 			meta, err = st.campaignable(actx)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"testing"
@@ -17,11 +18,30 @@ var (
 	flagSeed     = flag.Uint64("chaos.seed", 0, "schedule seed (default 1, or $CHAOS_SEED; 0 with -chaos.random picks one)")
 	flagRandom   = flag.Bool("chaos.random", false, "pick a random seed (printed) instead of the default")
 	flagNodes    = flag.Int("chaos.nodes", 5, "number of nodes")
-	flagTTL      = flag.Duration("chaos.ttl", time.Second, "LeaseTTL of the nodes")
+	flagTTL      = flag.Duration("chaos.ttl", time.Second, "the cluster's LeaseTTL, in the bucket the run creates")
 	flagKinds    = flag.String("chaos.faults", "", "comma-separated fault kinds; 'default' = all but quorum-loss, 'out-of-band' = garbage,bucket-recreate,compaction,long-ttl-garbage (default: default)")
-	flagLongTTL  = flag.Int("chaos.longttl", 0, "nodes with a LeaseTTL of 3-5 x -chaos.ttl (default 2 of 5 when long-ttl-garbage is among the faults; -1: none)")
+	flagLongTTL  = flag.Int("chaos.longttl", 0, "nodes configured with a LeaseTTL of 3-5 x -chaos.ttl, which follow the bucket's (default 1 of 5; -1: none)")
 	flagReport   = flag.String("chaos.report", "", "write the report as JSON to this file")
+	flagNodeLog  = flag.String("chaos.nodelog", "", "write the nodes' logs (JSON, with the instance) to this file")
+	flagLogLevel = flag.String("chaos.nodeloglevel", "info", "level of -chaos.nodelog: debug, info, warn or error")
 )
+
+// nodeLogger is the nodes' logger -chaos.nodelog asks for, or nil.
+func nodeLogger(t *testing.T) *slog.Logger {
+	if *flagNodeLog == "" {
+		return nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*flagLogLevel)); err != nil {
+		t.Fatalf("-chaos.nodeloglevel: %v", err)
+	}
+	f, err := os.Create(*flagNodeLog)
+	if err != nil {
+		t.Fatalf("-chaos.nodelog: %v", err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: level}))
+}
 
 // TestChaos runs the nodes under a seeded schedule of faults and fails on
 // any invariant violation (the fenced-state check included), any node that stopped on its own without an
@@ -32,7 +52,8 @@ var (
 //	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 func TestChaos(t *testing.T) {
 	natstest.CheckLeaks(t)
-	opts := Options{Duration: 20 * time.Second, Seed: 1, Nodes: *flagNodes, LeaseTTL: *flagTTL, LongTTLNodes: *flagLongTTL, Log: t.Logf}
+	opts := Options{Duration: 20 * time.Second, Seed: 1, Nodes: *flagNodes, LeaseTTL: *flagTTL, LongTTLNodes: *flagLongTTL, Log: t.Logf,
+		Logger: nodeLogger(t)}
 	if d, err := time.ParseDuration(os.Getenv("CHAOS_DURATION")); err == nil {
 		opts.Duration = d
 	}

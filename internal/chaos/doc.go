@@ -25,22 +25,37 @@
 // node connected to that server alone still talks to it. Server shutdowns
 // and route partitions never overlap, so that two servers always keep a
 // quorum (quorum-loss, off by default, shuts two down on purpose). And
-// out-of-band changes of the store: garbage written into the lease key,
-// the bucket deleted and created again (revisions restart at 1), the lease
-// key compacted away (purged, then its marker purged), and garbage or a
-// delete while a node with a long LeaseTTL leads (some nodes get 3 to 5 x
-// LeaseTTL). Out-of-band faults come at most once per
-// Options.OutOfBandGap, so that the cluster can elect in between. See
-// FaultKind; -chaos.faults picks the kinds.
+// out-of-band changes of the store, all in scope of docs/design.md §5:
+// garbage written into the lease key (values that do not decode, markers,
+// and records of this protocol at epochs outside their incarnation's
+// range, MaxInt64 among them: garbage.go says why no record of another
+// version), the bucket deleted and created again as go-cluster init
+// --force would (revisions restart at 1; the cluster's LeaseTTL, and the
+// old ceiling carried over, in its metadata), the lease key compacted
+// away (purged, then its marker purged), and long-ttl-garbage: the
+// bucket's LeaseTTL raised 3 to 5 times, a tenure begun with it, the TTL
+// lowered back (the ceiling stays), then garbage or a marker while that
+// tenure leads, blackholed half of the time (longttl.go). Out-of-band
+// faults come at most once per Options.OutOfBandGap, so that the cluster
+// can elect in between. See FaultKind; -chaos.faults picks the kinds.
+//
+// The run creates the bucket first, as go-cluster init would, with the
+// cluster's LeaseTTL. One node of five is configured with a LeaseTTL 3 to
+// 5 times longer: it follows the bucket's (I2), but a Start of it that
+// finds no bucket creates one with its own. No node whose LeaseTTL is
+// below a deleted bucket's ceiling may start until the bucket is back or
+// that ceiling has passed since the deletion, since a bucket it created
+// would break I2's assumption (docs/design.md §2.7).
 //
 // A Checker records every tenure, from OnBecomeLeader until its ctx is
 // cancelled, and asserts that no two overlap, that every epoch handed out is
 // positive (not wrapped) and above every epoch handed out before it (across
 // bucket recreations too), and that each Node's OnBecomeLeader and
 // OnLoseLeadership alternate. A cluster with no leader long after every
-// fault healed is a liveness failure. A forged lease record at the largest
-// epoch is tested on its own by TestChaosForgedMaxEpoch: after it correct
-// nodes refuse to campaign for good, so a run could not go on. Every
+// fault healed is a liveness failure. TestChaosOutOfRangeEpoch checks
+// precisely what follows a record out of range (MaxInt64 among them):
+// nobody stops, no node takes it before the ceiling, and the next epoch is
+// base + revision + 1. Every
 // leader writes continuously to a Fence, a resource that accepts a write
 // only with an epoch at least the highest it has seen, using the epoch
 // ValidateLeadership returns: the current leader must never be refused,
@@ -60,11 +75,12 @@
 // deleted and created again is recorded as a new incarnation from
 // sequence 1. At the end CheckState asserts on that total order: every
 // state write in it was accepted while its writer held the lease (the
-// latest lease record before it is a held record of the writer's NodeID
-// at the epoch of its Go-Cluster-Epoch header, and that epoch is no other
-// instance's tenure); every acknowledged write is in it at the revision
-// State returned; no refused write is in it; a Commit of unknown outcome
-// is in it whole or not at all. What the recorder could not see is
+// latest lease record before it is a held record of this protocol of the
+// writer's NodeID at the epoch of its Go-Cluster-Epoch header, in its
+// incarnation's range, and that epoch is no other instance's tenure);
+// every acknowledged write is in it at the revision State returned; no
+// refused write is in it; a Commit of unknown outcome is in it whole or
+// not at all. What the recorder could not see is
 // counted, not judged: a write after messages it missed (removed by the
 // bucket's 8-revision history or a purge before it read them) is not
 // checked, and an acknowledged write is excused when the bucket was

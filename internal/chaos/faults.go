@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -22,7 +21,7 @@ const (
 	FaultRestart    FaultKind = "restart"     // Stop a node gracefully, start a new Node with its ID later
 	FaultCrash      FaultKind = "crash"       // close a node's connection with no release, start a new Node later
 	FaultServer     FaultKind = "server"      // shut a NATS server down (maybe the stream leader), restart it later
-	FaultGarbage    FaultKind = "garbage"     // write garbage (or a delete or purge marker) into the lease key
+	FaultGarbage    FaultKind = "garbage"     // write garbage, a marker or an out-of-range record into the lease key (garbage.go)
 	FaultQuorumLoss FaultKind = "quorum-loss" // shut two of three servers down at once (off unless asked for)
 
 	// FaultRoutePartition cuts or blackholes the routes between one server
@@ -31,21 +30,24 @@ const (
 	// their connections, but that server is cut off from its replicas.
 	FaultRoutePartition FaultKind = "route-partition"
 
-	// FaultBucketRecreate deletes the bucket and creates it again with the
-	// same settings: a new stream, whose revisions restart at 1.
+	// FaultBucketRecreate deletes the bucket and creates it again as
+	// go-cluster init --force would: a new stream, whose revisions restart
+	// at 1, with the cluster's LeaseTTL and the old ceiling (outofband.go).
 	FaultBucketRecreate FaultKind = "bucket-recreate"
 	// FaultCompaction purges the lease key and then its purge marker: the
 	// key is absent, as after a compaction.
 	FaultCompaction FaultKind = "compaction"
-	// FaultTTLGarbage writes a non-JSON value into the lease key, or deletes
-	// it, while a node with a long LeaseTTL leads (see
-	// Options.LongTTLNodes), its connection blackholed half of the time.
+	// FaultTTLGarbage raises the bucket's LeaseTTL 3 to 5 times, hands
+	// over so that a tenure begins with it, lowers it back (the ceiling
+	// stays), and writes garbage (or a marker) while that tenure leads,
+	// its connection blackholed half of the time (longttl.go).
 	FaultTTLGarbage FaultKind = "long-ttl-garbage"
 )
 
-// A forged lease record at the maximum epoch is not a FaultKind: after it,
-// correct nodes refuse to campaign for good, so the run could not go on
-// electing. TestChaosForgedMaxEpoch covers it on its own.
+// A record at epoch MaxInt64 is one of the garbage values: out of its
+// incarnation's range, it is unknown (docs/design.md P1), and nodes go on
+// electing above it. TestChaosOutOfRangeEpoch checks what follows it
+// precisely.
 
 // DefaultKinds are the faults a run injects unless Options.Kinds says
 // otherwise; FaultQuorumLoss is left out.
@@ -75,7 +77,7 @@ func ParseKinds(list string) ([]FaultKind, error) {
 				}
 			}
 		case k == "forged-max":
-			return nil, fmt.Errorf("forged-max is not a schedule fault: run TestChaosForgedMaxEpoch")
+			return nil, fmt.Errorf("forged-max is now among the values of the garbage fault; TestChaosOutOfRangeEpoch checks it on its own")
 		case slices.Contains(AllKinds, k):
 			out = append(out, k)
 		default:
@@ -258,39 +260,4 @@ func (r *run) injectQuorumLoss() string {
 		r.cluster.Restart(r.t, b)
 	})
 	return fmt.Sprintf("shut down n%d and n%d (quorum lost) for %v", a, b, d)
-}
-
-// garbageValues are what FaultGarbage writes into the lease key.
-var garbageValues = []struct {
-	name string
-	data []byte
-	op   string
-}{
-	{name: "not JSON", data: []byte("{not json")},
-	{name: "empty", data: []byte{}},
-	{name: "binary", data: []byte{0, 0xff, 0xfe, 1, 2, 3}},
-	{name: "negative epoch", data: []byte(`{"node_id":"x","epoch":-1}`)},
-	{name: "wrong types", data: []byte(`{"node_id":5,"epoch":"high"}`)},
-	{name: "oversized", data: bytes.Repeat([]byte("x"), 8<<10)},
-	{name: "delete marker", op: "delete"},
-	{name: "purge marker", op: "purge"},
-}
-
-// injectGarbage writes one garbage value into the lease key.
-func (r *run) injectGarbage() string {
-	g := garbageValues[r.rngIntN(len(garbageValues))]
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	kv, err := r.js.KeyValue(ctx, r.bucket())
-	if err == nil {
-		switch g.op {
-		case "delete":
-			err = kv.Delete(ctx, "lease")
-		case "purge":
-			err = kv.Purge(ctx, "lease")
-		default:
-			_, err = kv.Put(ctx, "lease", g.data)
-		}
-	}
-	return fmt.Sprintf("garbage (%s) into lease: %s", g.name, errString(err))
 }

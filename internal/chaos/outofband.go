@@ -8,12 +8,13 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 )
 
 // Out-of-band faults change the bucket or the lease key behind the nodes'
 // backs, as operators, tools and bugs do (docs/design.md §5, "Out-of-band
-// changes and threats"). None of them may produce two leaders or an epoch that is not
-// above every epoch handed out before.
+// changes and threats"): all in scope there. None of them may produce two
+// leaders or an epoch that is not above every epoch handed out before.
 
 // OutOfBand reports whether k changes the store behind the nodes' backs.
 // Such faults are rate-limited by Options.OutOfBandGap: the nodes need a
@@ -26,19 +27,47 @@ func (k FaultKind) OutOfBand() bool {
 	return false
 }
 
-// outOfBandDue reports whether an out-of-band fault may be injected now.
+// outOfBandDue reports whether an out-of-band fault may be injected now:
+// none while a long-ttl-garbage fault is under way.
 func (r *run) outOfBandDue() bool {
+	if r.ttlFault {
+		return false
+	}
 	return r.lastOutOfBand.IsZero() || time.Since(r.lastOutOfBand) >= r.opts.OutOfBandGap
 }
 
 // bucket is the name of the cluster's KV bucket.
 func (r *run) bucket() string { return cluster.BucketName(r.opts.ClusterID) }
 
-// bucketConfig is the bucket as the nodes create it (cluster.BucketConfig),
-// with the replicas the members ask for: a recreated bucket must be one the
-// nodes would have made themselves.
+// bucketConfig is the bucket as go-cluster creates it (cluster.BucketConfig
+// with the cluster's LeaseTTL, as go-cluster init does), with the replicas
+// the members ask for, and, as go-cluster init --force does, the ceiling of
+// the incarnations before it carried over: I2 assumes that a bucket created
+// again keeps a lease_ttl_max at least the old one (docs/design.md §2.7),
+// since a holder cut off in the old incarnation may still be using it.
 func (r *run) bucketConfig() jetstream.KeyValueConfig {
-	return cluster.BucketConfig(r.opts.ClusterID, cluster.BucketOptions{Replicas: 3})
+	cfg := cluster.BucketConfig(r.opts.ClusterID, cluster.BucketOptions{Replicas: 3, LeaseTTL: r.opts.LeaseTTL})
+	meta, err := bucketmeta.Parse(cfg.Metadata)
+	if err != nil {
+		r.t.Fatalf("chaos: cluster.BucketConfig's metadata: %v", err)
+	}
+	meta.MaxTTL = max(meta.MaxTTL, r.ceiling)
+	cfg.Metadata = meta.Set(cfg.Metadata)
+	return cfg
+}
+
+// bucketCeiling reads the ceiling of the bucket as it is now: its
+// lease_ttl_max, or its lease_ttl if larger (docs/design.md §2.7).
+func (r *run) bucketCeiling(ctx context.Context) (time.Duration, error) {
+	s, err := r.js.Stream(ctx, "KV_"+r.bucket())
+	if err != nil {
+		return 0, err
+	}
+	meta, err := bucketmeta.Parse(s.CachedInfo().Config.Metadata)
+	if err != nil {
+		return 0, err
+	}
+	return max(meta.MaxTTL, meta.LeaseTTL), nil
 }
 
 // describeLease says what the lease key holds now, for the log.
@@ -61,33 +90,71 @@ func (r *run) describeLease(ctx context.Context) string {
 	return fmt.Sprintf("rev %d %s", e.Revision(), v)
 }
 
-// injectRecreate deletes the bucket and creates it again with the same
-// settings, at once or a little later: its stream is new, and revisions
-// restart at 1. Nodes that find the bucket gone meanwhile wait for it; a
-// Start that races the deletion fails with ErrBucketDeleted (expected, see
-// startDone) and is tried again.
+// injectRecreate deletes the bucket and creates it again as go-cluster
+// would (bucketConfig), at once or a little later: its stream is new, and
+// revisions restart at 1. Nodes that find the bucket gone meanwhile wait
+// for it; a Start that races the deletion fails with ErrBucketDeleted
+// (expected, see startDone) and is tried again, or creates the bucket
+// itself with its own LeaseTTL.
+//
+// A node's own LeaseTTL may be below the old incarnation's ceiling (after
+// long-ttl-garbage raised it, or when a long-configured node created the
+// bucket): a bucket it created would break I2's assumption. So, as an
+// operator would, the run lets no such node start until the bucket is
+// back or the old ceiling has passed since the deletion (startGuard), and
+// deletes no such bucket while a Start is in flight.
 func (r *run) injectRecreate() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	before := r.describeLease(ctx)
-	err := r.js.DeleteKeyValue(ctx, r.bucket())
-	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
-	r.deletedAt = time.Now()
+	ceiling, err := r.bucketCeiling(ctx)
 	if err != nil {
-		return fmt.Sprintf("bucket recreate: delete %s (lease %s): %v", r.bucket(), before, err)
+		return fmt.Sprintf("bucket recreate: read %s: %v", r.bucket(), err)
+	}
+	if ceiling > r.minTTL() && r.starting > 0 {
+		return "" // a Start in flight could create it with less
+	}
+	r.ceiling = max(r.ceiling, ceiling)
+	before := r.describeLease(ctx)
+	err = r.js.DeleteKeyValue(ctx, r.bucket())
+	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
+	r.deletedAt, r.deletedCeiling = time.Now(), ceiling
+	if err != nil {
+		return fmt.Sprintf("bucket recreate: delete %s (lease %s, ceiling %v): %v", r.bucket(), before, ceiling, err)
 	}
 	r.lastRecreate = time.Now()
 	if r.chance(0.5) {
-		return fmt.Sprintf("bucket recreate: deleted %s (lease %s) and created it again at once: %s",
-			r.bucket(), before, errString(r.createBucket()))
+		return fmt.Sprintf("bucket recreate: deleted %s (lease %s, ceiling %v) and created it again at once: %s",
+			r.bucket(), before, ceiling, errString(r.createBucket()))
 	}
 	d := r.span(0.1, 1)
 	r.later(d, "create bucket "+r.bucket()+" again", func() { r.recreateBucket(10) })
-	return fmt.Sprintf("bucket recreate: deleted %s (lease %s); created again in %v", r.bucket(), before, d)
+	return fmt.Sprintf("bucket recreate: deleted %s (lease %s, ceiling %v); created again in %v", r.bucket(), before, ceiling, d)
 }
 
-// createBucket creates the bucket as the nodes would. A node that started
-// meanwhile may have made it already: that counts as done.
+// startGuard is how long m must wait before a Start, which creates the
+// bucket when it is absent, with m's own LeaseTTL: until the old
+// incarnation's ceiling has passed since the deletion (docs/design.md §2.7,
+// "Assumption"), while the bucket a recreate fault deleted has not been
+// seen since and m's LeaseTTL is below that ceiling. 0: start now.
+func (r *run) startGuard(m *member) time.Duration {
+	if r.deletedAt.IsZero() || m.ttl >= r.deletedCeiling {
+		return 0
+	}
+	return max(time.Until(r.deletedAt.Add(r.deletedCeiling)), 0)
+}
+
+// minTTL is the shortest LeaseTTL a member is configured with.
+func (r *run) minTTL() time.Duration {
+	out := r.maxTTL
+	for _, m := range r.members {
+		out = min(out, m.ttl)
+	}
+	return out
+}
+
+// createBucket creates the bucket as go-cluster would (bucketConfig). A
+// node that started meanwhile may have made it already: that counts as
+// done.
 func (r *run) createBucket() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -173,84 +240,4 @@ func (r *run) injectCompaction() string {
 	err = kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(-1))
 	return fmt.Sprintf("compaction: purged lease (was %s) and the markers: %s; lease now %s",
 		before, errString(err), r.describeLease(ctx))
-}
-
-// ttlGarbageValues are the non-JSON values FaultTTLGarbage writes.
-var ttlGarbageValues = [][]byte{
-	[]byte("{not json"),
-	[]byte("<html>503 Service Unavailable</html>"),
-	{0, 0xff, 0xfe, 0x7f},
-}
-
-// injectTTLGarbage writes a non-JSON value into the lease key, or deletes
-// it, while a node with a long LeaseTTL leads. Half of the time that
-// leader's connection is blackholed first, for half to nine tenths of its
-// LeaseTTL, so that it neither sees the garbage nor loses a renewal race:
-// it leads on until its own deadline. A follower with a short LeaseTTL must
-// not take over before then: the garbage says nothing of the holder's TTL,
-// so it has to wait the longest LeaseTTL it has seen.
-//
-// When a node with a short LeaseTTL leads, it first hands over to one with
-// a long LeaseTTL (StepDownTo), and the garbage follows a few renewals
-// later, once the new leader's record (with its TTL) has been seen.
-func (r *run) injectTTLGarbage() string {
-	l := r.leader()
-	if l == nil || r.busy[l] > 0 {
-		return ""
-	}
-	if l.ttl > r.opts.LeaseTTL {
-		return r.ttlGarbageOn(l)
-	}
-	var long []*member
-	for _, m := range r.members {
-		if m.ttl > r.opts.LeaseTTL && r.busy[m] == 0 && m.current() != nil {
-			long = append(long, m)
-		}
-	}
-	if len(long) == 0 {
-		return ""
-	}
-	target := long[r.rngIntN(len(long))]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	err := l.current().StepDownTo(ctx, target.id)
-	cancel()
-	d := 3 * target.renew
-	r.busy[target]++ // no other fault on it until the garbage
-	r.later(d, "long-ttl-garbage on "+target.id, func() {
-		r.busy[target]--
-		if r.leader() != target || r.busy[target] > 0 {
-			r.logf("long-ttl-garbage: %s does not lead (or is under another fault); no garbage", target.id)
-			return
-		}
-		r.logf("%s", r.ttlGarbageOn(target))
-	})
-	return fmt.Sprintf("long-ttl-garbage: StepDownTo %s (LeaseTTL %v) by %s: %s; garbage in %v", target.id, target.ttl, l.id, errString(err), d)
-}
-
-// ttlGarbageOn writes the garbage (or deletes the key) while l leads.
-func (r *run) ttlGarbageOn(l *member) string {
-	cut := ""
-	if r.chance(0.5) {
-		d := time.Duration((0.5 + 0.4*r.rng.Float64()) * float64(l.ttl)).Round(time.Millisecond)
-		for _, p := range l.proxies {
-			p.Blackhole()
-		}
-		r.busy[l]++
-		r.later(d, "restore "+l.id, func() { l.restore(); r.busy[l]-- })
-		cut = fmt.Sprintf(", its connection blackholed for %v", d)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	kv, err := r.js.KeyValue(ctx, r.bucket())
-	what := "delete"
-	if err == nil {
-		if r.chance(0.5) {
-			err = kv.Delete(ctx, cluster.LeaseKey)
-		} else {
-			v := ttlGarbageValues[r.rngIntN(len(ttlGarbageValues))]
-			what = fmt.Sprintf("garbage %q", v)
-			_, err = kv.Put(ctx, cluster.LeaseKey, v)
-		}
-	}
-	return fmt.Sprintf("long-ttl-garbage: %s of the lease while %s (LeaseTTL %v) leads%s: %s", what, l.id, l.ttl, cut, errString(err))
 }

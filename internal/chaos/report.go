@@ -13,10 +13,10 @@ import (
 type Report struct {
 	Seed          uint64        // the schedule's seed: the same seed draws the same faults
 	Nodes         int           // nodes in the run
-	LeaseTTL      time.Duration // the nodes' LeaseTTL (the base: see NodeTTLs)
+	LeaseTTL      time.Duration // the cluster's LeaseTTL, in the bucket's metadata (nodes configured otherwise follow it: see NodeTTLs)
 	RenewInterval time.Duration // the nodes' RenewInterval (the base)
-	NodeTTLs      string        // each node's LeaseTTL/RenewInterval, when they differ
-	MaxLeaseTTL   time.Duration // the longest LeaseTTL of any node
+	NodeTTLs      string        // each node's configured LeaseTTL/RenewInterval, when they differ
+	MaxLeaseTTL   time.Duration // the longest TTL of the run: any node's LeaseTTL, and the bucket's during long-ttl-garbage
 	Duration      time.Duration // time faults were injected
 	Observed      time.Duration // time the sampler watched (faults, healing, steady state)
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
@@ -32,16 +33,17 @@ type Options struct {
 	MeanPause time.Duration
 	Kinds     []FaultKind // faults to inject, chosen uniformly; default DefaultKinds
 	ClusterID string      // default "chaos"
-	// LongTTLNodes is how many nodes get a LeaseTTL of 3 to 5 x LeaseTTL
-	// (drawn from the seed; RenewInterval scaled alike), so that nodes with
-	// different settings share the lease. Default: 2 of 5 when Kinds
-	// include FaultTTLGarbage, else none; -1: none.
+	// LongTTLNodes is how many nodes are configured with a LeaseTTL of 3
+	// to 5 x LeaseTTL (drawn from the seed; RenewInterval scaled alike).
+	// They follow the bucket's LeaseTTL like every node (docs/design.md
+	// I2), but create the bucket, when a Start finds none, with their
+	// own. Default 1 (of 5); -1: none.
 	LongTTLNodes int
 	// OutOfBandGap is the least time between two out-of-band faults (see
 	// FaultKind.OutOfBand), so that the cluster can elect in between; one
-	// drawn earlier is skipped. Default 2 x the longest LeaseTTL: correct
-	// nodes elect within about one (they wait the longest LeaseTTL they
-	// have seen on anything that is not a released record).
+	// drawn earlier is skipped. Default 2 x the longest TTL of the run:
+	// correct nodes elect within about one (they wait the bucket's
+	// ceiling for anything that is not a record in range).
 	OutOfBandGap time.Duration
 	// RecoveryLimit bounds the time from healing every fault to a leader:
 	// longer is a liveness failure (Report.Liveness). Default 10 x the
@@ -75,8 +77,8 @@ func (o Options) withDefaults() Options {
 	if len(o.Kinds) == 0 {
 		o.Kinds = DefaultKinds
 	}
-	if o.LongTTLNodes == 0 && slices.Contains(o.Kinds, FaultTTLGarbage) {
-		o.LongTTLNodes = max(1, o.Nodes*2/5)
+	if o.LongTTLNodes == 0 {
+		o.LongTTLNodes = max(1, o.Nodes/5)
 	}
 	o.LongTTLNodes = min(max(o.LongTTLNodes, 0), o.Nodes)
 	if o.ClusterID == "" {
@@ -99,7 +101,8 @@ type run struct {
 	cluster *natstest.Cluster
 	js      jetstream.JetStream
 	members []*member
-	maxTTL  time.Duration // the longest LeaseTTL of any member
+	maxTTL  time.Duration // the longest TTL of the run: of any member, and longTTL when FaultTTLGarbage may use it
+	longTTL time.Duration // the bucket's LeaseTTL while FaultTTLGarbage runs: 3 to 5 x LeaseTTL
 	checker *Checker
 	fence   *Fence
 	samples sampler
@@ -121,10 +124,14 @@ type run struct {
 	skipped map[FaultKind]int
 	log     []LogLine
 
-	lastOutOfBand time.Time // the last out-of-band fault
-	routesCut     bool      // a FaultRoutePartition is not healed yet
-	lastRecreate  time.Time // the last deletion or creation of the bucket by FaultBucketRecreate
-	deletedAt     time.Time // a recreate fault deleted the bucket, and it has not been seen since (bucketAbsent)
+	lastOutOfBand  time.Time     // the last out-of-band fault
+	ttlFault       bool          // a FaultTTLGarbage is under way (longttl.go)
+	healing        bool          // every fault is being healed: the schedule is over
+	ceiling        time.Duration // the largest ceiling of any incarnation so far: carried into a recreated bucket
+	deletedCeiling time.Duration // the ceiling of the incarnation the last recreate deleted (startGuard)
+	routesCut      bool          // a FaultRoutePartition is not healed yet
+	lastRecreate   time.Time     // the last deletion or creation of the bucket by FaultBucketRecreate
+	deletedAt      time.Time     // a recreate fault deleted the bucket, and it has not been seen since (bucketAbsent)
 
 	started  chan startResult // Nodes started off the schedule's goroutine
 	starting int              // starts not reported yet
@@ -212,9 +219,22 @@ func setUp(t testing.TB, opts Options) *run {
 	if err != nil {
 		t.Fatalf("chaos: jetstream: %v", err)
 	}
-	r.order = startOrderRecorder(ojs, r.bucket())
+	// Its lookups ask each server, on a connection bound to it.
+	var lookups []jetstream.JetStream
+	for _, srv := range r.cluster.Servers() {
+		ljs, err := jetstream.New(srv.Connect(t, nats.IgnoreDiscoveredServers()))
+		if err != nil {
+			t.Fatalf("chaos: jetstream: %v", err)
+		}
+		lookups = append(lookups, ljs)
+	}
+	r.order = startOrderRecorder(ojs, r.bucket(), lookups...)
 	t.Cleanup(r.order.close)
-	ttls, renews := memberTTLs(opts)
+	ttls, renews, long := memberTTLs(opts)
+	r.longTTL, r.ceiling = long, opts.LeaseTTL
+	if slices.Contains(opts.Kinds, FaultTTLGarbage) {
+		r.maxTTL = long
+	}
 	for i := range opts.Nodes {
 		m := &member{id: fmt.Sprintf("node%d", i+1), r: r, ttl: ttls[i], renew: renews[i]}
 		for _, s := range r.cluster.Servers() {
@@ -236,6 +256,12 @@ func setUp(t testing.TB, opts Options) *run {
 		opts.Log("chaos: LeaseTTL/RenewInterval per node: %s", r.ttlSummary())
 	}
 	t.Cleanup(r.shutdown)
+	// The bucket is made ahead, as go-cluster init would, with the
+	// cluster's LeaseTTL: the long-configured nodes follow it.
+	if err := r.createBucket(); err != nil {
+		t.Fatalf("chaos: create bucket: %v", err)
+	}
+	r.lastRecreate = time.Time{} // not a fault
 	for _, m := range r.members {
 		if err := m.start(); err != nil {
 			t.Fatalf("chaos: %v", err)
@@ -267,9 +293,10 @@ func (r *run) enableCommit() {
 	r.commitOK.Store(true)
 }
 
-// memberTTLs draws which nodes get a long LeaseTTL, and how long, from the
-// seed (a stream of its own, so the schedule draws the same faults).
-func memberTTLs(opts Options) (ttls, renews []time.Duration) {
+// memberTTLs draws which nodes are configured with a long LeaseTTL, and
+// how long, and the long TTL of FaultTTLGarbage, from the seed (a stream
+// of its own, so the schedule draws the same faults).
+func memberTTLs(opts Options) (ttls, renews []time.Duration, long time.Duration) {
 	rng := rand.New(rand.NewPCG(opts.Seed+2, 0))
 	ttls = make([]time.Duration, opts.Nodes)
 	renews = make([]time.Duration, opts.Nodes)
@@ -284,7 +311,8 @@ func memberTTLs(opts Options) (ttls, renews []time.Duration) {
 		ttls[i] = time.Duration(f * float64(opts.LeaseTTL)).Round(time.Millisecond)
 		renews[i] = time.Duration(f * float64(opts.RenewInterval)).Round(time.Millisecond)
 	}
-	return ttls, renews
+	long = time.Duration((3 + 2*rng.Float64()) * float64(opts.LeaseTTL)).Round(time.Millisecond)
+	return ttls, renews, long
 }
 
 // ttlSummary lists each member's LeaseTTL and RenewInterval.
@@ -385,6 +413,7 @@ func (r *run) runDueHeals(now time.Time) bool {
 // healAll runs every pending heal now, and restarts what is down.
 func (r *run) healAll() {
 	r.logf("faults end; healing everything")
+	r.healing = true
 	giveUp := time.Now().Add(2 * time.Minute)
 	for (len(r.heals) > 0 || r.starting > 0) && time.Now().Before(giveUp) {
 		r.runDueHeals(time.Now().Add(time.Hour))
@@ -407,6 +436,9 @@ func (r *run) healAll() {
 	r.ensureBucket()
 	r.checkFailures()
 	for _, m := range r.members {
+		if m.current() == nil {
+			r.awaitGuard(m)
+		}
 		for attempt := 1; m.current() == nil && attempt <= 3; attempt++ {
 			if err := m.start(); err != nil {
 				r.nodeFailure(fmt.Sprintf("%s could not start after healing (attempt %d): %v", m.id, attempt, err))
@@ -416,11 +448,35 @@ func (r *run) healAll() {
 }
 
 // startAsync starts a new Node for m off the schedule's goroutine, so that
-// a slow Start does not hold up the schedule; m is busy meanwhile.
+// a slow Start does not hold up the schedule; m is busy meanwhile. A Start
+// that could create the bucket with less than the old ceiling waits
+// (startGuard): later, or, while healing, here.
 func (r *run) startAsync(m *member) {
+	if d := r.startGuard(m); d > 0 {
+		if !r.healing {
+			r.busy[m]++
+			r.later(d, "start "+m.id+" (the deleted bucket's ceiling has passed)", func() {
+				r.busy[m]--
+				if m.current() == nil {
+					r.startAsync(m)
+				}
+			})
+			return
+		}
+		r.awaitGuard(m)
+	}
 	r.busy[m]++
 	r.starting++
 	go func() { r.started <- startResult{m, m.start()} }()
+}
+
+// awaitGuard waits here until m may start (startGuard).
+func (r *run) awaitGuard(m *member) {
+	if d := r.startGuard(m); d > 0 {
+		r.logf("wait %v before starting %s: the deleted bucket's ceiling (%v) is above its LeaseTTL", d, m.id, r.deletedCeiling)
+		timer := time.NewTimer(d)
+		<-timer.C
+	}
 }
 
 // collectStarts handles the starts that have finished.

@@ -3,10 +3,13 @@ package chaos
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
@@ -50,6 +53,77 @@ func TestStartSurvivesALostRequest(t *testing.T) {
 	}
 	if err != nil || took > 3*time.Second {
 		t.Errorf("Start returned %v, %v after the connection came back (RequestTimeout %v); want success within a few RequestTimeouts",
+			err, took.Round(time.Millisecond), n.Config().RequestTimeout)
+	}
+}
+
+// TestStartSurvivesALostLeaseRead: found by the chaos run (seed 99, 10
+// minutes): two Nodes started during a route partition failed after
+// exactly their 20s Start ctx with "start: context deadline exceeded",
+// though the partition healed 9s before. A campaigning Node's Start reads
+// the lease key (the protocol check, docs/design.md §5.9) after opening
+// the bucket; that read used the whole Start ctx, so one lost request cost
+// all of it. It should be asked again within RequestTimeout, as the
+// bucket's lookup is (TestStartSurvivesALostRequest).
+//
+// The node reaches JetStream through an API prefix that a relay on the
+// test's own connection forwards to $JS.API, dropping the first read of a
+// message (the lease key's Get): a request lost on the way, as a server
+// cut off from the stream's leader loses it.
+func TestStartSurvivesALostLeaseRead(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	relay := srv.Connect(t)
+	js, err := jetstream.New(relay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := cluster.CreateBucket(ctx, js, "lostread", cluster.BucketOptions{LeaseTTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = "$JS.relay.API."
+	var dropped atomic.Int32
+	sub, err := relay.Subscribe(prefix+">", func(m *nats.Msg) {
+		api := strings.TrimPrefix(m.Subject, prefix)
+		if (strings.HasPrefix(api, "DIRECT.GET.") || strings.HasPrefix(api, "STREAM.MSG.GET.")) && dropped.Add(1) == 1 {
+			return // lost
+		}
+		go func() {
+			fwd := nats.NewMsg("$JS.API." + api)
+			fwd.Data, fwd.Header = m.Data, m.Header
+			rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer rcancel()
+			if reply, err := relay.RequestMsgWithContext(rctx, fwd); err == nil {
+				out := nats.NewMsg(m.Reply)
+				out.Data, out.Header = reply.Data, reply.Header
+				_ = relay.PublishMsg(out)
+			}
+		}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+
+	n, err := cluster.NewNode(cluster.Config{ClusterID: "lostread", NodeID: "a", NATSURLs: []string{srv.URL()},
+		JetStreamAPIPrefix: strings.TrimSuffix(prefix, "."), LeaseTTL: time.Second, RenewInterval: 250 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	err = n.Start(ctx)
+	took := time.Since(begin)
+	if err == nil {
+		defer func() { _ = n.Stop(context.Background()) }()
+	}
+	if dropped.Load() == 0 {
+		t.Fatal("the relay saw no read of a message: the test lost nothing")
+	}
+	if err != nil || took > 3*time.Second {
+		t.Errorf("Start returned %v after %v, a read of the lease key lost (RequestTimeout %v); want success within a few RequestTimeouts",
 			err, took.Round(time.Millisecond), n.Config().RequestTimeout)
 	}
 }

@@ -12,6 +12,11 @@ import (
 // The fenced-state check must catch what it is there to catch: these feed
 // CheckState recorded orders and writes that a broken fence would produce.
 
+// created is the creation time of the incarnations orderOf builds: 1µs
+// after 1970, so that their epoch base is 0 and a record stored at
+// revision r may carry epochs 1 to r (docs/design.md §2.4).
+var created = time.UnixMicro(1)
+
 // orderOf builds one incarnation from msgs, noticed at t0, with its last
 // sequence known (the stream still there).
 func orderOf(msgs ...StreamMsg) Incarnation {
@@ -19,13 +24,19 @@ func orderOf(msgs ...StreamMsg) Incarnation {
 	if len(msgs) > 0 {
 		last = msgs[len(msgs)-1].Seq
 	}
-	return Incarnation{Created: t0, Noticed: t0, Msgs: msgs, LastSeq: last}
+	return Incarnation{Created: created, Noticed: t0, Msgs: msgs, LastSeq: last}
 }
 
-// held is a lease record of node at epoch, stored at seq.
+// held is a lease record of this protocol of node at epoch, stored at seq.
 func held(t *testing.T, seq uint64, node string, epoch int64) StreamMsg {
 	t.Helper()
-	data, err := json.Marshal(cluster.Lease{NodeID: node, Epoch: epoch, AcquiredAt: t0, ExpiresAt: t0.Add(time.Second), TTLMillis: 1000})
+	return record(t, seq, cluster.Lease{Version: 2, NodeID: node, Epoch: epoch, AcquiredAt: t0, ExpiresAt: t0.Add(time.Second), TTLMillis: 1000})
+}
+
+// record is l stored at seq.
+func record(t *testing.T, seq uint64, l cluster.Lease) StreamMsg {
+	t.Helper()
+	data, err := json.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +114,8 @@ func TestNegativeControlWrongEpochAndNonHeldRecordsAreReported(t *testing.T) {
 	h := StateHistory{
 		Order: []Incarnation{orderOf(
 			wrote(1, "a#1", 1, 1), // before any lease record
-			held(t, 2, "a", 3), wrote(3, "a#1", 2, 2),
-			wrote(4, "b#1", 3, 3), // a holds epoch 3, b writes with it
+			held(t, 2, "a", 2), wrote(3, "a#1", 1, 2),
+			wrote(4, "b#1", 2, 3), // a holds epoch 2, b writes with it
 			garbage, wrote(6, "a#1", 3, 4),
 			released, wrote(8, "a#1", 3, 5),
 			deleted, wrote(10, "a#1", 3, 6),
@@ -113,23 +124,30 @@ func TestNegativeControlWrongEpochAndNonHeldRecordsAreReported(t *testing.T) {
 		// a#2, a new Node under the same NodeID, wrote with a#1's epoch.
 		Tenures: []Tenure{{Instance: "a#1", Epoch: 3}},
 	}
-	h.Order[0].Msgs = append(h.Order[0].Msgs, wrote(13, "a#2", 3, 8))
-	h.Order[0].LastSeq = 13
+	h.Order[0].Msgs = append(h.Order[0].Msgs, wrote(13, "a#2", 3, 8),
+		// A record of protocol 1 (no "v"), and one whose epoch is above
+		// base + revision: neither is a lease record of this protocol.
+		record(t, 14, cluster.Lease{NodeID: "a", Epoch: 3}), wrote(15, "a#1", 3, 9),
+		held(t, 16, "a", 17), wrote(17, "a#1", 17, 10),
+	)
+	h.Order[0].LastSeq = 17
 	_, v := CheckState(h)
 	for _, want := range []string{
 		"revision 1 of stream #1) was accepted, but no lease record comes before it",
-		"it carries epoch 2 while the latest lease record before it (revision 2) is a's at epoch 3",
-		"is held by a at epoch 3, not by the writer b#1",
+		"it carries epoch 1 while the latest lease record before it (revision 2) is a's at epoch 2",
+		"is held by a at epoch 2, not by the writer b#1",
 		"(revision 5) is not a lease record",
 		"(revision 7) is released (epoch 3)",
 		"(revision 9) is a DEL marker",
 		`"forged" (key chaos.k7, revision 12 of stream #1) was accepted, but it is not a write of the chaos writer`,
 		"epoch 3 was the tenure of a#1, not of the writer a#2",
+		"(revision 14) is a record of protocol 1",
+		"(revision 16) has epoch 17, outside its incarnation's range (0, 16]",
 	} {
 		wantViolation(t, v, want)
 	}
-	if len(v) != 8 {
-		t.Errorf("want 8 violations, got %d: %q", len(v), v)
+	if len(v) != 10 {
+		t.Errorf("want 10 violations, got %d: %q", len(v), v)
 	}
 }
 
@@ -170,16 +188,16 @@ func TestCheckStateExcusesWritesLostWithTheBucketOrNotSeen(t *testing.T) {
 	// revisions 2-3 to the history limit before the recorder read them.
 	one := orderOf(held(t, 1, "a", 1), wrote(2, "a#1", 1, 1))
 	one.LastSeq = 0 // deleted: its tail is not known
-	two := orderOf(held(t, 1, "b", 2), wrote(4, "b#1", 2, 4), held(t, 5, "b", 2), wrote(6, "b#1", 2, 5))
+	two := orderOf(held(t, 1, "b", 1), wrote(4, "b#1", 1, 4), held(t, 5, "b", 1), wrote(6, "b#1", 1, 5))
 	two.Noticed = t0.Add(2 * time.Second)
 	h := StateHistory{
 		Order: []Incarnation{one, two},
 		Writes: []StateTry{
 			try("a#1", 1, 1, Acked, 2),
 			try("a#1", 1, 2, Acked, 3), // in #1's tail, gone with the bucket
-			try("b#1", 2, 3, Acked, 3), // in #2's unseen revisions 2-3
-			try("b#1", 2, 4, Acked, 4),
-			try("b#1", 2, 5, Acked, 6),
+			try("b#1", 1, 3, Acked, 3), // in #2's unseen revisions 2-3
+			try("b#1", 1, 4, Acked, 4),
+			try("b#1", 1, 5, Acked, 6),
 		},
 		Deletions: []time.Time{t0.Add(time.Second)},
 	}
@@ -200,6 +218,6 @@ func TestCheckStateExcusesWritesLostWithTheBucketOrNotSeen(t *testing.T) {
 	h.Order[0].LastSeq = 2
 	h.Order[1].Msgs = append([]StreamMsg{h.Order[1].Msgs[0], {Seq: 2, Key: "cooldown-a"}, {Seq: 3, Key: "cooldown-b"}}, h.Order[1].Msgs[1:]...)
 	_, v = CheckState(h)
-	wantViolation(t, v, `acknowledged write "b#1/2/3" (key chaos.k3, revision 3, epoch 2, by b#1) is missing`)
+	wantViolation(t, v, `acknowledged write "b#1/1/3" (key chaos.k3, revision 3, epoch 1, by b#1) is missing`)
 	wantViolation(t, v, `acknowledged write "a#1/1/2" (key chaos.k2, revision 3, epoch 1, by a#1) is missing`)
 }

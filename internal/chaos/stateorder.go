@@ -48,6 +48,8 @@ const kvOperationHeader = "KV-Operation"
 type orderRecorder struct {
 	js     jetstream.JetStream
 	bucket string
+	// lookups ask for the stream's identity, one per server: see lookup.
+	lookups []jetstream.JetStream
 
 	mu   sync.Mutex
 	incs []*Incarnation
@@ -58,9 +60,14 @@ type orderRecorder struct {
 }
 
 // startOrderRecorder follows the stream of bucket on js until finish or
-// close. The stream need not exist yet.
-func startOrderRecorder(js jetstream.JetStream, bucket string) *orderRecorder {
-	o := &orderRecorder{js: js, bucket: bucket, stop: make(chan struct{}), done: make(chan struct{})}
+// close, asking for its identity on lookups (one client per server, each
+// bound to its server), or on js when none is given. The stream need not
+// exist yet.
+func startOrderRecorder(js jetstream.JetStream, bucket string, lookups ...jetstream.JetStream) *orderRecorder {
+	if len(lookups) == 0 {
+		lookups = []jetstream.JetStream{js}
+	}
+	o := &orderRecorder{js: js, bucket: bucket, lookups: lookups, stop: make(chan struct{}), done: make(chan struct{})}
 	go o.loop()
 	return o
 }
@@ -90,6 +97,9 @@ func (o *orderRecorder) follow() {
 		return
 	}
 	inc := o.incarnation(created)
+	if inc == nil {
+		return // an older incarnation than the last one recorded: a stale answer
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	cons, err := o.js.CreateConsumer(ctx, o.stream(), jetstream.ConsumerConfig{
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
@@ -137,19 +147,49 @@ func (o *orderRecorder) follow() {
 	}
 }
 
-// lookup returns the stream's identity and last sequence.
+// lookup returns the stream's identity and last sequence: of the answers
+// of every server, the one naming the latest incarnation. One server's
+// answer may name a deleted stream: a server cut off from the others (a
+// route partition) still has it, and answers stream info from its copy
+// (docs/design.md C4). Seen in a run (seed 99): the recorder, connected to
+// such a server, took the bucket created again meanwhile for the old one
+// and recorded the new stream's messages after the old stream's, from the
+// old last sequence on. Incarnations never come back, so the latest
+// answered is the current one while any server on the majority's side
+// answers.
 func (o *orderRecorder) lookup() (created time.Time, lastSeq uint64, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	s, err := o.js.Stream(ctx, o.stream())
-	if err != nil {
-		return time.Time{}, 0, err
+	type answer struct {
+		created time.Time
+		lastSeq uint64
+		err     error
 	}
-	info := s.CachedInfo()
-	if info.Created.IsZero() {
-		return time.Time{}, 0, errors.New("stream without a creation time")
+	answers := make([]answer, len(o.lookups))
+	var wg sync.WaitGroup
+	for i, js := range o.lookups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			s, err := js.Stream(ctx, o.stream())
+			switch {
+			case err != nil:
+				answers[i].err = err
+			case s.CachedInfo().Created.IsZero():
+				answers[i].err = errors.New("stream without a creation time")
+			default:
+				answers[i] = answer{created: s.CachedInfo().Created, lastSeq: s.CachedInfo().State.LastSeq}
+			}
+		}()
 	}
-	return info.Created, info.State.LastSeq, nil
+	wg.Wait()
+	err = answers[0].err
+	for _, a := range answers {
+		if a.err == nil && a.created.After(created) {
+			created, lastSeq, err = a.created, a.lastSeq, nil
+		}
+	}
+	return created, lastSeq, err
 }
 
 func (o *orderRecorder) deleteConsumer(cons jetstream.Consumer) {
@@ -159,12 +199,14 @@ func (o *orderRecorder) deleteConsumer(cons jetstream.Consumer) {
 }
 
 // incarnation returns the incarnation created at created, the current one
-// or a new one.
+// or a new one; nil if created is before the current one's creation.
 func (o *orderRecorder) incarnation(created time.Time) *Incarnation {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if n := len(o.incs); n > 0 && o.incs[n-1].Created.Equal(created) {
 		return o.incs[n-1]
+	} else if n > 0 && created.Before(o.incs[n-1].Created) {
+		return nil
 	}
 	inc := &Incarnation{Created: created, Noticed: time.Now()}
 	o.incs = append(o.incs, inc)

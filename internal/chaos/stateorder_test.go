@@ -3,12 +3,15 @@ package chaos
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -35,21 +38,30 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	putLease := func(kv jetstream.KeyValue, node string, epoch int64) {
+	// putLease writes the first record of a new stream, at revision 1:
+	// a record of this protocol at the first epoch of its incarnation
+	// (docs/design.md §2.4), which it returns.
+	putLease := func(kv jetstream.KeyValue, node string) int64 {
 		t.Helper()
-		data, err := json.Marshal(cluster.Lease{NodeID: node, Epoch: epoch, TTLMillis: 1000})
+		s, err := js.Stream(ctx, "KV_"+bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epoch := bucketmeta.Base(s.CachedInfo().Created, 0) + 1
+		data, err := json.Marshal(cluster.Lease{Version: 2, NodeID: node, Epoch: epoch, TTLMillis: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := kv.Put(ctx, cluster.LeaseKey, data); err != nil {
 			t.Fatal(err)
 		}
+		return epoch
 	}
-	writeState := func(key, tag, epoch string) {
+	writeState := func(key, inst string, epoch int64, seq uint64) {
 		t.Helper()
 		msg := nats.NewMsg("$KV." + bucket + ".state." + key)
-		msg.Data = []byte(tag)
-		msg.Header.Set(cluster.StateEpochHeader, epoch)
+		msg.Data = []byte(stateTag(inst, epoch, seq))
+		msg.Header.Set(cluster.StateEpochHeader, strconv.FormatInt(epoch, 10))
 		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			t.Fatal(err)
 		}
@@ -61,8 +73,8 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		}
 	}
 
-	putLease(kv, "a", 1)
-	writeState("k1", "a#1/1/1", "1")
+	ea := putLease(kv, "a")
+	writeState("k1", "a#1", ea, 1)
 	natstest.WaitFor(t, 10*time.Second, received(0, 2), "the first stream not recorded")
 	sent := time.Now()
 	if err := js.DeleteKeyValue(ctx, bucket); err != nil {
@@ -72,9 +84,9 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 	if kv, err = js.CreateKeyValue(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	putLease(kv, "b", 2)
-	writeState("k2", "b#1/2/2", "2")
-	writeState("k3", "a#1/1/3", "1") // a stale leader's write, unfenced
+	eb := putLease(kv, "b")
+	writeState("k2", "b#1", eb, 2)
+	writeState("k3", "a#1", ea, 3) // a stale leader's write, unfenced
 	if !rec.finish(10 * time.Second) {
 		t.Fatal("the recorder did not catch up")
 	}
@@ -83,17 +95,18 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 	if len(order) != 2 || len(order[0].Msgs) != 2 || len(order[1].Msgs) != 3 || order[1].Msgs[0].Seq != 1 || order[1].LastSeq != 3 {
 		t.Fatalf("recorded %+v; want 2 streams of 2 and 3 messages, the second from sequence 1", order)
 	}
-	if m := order[1].Msgs[1]; m.Key != "state.k2" || m.Epoch != "2" || string(m.Value) != "b#1/2/2" {
+	if m := order[1].Msgs[1]; m.Key != "state.k2" || m.Epoch != strconv.FormatInt(eb, 10) || string(m.Value) != stateTag("b#1", eb, 2) {
 		t.Errorf("second stream, message 2: %+v", m)
 	}
 	acked := func(inst string, seq, rev uint64, key string) StateTry {
-		return StateTry{Instance: inst, Key: key, Value: stateTag(inst, map[string]int64{"a#1": 1, "b#1": 2}[inst], seq), Seq: seq,
+		return StateTry{Instance: inst, Key: key, Value: stateTag(inst, map[string]int64{"a#1": ea, "b#1": eb}[inst], seq), Seq: seq,
 			Outcome: Acked, Revision: rev, Sent: sent}
 	}
 	writes := []StateTry{acked("a#1", 1, 2, "k1"), acked("b#1", 2, 2, "k2"), acked("a#1", 3, 3, "k3")}
 	writes[1].Sent, writes[2].Sent = deleted, deleted
 	stats, v := CheckState(StateHistory{Order: order, Writes: writes, Deletions: []time.Time{deleted}})
-	wantViolation(t, v, `state write "a#1/1/3" (key k3, revision 3 of stream #2) was accepted, but the latest lease record before it (revision 1) is held by b at epoch 2`)
+	wantViolation(t, v, fmt.Sprintf(`state write %q (key k3, revision 3 of stream #2) was accepted, but the latest lease record before it (revision 1) is held by b at epoch %d`,
+		stateTag("a#1", ea, 3), eb))
 	if len(v) != 1 {
 		t.Errorf("want 1 violation, got %q", v)
 	}
