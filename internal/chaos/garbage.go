@@ -28,7 +28,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // epochAt says where an out-of-range record's epoch lies.
@@ -152,7 +152,7 @@ func writeOutOfRange(ctx context.Context, js jetstream.JetStream, bucket string,
 // waited it (instead of the ceiling) would wait for a day.
 func outOfRangeRecord(o outOfRange, holder string, epoch int64) cluster.Lease {
 	now := time.Now()
-	l := cluster.Lease{Version: election.Protocol, Epoch: epoch, AcquiredAt: now, ExpiresAt: now}
+	l := cluster.Lease{Version: wire.Protocol, Epoch: epoch, AcquiredAt: now, ExpiresAt: now}
 	if !o.released {
 		l.NodeID, l.TTLMillis, l.ExpiresAt = holder, cluster.MaxLeaseTTL.Milliseconds(), now.Add(cluster.MaxLeaseTTL)
 	}

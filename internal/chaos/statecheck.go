@@ -11,7 +11,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // StateHistory is what CheckState judges: the recorded order of the
@@ -161,7 +161,7 @@ func fencedBy(m StreamMsg, lease *StreamMsg, base int64, tenureOf map[int64][]st
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s is not a lease record (%v)", at, err)
-	case l.Version != election.Protocol:
+	case l.Version != wire.Protocol:
 		return fmt.Sprintf("%s is a record of protocol %d", at, max(l.Version, 1))
 	case l.Epoch <= base || uint64(l.Epoch-base) > lease.Seq:
 		return fmt.Sprintf("%s has epoch %d, outside its incarnation's range (%d, %d]", at, l.Epoch, base, base+int64(min(lease.Seq, math.MaxInt64/2)))
