@@ -201,7 +201,7 @@ func (m *Machine) finishDrain(now time.Time, err error) {
 	if m.state != Stopped {
 		m.state = Following
 	}
-	if err == nil && d.stepDown && m.p.Cooldown > 0 {
+	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})
 	}

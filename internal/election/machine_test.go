@@ -322,6 +322,24 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	}
 }
 
+// P12: a step-down whose release fails still keeps the node out for its
+// Cooldown: the lease expires instead, and the node that stepped down must
+// not win it back at once (TestStateJSClusterSuccessorReadsLastWriteAfterStreamLeaderDies).
+func TestStepDownCoolsDownWhenTheReleaseFails(t *testing.T) {
+	h := leader(t)
+	h.do(StepDown{Token: 9})
+	h.do(LoseStarted{Epoch: base + 4})
+	h.do(LoseDone{Epoch: base + 4})
+	for range 3 {
+		w := h.write()
+		if w.Purpose != Release {
+			t.Fatalf("want the release, got %+v", w)
+		}
+		h.do(WriteResult{ID: w.ID, Err: errors.New("no stream leader"), Class: Transient})
+	}
+	h.want("Reply", "CooldownKey")
+}
+
 // §6.4: a record of protocol 1 is unknown here, said at ERROR (Start,
 // in the driver, refuses a bucket holding one); a bucket marked for
 // another protocol stops the machine.
