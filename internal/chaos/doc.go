@@ -97,7 +97,9 @@
 //
 //	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 //
-// and one focused on the out-of-band faults is
+// (-chaos.nodelog=FILE -chaos.nodeloglevel=debug keeps the nodes' own
+// logs, one JSON line each, tagged with the instance), and one focused on
+// the out-of-band faults is
 //
 //	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=5m -chaos.seed=7 -chaos.faults=out-of-band -v -timeout 30m
 package chaos
