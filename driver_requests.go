@@ -147,7 +147,7 @@ func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
 		}
 	case election.Release:
 		if err != nil {
-			d.log.Warn("could not release the lease; followers take over when it expires", "error", err)
+			d.log.Warn("a release attempt failed; after the third, followers take over when the lease expires", "error", err)
 		} else {
 			d.log.Info("released the lease")
 		}

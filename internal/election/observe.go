@@ -126,7 +126,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.inc, m.incKnown = b, true
 	m.watching, m.synced = false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
-	m.ttlSeen, m.entries, m.dupSeen = 0, 0, 0
+	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
 	m.dropWatchEvents() // kept from the watch on the old one
 	if m.state != Leading && m.state != Draining && m.state != Stopped {
 		m.state = Syncing
@@ -134,12 +134,17 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 }
 
 // noteForeignSelf stops a node whose NodeID another live process uses:
-// two revisions of such records after the first entry.
+// two revisions of such records after the first entry, which is a
+// predecessor's (one late write of its may follow). Each revision counts
+// once, the first entry's too: a reopened watch delivers them again.
 func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
-	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || m.entries == 1 || rev <= m.dupRev {
+	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || rev <= m.dupRev {
 		return
 	}
-	m.dupRev = rev // a revision delivered again by a reopened watch counts once
+	m.dupRev = rev
+	if m.entries == 1 {
+		return
+	}
 	if m.dupSeen++; m.dupSeen >= 2 {
 		m.fail(fmt.Errorf("%w: records of instance %q name %s", ErrDuplicateNodeID, l.Instance, l.NodeID))
 	}

@@ -26,7 +26,10 @@ func RunHub(t testing.TB, domain string, opts ...Option) *Server {
 
 // RunLeaf starts a server that connects to hub (started with RunHub) as a
 // leaf node, on loopback, and returns once the leaf connection is up on
-// both sides (at most 10s). The leaf has a JetStream of its own in domain,
+// both sides and the hub's JetStream API answers through it (at most 10s):
+// the hub's interest in its API subjects reaches the leaf after the
+// connection, and a request sent before it meets no responders, which
+// nats.go reports as JetStream not enabled. The leaf has a JetStream of its own in domain,
 // which must differ from the hub's: the servers then keep their JetStream
 // APIs apart, and a client of the leaf reaches the hub's only through the
 // hub's domain, as in a real deployment. Its leaf port is the hub's at the
@@ -54,5 +57,12 @@ func RunLeaf(t testing.TB, hub *Server, domain string, opts ...Option) *Server {
 		ls, hs := s.NATS(), hub.NATS()
 		return ls != nil && hs != nil && ls.NumLeafNodes() > 0 && hs.NumLeafNodes() > 0
 	}, "natstest: the leaf did not connect to the hub")
+	api := "$JS." + ns.JetStreamConfig().Domain + ".API.INFO"
+	nc := s.Connect(t)
+	defer nc.Close()
+	WaitFor(t, 10*time.Second, func() bool {
+		_, err := nc.Request(api, nil, time.Second)
+		return err == nil
+	}, "natstest: the hub's JetStream does not answer through the leaf")
 	return s
 }
