@@ -101,7 +101,9 @@ func (r *run) inject(k FaultKind) string {
 	if !k.OutOfBand() {
 		return r.injectInBand(k)
 	}
-	if !r.outOfBandDue() {
+	if !r.outOfBandDue() || r.quorumDown() {
+		// Without a quorum its requests would only time out, holding up
+		// the schedule and the heals due meanwhile.
 		return ""
 	}
 	var what string
@@ -254,10 +256,38 @@ func (r *run) injectQuorumLoss() string {
 	b := (a + 1 + r.rngIntN(2)) % 3
 	r.cluster.Shutdown(a)
 	r.cluster.Shutdown(b)
+	r.quorumLosses = append(r.quorumLosses, outage{From: time.Now()})
 	d := r.span(1, 3)
 	r.later(d, fmt.Sprintf("restart n%d and n%d", a, b), func() {
 		r.cluster.Restart(r.t, a)
 		r.cluster.Restart(r.t, b)
+		r.quorumLosses[len(r.quorumLosses)-1].To = time.Now()
 	})
 	return fmt.Sprintf("shut down n%d and n%d (quorum lost) for %v", a, b, d)
+}
+
+// outage is a stretch of time; To is zero while it lasts.
+type outage struct{ From, To time.Time }
+
+// quorumDown reports a quorum-loss fault not healed yet.
+func (r *run) quorumDown() bool {
+	n := len(r.quorumLosses)
+	return n > 0 && r.quorumLosses[n-1].To.IsZero()
+}
+
+// startQuorumSlack is how long a Start needs, at least, once JetStream has
+// its quorum back: the meta and stream leaders are elected again first.
+const startQuorumSlack = 10 * time.Second
+
+// quorumLostDuring reports whether a quorum-loss fault overlapped a Start
+// from began to failed and left it less than startQuorumSlack with a
+// quorum: a Start bounded by 20s cannot succeed then, and failing is what
+// the library documents (its ctx bounds the startup).
+func (r *run) quorumLostDuring(began, failed time.Time) bool {
+	for _, o := range r.quorumLosses {
+		if o.From.Before(failed) && (o.To.IsZero() || o.To.After(began)) && (o.To.IsZero() || failed.Sub(o.To) < startQuorumSlack) {
+			return true
+		}
+	}
+	return false
 }

@@ -125,6 +125,7 @@ type run struct {
 	log     []LogLine
 
 	lastOutOfBand  time.Time     // the last out-of-band fault
+	quorumLosses   []outage      // FaultQuorumLoss: when two servers were down
 	ttlFault       bool          // a FaultTTLGarbage is under way (longttl.go)
 	healing        bool          // every fault is being healed: the schedule is over
 	ceiling        time.Duration // the largest ceiling of any incarnation so far: carried into a recreated bucket
@@ -145,8 +146,9 @@ type run struct {
 
 // startResult reports a Node start made by startAsync.
 type startResult struct {
-	m   *member
-	err error
+	m     *member
+	err   error
+	began time.Time
 }
 
 // Run runs the nodes under the schedule for opts.Duration, heals every
@@ -467,7 +469,8 @@ func (r *run) startAsync(m *member) {
 	}
 	r.busy[m]++
 	r.starting++
-	go func() { r.started <- startResult{m, m.start()} }()
+	began := time.Now()
+	go func() { r.started <- startResult{m: m, err: m.start(), began: began} }()
 }
 
 // awaitGuard waits here until m may start (startGuard).
@@ -500,9 +503,12 @@ func (r *run) startDone(res startResult) {
 		return
 	}
 	msg := fmt.Sprintf("%s could not start: %v", res.m.id, res.err)
-	if r.recentRecreate() || r.bucketAbsent() {
+	switch {
+	case r.recentRecreate() || r.bucketAbsent():
 		r.expectedStop(msg + " (expected: the bucket was deleted and created again, or could not be yet)")
-	} else {
+	case r.quorumLostDuring(res.began, time.Now()):
+		r.expectedStop(msg + " (expected: a quorum-loss fault left JetStream without a quorum for most of the Start)")
+	default:
 		r.nodeFailure(msg)
 	}
 	r.busy[res.m]++
