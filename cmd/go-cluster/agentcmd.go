@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
@@ -47,7 +48,7 @@ type connectsPerCluster interface{ connectsPerCluster() }
 
 func (*agentCmd) connectsPerCluster() {}
 
-func (c *agentCmd) define(fs *flag.FlagSet) {
+func (c *agentCmd) define(fs *pflag.FlagSet) {
 	fs.StringVar(&c.config, "config", cmp.Or(os.Getenv(envAgentConfig), defaultAgentConfig), "the agent's configuration `FILE` (YAML) ($"+envAgentConfig+")")
 	fs.BoolVar(&c.check, "check", false, "validate the file as the agent would run it on this host, print what is wrong, and exit: 0 valid, 1 not, 2 bad flags")
 	fs.BoolVar(&c.otherHost, "other-host", false, "with --check: the file is meant for another host; skip what depends on this one (interfaces, commands, host name, NATS context)")

@@ -256,7 +256,7 @@ func TestCLIErrors(t *testing.T) {
 		{"no cluster", []string{"status"}, 2, "--cluster is required"},
 		{"bad cluster", []string{"status", "--cluster", "a.b"}, 2, `"a.b" has character '.'`},
 		{"bad --to", []string{"stepdown", "--cluster", "x", "--to", "a b"}, 2, "--to"},
-		{"unknown flag", []string{"status", "--cluster", "x", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"status", "--cluster", "x", "--bogus"}, 2, "unknown flag: --bogus"},
 		{"unknown command", []string{"--cluster", "x", "promote"}, 2, `unknown command "promote"`},
 		{"too many arguments", []string{"health", "--cluster", "x", "a", "b"}, 2, `unexpected argument "b"`},
 		{"bad timeout", []string{"status", "--cluster", "x", "--timeout", "0s"}, 2, "--timeout must be positive"},

@@ -2,16 +2,17 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // commandImpl is one subcommand: its own flags, and what it does.
 type commandImpl interface {
 	// define adds the command's own flags to fs.
-	define(fs *flag.FlagSet)
+	define(fs *pflag.FlagSet)
 	// run carries the command out; args are its positional arguments.
 	run(ctx context.Context, e *env, args []string) error
 }
@@ -79,15 +80,12 @@ func usage(w io.Writer) {
 	o := defaultOptions()
 	fs := newFlagSet("go-cluster")
 	o.register(fs)
-	printFlags(w, fs)
+	fmt.Fprint(w, fs.FlagUsages())
 	for _, c := range commands() {
 		cfs := newFlagSet(c.name)
 		c.impl.define(cfs)
-		has := false
-		cfs.VisitAll(func(*flag.Flag) { has = true })
-		if has {
-			fmt.Fprintf(w, "\nFlags of %s:\n", c.name)
-			printFlags(w, cfs)
+		if cfs.HasFlags() {
+			fmt.Fprintf(w, "\nFlags of %s:\n%s", c.name, cfs.FlagUsages())
 		}
 	}
 	fmt.Fprint(w, connectionHelp+exitHelp)
@@ -123,36 +121,3 @@ Exit status:
   run exits with its command's status (128 + N for signal N), 124 when --timeout
   passed before the command started, 127 when the command could not be started
 `
-
-// shortFlags are the one-letter aliases, printed with their long flag.
-func shortFlags() map[string]string { return map[string]string{"server": "s", "slots": "n"} }
-
-// printFlags lists fs's flags the way the nats CLI does: --name, with the
-// one-letter alias in front.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	short := shortFlags()
-	aliases := map[string]bool{}
-	for _, s := range short {
-		aliases[s] = true
-	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if aliases[f.Name] {
-			return
-		}
-		kind, help := flag.UnquoteUsage(f)
-		name := "--" + f.Name
-		if s, ok := short[f.Name]; ok {
-			name = "-" + s + ", " + name
-		} else {
-			name = "    " + name
-		}
-		if kind != "" && kind != "value" {
-			name += " " + strings.ToUpper(kind)
-		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && !strings.Contains(help, "(default") {
-			def = " (default " + f.DefValue + ")"
-		}
-		fmt.Fprintf(w, "  %-24s %s%s\n", name, help, def)
-	})
-}

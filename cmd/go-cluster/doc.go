@@ -35,8 +35,8 @@
 //
 // run and agent are described in docs/agent.md.
 //
-// Flags (before or after the command). The connection flags are those of
-// the nats CLI:
+// Flags (before or after the command; long ones take two dashes, as with
+// the nats CLI). The connection flags are those of the nats CLI:
 //
 //	-s, --server URLS   NATS server URLs, comma-separated
 //	--context NAME      a context saved by the nats CLI (nats context save)

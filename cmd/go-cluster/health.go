@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
@@ -18,7 +18,7 @@ type healthCmd struct {
 	settle time.Duration
 }
 
-func (c *healthCmd) define(fs *flag.FlagSet) { defineSettle(fs, &c.settle) }
+func (c *healthCmd) define(fs *pflag.FlagSet) { defineSettle(fs, &c.settle) }
 
 func (c *healthCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.settle < 0 {

@@ -11,13 +11,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
@@ -36,7 +36,7 @@ type initCmd struct {
 	wait             bool
 }
 
-func (c *initCmd) define(fs *flag.FlagSet) {
+func (c *initCmd) define(fs *pflag.FlagSet) {
 	fs.IntVar(&c.replicas, "replicas", 0, "`N` replicas of the bucket, 1 to 5 (default 1; 3 on a JetStream cluster)")
 	fs.StringVar(&c.storage, "storage", "", "`KIND` of storage: file or memory (default file)")
 	fs.StringVar(&c.placementCluster, "placement-cluster", "", "place the bucket in the JetStream cluster `NAME`")

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
@@ -20,7 +20,7 @@ type maintenanceCmd struct {
 	node string
 }
 
-func (c *maintenanceCmd) define(fs *flag.FlagSet) {
+func (c *maintenanceCmd) define(fs *pflag.FlagSet) {
 	fs.StringVar(&c.node, "node", "", "the agent's node `ID` (required)")
 }
 

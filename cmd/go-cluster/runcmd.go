@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/runner"
@@ -32,15 +33,14 @@ type runCmd struct {
 // command started: GNU timeout's.
 const exitLeadTimeout = 124
 
-func (c *runCmd) define(fs *flag.FlagSet) {
+func (c *runCmd) define(fs *pflag.FlagSet) {
 	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
 	fs.DurationVar(&c.ttl, "ttl", cluster.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
 	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
 	fs.IntVar(&c.priority, "priority", 0, "preferred-leader priority: a higher one takes over from a lower one")
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
-	fs.IntVar(&c.slots, "slots", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
-	fs.IntVar(&c.slots, "n", 1, "short for --slots")
+	fs.IntVarP(&c.slots, "slots", "n", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
 	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
 }
 

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 )
@@ -13,7 +14,7 @@ import (
 // stateGetCmd prints the value of one state key.
 type stateGetCmd struct{}
 
-func (c *stateGetCmd) define(*flag.FlagSet) {}
+func (c *stateGetCmd) define(*pflag.FlagSet) {}
 
 func (c *stateGetCmd) run(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
@@ -53,7 +54,7 @@ func (c *stateGetCmd) run(ctx context.Context, e *env, args []string) error {
 // stateLsCmd lists the state keys.
 type stateLsCmd struct{}
 
-func (c *stateLsCmd) define(*flag.FlagSet) {}
+func (c *stateLsCmd) define(*pflag.FlagSet) {}
 
 func (c *stateLsCmd) run(ctx context.Context, e *env, args []string) error {
 	prefix, err := statePrefix(args)
@@ -104,7 +105,7 @@ type stateWatchCmd struct {
 	count int
 }
 
-func (c *stateWatchCmd) define(fs *flag.FlagSet) {
+func (c *stateWatchCmd) define(fs *pflag.FlagSet) {
 	fs.IntVar(&c.count, "count", 0, "stop after printing `N` events, the current values included (0: until interrupted)")
 }
 

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
@@ -18,11 +19,11 @@ type statusCmd struct {
 	settle time.Duration
 }
 
-func (c *statusCmd) define(fs *flag.FlagSet) { defineSettle(fs, &c.settle) }
+func (c *statusCmd) define(fs *pflag.FlagSet) { defineSettle(fs, &c.settle) }
 
 // defineSettle adds --settle, the flag of the commands that gather the
 // replies of every member.
-func defineSettle(fs *flag.FlagSet, settle *time.Duration) {
+func defineSettle(fs *pflag.FlagSet, settle *time.Duration) {
 	fs.DurationVar(settle, "settle", defaultSettle, "stop once every member known of (the leader, and those the replies name) has answered and no other reply came for `D` (0: wait the whole --timeout)")
 }
 

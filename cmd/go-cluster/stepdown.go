@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/pflag"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
@@ -21,7 +21,7 @@ type stepdownCmd struct {
 	wait  bool
 }
 
-func (c *stepdownCmd) define(fs *flag.FlagSet) {
+func (c *stepdownCmd) define(fs *pflag.FlagSet) {
 	fs.StringVar(&c.to, "to", "", "hand over to `NODE`: for a moment after the release only it campaigns")
 	fs.BoolVar(&c.force, "force", false, "send even if the node of --to does not answer status requests or reports it is not ready (a node that is not ready does not take the lease: another one leads, and stepdown exits 1)")
 	fs.BoolVar(&c.wait, "wait", true, "wait, up to --timeout, for the new leader and print it")

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/spf13/pflag"
 )
 
 // watchCmd streams leadership changes from a KV watch on the lease.
@@ -16,7 +16,7 @@ type watchCmd struct {
 	count int
 }
 
-func (c *watchCmd) define(fs *flag.FlagSet) {
+func (c *watchCmd) define(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.all, "all", false, "also print renewals: every write of the lease")
 	fs.IntVar(&c.count, "count", 0, "stop after printing `N` events, the current state included (0: until interrupted)")
 }
