@@ -12,10 +12,15 @@ import (
 )
 
 // The nats CLI's contexts are read here rather than through
-// github.com/nats-io/jsm.go/natscontext: that package imports the whole of
-// jsm.go (expr-lang, yaml, humanize) and upgrades modules the rest of this
-// module builds against (the antithesis SDK nats-server pins, x/net,
-// prometheus/common), for what is a JSON file and a text file.
+// github.com/nats-io/jsm.go/natscontext (v0.5.1, measured on go1.26):
+// that package imports the whole of jsm.go and with it nats-server's
+// server package, expr-lang, humanize and yaml.v3, which made this
+// binary 8.5 MB larger (18.6 to 27.1 MB; stripped 12.9 to 19.4 MB) and
+// linked 81 more packages (306 to 387). It also upgrades modules the rest
+// of this module builds against: the antithesis SDK from the no-op build
+// nats-server pins to the one that is on by default, x/net,
+// prometheus/common and procfs. What go-cluster reads is a JSON file and
+// a text file.
 
 // natsContext is what go-cluster reads of a context saved by the nats CLI
 // (`nats context save`): CONFIG/nats/context/NAME.json, where CONFIG is
