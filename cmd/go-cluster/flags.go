@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +119,7 @@ func parse(args []string) (invocation, error) {
 	inv.opts.register(global)
 	// Before the command only: it is no command's flag.
 	global.BoolVar(&inv.version, "version", false, "print the version and exit")
-	if err := global.Parse(args); err != nil {
+	if err := global.Parse(longDashes(global, args)); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			inv.help = true
 			return inv, nil
@@ -155,7 +156,7 @@ func parse(args []string) (invocation, error) {
 	fs := newFlagSet("go-cluster " + cmd.name)
 	inv.opts.register(fs)
 	cmd.impl.define(fs)
-	if err := fs.Parse(rest); err != nil { // flags anywhere among the arguments, as the nats CLI takes them; "--" ends them
+	if err := fs.Parse(longDashes(fs, rest)); err != nil { // flags anywhere among the arguments, as the nats CLI takes them; "--" ends them
 		if errors.Is(err, pflag.ErrHelp) {
 			inv.help = true
 			return inv, nil
@@ -193,6 +194,23 @@ func commandName(args []string) (string, []string, error) {
 		return "", nil, fmt.Errorf("%w: %s needs a command right after it: %s", errUsage, name, strings.Join(groupCommands(name), ", "))
 	}
 	return name + " " + args[1], args[2:], nil
+}
+
+// longDashes gives a long flag written with one dash (-cluster, as the
+// standard library's flag package took it, and so did this command) its
+// second dash, up to "--": pflag reads -cluster as -c -l -u ...
+func longDashes(fs *pflag.FlagSet, args []string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && len(name) > 1 && fs.Lookup(name) != nil {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }
 
 // newFlagSet returns a flag set that reports errors to its caller and

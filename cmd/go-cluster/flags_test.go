@@ -35,6 +35,8 @@ func TestParse(t *testing.T) {
 			options{cluster: "o", timeout: defaultTimeout, json: true}, nil},
 		{"name=value", []string{"--cluster=o", "status", "--server=nats://x:1", "--json=false", "--timeout=1s"}, "status",
 			options{conn: connFlags{server: "nats://x:1"}, cluster: "o", timeout: time.Second, timeoutGiven: true}, nil},
+		{"one dash, as the standard library took it", []string{"-cluster=o", "status", "-server", "nats://x:1", "-json", "-timeout", "1s", "-s", "nats://y:1"}, "status",
+			options{conn: connFlags{server: "nats://y:1"}, cluster: "o", json: true, timeout: time.Second, timeoutGiven: true}, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			inv, err := parse(tc.args)
@@ -99,7 +101,6 @@ func TestParseErrors(t *testing.T) {
 		{"--cluster", "o", "get", "k"}, // a command of a group without it
 		{"--cluster", "o", "state", "get", "a", "b"},
 		{"--cluster", "o", "state", "ls", "--all"}, // a flag of another command
-		{"-cluster", "o", "status"},                // long flags take two dashes
 	} {
 		if _, err := parse(args); !errors.Is(err, errUsage) {
 			t.Errorf("parse(%q) = %v, want a usage error", args, err)
