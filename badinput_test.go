@@ -275,11 +275,11 @@ func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
 		var err error
 		switch g.op {
 		case "delete":
-			err = kv.Delete(c, leaseKey)
+			err = kv.Delete(c, LeaseKey)
 		case "purge":
-			err = kv.Purge(c, leaseKey)
+			err = kv.Purge(c, LeaseKey)
 		default:
-			_, err = kv.Put(c, leaseKey, g.data)
+			_, err = kv.Put(c, LeaseKey, g.data)
 		}
 		cancel()
 		if err != nil {
@@ -328,7 +328,7 @@ func TestForgedLowEpochNeverTurnsTheEpochBack(t *testing.T) {
 		stopNode(t, n)
 	}
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"v":2,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"v":2,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
 		t.Fatal(err)
 	}
 	fresh := startNode(t, stableConfig(id, "c", srv.URL()), rec, nil)
@@ -399,7 +399,7 @@ func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
 		stopNode(t, n)                 // releases epoch 1
 		kv := bindKV(t, srv.URL(), id) // not openKV: it would reset the bucket's TTL
 		natstest.WaitFor(t, 15*time.Second, func() bool {
-			_, err := kv.Get(ctx(t), leaseKey)
+			_, err := kv.Get(ctx(t), LeaseKey)
 			return errors.Is(err, jetstream.ErrKeyNotFound)
 		}, "the bucket's TTL never removed the released record")
 		b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
@@ -512,7 +512,7 @@ func forgedOwnRecordChild(t *testing.T) {
 	}
 	kv := openKV(t, srv.URL(), id)
 	forged := `{"node_id":"a","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"9999-12-31T23:59:59-01:00"}`
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	// a hands the record back after its cooldown, then leads again.

@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
-	"github.com/ozanturksever/go-cluster/internal/wire"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // BucketOptions are the settings of a new bucket that are the operator's
@@ -89,18 +88,8 @@ func (o BucketOptions) validateLeaseTTL() error {
 	return nil
 }
 
-// leaseHistory is how many revisions of each key a bucket this library
-// creates keeps. The election reads no history (docs/design.md §2.4),
-// and fenced state checks only the latest revision of the lease key: the
-// value stays 8 for people, who read a cluster's last handovers with
-// `nats kv history cluster-<id> lease`, for tests, which find a tenure's
-// release there, and so that a bucket made now is configured as one
-// moved from protocol 1 (init --upgrade changes only its metadata). The
-// cost is seven small old messages per key.
-const leaseHistory = 8
-
 // BucketConfig is the configuration the library creates the bucket of
-// clusterID with: BucketName(clusterID), History 8 (see leaseHistory),
+// clusterID with: BucketName(clusterID), History 8 (for people reading `nats kv history`; the election reads none),
 // LimitMarkerTTL 1s (the cooldown key's per-key TTL), no TTL, no value
 // size limit, the election's metadata (the cluster's LeaseTTL, as
 // go-cluster.lease_ttl and lease_ttl_max, and go-cluster.protocol: the
@@ -108,24 +97,12 @@ const leaseHistory = 8
 // KV defaults, among them a duplicate window of 2 minutes, which fenced
 // state writes rely on.
 func BucketConfig(clusterID string, opts BucketOptions) jetstream.KeyValueConfig {
-	replicas := opts.Replicas
-	if replicas == 0 {
-		replicas = 1
-	}
-	cfg := jetstream.KeyValueConfig{
-		Bucket:      BucketName(clusterID),
-		Description: "go-cluster leader election",
-		History:     leaseHistory,
-		Replicas:    replicas,
-		Storage:     opts.Storage,
-		// Lets the cooldown key carry a per-key TTL.
-		LimitMarkerTTL: time.Second,
-		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, DefaultLeaseTTL), wire.Protocol),
-	}
-	if p := opts.Placement; p != nil {
-		cfg.Placement = &jetstream.Placement{Cluster: p.Cluster, Tags: append([]string(nil), p.Tags...)}
-	}
-	return cfg
+	return store.BucketConfig(clusterID, opts.storeOptions())
+}
+
+// storeOptions is the options as the store takes them, LeaseTTL defaulted.
+func (o BucketOptions) storeOptions() store.Options {
+	return store.Options{Replicas: o.Replicas, Storage: o.Storage, Placement: o.Placement, LeaseTTL: cmp.Or(o.LeaseTTL, DefaultLeaseTTL)}
 }
 
 // CreateBucket creates the bucket of clusterID with BucketConfig, as a
@@ -150,34 +127,6 @@ func CreateBucket(ctx context.Context, js jetstream.JetStream, clusterID string,
 	if err := opts.validate(""); err != nil {
 		return nil, false, err
 	}
-	kv, _, created, err = ensureBucket(ctx, js, clusterID, opts)
+	kv, _, created, err = store.Ensure(ctx, js, clusterID, opts.storeOptions())
 	return kv, created, err
-}
-
-// ensureBucket is CreateBucket without the checks of its arguments: it
-// also returns the bucket's status, which the Node reads on. A lookup
-// that nobody answers is returned as it is (the caller tells why).
-func ensureBucket(ctx context.Context, js jetstream.JetStream, clusterID string, opts BucketOptions) (jetstream.KeyValue, jetstream.KeyValueStatus, bool, error) {
-	bucket := BucketName(clusterID)
-	kv, err := js.KeyValue(ctx, bucket)
-	created := false
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, BucketConfig(clusterID, opts))
-		created = err == nil
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another node created it first with other settings: use it.
-			kv, err = js.KeyValue(ctx, bucket)
-		}
-	}
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("open bucket %q: %w", bucket, err)
-	}
-	status, err := kv.Status(ctx)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("bucket %q status: %w", bucket, err)
-	}
-	if err := checkBucket(status); err != nil {
-		return nil, nil, false, err
-	}
-	return kv, status, created, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The bucket a node creates has BucketStorage and BucketPlacement besides
@@ -47,7 +48,7 @@ func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
 
 func streamInfo(t *testing.T, js jetstream.JetStream, clusterID string) *jetstream.StreamInfo {
 	t.Helper()
-	s, err := js.Stream(ctx(t), kvStream(BucketName(clusterID)))
+	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(clusterID)))
 	if err != nil {
 		t.Fatal(err)
 	}

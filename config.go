@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Defaults applied by NewNode to zero Config fields.
@@ -211,7 +213,7 @@ func (c Config) validate() error {
 	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validatePreemptDelay, c.validateCounts} {
 		errs = append(errs, check()...)
 	}
-	errs = append(errs, c.jsAPI().validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
+	errs = append(errs, c.jsAPI().Validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
 		c.OnBecomeLeaderError.validate())
 	return errors.Join(errs...)
 }
@@ -316,22 +318,18 @@ func (c Config) validateCounts() []error {
 }
 
 // jsAPI is the JetStream API the node uses.
-func (c Config) jsAPI() jsAPI {
-	return jsAPI{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
+func (c Config) jsAPI() store.API {
+	return store.API{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
 }
 
 // BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".
-func BucketName(clusterID string) string { return "cluster-" + clusterID }
+func BucketName(clusterID string) string { return wire.BucketName(clusterID) }
 
 // LeaseKey is the key of the lease record in the bucket.
-const LeaseKey = "lease"
-
-const leaseKey = LeaseKey
+const LeaseKey = wire.LeaseKey
 
 // CooldownKey is the key of the bucket that node nodeID writes when it
 // steps down: "cooldown-<NodeIDToken(NodeID)>" ("cooldown-db1=example=com"
 // for "db1.example.com"). It is informational (docs/design.md §2.2); its
 // use is in NATS permissions, which must let each node write its own.
-func CooldownKey(nodeID string) string { return "cooldown-" + NodeIDToken(nodeID) }
-
-func cooldownKey(nodeID string) string { return CooldownKey(nodeID) }
+func CooldownKey(nodeID string) string { return wire.CooldownKey(nodeID) }

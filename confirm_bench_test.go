@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // BenchmarkConfirm is what a Confirm costs every landing (docs/design.md
@@ -14,13 +15,13 @@ func BenchmarkConfirm(b *testing.B) {
 	srv := natstest.RunServer(b)
 	nc := srv.Connect(b)
 	id := "confirm"
-	st, err := openStore(ctx(b), nc, jsAPI{}, id, BucketOptions{LeaseTTL: time.Second}, time.Second)
+	st, err := store.Open(ctx(b), nc, store.API{}, id, BucketOptions{LeaseTTL: time.Second}.storeOptions(), time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("confirm", func(b *testing.B) {
 		for range b.N {
-			if _, err := st.confirm(ctx(b)); err != nil {
+			if _, err := st.Confirm(ctx(b)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -33,9 +34,9 @@ func BenchmarkConfirm(b *testing.B) {
 		}
 	})
 	b.Run("cas", func(b *testing.B) {
-		rev, _ := st.kv.Put(ctx(b), "x", []byte("v"))
+		rev, _ := st.KV().Put(ctx(b), "x", []byte("v"))
 		for range b.N {
-			rev, err = st.kv.Update(ctx(b), "x", []byte("v"), rev)
+			rev, err = st.KV().Update(ctx(b), "x", []byte("v"), rev)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // driver runs the election machine (internal/election) of one Node: a goroutine
@@ -32,7 +33,7 @@ import (
 type driver struct {
 	cfg   Config
 	log   *slog.Logger
-	store *store
+	store *store.Store
 	hooks Hooks
 	disp  *dispatcher
 	view  *view
@@ -60,7 +61,7 @@ type driver struct {
 	stopHooks context.CancelFunc
 	tornDown  bool
 
-	watcher  *leaseWatch
+	watcher  *store.LeaseWatch
 	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
 	cleanup  sync.WaitGroup // watches being stopped in the background
 	requests sync.WaitGroup // requests out, and cooldown records
@@ -106,9 +107,9 @@ type command struct {
 }
 
 // newDriver makes the election of n, not yet running, after it opened st.
-func newDriver(n *Node, st *store, control chan controlRequest, base context.Context) *driver {
+func newDriver(n *Node, st *store.Store, control chan controlRequest, base context.Context) *driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
-	reconnects := st.nc.Stats().Reconnects
+	reconnects := st.Conn().Stats().Reconnects
 	p := electionParams(n.cfg, n.campaign, n.instance)
 	p.Priority = n.Priority()
 	m := election.New(p, uint64(time.Now().UnixNano()))
@@ -155,7 +156,7 @@ func (d *driver) run() {
 	d.timer = time.NewTimer(time.Hour)
 	defer d.timer.Stop()
 	d.requests.Add(1)
-	go d.watchConn(d.store.nc.StatusChanged())
+	go d.watchConn(d.store.Conn().StatusChanged())
 	d.feed(election.Start{})
 	for !d.finished {
 		if d.base.Err() != nil {
@@ -235,7 +236,7 @@ func (d *driver) feed(ev election.Event) {
 // lock is held while it writes to a socket that does not drain.
 func (d *driver) watchConn(statuses chan nats.Status) {
 	defer d.requests.Done()
-	nc := d.store.nc
+	nc := d.store.Conn()
 	defer nc.RemoveStatusListener(statuses)
 	last := d.conn
 	for {

@@ -19,7 +19,7 @@ func (d *driver) askToLead(a election.AskToLead) {
 	data, _ := json.Marshal(a.Request)
 	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Request.Priority)
 	d.offLoop(func() {
-		if err := d.store.nc.Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
+		if err := d.store.Conn().Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
 			d.log.Debug("could not ask the leader to yield", "error", err)
 		}
 	})
@@ -41,7 +41,7 @@ func (d *driver) recordCooldown(cooldown time.Duration) {
 	d.offLoop(func() {
 		ctx, cancel := context.WithTimeout(d.base, d.cfg.RequestTimeout)
 		defer cancel()
-		if err := d.store.putCooldown(ctx, d.cfg.NodeID, cooldown); err != nil {
+		if err := d.store.PutCooldown(ctx, d.cfg.NodeID, cooldown); err != nil {
 			d.log.Debug("could not record the cooldown key", "error", err)
 		}
 	})

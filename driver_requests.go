@@ -12,17 +12,18 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // answer is a request's result on its way to the loop, with what the
 // loop does besides handing it to the machine.
 type answer struct {
-	ev      election.Event  // WriteResult, ConfirmResult or WatchStarted
-	id      uint64          // the request's
-	write   *election.Write // a write: its purpose, for the log and the metrics
-	sent    time.Time       // a write's send time
-	err     error           // the request's error, for the log
-	watcher *leaseWatch     // election.Watch: the watch made
+	ev      election.Event    // WriteResult, ConfirmResult or WatchStarted
+	id      uint64            // the request's
+	write   *election.Write   // a write: its purpose, for the log and the metrics
+	sent    time.Time         // a write's send time
+	err     error             // the request's error, for the log
+	watcher *store.LeaseWatch // election.Watch: the watch made
 }
 
 // ask runs do as the request id on a goroutine of its own.
@@ -59,28 +60,28 @@ func (d *driver) write(a election.Write) {
 		try := func() (uint64, error) {
 			switch {
 			case a.Purpose == election.Renew:
-				return d.store.renew(ctx, leaseKey, a.Value, a.Rev)
+				return d.store.Renew(ctx, LeaseKey, a.Value, a.Rev)
 			case a.Create:
-				return d.store.create(ctx, leaseKey, a.Value, a.LastSeq)
+				return d.store.Create(ctx, LeaseKey, a.Value, a.LastSeq)
 			default:
-				return d.store.update(ctx, leaseKey, a.Value, a.Rev)
+				return d.store.Update(ctx, LeaseKey, a.Value, a.Rev)
 			}
 		}
 		rev, err := try()
-		for attempt := 1; inFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
+		for attempt := 1; store.InFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
 			rev, err = try()
 		}
-		err = tidy(err)
-		return answer{ev: election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: classify(err)}, write: &a, sent: sent, err: err}
+		err = store.Tidy(err)
+		return answer{ev: election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}, write: &a, sent: sent, err: err}
 	})
 }
 
 // confirm reads the bucket's stream info (store.confirm).
 func (d *driver) confirm(a election.Confirm) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		inc, err := d.store.confirm(ctx)
-		err = tidy(err)
-		return answer{ev: election.ConfirmResult{ID: a.ID, Bucket: inc, Err: err, Class: classify(err)}, err: err}
+		inc, err := d.store.Confirm(ctx)
+		err = store.Tidy(err)
+		return answer{ev: election.ConfirmResult{ID: a.ID, Bucket: inc, Err: err, Class: store.Classify(err)}, err: err}
 	})
 }
 
@@ -94,9 +95,9 @@ func (d *driver) startWatch(a election.Watch) {
 		if dl, ok := ctx.Deadline(); ok {
 			timeout = time.Until(dl)
 		}
-		w, err := d.store.watch(d.base, timeout)
-		err = tidy(err)
-		return answer{ev: election.WatchStarted{ID: a.ID, Err: err, Class: classify(err)}, watcher: w, err: err}
+		w, err := d.store.Watch(d.base, timeout)
+		err = store.Tidy(err)
+		return answer{ev: election.WatchStarted{ID: a.ID, Err: err, Class: store.Classify(err)}, watcher: w, err: err}
 	})
 }
 
@@ -134,13 +135,13 @@ func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	case election.Renew:
 		d.view.renewalEnded()
 		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
-		if err != nil && classify(err) == classTransient && !inFlightRefusal(err) {
+		if err != nil && store.Classify(err) == election.Transient && !store.InFlightRefusal(err) {
 			d.log.Warn("renewal failed; retrying until the lease deadline", "error", err)
 		}
 	case election.Acquire:
 		switch {
 		case err == nil:
-		case classify(err) == classConflict:
+		case store.Classify(err) == election.Conflict:
 			d.log.Debug("lost the race for the lease", "revision", w.Rev)
 		default:
 			d.log.Warn("campaign failed, will retry", "error", err)
@@ -159,7 +160,7 @@ func renewalOutcome(err error) RenewalOutcome {
 	switch {
 	case err == nil:
 		return RenewalOK
-	case classify(err) == classConflict:
+	case store.Classify(err) == election.Conflict:
 		return RenewalConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
 		return RenewalTimeout

@@ -62,11 +62,11 @@ var (
 	ErrBucketDeleted = election.ErrBucketDeleted
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.
-	ErrPermissionDenied = errors.New("cluster: permission denied")
+	ErrPermissionDenied = wire.ErrPermissionDenied
 	// ErrBucketConfig: the coordination bucket exists with settings the
 	// election cannot use (a TTL that would age the lease out and restart
 	// the epoch, or values too small for a lease record). Permanent.
-	ErrBucketConfig = errors.New("cluster: bucket settings unusable")
+	ErrBucketConfig = wire.ErrBucketConfig
 	// ErrStopped: the Node has been stopped (by Stop, or by a permanent
 	// error): a call made after, a Start after Stop (with
 	// ErrAlreadyStarted), or a state write whose connection Stop closed.
@@ -82,7 +82,7 @@ var (
 	ErrEpochExhausted = election.ErrEpochExhausted
 	// ErrNoJetStream: the server, or the account, has no JetStream.
 	// Permanent.
-	ErrNoJetStream = errors.New("cluster: JetStream not available")
+	ErrNoJetStream = wire.ErrNoJetStream
 	// ErrReleaseFailed: a StepDown ended this node's tenure, but the
 	// released record could not be written (the lease moved, or NATS did
 	// not answer three attempts). Nobody leads until a follower sees the

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/freeport"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // Every sentinel names the package first, like vip's and health's, and no
@@ -89,7 +90,7 @@ func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
 func TestTidyNATSErrorText(t *testing.T) {
 	api := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
 	raw := fmt.Errorf("nats: %w", api) // as nats.go's KV wraps it
-	err := fmt.Errorf("%w: %w", ErrReleaseFailed, tidy(raw))
+	err := fmt.Errorf("%w: %w", ErrReleaseFailed, store.Tidy(raw))
 	if strings.Contains(err.Error(), "nats: nats:") {
 		t.Errorf("error text %q says nats: twice", err)
 	}

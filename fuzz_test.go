@@ -230,7 +230,7 @@ func FuzzValidateNodeID(f *testing.F) {
 		if got := strings.Split(NodeControlSubject("c", s), "."); len(got) != 5 || got[3] != tok {
 			t.Fatalf("NodeControlSubject(c, %q) has tokens %q", s, got)
 		}
-		if k := cooldownKey(s); !kvKeyValid(k) || strings.Contains(k, ".") {
+		if k := CooldownKey(s); !kvKeyValid(k) || strings.Contains(k, ".") {
 			t.Fatalf("cooldown key %q is not a KV key without '.'", k)
 		}
 		back, err := NodeIDFromToken(tok)

@@ -40,11 +40,6 @@ func ValidateNodeID(field, value string) error {
 	return wire.CheckNodeID(field, value)
 }
 
-// nodeIDTokenDot stands for '.' in a NodeIDToken. It is allowed in NATS
-// subject tokens and KV keys, and never in a NodeID, which keeps the
-// mapping reversible.
-const nodeIDTokenDot = '='
-
 // NodeIDToken is the form a NodeID takes in NATS subjects and KV keys:
 // every '.' becomes '=' ("db1.example.com" -> "db1=example=com"), so that
 // the NodeID is exactly one subject token (a dot would separate two) and
@@ -54,7 +49,7 @@ const nodeIDTokenDot = '='
 // and NodeIDFromToken gives the NodeID back. nodeID should be valid
 // (ValidateNodeID); anything else is mapped the same way, unchecked.
 func NodeIDToken(nodeID string) string {
-	return strings.ReplaceAll(nodeID, ".", string(nodeIDTokenDot))
+	return wire.NodeIDToken(nodeID)
 }
 
 // NodeIDFromToken reverses NodeIDToken: it returns the NodeID whose token
@@ -66,7 +61,7 @@ func NodeIDFromToken(token string) (string, error) {
 	if strings.ContainsRune(token, '.') {
 		return "", fmt.Errorf("%w: node token %q contains '.'", ErrInvalidConfig, token)
 	}
-	nodeID := strings.ReplaceAll(token, string(nodeIDTokenDot), ".")
+	nodeID := strings.ReplaceAll(token, string(wire.NodeIDTokenDot), ".")
 	if err := ValidateNodeID("node token", nodeID); err != nil {
 		return "", fmt.Errorf("%w: node token %q is not the token of a valid NodeID", ErrInvalidConfig, token)
 	}

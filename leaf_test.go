@@ -41,7 +41,7 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hub lookup of the bucket: %v", err)
 	}
-	if e, err := hkv.Get(ctx(t), leaseKey); err != nil {
+	if e, err := hkv.Get(ctx(t), LeaseKey); err != nil {
 		t.Fatalf("hub read of the lease: %v", err)
 	} else if lease, err := decodeLease(e.Value(), e.Revision()); err != nil || lease.NodeID != l.NodeID() {
 		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.NodeID())

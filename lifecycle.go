@@ -16,6 +16,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // Start connects to NATS (unless Config.Conn is set), opens the bucket
@@ -80,9 +82,9 @@ func (n *Node) start(ctx context.Context) error {
 			nc.Close()
 		}
 	}
-	var st *store
+	var st *store.Store
 	err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-		st, err = openStore(actx, nc, n.cfg.jsAPI(), n.cfg.ClusterID, n.cfg.bucketOptions(), n.cfg.RequestTimeout)
+		st, err = store.Open(actx, nc, n.cfg.jsAPI(), n.cfg.ClusterID, n.cfg.bucketOptions().storeOptions(), n.cfg.RequestTimeout)
 		return err
 	})
 	if err != nil {
@@ -94,7 +96,7 @@ func (n *Node) start(ctx context.Context) error {
 		// lookup: one lost request must not cost the whole Start.
 		var meta bucketmeta.Meta
 		err := retryStartup(ctx, n.cfg.RequestTimeout, func(actx context.Context) (err error) {
-			meta, err = st.campaignable(actx)
+			meta, err = st.Campaignable(actx)
 			return err
 		})
 		if err != nil {
@@ -123,7 +125,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	var announced *announcement
 	if n.campaign { // an observer is no member (subscribe)
-		announced = n.announce(ctx, st.js, startedAt)
+		announced = n.announce(ctx, st.JetStream(), startedAt)
 	}
 	el := newDriver(n, st, control, base)
 	el.announced = announced
@@ -192,7 +194,7 @@ func retryStartup(ctx context.Context, timeout time.Duration, step func(context.
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		err := step(actx)
 		cancel()
-		if err == nil || classify(err) == classPermanent || errors.Is(err, ErrInvalidConfig) || ctx.Err() != nil {
+		if err == nil || store.Classify(err) == election.Permanent || errors.Is(err, ErrInvalidConfig) || ctx.Err() != nil {
 			return err
 		}
 		select {

@@ -13,10 +13,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // MembersBucketName is the KV bucket of a cluster's member records:
@@ -24,7 +25,7 @@ import (
 // it, and a node that cannot reach it elects all the same. (Not
 // "cluster-<ClusterID>-members", the election bucket of the ClusterID
 // "<ClusterID>-members".)
-func MembersBucketName(clusterID string) string { return "members-" + clusterID }
+func MembersBucketName(clusterID string) string { return wire.MembersBucketName(clusterID) }
 
 // MembersBucketConfig is the configuration the library creates the members
 // bucket of clusterID with: MembersBucketName(clusterID), History 1 (only
@@ -129,16 +130,6 @@ func DecodeMemberRecord(data []byte) (MemberRecord, error) {
 // MemberKeys is the key filter of every member record: "member.*".
 const MemberKeys = MemberKeyPrefix + "*"
 
-// isMembersViolation says a permission violation is about the members
-// bucket of clusterID (its stream's API, or a key): the announcement is
-// best effort, so it must not read as the election's, even when the
-// subject also holds the election bucket's name (a NodeID such as
-// "cluster-db-1" in the cluster "db").
-func isMembersViolation(msg, clusterID string) bool {
-	bucket := MembersBucketName(clusterID)
-	return strings.Contains(msg, kvSubject(bucket, "")) || strings.Contains(msg, "."+kvStream(bucket)+`"`)
-}
-
 // announcement is where a node wrote its member record, for withdraw.
 type announcement struct {
 	kv  jetstream.KeyValue
@@ -170,7 +161,7 @@ func (n *Node) announce(ctx context.Context, js jetstream.JetStream, startedAt t
 	}
 	if err != nil {
 		n.log.Warn("could not announce this node: go-cluster status will not list it once it stops answering",
-			"bucket", MembersBucketName(n.cfg.ClusterID), "key", a.key, "error", tidy(err))
+			"bucket", MembersBucketName(n.cfg.ClusterID), "key", a.key, "error", store.Tidy(err))
 		return nil
 	}
 	return a
@@ -187,6 +178,6 @@ func (n *Node) withdraw(a *announcement) {
 	defer cancel()
 	if err := a.kv.Delete(ctx, a.key); err != nil {
 		n.log.Warn("could not withdraw this node: go-cluster status will list it as down",
-			"bucket", MembersBucketName(n.cfg.ClusterID), "key", a.key, "error", tidy(err))
+			"bucket", MembersBucketName(n.cfg.ClusterID), "key", a.key, "error", store.Tidy(err))
 	}
 }

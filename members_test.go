@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // askStatus sends a status request to one node and decodes the reply.
@@ -251,8 +252,8 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 		refused          func(id string) string // in the last error
 		membersBucket    bool                   // exists afterwards
 	}{
-		{name: "no member write", deny: func(id string) []string { return []string{kvSubject(MembersBucketName(id), ">")} },
-			refused: func(id string) string { return kvSubject(MembersBucketName(id), "member."+BucketName(id)) }, membersBucket: true},
+		{name: "no member write", deny: func(id string) []string { return []string{wire.KVSubject(MembersBucketName(id), ">")} },
+			refused: func(id string) string { return wire.KVSubject(MembersBucketName(id), "member."+BucketName(id)) }, membersBucket: true},
 		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
 			refused: func(string) string { return `"$JS.API.INFO"` }},
 	}
@@ -294,7 +295,7 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 				t.Fatalf("last error = %v, want the refusal of %s", last, c.refused(c.id))
 			}
 			probe := errors.New("probe")
-			if err := el.store.explainPermission(probe); err != probe {
+			if err := el.store.ExplainPermission(probe); err != probe {
 				t.Errorf("the announcement's refusal read as the election's: %v", err)
 			}
 			if el.announced != nil {

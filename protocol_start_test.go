@@ -37,7 +37,7 @@ func TestStartRefusesAnotherProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.record != "" {
-				if _, err := kv.Put(ctx(t), leaseKey, []byte(c.record)); err != nil {
+				if _, err := kv.Put(ctx(t), LeaseKey, []byte(c.record)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // TestSafety01MixedTTLGarbage: b (LeaseTTL 1s) has seen a's record with
@@ -31,10 +32,10 @@ func TestSafety01MixedTTLGarbage(t *testing.T) {
 		overwrite func(context.Context, jetstream.KeyValue) error
 	}{
 		{"garbage", func(c context.Context, kv jetstream.KeyValue) error {
-			_, err := kv.Put(c, leaseKey, []byte(`{not json`))
+			_, err := kv.Put(c, LeaseKey, []byte(`{not json`))
 			return err
 		}},
-		{"deleted", func(c context.Context, kv jetstream.KeyValue) error { return kv.Delete(c, leaseKey) }},
+		{"deleted", func(c context.Context, kv jetstream.KeyValue) error { return kv.Delete(c, LeaseKey) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,14 +213,14 @@ func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string
 	before := rec.highestEpoch()
 
 	kv := bindKV(t, bc.url, id)
-	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
 		t.Fatal(err)
 	}
 	// Absent, unless a node has taken the key over already.
-	if e, err := kv.Get(ctx(t), leaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if e, err := kv.Get(ctx(t), LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		if l, derr := decodeLease(e.Value(), e.Revision()); err != nil || derr != nil || l.NodeID == "" {
 			t.Fatalf("lease key after the compaction: %+v, %v, %v; want absent or a holder's record", l, err, derr)
 		}
@@ -270,7 +271,7 @@ func TestSafety05ForgedMaxEpoch(t *testing.T) {
 			nodes := startNodes(t, srv, rec, id, "a", "b", "c")
 			before := waitOneLeader(t, nodes, 5*time.Second).Epoch()
 			kv := bindKV(t, srv.URL(), id)
-			if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+			if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
 				t.Fatal(err)
 			}
 			nodes = append(nodes, startNode(t, testConfig(id, "fresh", srv.URL()), rec, nil))
@@ -343,7 +344,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 		_, err2 = js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
 			Bucket:         BucketName(clusterID),
 			Description:    "go-cluster leader election",
-			History:        leaseHistory,
+			History:        store.LeaseHistory,
 			Replicas:       replicas,
 			LimitMarkerTTL: time.Second,
 			Metadata:       meta,
@@ -442,7 +443,7 @@ func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
 	kv := openKV(t, srv.URL(), id)
 	proxy.Blackhole()
 	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b never took over the forged release")
@@ -464,7 +465,7 @@ func TestSafety01MixedTTLFreshNode(t *testing.T) {
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	kv := bindKV(t, srv.URL(), id) // binds; openKV would set History 1
 	proxy.Blackhole()
-	if err := kv.Delete(ctx(t), leaseKey); err != nil {
+	if err := kv.Delete(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
@@ -487,7 +488,7 @@ func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 	epoch := a.Epoch()
 
 	proxy.Blackhole()
-	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
@@ -572,7 +573,7 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 	kv := bindKV(t, srv.URL(), id)
 	proxy.Blackhole()
 	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
@@ -609,7 +610,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	lost := time.Now()
 	natstest.WaitFor(t, gone+3*time.Second, func() bool { return time.Since(lost) > gone }, "")
 	safetyNoneStopped(t, nodes)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(id), History: leaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(id), History: store.LeaseHistory, LimitMarkerTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	l := waitOneLeader(t, nodes, 15*time.Second)
@@ -627,7 +628,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetstream.KeyValue, id string, rec *recorder, bRenew time.Duration) (a, b *Node, proxy *faultproxy.Proxy) {
 	t.Helper()
 	now := time.Now().UTC()
-	if _, err := kv.Create(ctx(t), leaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
+	if _, err := kv.Create(ctx(t), LeaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
 		t.Fatal(err)
 	}
 	a, proxy = proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
@@ -665,7 +666,7 @@ func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
 	pa.Blackhole()
 	pb.Blackhole()
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !b.IsLeader() }, "b did not demote")
-	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {

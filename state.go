@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // State is the cluster's replicated state: keys under "state." in the
@@ -83,7 +85,7 @@ func (s *State) Delete(ctx context.Context, key string) error {
 }
 
 // store is the started node's bucket, or why there is none.
-func (s *State) store() (*store, error) { return s.host.stateStore() }
+func (s *State) store() (*store.Store, error) { return s.host.stateStore() }
 
 // write publishes one fenced state write.
 func (s *State) write(ctx context.Context, key string, value []byte, del bool) (uint64, error) {
@@ -94,8 +96,8 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 	if err != nil {
 		return 0, err
 	}
-	w := &putWrite{st: st, subject: stateSubject(st.bucket, key), value: value, del: del,
-		leaseSubject: kvSubject(st.bucket, leaseKey), msgID: nuid.Next()}
+	w := &putWrite{st: st, subject: stateSubject(st.Bucket(), key), value: value, del: del,
+		leaseSubject: wire.KVSubject(st.Bucket(), LeaseKey), msgID: nuid.Next()}
 	return s.fenced(ctx, st, w)
 }
 
@@ -105,7 +107,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 // server's duplicate window (2 minutes on a KV bucket) answers a copy
 // that landed already with its revision instead of storing it twice.
 type putWrite struct {
-	st           *store
+	st           *store.Store
 	subject      string
 	value        []byte
 	del          bool
@@ -114,7 +116,7 @@ type putWrite struct {
 }
 
 func (w *putWrite) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
-	return w.st.js.PublishMsg(ctx, fencedMsg(w.st.api.publishSubject(w.subject), w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
+	return w.st.JetStream().PublishMsg(ctx, fencedMsg(w.st.API().PublishSubject(w.subject), w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
 }
 
 func (w *putWrite) checked(string) (string, uint64, bool) { return "", 0, false }

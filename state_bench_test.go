@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // BenchmarkStatePut is one fenced state write by the leader (a JetStream
@@ -139,7 +140,7 @@ func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
 func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []StateWrite) error {
 	id := nuid.Next()
 	for i, w := range writes {
-		msg := nats.NewMsg(kvSubject(BucketName("bench"), "state.batch-"+w.Key))
+		msg := nats.NewMsg(wire.KVSubject(BucketName("bench"), "state.batch-"+w.Key))
 		msg.Data = w.Value
 		msg.Header.Set(batchIDHeader, id)
 		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
@@ -203,8 +204,8 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	leaseSubject := kvSubject(st.bucket, leaseKey)
-	subject := stateSubject(st.bucket, "parts")
+	leaseSubject := wire.KVSubject(st.Bucket(), LeaseKey)
+	subject := stateSubject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
 		_, rev, _ := leader.view.tenure(time.Now())
 		h := nats.Header{}

@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // StateWrite is one write of a Commit: Value under Key, or its deletion,
@@ -145,11 +147,11 @@ func checkCommit(writes []StateWrite) error {
 
 // commitWith sends the batch b through w (b itself, but for tests) and
 // returns the revision of its last write.
-func (s *State) commitWith(ctx context.Context, st *store, w fencedWrite, b *batch) (uint64, error) {
+func (s *State) commitWith(ctx context.Context, st *store.Store, w fencedWrite, b *batch) (uint64, error) {
 	rev, err := s.fenced(ctx, st, w)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrCodeAtomicPublishDisabled {
-		return 0, fmt.Errorf("%w: bucket %q does not allow atomic batches (State.EnableCommit): %w", ErrBucketConfig, st.bucket, err)
+		return 0, fmt.Errorf("%w: bucket %q does not allow atomic batches (State.EnableCommit): %w", ErrBucketConfig, st.Bucket(), err)
 	}
 	if err != nil {
 		return 0, err
@@ -176,22 +178,22 @@ type batch struct {
 	// attempt is a new batch).
 	id       string
 	resolved bool // the revisions of keys expected absent are read
-	st       *store
+	st       *store.Store
 	timeout  time.Duration // of each read
 }
 
-func newBatch(st *store, writes []StateWrite, timeout time.Duration) *batch {
+func newBatch(st *store.Store, writes []StateWrite, timeout time.Duration) *batch {
 	b := &batch{writes: writes, subjects: make([]string, len(writes)), expect: make([]uint64, len(writes)),
-		lease: kvSubject(st.bucket, leaseKey), id: nuid.Next(), st: st, timeout: timeout}
+		lease: wire.KVSubject(st.Bucket(), LeaseKey), id: nuid.Next(), st: st, timeout: timeout}
 	for i, w := range writes {
-		b.subjects[i] = stateSubject(st.bucket, w.Key)
+		b.subjects[i] = stateSubject(st.Bucket(), w.Key)
 		if rev, ok := w.Expect.revision(); ok {
 			b.expect[i] = rev
 			b.nChecked++
 		}
 	}
 	if b.nChecked == len(writes) {
-		b.fence = kvSubject(st.bucket, commitFenceKey)
+		b.fence = wire.KVSubject(st.Bucket(), commitFenceKey)
 	}
 	return b
 }
@@ -286,7 +288,7 @@ func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstrea
 		checked := false // the message carries its key's check
 		if i < len(b.writes) {
 			w := b.writes[i]
-			msg.Subject, msg.Data = st.api.publishSubject(b.subjects[i]), w.Value
+			msg.Subject, msg.Data = st.API().PublishSubject(b.subjects[i]), w.Value
 			if w.Delete {
 				h[kvOperationHeader] = delVal
 			}
@@ -294,7 +296,7 @@ func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstrea
 				h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(b.expect[i], 10)}
 			}
 		} else {
-			msg.Subject = st.api.publishSubject(b.fence)
+			msg.Subject = st.API().PublishSubject(b.fence)
 			h[kvOperationHeader] = delVal
 		}
 		if !checked && !leaseCarried {
@@ -307,13 +309,13 @@ func (b *batch) publish(ctx context.Context, epoch int64, rev uint64) (*jetstrea
 		h[jetstream.MsgIDHeader] = []string{b.msgID(i)}
 		h[batchSeqHeader] = []string{strconv.Itoa(i + 1)}
 		if i < n-1 {
-			if err := st.nc.PublishMsg(msg); err != nil {
+			if err := st.Conn().PublishMsg(msg); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		h[batchCommitHeader] = []string{"1"}
-		return st.js.PublishMsg(ctx, msg)
+		return st.JetStream().PublishMsg(ctx, msg)
 	}
 	return nil, errors.New("empty batch") // not reached: commit checks len(writes)
 }
@@ -358,17 +360,17 @@ func (s *State) EnableCommit(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("enable commit: %w", err)
 	}
-	stream, err := st.js.Stream(ctx, kvStream(st.bucket))
+	stream, err := st.JetStream().Stream(ctx, wire.KVStream(st.Bucket()))
 	if err != nil {
-		return fmt.Errorf("enable commit: %w", st.explain(err))
+		return fmt.Errorf("enable commit: %w", st.Explain(err))
 	}
 	cfg := stream.CachedInfo().Config
 	if cfg.AllowAtomicPublish {
 		return nil
 	}
 	cfg.AllowAtomicPublish = true
-	if _, err := st.js.UpdateStream(ctx, cfg); err != nil {
-		return fmt.Errorf("enable commit: %w", st.explain(err))
+	if _, err := st.JetStream().UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("enable commit: %w", st.Explain(err))
 	}
 	return nil
 }

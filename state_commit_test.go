@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestStateCommitAllOrNothing(t *testing.T) {
@@ -53,7 +54,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	st, _ := leader.State().store()
 	epoch, stale, _ := leader.view.tenure(time.Now())
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
@@ -243,7 +244,7 @@ func streamLastSeq(t *testing.T, n *Node) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := st.js.Stream(ctx(t), kvStream(st.bucket))
+	info, err := st.JetStream().Stream(ctx(t), wire.KVStream(st.Bucket()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 	var out []string
 	for s := seq + 1; s <= last; s++ {
 		req := []byte(`{"seq":` + strconv.FormatUint(s, 10) + `}`)
-		reply, err := st.nc.RequestWithContext(ctx(t), "$JS.API.STREAM.MSG.GET."+kvStream(st.bucket), req)
+		reply, err := st.Conn().RequestWithContext(ctx(t), "$JS.API.STREAM.MSG.GET."+wire.KVStream(st.Bucket()), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +272,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 		if err := json.Unmarshal(reply.Data, &resp); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Message != nil && resp.Message.Subject != kvSubject(st.bucket, leaseKey) {
+		if resp.Message != nil && resp.Message.Subject != wire.KVSubject(st.Bucket(), LeaseKey) {
 			out = append(out, fmt.Sprintf("%s at %d", resp.Message.Subject, s))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // rawJS is a plain JetStream client on its own connection: what an
@@ -36,7 +37,7 @@ func rawJS(t testing.TB, urls ...string) jetstream.JetStream {
 // oldest first.
 func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstream.RawStreamMsg {
 	t.Helper()
-	s, err := js.Stream(ctx(t), kvStream(BucketName(clusterID)))
+	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(clusterID)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m.Subject) > 0 && m.Subject != kvSubject(BucketName(clusterID), leaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
+		if len(m.Subject) > 0 && m.Subject != wire.KVSubject(BucketName(clusterID), LeaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
 			out = append(out, m)
 		}
 	}
@@ -110,11 +111,11 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	}
 	// Any KV client sees the value and the writer's epoch.
 	js := rawJS(t, srv.URL())
-	s, err := js.Stream(ctx(t), kvStream(BucketName(id)))
+	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx(t), kvSubject(BucketName(id), "state.config.mode"))
+	m, err := s.GetLastMsgForSubject(ctx(t), wire.KVSubject(BucketName(id), "state.config.mode"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,16 +222,16 @@ func TestStateFencedAtServer(t *testing.T) {
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	js := rawJS(t, srv.URL())
-	rev1, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"a","epoch":1}`))
+	rev1, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"a","epoch":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaseSubject := kvSubject(BucketName(id), leaseKey)
-	subject := kvSubject(BucketName(id), stateKVKey("k"))
+	leaseSubject := wire.KVSubject(BucketName(id), LeaseKey)
+	subject := wire.KVSubject(BucketName(id), stateKVKey("k"))
 	if _, err := js.Publish(ctx(t), subject, []byte("first"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject)); err != nil {
 		t.Fatalf("write fenced on the current lease revision: %v", err)
 	}
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"b","epoch":2}`)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"b","epoch":2}`)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = js.Publish(ctx(t), subject, []byte("stale"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject))
@@ -256,7 +257,7 @@ func TestStateWritesRaceRenewals(t *testing.T) {
 func raceRenewals(t *testing.T, a *Node, url string) {
 	t.Helper()
 	kv := bindKV(t, url, a.ClusterID())
-	first, err := kv.Get(ctx(t), leaseKey)
+	first, err := kv.Get(ctx(t), LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func raceRenewals(t *testing.T, a *Node, url string) {
 	// the state writes too, so count the changes).
 	var renewals sync.Map
 	renewed := func() bool {
-		if lease, err := kv.Get(ctx(t), leaseKey); err == nil && lease.Revision() != first.Revision() {
+		if lease, err := kv.Get(ctx(t), LeaseKey); err == nil && lease.Revision() != first.Revision() {
 			renewals.Store(lease.Revision(), true)
 		}
 		n := 0
@@ -342,7 +343,7 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 	// is not its own: no write of that tenure may come after it.
 	js := rawJS(t, srv.URL())
 	kv := bindKV(t, srv.URL(), id)
-	hist, err := kv.History(ctx(t), leaseKey)
+	hist, err := kv.History(ctx(t), LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 	}
 	proxy.Delay(300 * time.Millisecond)
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	if !a.IsLeader() {

@@ -1,6 +1,10 @@
 package cluster
 
-import "time"
+import (
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/store"
+)
 
 // stateHost is all State reaches of its node: the bucket once the node
 // has started, and the node's tenure as its view records it. *Node
@@ -9,7 +13,7 @@ import "time"
 type stateHost interface {
 	// stateStore is the started node's bucket, or why there is none
 	// (ErrNotStarted, ErrStopped).
-	stateStore() (*store, error)
+	stateStore() (*store.Store, error)
 	// tenure is the epoch and latest lease revision of this node's live
 	// tenure at now; ok is false when the node does not lead (docs/design.md §3.3).
 	tenure(now time.Time) (epoch int64, rev uint64, ok bool)
@@ -18,7 +22,7 @@ type stateHost interface {
 	renewalInFlight() <-chan struct{}
 }
 
-func (n *Node) stateStore() (*store, error) {
+func (n *Node) stateStore() (*store.Store, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {

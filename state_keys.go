@@ -61,11 +61,5 @@ func stateFilters(prefix string) []string {
 // concatenation, not two.
 func stateSubject(bucket, key string) string { return "$KV." + bucket + "." + stateKeyPrefix + key }
 
-// kvSubject is the subject a KV client publishes key of bucket to.
-func kvSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
-
-// kvStream is the stream behind bucket.
-func kvStream(bucket string) string { return "KV_" + bucket }
-
 // kvOperationHeader marks a KV deletion ("DEL") or purge ("PURGE").
 const kvOperationHeader = "KV-Operation"

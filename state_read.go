@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Get reads key through the bucket stream's leader. A KV Get may be
@@ -51,9 +53,9 @@ func (s *State) Keys(ctx context.Context, prefix string) ([]string, error) {
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lister, err := st.kv.ListKeysFiltered(lctx, stateFilters(prefix)...)
+	lister, err := st.KV().ListKeysFiltered(lctx, stateFilters(prefix)...)
 	if err != nil {
-		return nil, fmt.Errorf("state keys: %w", st.explain(err))
+		return nil, fmt.Errorf("state keys: %w", st.Explain(err))
 	}
 	var keys []string
 	for {
@@ -104,10 +106,10 @@ func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
 		return nil, fmt.Errorf("state watch: %w", err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	kw, err := st.kv.WatchFiltered(wctx, stateFilters(prefix))
+	kw, err := st.KV().WatchFiltered(wctx, stateFilters(prefix))
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("state watch: %w", st.explain(err))
+		return nil, fmt.Errorf("state watch: %w", st.Explain(err))
 	}
 	w := &StateWatch{updates: make(chan StateEntry), synced: make(chan struct{})}
 	go func() {
@@ -160,7 +162,7 @@ type msgGetResponse struct {
 // leader ($JS.API.STREAM.MSG.GET, which only the leader answers, unlike
 // the direct get a KV Get uses). A deletion is ErrKeyNotFound. timeout
 // bounds the request when ctx has no deadline.
-func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
+func getLatest(ctx context.Context, st *store.Store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
 	ent, err := lastRecord(ctx, st, bucketKey, timeout)
 	if err != nil {
 		return nil, err
@@ -175,8 +177,8 @@ func getLatest(ctx context.Context, st *store, bucketKey string, timeout time.Du
 // value or a deletion (Deleted set: deleted, purged or aged out), or
 // ErrKeyNotFound when the stream holds none. Its Revision is what the
 // server compares an expected last subject sequence with.
-func lastRecord(ctx context.Context, st *store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
-	m, err := streamMsgGet(ctx, st, msgGetRequest{LastBySubject: kvSubject(st.bucket, bucketKey)}, timeout)
+func lastRecord(ctx context.Context, st *store.Store, bucketKey string, timeout time.Duration) (*StateEntry, error) {
+	m, err := streamMsgGet(ctx, st, msgGetRequest{LastBySubject: wire.KVSubject(st.Bucket(), bucketKey)}, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +219,7 @@ func (m *streamMsg) entry() *StateEntry {
 // ($JS.API.STREAM.MSG.GET, which only the leader answers, unlike the
 // direct get a KV Get uses). No such message is ErrKeyNotFound. timeout
 // bounds the request when ctx has no deadline.
-func streamMsgGet(ctx context.Context, st *store, req msgGetRequest, timeout time.Duration) (*streamMsg, error) {
+func streamMsgGet(ctx context.Context, st *store.Store, req msgGetRequest, timeout time.Duration) (*streamMsg, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -227,9 +229,9 @@ func streamMsgGet(ctx context.Context, st *store, req msgGetRequest, timeout tim
 	if err != nil {
 		return nil, err
 	}
-	reply, err := st.nc.RequestWithContext(ctx, st.api.prefix()+"STREAM.MSG.GET."+kvStream(st.bucket), body)
+	reply, err := st.Conn().RequestWithContext(ctx, st.API().Prefix()+"STREAM.MSG.GET."+wire.KVStream(st.Bucket()), body)
 	if err != nil {
-		return nil, st.explain(err)
+		return nil, st.Explain(err)
 	}
 	var resp msgGetResponse
 	if err := json.Unmarshal(reply.Data, &resp); err != nil {
@@ -239,7 +241,7 @@ func streamMsgGet(ctx context.Context, st *store, req msgGetRequest, timeout tim
 		if resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound {
 			return nil, ErrKeyNotFound
 		}
-		return nil, st.explain(resp.Error)
+		return nil, st.Explain(resp.Error)
 	}
 	m := resp.Message
 	if m == nil {

@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // fencedWrite is a Put, a Delete or a Commit, as the fenced loop sees it.
@@ -72,7 +74,7 @@ func refusedAt(apiErr *jetstream.APIError) (uint64, bool) {
 // judge says what a "wrong last sequence" refusal of an attempt checked on
 // the lease record rev of the tenure at epoch means: a verdict to retry,
 // or the write's final error (ErrFenced, ErrStateConflict).
-func (s *State) judge(ctx context.Context, st *store, w fencedWrite, apiErr *jetstream.APIError, epoch int64, rev uint64) (verdict, uint64, error) {
+func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiErr *jetstream.APIError, epoch int64, rev uint64) (verdict, uint64, error) {
 	at, ok := refusedAt(apiErr)
 	if !ok || at == 0 {
 		return s.judgeByReading(ctx, st, w, epoch, rev)
@@ -84,7 +86,7 @@ func (s *State) judge(ctx context.Context, st *store, w fencedWrite, apiErr *jet
 	if err != nil {
 		return 0, 0, err
 	}
-	if m.Subject == kvSubject(st.bucket, leaseKey) {
+	if m.Subject == wire.KVSubject(st.Bucket(), LeaseKey) {
 		switch {
 		case at <= rev:
 			return verdictBehind, 0, nil
@@ -110,8 +112,8 @@ func (s *State) judge(ctx context.Context, st *store, w fencedWrite, apiErr *jet
 // judgeByReading judges a refusal that does not say where the subject it
 // failed on stands, from the lease's latest record read from the stream's
 // leader.
-func (s *State) judgeByReading(ctx context.Context, st *store, w fencedWrite, epoch int64, rev uint64) (verdict, uint64, error) {
-	ent, err := lastRecord(ctx, st, leaseKey, s.timeout)
+func (s *State) judgeByReading(ctx context.Context, st *store.Store, w fencedWrite, epoch int64, rev uint64) (verdict, uint64, error) {
+	ent, err := lastRecord(ctx, st, LeaseKey, s.timeout)
 	if err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return 0, 0, err
 	}
@@ -151,7 +153,7 @@ const maxLandedScan = 1000
 // landed finds the revision of a Commit that the server reports stored
 // already (an earlier copy landed): the first message on the write's last
 // subject after from that carries its message ID.
-func (s *State) landed(ctx context.Context, st *store, w fencedWrite, from uint64) (uint64, error) {
+func (s *State) landed(ctx context.Context, st *store.Store, w fencedWrite, from uint64) (uint64, error) {
 	subj, id := w.last()
 	seq := from + 1
 	for range maxLandedScan {

@@ -10,6 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // behindFirst sends its write's first attempt both to the stream's leader
@@ -37,7 +39,7 @@ func (w *behindFirst) send(ctx context.Context, epoch int64, rev uint64) (*jetst
 // storeBehind is a bucket of the cluster's name on a server of its own
 // whose lease subject holds one message: a copy of the stream from before
 // the tenure's latest lease record.
-func storeBehind(t *testing.T, clusterID string) *store {
+func storeBehind(t *testing.T, clusterID string) *store.Store {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, err := nats.Connect(srv.URL())
@@ -45,20 +47,20 @@ func storeBehind(t *testing.T, clusterID string) *store {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	st, err := openStore(ctx(t), nc, jsAPI{}, clusterID, BucketOptions{}, time.Second)
+	st, err := store.Open(ctx(t), nc, store.API{}, clusterID, BucketOptions{}.storeOptions(), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
+	if _, err := st.KV().Put(ctx(t), LeaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	stream, err := st.js.Stream(ctx(t), kvStream(st.bucket))
+	stream, err := st.JetStream().Stream(ctx(t), wire.KVStream(st.Bucket()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := stream.CachedInfo().Config
 	cfg.AllowAtomicPublish = true
-	if _, err := st.js.UpdateStream(ctx(t), cfg); err != nil {
+	if _, err := st.JetStream().UpdateStream(ctx(t), cfg); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -84,7 +86,7 @@ func leaderPastFirstRecord(t *testing.T, leader *Node) {
 // atomic batches allowed, once it has renewed past its first record; st is
 // its store, behind a server holding an older copy of its bucket
 // (storeBehind).
-func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leader *Node, st, behind *store) {
+func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leader *Node, st, behind *store.Store) {
 	t.Helper()
 	srv, rec, id := setup(t)
 	leader = startNodes(t, srv, rec, id, "a")[0]
@@ -105,8 +107,8 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 // ID and returns the revision of the copy that landed, stored once.
 func TestStatePutRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
-	put := &putWrite{st: st, subject: stateSubject(st.bucket, "k"), value: []byte("v"),
-		leaseSubject: kvSubject(st.bucket, leaseKey), msgID: "put-1"}
+	put := &putWrite{st: st, subject: stateSubject(st.Bucket(), "k"), value: []byte("v"),
+		leaseSubject: wire.KVSubject(st.Bucket(), LeaseKey), msgID: "put-1"}
 	copyBehind := *put
 	copyBehind.st = behind
 	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: put, behind: &copyBehind})
@@ -181,7 +183,7 @@ func TestStateRefusalsThatProveSomething(t *testing.T) {
 		t.Errorf("Commit expecting an old revision = %v; want ErrStateConflict", err)
 	}
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), leaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := leader.State().Put(ctx(t), "a", []byte("3")); !errors.Is(err, ErrFenced) && !errors.Is(err, ErrNotLeader) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // maxWriteAttempts bounds the retries of one write; each needs the lease
@@ -19,7 +20,7 @@ import (
 const maxWriteAttempts = 100
 
 // fenced runs the attempts of w and reports the outcome to the metrics.
-func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
+func (s *State) fenced(ctx context.Context, st *store.Store, w fencedWrite) (uint64, error) {
 	rev, err := s.fencedAttempts(ctx, st, w)
 	err = closedUnder(st, err)
 	observeStateWrite(s.metrics, err)
@@ -30,8 +31,8 @@ func (s *State) fenced(ctx context.Context, st *store, w fencedWrite) (uint64, e
 // lost because the node's connection closed: Stop closes the connection
 // the node dialled, and a shared one that the application closes stops
 // the node. Like a timeout, it leaves the write's outcome unknown.
-func closedUnder(st *store, err error) error {
-	if err == nil || errors.Is(err, ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.nc.IsClosed() {
+func closedUnder(st *store.Store, err error) error {
+	if err == nil || errors.Is(err, ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.Conn().IsClosed() {
 		return err
 	}
 	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", ErrStopped, err)
@@ -42,7 +43,7 @@ func closedUnder(st *store, err error) error {
 // the tenure over. The leader's own renewals move the lease revision, and
 // a server behind the stream may refuse a write the stream's leader takes,
 // so a refusal is judged before it is believed (state_refusal.go).
-func (s *State) fencedAttempts(ctx context.Context, st *store, w fencedWrite) (uint64, error) {
+func (s *State) fencedAttempts(ctx context.Context, st *store.Store, w fencedWrite) (uint64, error) {
 	var a writeAttempts
 	for a.n = 1; ; a.n++ {
 		epoch, rev, ready, err := s.attemptOn(ctx, &a)
@@ -103,13 +104,13 @@ func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, r
 // answered handles the error of an attempt checked on the lease record
 // rev of the tenure at epoch: done with the write's revision or error, or
 // not done (try again).
-func (s *State) answered(ctx context.Context, st *store, w fencedWrite, a *writeAttempts, err error, epoch int64, rev uint64) (uint64, bool, error) {
+func (s *State) answered(ctx context.Context, st *store.Store, w fencedWrite, a *writeAttempts, err error, epoch int64, rev uint64) (uint64, bool, error) {
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
-		return 0, true, a.uncertain(st.explain(err)) // no answer: it may have landed, like any NATS write
+		return 0, true, a.uncertain(st.Explain(err)) // no answer: it may have landed, like any NATS write
 	}
 	if a.n >= maxWriteAttempts {
-		return 0, true, a.uncertain(fmt.Errorf("%d attempts: %w", maxWriteAttempts, st.explain(err)))
+		return 0, true, a.uncertain(fmt.Errorf("%d attempts: %w", maxWriteAttempts, st.Explain(err)))
 	}
 	switch apiErr.ErrorCode {
 	case jetstream.JSErrCodeStreamWrongLastSequenceConstant, jsErrCodeDuplicateInProcess:

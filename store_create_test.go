@@ -3,6 +3,9 @@ package cluster
 import (
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // store.create writes only into a key with no entry at all (a marker is
@@ -13,42 +16,42 @@ import (
 func TestStoreCreateIsCheckedAgainstTheLastSequence(t *testing.T) {
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
-	st, err := openStore(ctx(t), srv.Connect(t), jsAPI{}, id, BucketOptions{}, time.Second)
+	st, err := store.Open(ctx(t), srv.Connect(t), store.API{}, id, BucketOptions{}.storeOptions(), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lastSeq := func() uint64 {
 		t.Helper()
-		inc, err := st.confirm(ctx(t))
+		inc, err := st.Confirm(ctx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return inc.LastSeq
 	}
-	if _, err := kv.Put(ctx(t), leaseKey, []byte("x")); err != nil {
+	if _, err := kv.Put(ctx(t), LeaseKey, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := kv.Delete(ctx(t), leaseKey); err != nil {
+	if err := kv.Delete(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.create(ctx(t), leaseKey, []byte("y"), lastSeq()); classify(err) != classConflict {
+	if rev, err := st.Create(ctx(t), LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
 		t.Errorf("create over a delete marker = revision %d, %v; want a conflict", rev, err)
 	}
-	if err := kv.Purge(ctx(t), leaseKey); err != nil {
+	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.create(ctx(t), leaseKey, []byte("y"), lastSeq()); classify(err) != classConflict {
+	if rev, err := st.Create(ctx(t), LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
 		t.Errorf("create over a purge marker = revision %d, %v; want a conflict", rev, err)
 	}
 	seen := lastSeq()
 	if _, err := kv.Put(ctx(t), "other", []byte("z")); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.create(ctx(t), "lease-other", []byte("y"), seen); classify(err) != classConflict {
+	if rev, err := st.Create(ctx(t), "lease-other", []byte("y"), seen); store.Classify(err) != election.Conflict {
 		t.Errorf("create after another key was written = revision %d, %v; want a conflict", rev, err)
 	}
 	now := lastSeq()
-	rev, err := st.create(ctx(t), "lease-other", []byte("y"), now)
+	rev, err := st.Create(ctx(t), "lease-other", []byte("y"), now)
 	if err != nil || rev != now+1 {
 		t.Errorf("create of an absent key at the last sequence = revision %d, %v; want %d", rev, err, now+1)
 	}

@@ -9,4 +9,9 @@ var (
 	ErrInvalidConfig   = errors.New("cluster: invalid config")
 	ErrInvalidLease    = errors.New("cluster: not a lease record")
 	ErrProtocolVersion = errors.New("cluster: another protocol version")
+	// The store's: the server refused a subject, the bucket's settings
+	// break the election, the server or account has no JetStream.
+	ErrPermissionDenied = errors.New("cluster: permission denied")
+	ErrBucketConfig     = errors.New("cluster: bucket settings unusable")
+	ErrNoJetStream      = errors.New("cluster: JetStream not available")
 )

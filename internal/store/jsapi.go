@@ -1,4 +1,4 @@
-package cluster
+package store
 
 // The JetStream API a node reaches: its own account's by default, or that
 // of another JetStream domain (a node connected to a leaf node whose
@@ -11,22 +11,23 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // defaultAPIPrefix is the subject prefix of the JetStream API without a
 // domain or prefix.
 const defaultAPIPrefix = "$JS.API."
 
-// jsAPI says which JetStream API a node uses: Domain or APIPrefix, or
+// API says which JetStream API a node uses: Domain or APIPrefix, or
 // neither (the connection's own).
-type jsAPI struct {
+type API struct {
 	Domain    string
 	APIPrefix string
 }
 
-// prefix is the subject prefix of the API's requests, ending in a dot, as
+// Prefix is the subject prefix of the API's requests, ending in a dot, as
 // nats.go builds it.
-func (a jsAPI) prefix() string {
+func (a API) Prefix() string {
 	switch {
 	case a.Domain != "":
 		return "$JS." + a.Domain + ".API."
@@ -37,8 +38,8 @@ func (a jsAPI) prefix() string {
 	}
 }
 
-// open is the JetStream API of nc.
-func (a jsAPI) open(nc *nats.Conn) (jetstream.JetStream, error) {
+// Open is the JetStream API of nc.
+func (a API) Open(nc *nats.Conn) (jetstream.JetStream, error) {
 	switch {
 	case a.Domain != "":
 		return jetstream.NewWithDomain(nc, a.Domain)
@@ -49,30 +50,30 @@ func (a jsAPI) open(nc *nats.Conn) (jetstream.JetStream, error) {
 	}
 }
 
-// publishSubject is where a message for the stream subject subject is
+// PublishSubject is where a message for the stream subject subject is
 // published. Behind a domain or prefix the server maps
 // "<prefix>$KV.>" to "$KV.>" in the stream's account (a leaf node
 // connection does not carry "$KV.>" itself), as nats.go does for a KV put.
-func (a jsAPI) publishSubject(subject string) string {
-	if p := a.prefix(); p != defaultAPIPrefix {
+func (a API) PublishSubject(subject string) string {
+	if p := a.Prefix(); p != defaultAPIPrefix {
 		return p + subject
 	}
 	return subject
 }
 
-// validate checks the domain and prefix: one at most, each usable in a
+// Validate checks the domain and prefix: one at most, each usable in a
 // subject.
-func (a jsAPI) validate() error {
+func (a API) Validate() error {
 	if a.Domain != "" && a.APIPrefix != "" {
-		return fmt.Errorf("%w: JetStreamDomain and JetStreamAPIPrefix are mutually exclusive: set one", ErrInvalidConfig)
+		return fmt.Errorf("%w: JetStreamDomain and JetStreamAPIPrefix are mutually exclusive: set one", wire.ErrInvalidConfig)
 	}
 	if a.Domain != "" && !subjectToken(a.Domain) {
-		return fmt.Errorf("%w: JetStreamDomain %q must be one subject token: no '.', '*', '>' or white space", ErrInvalidConfig, a.Domain)
+		return fmt.Errorf("%w: JetStreamDomain %q must be one subject token: no '.', '*', '>' or white space", wire.ErrInvalidConfig, a.Domain)
 	}
 	if a.APIPrefix != "" {
 		for _, tok := range strings.Split(strings.TrimSuffix(a.APIPrefix, "."), ".") {
 			if !subjectToken(tok) {
-				return fmt.Errorf("%w: JetStreamAPIPrefix %q must be a subject without wildcards, white space or empty tokens", ErrInvalidConfig, a.APIPrefix)
+				return fmt.Errorf("%w: JetStreamAPIPrefix %q must be a subject without wildcards, white space or empty tokens", wire.ErrInvalidConfig, a.APIPrefix)
 			}
 		}
 	}
