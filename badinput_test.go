@@ -165,9 +165,9 @@ func TestInvalidConfigurationsAreRejected(t *testing.T) {
 		{"RequestTimeout max", func(c *Config) { c.RequestTimeout = huge }, "RequestTimeout"},
 		{"DrainTimeout negative", func(c *Config) { c.DrainTimeout = -1 }, "DrainTimeout"},
 		{"Cooldown negative", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
-		{"BucketReplicas negative", func(c *Config) { c.BucketReplicas = -1 }, "BucketReplicas"},
-		{"BucketReplicas 6", func(c *Config) { c.BucketReplicas = 6 }, "BucketReplicas"},
-		{"BucketReplicas huge", func(c *Config) { c.BucketReplicas = math.MaxInt }, "BucketReplicas"},
+		{"Bucket.Replicas negative", func(c *Config) { c.Bucket.Replicas = -1 }, "Bucket.Replicas"},
+		{"Bucket.Replicas 6", func(c *Config) { c.Bucket.Replicas = 6 }, "Bucket.Replicas"},
+		{"Bucket.Replicas huge", func(c *Config) { c.Bucket.Replicas = math.MaxInt }, "Bucket.Replicas"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

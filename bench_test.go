@@ -17,7 +17,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -49,96 +48,6 @@ func BenchmarkLeaseDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-}
-
-// benchFollower is the driver of a follower, without NATS: enough to
-// hand the machine a watch entry, carry out what it returns and publish
-// the view, which is what every watch event costs.
-func benchFollower(b *testing.B, hooks Hooks) *driver {
-	cfg := Config{ClusterID: "bench", NodeID: "node-2", NATSURLs: []string{"nats://127.0.0.1:1"},
-		Logger: slog.New(slog.DiscardHandler)}.withDefaults()
-	disp := newDispatcher(cfg.Logger, cfg.Metrics)
-	b.Cleanup(func() { disp.close(); <-disp.done })
-	d := &driver{cfg: cfg, log: cfg.Logger, view: newView(), disp: disp, hooks: hooks, hookCtx: context.Background(),
-		m: election.New(electionParams(cfg, true, ""), 1), timer: time.NewTimer(time.Hour)}
-	b.Cleanup(func() { d.timer.Stop() })
-	d.carryOut(d.m.Handle(time.Now(), election.Synced{}))
-	return d
-}
-
-// observe hands the follower's machine one watch entry and publishes.
-func (d *driver) benchObserve(ent election.KVEntry) {
-	d.carryOut(d.m.Handle(time.Now(), election.Entry{KV: ent}))
-	d.publish()
-}
-
-// BenchmarkWatchRenewal is what a follower does for each renewal it sees
-// on the watch: decode the record, note when it first saw the revision, and
-// publish its view. The leader does not change, so no hook is queued.
-func BenchmarkWatchRenewal(b *testing.B) {
-	e := benchFollower(b, NoOpHooks{})
-	data, err := encodeLease(benchLease("node-1"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	rev := uint64(1)
-	b.ReportAllocs()
-	for b.Loop() {
-		rev++
-		e.benchObserve(election.KVEntry{Rev: rev, Value: data})
-	}
-	if e.view.leader != "node-1" {
-		b.Fatalf("leader %q, want node-1", e.view.leader)
-	}
-}
-
-// BenchmarkWatchLeaderChange is a watch event that changes the leader:
-// observe, publish, and queue OnLeaderChange to the dispatcher, which runs
-// it on its own goroutine.
-func BenchmarkWatchLeaderChange(b *testing.B) {
-	e := benchFollower(b, NoOpHooks{})
-	var data [2][]byte
-	for i, id := range []string{"node-1", "node-3"} {
-		var err error
-		if data[i], err = encodeLease(benchLease(id)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rev := uint64(1)
-	b.ReportAllocs()
-	for b.Loop() {
-		rev++
-		e.benchObserve(election.KVEntry{Rev: rev, Value: data[rev%2]})
-	}
-}
-
-// BenchmarkHookDispatch is one hook handed to the dispatcher goroutine and
-// waited for: the latency a hook adds to a handover.
-func BenchmarkHookDispatch(b *testing.B) {
-	d := newDispatcher(slog.New(slog.DiscardHandler), noMetrics{})
-	defer func() { d.close(); <-d.done }()
-	fn := func() error { return nil }
-	b.ReportAllocs()
-	for b.Loop() {
-		done := make(chan struct{})
-		d.enqueue(hookCall{name: "OnBecomeLeader", fn: fn, done: done})
-		<-done
-	}
-}
-
-// BenchmarkHookDispatchQueued is the dispatcher's throughput: hooks queued
-// back to back, as a burst of watch events would queue them.
-func BenchmarkHookDispatchQueued(b *testing.B) {
-	d := newDispatcher(slog.New(slog.DiscardHandler), noMetrics{})
-	defer func() { d.close(); <-d.done }()
-	fn := func() error { return nil }
-	b.ReportAllocs()
-	for b.Loop() {
-		d.enqueue(hookCall{name: "OnLeaderChange", fn: fn})
-	}
-	done := make(chan struct{})
-	d.enqueue(hookCall{name: "last", fn: fn, done: done})
-	<-done
 }
 
 // benchNodes starts n nodes of one cluster on srv, each with its own

@@ -46,11 +46,13 @@ type BucketOptions struct {
 
 // bucketOptions are the Config's settings of a new bucket.
 func (c Config) bucketOptions() BucketOptions {
-	return BucketOptions{Replicas: c.BucketReplicas, Storage: c.BucketStorage, Placement: c.BucketPlacement, LeaseTTL: c.LeaseTTL}
+	o := c.Bucket
+	o.LeaseTTL = c.LeaseTTL
+	return o
 }
 
 // validate checks the options; field names the errors carry are prefix
-// followed by the option's name ("BucketReplicas" for a Config).
+// followed by the option's name ("Bucket.Replicas" for a Config).
 func (o BucketOptions) validate(prefix string) error {
 	var errs []error
 	if o.Replicas < 0 || o.Replicas > 5 {

@@ -12,15 +12,15 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// The bucket a node creates has BucketStorage and BucketPlacement besides
+// The bucket a node creates has Bucket.Storage and Bucket.Placement besides
 // the election's settings; a bucket that exists is used as it is.
 func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) { o.Tags = []string{"az:1"} }))
 	rec, id := newRecorder(), uniqueClusterID(t)
 	cfg := testConfig(id, "a", srv.URL())
-	cfg.BucketStorage = jetstream.MemoryStorage
-	cfg.BucketPlacement = &jetstream.Placement{Tags: []string{"az:1"}}
+	cfg.Bucket.Storage = jetstream.MemoryStorage
+	cfg.Bucket.Placement = &jetstream.Placement{Tags: []string{"az:1"}}
 	a := startNode(t, cfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 10*time.Second)
 
@@ -37,7 +37,7 @@ func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
 	}
 
 	// Another node with other settings uses the bucket as it is.
-	cfg.NodeID, cfg.BucketStorage, cfg.BucketPlacement = "b", jetstream.FileStorage, nil
+	cfg.NodeID, cfg.Bucket.Storage, cfg.Bucket.Placement = "b", jetstream.FileStorage, nil
 	b := startNode(t, cfg, rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not follow a")
 	if info := streamInfo(t, js, id); info.Config.Storage != jetstream.MemoryStorage {

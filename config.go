@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -80,19 +79,11 @@ type Config struct {
 	// prefix (what nats.go calls the API prefix). Empty: "$JS.API". Not
 	// together with JetStreamDomain.
 	JetStreamAPIPrefix string
-	// BucketReplicas is the number of replicas of the bucket when the Node
-	// creates it: 3 (or 5) on a production JetStream cluster. Default 1. An
-	// existing bucket is used as it is (so are its storage and placement).
-	BucketReplicas int
-	// BucketStorage is where the bucket the Node creates keeps its data:
-	// jetstream.FileStorage (the zero value, the default) or
-	// jetstream.MemoryStorage, which loses the lease and its epoch when
-	// every server holding the bucket restarts (see BucketOptions.Storage).
-	BucketStorage jetstream.StorageType
-	// BucketPlacement, if set, places the bucket the Node creates: in the
-	// JetStream cluster named Cluster, on servers with every one of Tags,
-	// or both. Default nil: where the server chooses.
-	BucketPlacement *jetstream.Placement
+	// Bucket is how the Node creates the bucket when it is absent: its
+	// Replicas (3 or 5 on a production JetStream cluster; default 1),
+	// Storage and Placement (see BucketOptions). An existing bucket is
+	// used as it is. Bucket.LeaseTTL stays 0: a new bucket gets LeaseTTL.
+	Bucket BucketOptions
 	// SafetyMargin is how long before the lease could expire on any other
 	// node the leader gives up on its own: its tenure ends at
 	// lastSuccessfulRenewalSent + LeaseTTL - SafetyMargin. It covers
@@ -173,8 +164,8 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.BucketReplicas == 0 {
-		c.BucketReplicas = 1
+	if c.Bucket.Replicas == 0 {
+		c.Bucket.Replicas = 1
 	}
 	if c.SafetyMargin == 0 {
 		c.SafetyMargin = c.LeaseTTL / 10
@@ -213,7 +204,7 @@ func (c Config) validate() error {
 	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validatePreemptDelay, c.validateCounts} {
 		errs = append(errs, check()...)
 	}
-	errs = append(errs, c.jsAPI().Validate(), c.bucketOptions().validate("Bucket"), validateMetadata(c.Metadata),
+	errs = append(errs, c.jsAPI().Validate(), c.validateBucket(), validateMetadata(c.Metadata),
 		c.OnBecomeLeaderError.validate())
 	return errors.Join(errs...)
 }
@@ -304,7 +295,15 @@ func (c Config) validatePreemptDelay() []error {
 	return nil
 }
 
-// validateCounts checks the integer settings (BucketReplicas with the
+// validateBucket checks Bucket; its LeaseTTL is LeaseTTL's, set there.
+func (c Config) validateBucket() error {
+	if c.Bucket.LeaseTTL != 0 {
+		return fmt.Errorf("%w: Bucket.LeaseTTL is %v: set the cluster's LeaseTTL as Config.LeaseTTL, which a new bucket gets", ErrInvalidConfig, c.Bucket.LeaseTTL)
+	}
+	return c.bucketOptions().validate("Bucket.")
+}
+
+// validateCounts checks the integer settings (Bucket.Replicas with the
 // other bucket options).
 func (c Config) validateCounts() []error {
 	var errs []error
@@ -333,3 +332,64 @@ const LeaseKey = wire.LeaseKey
 // for "db1.example.com"). It is informational (docs/design.md §2.2); its
 // use is in NATS permissions, which must let each node write its own.
 func CooldownKey(nodeID string) string { return wire.CooldownKey(nodeID) }
+
+// MaxIdentifierLen is the longest ClusterID accepted (ValidateIdentifier).
+const MaxIdentifierLen = 64
+
+// MaxNodeIDLen is the longest NodeID accepted (ValidateNodeID): the
+// longest DNS name, 253 bytes without a trailing dot (RFC 1035), so that a
+// fully qualified host name fits.
+const MaxNodeIDLen = 253
+
+// ValidateIdentifier checks that value can be used as a ClusterID. A
+// ClusterID becomes a NATS subject token and the KV bucket name
+// "cluster-<ClusterID>", and bucket names allow no '.', so only ASCII
+// letters, digits, '-' and '_' are allowed, 1 to MaxIdentifierLen bytes.
+// NodeIDs follow the wider rules of ValidateNodeID. The returned error
+// wraps ErrInvalidConfig and names field.
+func ValidateIdentifier(field, value string) error {
+	return wire.CheckIdentifier(field, value)
+}
+
+// ValidateNodeID checks that value can be used as a NodeID: what host
+// names contain, so that a node can be named after its host
+// ("db1.example.com"). A NodeID is one or more labels separated by single
+// dots; a label is one or more ASCII letters, digits, '-' or '_'. No
+// leading, trailing or doubled dot, at most MaxNodeIDLen bytes. Every
+// NodeID valid before dots were allowed (ValidateIdentifier) is still
+// valid. NodeIDs are compared byte for byte: "DB1" and "db1" are two nodes.
+//
+// A NodeID goes into NATS subjects and KV keys as NodeIDToken(value),
+// never as it is, since a dot would split a subject token in two. The
+// returned error wraps ErrInvalidConfig and names field.
+func ValidateNodeID(field, value string) error {
+	return wire.CheckNodeID(field, value)
+}
+
+// NodeIDToken is the form a NodeID takes in NATS subjects and KV keys:
+// every '.' becomes '=' ("db1.example.com" -> "db1=example=com"), so that
+// the NodeID is exactly one subject token (a dot would separate two) and
+// makes a KV key with no dot ("cooldown-db1=example=com"). A NodeID without
+// dots is its own token, so subjects and keys of such nodes are unchanged.
+// Since '=' is not allowed in a NodeID, two NodeIDs never share a token,
+// and NodeIDFromToken gives the NodeID back. nodeID should be valid
+// (ValidateNodeID); anything else is mapped the same way, unchecked.
+func NodeIDToken(nodeID string) string {
+	return wire.NodeIDToken(nodeID)
+}
+
+// NodeIDFromToken reverses NodeIDToken: it returns the NodeID whose token
+// is token, for a tool that reads a subject or a key. A token that is not
+// the token of a valid NodeID (a '.', a '=' at either end or doubled, a
+// character no NodeID has) is refused with an error that wraps
+// ErrInvalidConfig.
+func NodeIDFromToken(token string) (string, error) {
+	if strings.ContainsRune(token, '.') {
+		return "", fmt.Errorf("%w: node token %q contains '.'", ErrInvalidConfig, token)
+	}
+	nodeID := strings.ReplaceAll(token, string(wire.NodeIDTokenDot), ".")
+	if err := ValidateNodeID("node token", nodeID); err != nil {
+		return "", fmt.Errorf("%w: node token %q is not the token of a valid NodeID", ErrInvalidConfig, token)
+	}
+	return nodeID, nil
+}

@@ -17,7 +17,7 @@ func TestConfigDefaults(t *testing.T) {
 	if c.LeaseTTL != 10*time.Second || c.RenewInterval != 3*time.Second {
 		t.Errorf("defaults LeaseTTL=%v RenewInterval=%v, want 10s 3s", c.LeaseTTL, c.RenewInterval)
 	}
-	if c.Logger == nil || c.BucketReplicas != 1 || c.SafetyMargin != time.Second || c.RequestTimeout != 3*time.Second ||
+	if c.Logger == nil || c.Bucket.Replicas != 1 || c.SafetyMargin != time.Second || c.RequestTimeout != 3*time.Second ||
 		c.DrainTimeout != 10*time.Second || c.Cooldown != 10*time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -69,13 +69,14 @@ func TestConfigValidation(t *testing.T) {
 		{"negative preempt delay", func(c *Config) { c.PreemptDelay = -time.Second }, "PreemptDelay"},
 		{"preempt delay too long", func(c *Config) { c.PreemptDelay = MaxLeaseTTL + time.Second }, "PreemptDelay"},
 		{"negative preempt delay with a bad ttl", func(c *Config) { c.LeaseTTL, c.PreemptDelay = time.Millisecond, -1 }, "PreemptDelay"},
-		{"replicas", func(c *Config) { c.BucketReplicas = 7 }, "BucketReplicas"},
-		{"memory", func(c *Config) { c.BucketStorage = jetstream.MemoryStorage }, ""},
-		{"placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "east", Tags: []string{"az:1"}} }, ""},
-		{"storage", func(c *Config) { c.BucketStorage = 7 }, "BucketStorage"},
-		{"empty placement", func(c *Config) { c.BucketPlacement = &jetstream.Placement{} }, "BucketPlacement"},
-		{"placement cluster space", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Cluster: "a b"} }, "BucketPlacement.Cluster"},
-		{"placement empty tag", func(c *Config) { c.BucketPlacement = &jetstream.Placement{Tags: []string{"x", " "}} }, "BucketPlacement.Tags[1]"},
+		{"replicas", func(c *Config) { c.Bucket.Replicas = 7 }, "Bucket.Replicas"},
+		{"bucket lease ttl", func(c *Config) { c.Bucket.LeaseTTL = 2 * time.Second }, "Bucket.LeaseTTL"},
+		{"memory", func(c *Config) { c.Bucket.Storage = jetstream.MemoryStorage }, ""},
+		{"placement", func(c *Config) { c.Bucket.Placement = &jetstream.Placement{Cluster: "east", Tags: []string{"az:1"}} }, ""},
+		{"storage", func(c *Config) { c.Bucket.Storage = 7 }, "Bucket.Storage"},
+		{"empty placement", func(c *Config) { c.Bucket.Placement = &jetstream.Placement{} }, "Bucket.Placement"},
+		{"placement cluster space", func(c *Config) { c.Bucket.Placement = &jetstream.Placement{Cluster: "a b"} }, "Bucket.Placement.Cluster"},
+		{"placement empty tag", func(c *Config) { c.Bucket.Placement = &jetstream.Placement{Tags: []string{"x", " "}} }, "Bucket.Placement.Tags[1]"},
 		{"domain", func(c *Config) { c.JetStreamDomain = "hub" }, ""},
 		{"api prefix", func(c *Config) { c.JetStreamAPIPrefix = "JS.acc.API." }, ""},
 		{"domain and prefix", func(c *Config) { c.JetStreamDomain, c.JetStreamAPIPrefix = "hub", "JS.acc.API" }, "JetStreamAPIPrefix"},

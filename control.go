@@ -1,11 +1,6 @@
 package cluster
 
 import (
-	"encoding/json"
-	"fmt"
-	"time"
-
-	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -13,14 +8,14 @@ import (
 // step-down requests: "cluster.<ClusterID>.control.stepdown". Only the
 // leader replies; with no leader the request times out. Who may publish
 // here is a matter of NATS permissions.
-func ControlSubject(clusterID string) string { return "cluster." + clusterID + ".control.stepdown" }
+func ControlSubject(clusterID string) string { return wire.ControlSubject(clusterID) }
 
 // NodeControlSubject is where one node answers step-down requests:
 // "cluster.<ClusterID>.control.<NodeIDToken(NodeID)>.stepdown", so node
 // "db1.example.com" answers on "cluster.<ClusterID>.control.db1=example=com.stepdown".
 // A node that does not lead replies with an error naming the leader it knows.
 func NodeControlSubject(clusterID, nodeID string) string {
-	return "cluster." + clusterID + ".control." + NodeIDToken(nodeID) + ".stepdown"
+	return wire.NodeControlSubject(clusterID, nodeID)
 }
 
 // MaxControlRequestSize is the largest step-down request accepted.
@@ -57,54 +52,9 @@ const (
 	reasonPriority = wire.ReasonPriority
 )
 
-// controlRequest is a step-down request on its way to the driver.
-type controlRequest struct {
-	msg      *nats.Msg
-	generic  bool      // arrived on ControlSubject: only a leader answers
-	received time.Time // a request older than the current tenure was meant for its predecessor
-}
-
 // decodeStepDown parses and checks a request payload
 // (wire.DecodeStepDown, which the leader uses).
 func decodeStepDown(data []byte) (StepDownRequest, error) {
 	req, err := wire.DecodeStepDown(data)
 	return StepDownRequest(req), err
-}
-
-// respond sends a reply if the request asked for one.
-func respond(m *nats.Msg, r StepDownReply) {
-	if m == nil || m.Reply == "" {
-		return
-	}
-	data, _ := json.Marshal(r) // a StepDownReply always encodes
-	_ = m.Respond(data)
-}
-
-// subscribeControl forwards step-down requests to the driver. The callback
-// only queues: the machine decides, never a NATS goroutine.
-func subscribeControl(nc *nats.Conn, cfg Config, out chan<- controlRequest) ([]*nats.Subscription, error) {
-	forward := func(generic bool) nats.MsgHandler {
-		return func(m *nats.Msg) {
-			select {
-			case out <- controlRequest{msg: m, generic: generic, received: time.Now()}:
-			default:
-				respond(m, StepDownReply{Node: cfg.NodeID, Error: "busy: too many control requests"})
-			}
-		}
-	}
-	var subs []*nats.Subscription
-	for _, s := range []struct {
-		subject string
-		generic bool
-	}{{ControlSubject(cfg.ClusterID), true}, {NodeControlSubject(cfg.ClusterID, cfg.NodeID), false}} {
-		sub, err := nc.Subscribe(s.subject, forward(s.generic))
-		if err != nil {
-			for _, done := range subs {
-				_ = done.Unsubscribe()
-			}
-			return nil, fmt.Errorf("subscribe %s: %w", s.subject, err)
-		}
-		subs = append(subs, sub)
-	}
-	return subs, nil
 }

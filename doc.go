@@ -83,7 +83,7 @@
 // metrics system needs (package metrics has a Prometheus collector).
 //
 // The bucket: a node creates it when absent with BucketConfig and
-// Config.BucketReplicas, BucketStorage and BucketPlacement; CreateBucket
+// Config.Bucket.Replicas, Bucket.Storage and Bucket.Placement; CreateBucket
 // (and go-cluster init) creates it ahead of time with the same settings,
 // which makes the first election immediate once the bucket is older than
 // LeaseTTL. A node connected to a leaf node sets Config.JetStreamDomain to

@@ -297,7 +297,7 @@ func FuzzConfigValidate(f *testing.F) {
 			ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{url},
 			LeaseTTL: time.Duration(ttl), RenewInterval: time.Duration(renew), SafetyMargin: time.Duration(margin),
 			RequestTimeout: time.Duration(reqTimeout), DrainTimeout: time.Duration(drain), Cooldown: time.Duration(cooldown),
-			BucketReplicas: replicas, Logger: testLogger(),
+			Bucket: BucketOptions{Replicas: replicas}, Logger: testLogger(),
 		}
 		err := cfg.Validate()
 		field, want := configOracle(cfg)
@@ -320,7 +320,7 @@ func FuzzConfigValidate(f *testing.F) {
 		c := n.Config()
 		if c.LeaseTTL < MinLeaseTTL || c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 ||
 			c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin ||
-			c.BucketReplicas < 1 || c.BucketReplicas > 5 || c.Logger == nil {
+			c.Bucket.Replicas < 1 || c.Bucket.Replicas > 5 || c.Logger == nil {
 			t.Fatalf("accepted config breaks the timing invariants: %+v", c)
 		}
 		if err := c.Validate(); err != nil {
@@ -347,8 +347,8 @@ func configOracle(c Config) (field string, valid bool) {
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = c.RenewInterval
 	}
-	if c.BucketReplicas == 0 {
-		c.BucketReplicas = 1
+	if c.Bucket.Replicas == 0 {
+		c.Bucket.Replicas = 1
 	}
 	switch {
 	case !identifierOracle.MatchString(c.ClusterID):
@@ -372,8 +372,8 @@ func configOracle(c Config) (field string, valid bool) {
 		return "DrainTimeout", false
 	case c.Cooldown < 0:
 		return "Cooldown", false
-	case c.BucketReplicas < 1 || c.BucketReplicas > 5:
-		return "BucketReplicas", false
+	case c.Bucket.Replicas < 1 || c.Bucket.Replicas > 5:
+		return "Bucket.Replicas", false
 	}
 	return "", true
 }

@@ -83,14 +83,12 @@ func (n *Node) liveness(now time.Time) error {
 // long the tenure has left: the deadline is that send time + LeaseTTL -
 // SafetyMargin (machine.deadline).
 func (n *Node) sinceRenewal(now time.Time) (age, left time.Duration, leading bool) {
-	v := n.view
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if !v.leadingLocked(now) {
+	t, ok := n.view.Tenure(now)
+	if !ok {
 		return 0, 0, false
 	}
-	sent := v.deadline.Add(-(n.cfg.LeaseTTL - n.cfg.SafetyMargin))
-	return now.Sub(sent), v.deadline.Sub(now), true
+	sent := t.Deadline.Add(-(n.cfg.LeaseTTL - n.cfg.SafetyMargin))
+	return now.Sub(sent), t.Deadline.Sub(now), true
 }
 
 // readiness is nil once the node has started, while it runs and Ready is

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/ozanturksever/go-cluster/internal/driver"
 )
 
 // Hooks is how a Node tells the application about leadership.
@@ -41,17 +43,13 @@ type Hooks interface {
 	OnLeaderChange(ctx context.Context, nodeID string) error
 }
 
-// tenureEpochKey keys the epoch in a tenure's ctx.
-type tenureEpochKey struct{}
-
 // TenureEpoch returns the epoch of the tenure whose ctx is ctx (the ctx
 // given to OnBecomeLeader, or one derived from it), and false for any
 // other ctx. It is the fencing token of that tenure, fixed for its whole
 // life: unlike Node.Epoch, which tells the epoch the node knows now, it
 // cannot be another tenure's even when the hook runs late.
 func TenureEpoch(ctx context.Context) (int64, bool) {
-	epoch, ok := ctx.Value(tenureEpochKey{}).(int64)
-	return epoch, ok
+	return driver.EpochOf(ctx)
 }
 
 // NoOpHooks implements Hooks and does nothing. Embed it to implement only
@@ -181,6 +179,42 @@ func checkHooks(h Hooks) error {
 		if v.IsNil() {
 			return fmt.Errorf("%w: hooks: a nil %T, whose methods would fail at the first election (pass nil for no hooks)", ErrInvalidConfig, h)
 		}
+	}
+	return nil
+}
+
+// LeaderHookPolicy says what a node does when its OnBecomeLeader returns
+// an error (Config.OnBecomeLeaderError).
+type LeaderHookPolicy int
+
+const (
+	// LeaderHookErrorLogged is the default, as the specification has it:
+	// the error is logged and counted (Node.HookFailures), and the node
+	// goes on leading. For leader work that retries on its own.
+	LeaderHookErrorLogged LeaderHookPolicy = iota
+	// LeaderHookErrorStepsDown steps the node down, as StepDown does
+	// (OnLoseLeadership, release, Cooldown), so that another node leads:
+	// for leader work that can fail to start (a port taken, a disk not
+	// mounted) where another host may do better. Only the tenure whose
+	// hook failed is ended; a node alone in its cluster leads again after
+	// its Cooldown.
+	LeaderHookErrorStepsDown
+)
+
+// String names the policy.
+func (p LeaderHookPolicy) String() string {
+	switch p {
+	case LeaderHookErrorLogged:
+		return "logged"
+	case LeaderHookErrorStepsDown:
+		return "steps-down"
+	}
+	return fmt.Sprintf("LeaderHookPolicy(%d)", int(p))
+}
+
+func (p LeaderHookPolicy) validate() error {
+	if p != LeaderHookErrorLogged && p != LeaderHookErrorStepsDown {
+		return fmt.Errorf("%w: OnBecomeLeaderError is %v, not a LeaderHookPolicy", ErrInvalidConfig, p)
 	}
 	return nil
 }

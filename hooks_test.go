@@ -64,31 +64,3 @@ func TestComposeHooksOrderAndErrors(t *testing.T) {
 		t.Errorf("calls\n got %v\nwant %v", calls, want)
 	}
 }
-
-func TestDispatcherRunsInOrderAndSurvivesPanics(t *testing.T) {
-	d := newDispatcher(testLogger(), noMetrics{})
-	var got []int
-	done := make(chan struct{})
-	for i := range 5 {
-		d.enqueue(hookCall{name: "h", fn: func() error {
-			got = append(got, i)
-			if i == 2 {
-				panic("hook panic")
-			}
-			return nil
-		}})
-	}
-	d.enqueue(hookCall{name: "last", fn: func() error { return errors.New("x") }, done: done})
-	<-done
-	d.close()
-	<-d.done
-	if !reflect.DeepEqual(got, []int{0, 1, 2, 3, 4}) {
-		t.Errorf("order %v", got)
-	}
-	if d.failures.Load() != 2 {
-		t.Errorf("failures = %d, want 2", d.failures.Load())
-	}
-	late := make(chan struct{})
-	d.enqueue(hookCall{name: "after close", fn: func() error { t.Error("ran after close"); return nil }, done: late})
-	<-late
-}

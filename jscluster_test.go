@@ -13,7 +13,7 @@ import (
 // bucket and a TTL with room for the cluster's own elections.
 func clusterConfig(c *natstest.Cluster, clusterID, nodeID string) Config {
 	cfg := testConfig(clusterID, nodeID, c.URLs()...)
-	cfg.BucketReplicas = 3
+	cfg.Bucket.Replicas = 3
 	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
 	return cfg
 }

@@ -59,3 +59,44 @@ func TestLayoutMatchesFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsCiteTestsThatExist keeps the docs' citations true: every test,
+// fuzz target, benchmark or example that docs/design.md or docs/testing.md
+// names is a function of some _test.go file of the module, so a rule's
+// test cannot be renamed or deleted while the docs still point to it.
+func TestDocsCiteTestsThatExist(t *testing.T) {
+	defined := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)\(`)
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			defined[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cited := regexp.MustCompile(`\b(?:Test|Fuzz|Benchmark|Example)[A-Z_][A-Za-z0-9_]*`)
+	for _, doc := range []string{"docs/design.md", "docs/testing.md"} {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := cited.FindAllString(string(text), -1)
+		if len(names) == 0 {
+			t.Errorf("%s cites no test: the check reads nothing", doc)
+		}
+		for _, name := range names {
+			if !defined[name] {
+				t.Errorf("%s cites %s, which no _test.go file of the module defines", doc, name)
+			}
+		}
+	}
+}

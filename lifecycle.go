@@ -5,17 +5,17 @@ package cluster
 // getters answer at once, and Stop can end a Start in progress.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"strconv"
 	"time"
+
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
 )
@@ -107,19 +107,16 @@ func (n *Node) start(ctx context.Context) error {
 			n.log.Info("the cluster's LeaseTTL is the bucket's: this node follows it", "bucket_lease_ttl", meta.LeaseTTL, "config_lease_ttl", n.cfg.LeaseTTL)
 		}
 	}
-	base, cancel := context.WithCancel(context.Background())
 	if err := n.refuseDuplicate(ctx, nc); err != nil {
-		cancel()
 		closeConn()
 		n.log.Error("refusing to start: another process runs with this NodeID", "error", err)
 		return fmt.Errorf("start: %w", err)
 	}
-	control := make(chan controlRequest, 16)
+	control := make(chan driver.ControlRequest, 16)
 	// Answer status requests, then announce: an announced node answers.
 	startedAt := time.Now()
 	subs, err := n.subscribe(nc, control, startedAt)
 	if err != nil {
-		cancel()
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
@@ -127,9 +124,8 @@ func (n *Node) start(ctx context.Context) error {
 	if n.campaign { // an observer is no member (subscribe)
 		announced = n.announce(ctx, st.JetStream(), startedAt)
 	}
-	el := newDriver(n, st, control, base)
-	el.announced = announced
-	el.publish()
+	priority := n.Priority()
+	el := driver.New(n.driverConfig(st, control, priority))
 
 	n.mu.Lock()
 	if n.stopped { // Stop came while we were starting
@@ -137,42 +133,51 @@ func (n *Node) start(ctx context.Context) error {
 		for _, s := range subs {
 			_ = s.Unsubscribe()
 		}
-		cancel()
+		el.Close()
 		n.withdraw(announced)
 		closeConn()
-		el.cleanup.Wait()
 		return fmt.Errorf("start: %w during start", ErrStopped)
 	}
-	n.nc, n.ownsConn, n.el, n.cancel, n.subs = nc, owns, el, cancel, subs
-	n.hookStop = el.stopHooks
-	n.checks = make(chan struct{})
+	n.nc, n.ownsConn, n.el, n.subs, n.announced = nc, owns, el, subs, announced
 	n.mu.Unlock()
-	if n.cfg.ReadinessCheck != nil {
-		go func() {
-			defer close(n.checks)
-			runReadinessChecks(base, n.cfg, el.health)
-		}()
-	} else {
-		close(n.checks)
-	}
-	go el.run()
+	el.Run()
 	go n.supervise(el)
-	if p := n.Priority(); p != el.priority0 {
+	if p := n.Priority(); p != priority {
 		_ = n.SetPriority(p) // set while the driver was being made
 	}
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)
 	return nil
 }
 
+// driverConfig is what the driver takes of the node, over the store st.
+func (n *Node) driverConfig(st *store.Store, control <-chan driver.ControlRequest, priority int) driver.Config {
+	p := electionParams(n.cfg, n.campaign, n.instance)
+	p.Priority = priority
+	return driver.Config{Params: p, DrainTimeout: n.cfg.DrainTimeout, RequestTimeout: n.cfg.RequestTimeout,
+		StepDownOnHookError: n.cfg.OnBecomeLeaderError == LeaderHookErrorStepsDown,
+		ReadinessCheck:      n.cfg.ReadinessCheck, ReadinessInterval: n.cfg.ReadinessInterval,
+		ClusterID: n.cfg.ClusterID, Log: n.log, Metrics: driverMetrics{n.cfg.Metrics}, Hooks: n.hooks,
+		View: n.view, Store: st, Control: control, BeforeAction: n.beforeAction}
+}
+
+// electionParams is what the machine reads of cfg (defaults applied).
+func electionParams(cfg Config, campaign bool, instance string) election.Params {
+	return election.Params{NodeID: cfg.NodeID, Instance: instance, Observer: !campaign,
+		LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
+		RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
+		Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
+		ReadinessCheck: cfg.ReadinessCheck != nil, ReadinessThreshold: cfg.ReadinessThreshold}
+}
+
 // subscribe answers step-down and status requests: a campaigning node
 // only. An observer (a dashboard, the CLI's own for the state commands)
 // is no member: it neither answers nor announces, so it never shows in
 // `go-cluster status` and needs no permission for it.
-func (n *Node) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
+func (n *Node) subscribe(nc *nats.Conn, control chan<- driver.ControlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
 	if !n.campaign {
 		return nil, nil
 	}
-	subs, err := subscribeControl(nc, n.cfg, control)
+	subs, err := driver.SubscribeControl(nc, n.cfg.ClusterID, n.cfg.NodeID, control)
 	if err != nil {
 		return nil, err
 	}
@@ -207,11 +212,11 @@ func retryStartup(ctx context.Context, timeout time.Duration, step func(context.
 
 // supervise tears the Node down when the election ends on its own
 // (permanent error).
-func (n *Node) supervise(el *driver) {
-	<-el.exited
+func (n *Node) supervise(el *driver.Driver) {
+	err := el.Err()
 	n.mu.Lock()
-	if el.err != nil && n.err == nil {
-		n.err = el.err
+	if err != nil && n.err == nil {
+		n.err = err
 	}
 	n.mu.Unlock()
 	n.beginTeardown()
@@ -261,14 +266,9 @@ func (n *Node) Stop(ctx context.Context) error {
 		n.mu.Unlock()
 	}
 
-	reply := make(chan error, 1)
+	_ = el.Send(ctx, driver.Command{Kind: driver.CmdStop, Reply: make(chan error, 1)})
 	select {
-	case el.cmds <- command{kind: cmdStop, reply: reply}:
-	case <-el.exited:
-	case <-ctx.Done():
-	}
-	select {
-	case <-el.exited:
+	case <-el.Exited():
 	case <-ctx.Done():
 	}
 	n.beginTeardown()
@@ -276,7 +276,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	case <-n.done:
 		return nil
 	case <-ctx.Done():
-		n.hookStop() // tell a hook still running to hurry
+		el.StopHooks() // tell a hook still running to hurry
 		return fmt.Errorf("stop: %w", ctx.Err())
 	}
 }
@@ -285,9 +285,9 @@ func (n *Node) Stop(ctx context.Context) error {
 func (n *Node) beginTeardown() {
 	n.mu.Lock()
 	el := n.el
-	first := el != nil && !el.tornDown
+	first := el != nil && !n.tornDown
 	if first {
-		el.tornDown = true
+		n.tornDown = true
 	}
 	n.stopped = true
 	n.mu.Unlock()
@@ -297,26 +297,21 @@ func (n *Node) beginTeardown() {
 	for _, s := range n.subs {
 		_ = s.Unsubscribe()
 	}
-	n.cancel() // in-flight requests abort; the loop exits
+	el.Close() // in-flight requests abort; the loop exits
 	go n.finishTeardown(el)
 }
 
 // finishTeardown waits for the node's goroutines and hooks, then closes
 // the connection the Node owns and closes Done.
-func (n *Node) finishTeardown(el *driver) {
-	<-el.exited
-	el.requests.Wait() // base is cancelled: requests end at once
-	<-n.checks         // a ReadinessCheck that ignores its ctx holds Done up here
-	el.disp.close()
-	<-el.disp.done
+func (n *Node) finishTeardown(el *driver.Driver) {
+	el.Wait() // a ReadinessCheck that ignores its ctx holds Done up here
 	n.events.close()
-	n.hookStop()
 	if n.Err() == nil { // stopped, not failed: a failed node shows as down
-		n.withdraw(el.announced)
+		n.withdraw(n.announced)
 	}
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped
-		el.cleanup.Wait()
+		el.WaitWatches()
 	}
 	n.log.Info("node stopped", "error", n.Err())
 	n.finish()
@@ -330,20 +325,7 @@ func (n *Node) inHook() bool {
 	n.mu.Lock()
 	el := n.el
 	n.mu.Unlock()
-	return el != nil && el.disp.isCaller()
-}
-
-// goroutineID is the runtime's number for the calling goroutine, read from
-// the first line of its stack trace ("goroutine 42 [running]:"). Used only
-// to tell a call from a hook, which cannot wait for hooks to end.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
-	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
+	return el != nil && el.InHook()
 }
 
 // backoff is capped exponential backoff with full jitter over its upper half.
@@ -353,4 +335,56 @@ func backoff(attempt int, base, limit time.Duration) time.Duration {
 		d = limit
 	}
 	return d/2 + rand.N(d/2+1)
+}
+
+// dial connects with every URL, the credentials and the caller's options.
+func (n *Node) dial(ctx context.Context) (*nats.Conn, error) {
+	opts := nats.GetDefaultOptions()
+	opts.Servers = n.cfg.NATSURLs
+	opts.Name = fmt.Sprintf("go-cluster %s/%s", n.cfg.ClusterID, n.cfg.NodeID)
+	opts.MaxReconnect = -1
+	opts.ReconnectWait = 250 * time.Millisecond
+	opts.ReconnectJitter = 100 * time.Millisecond
+	opts.PingInterval = max(n.cfg.RenewInterval, time.Second)
+	opts.MaxPingsOut = 3
+	// Timeout bounds each dial and handshake, reconnects included, and
+	// nats.go holds the connection's lock through a reconnect handshake:
+	// every request waits behind it, whatever its ctx. A server that
+	// accepts but does not answer (a blackholed link) must not stall
+	// renewals past their deadline, so it is kept to RequestTimeout (the
+	// first dial is bounded by Start's ctx below as well).
+	opts.Timeout = min(max(n.cfg.RequestTimeout, 100*time.Millisecond), nats.DefaultTimeout)
+	if n.cfg.NATSCredentials != "" {
+		if err := nats.UserCredentials(n.cfg.NATSCredentials)(&opts); err != nil {
+			return nil, fmt.Errorf("start: %w: NATSCredentials: %w", ErrInvalidConfig, err)
+		}
+	}
+	for _, o := range n.cfg.NATSOptions {
+		if err := o(&opts); err != nil {
+			return nil, fmt.Errorf("start: %w: NATSOptions: %w", ErrInvalidConfig, err)
+		}
+	}
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		nc, err := opts.Connect()
+		ch <- result{nc, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("start: %w (%s): %w", ErrConnect, strings.Join(n.cfg.NATSURLs, ","), r.err)
+		}
+		return r.nc, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.nc != nil {
+				r.nc.Close()
+			}
+		}()
+		return nil, fmt.Errorf("start: %w: %w", ErrConnect, ctx.Err())
+	}
 }

@@ -110,9 +110,8 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	receive(t, stall.stalled, 5*time.Second, "the loop held at a renewal")
 
 	// Only the loop moves the view's deadline; it is held.
-	n.view.mu.RLock()
-	deadline, current := n.view.deadline, n.view.tenureCtx == tenure
-	n.view.mu.RUnlock()
+	live, ok := n.view.Tenure(time.Now())
+	deadline, current := live.Deadline, ok && live.Ctx == tenure
 	if !current {
 		t.Fatal("the tenure ended before the loop was held")
 	}

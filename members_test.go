@@ -295,10 +295,10 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 				t.Fatalf("last error = %v, want the refusal of %s", last, c.refused(c.id))
 			}
 			probe := errors.New("probe")
-			if err := el.store.ExplainPermission(probe); err != probe {
+			if err := el.Store().ExplainPermission(probe); err != probe {
 				t.Errorf("the announcement's refusal read as the election's: %v", err)
 			}
-			if el.announced != nil {
+			if n.announced != nil {
 				t.Error("announced without permission")
 			}
 			if err := n.Stop(ctx(t)); err != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/driver"
 )
 
 // MaxMetadataSize is the largest Config.Metadata accepted, in bytes of
@@ -58,7 +60,7 @@ func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
 	}
 	md = maps.Clone(md)
 	reply := make(chan error, 1)
-	if _, err := n.send(ctx, command{kind: cmdSetMetadata, reply: reply, metadata: md}); err != nil {
+	if _, err := n.send(ctx, driver.Command{Kind: driver.CmdSetMetadata, Reply: reply, Metadata: md}); err != nil {
 		return fmt.Errorf("set metadata: %w", err)
 	}
 	select {
@@ -69,9 +71,7 @@ func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("set metadata: %w", ctx.Err())
 	}
-	n.view.mu.Lock()
-	n.view.metadata = md
-	n.view.mu.Unlock()
+	n.view.SetMetadata(md)
 	return nil
 }
 
@@ -92,20 +92,18 @@ type LeaderInfo struct {
 // leader's record has not been seen yet). Like Leader, it is this node's
 // view: to act as the leader, check IsLeader or ValidateLeadership.
 func (n *Node) LeaderInfo() (LeaderInfo, bool) {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	v := n.view
+	v := n.view.Snapshot()
 	switch {
-	case v.leader == "":
+	case v.Leader == "":
 		return LeaderInfo{}, false
-	case v.leader == n.cfg.NodeID:
-		info := LeaderInfo{NodeID: v.leader, Epoch: v.epoch, Metadata: maps.Clone(v.metadata)}
-		if v.hasRec && v.lease.NodeID == v.leader && v.lease.Epoch == v.epoch {
-			info.Since = v.lease.AcquiredAt
+	case v.Leader == n.cfg.NodeID:
+		info := LeaderInfo{NodeID: v.Leader, Epoch: v.Epoch, Metadata: v.Metadata}
+		if v.HasRec && v.Lease.NodeID == v.Leader && v.Lease.Epoch == v.Epoch {
+			info.Since = v.Lease.AcquiredAt
 		}
 		return info, true
-	case v.hasRec && v.lease.NodeID == v.leader:
-		return LeaderInfo{NodeID: v.leader, Epoch: v.lease.Epoch, Metadata: maps.Clone(v.lease.Metadata), Since: v.lease.AcquiredAt}, true
+	case v.HasRec && v.Lease.NodeID == v.Leader:
+		return LeaderInfo{NodeID: v.Leader, Epoch: v.Lease.Epoch, Metadata: maps.Clone(v.Lease.Metadata), Since: v.Lease.AcquiredAt}, true
 	}
 	return LeaderInfo{}, false
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -162,7 +163,7 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 // A reader that falls ObserveBuffer events behind is dropped (its channel
 // closed) rather than block the hooks.
 func TestObserveDropsASlowReader(t *testing.T) {
-	f := &eventFeed{node: &Node{view: newView()}}
+	f := &eventFeed{node: &Node{view: driver.NewView("", nil, nil)}}
 	slow := f.subscribe(context.Background(), LeaderEvent{})
 	for range ObserveBuffer + 1 {
 		if err := f.OnLeaderChange(context.Background(), "x"); err != nil {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"errors"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/driver"
 )
 
 // RenewalOutcome classifies one lease renewal, for metrics.
@@ -10,10 +12,10 @@ type RenewalOutcome string
 
 // Renewal outcomes.
 const (
-	RenewalOK       RenewalOutcome = "ok"       // the CAS succeeded
-	RenewalConflict RenewalOutcome = "conflict" // the revision had moved on
-	RenewalTimeout  RenewalOutcome = "timeout"  // no answer in RequestTimeout: outcome unknown
-	RenewalError    RenewalOutcome = "error"    // any other failure
+	RenewalOK       RenewalOutcome = driver.RenewalOK       // the CAS succeeded
+	RenewalConflict RenewalOutcome = driver.RenewalConflict // the revision had moved on
+	RenewalTimeout  RenewalOutcome = driver.RenewalTimeout  // no answer in RequestTimeout: outcome unknown
+	RenewalError    RenewalOutcome = driver.RenewalError    // any other failure
 )
 
 // ElectionCause says why the lease was free when a node won it.
@@ -114,3 +116,14 @@ func (noMetrics) ObserveElection(ElectionCause, time.Duration) {}
 func (noMetrics) ObserveLeader(string)                         {}
 func (noMetrics) ObserveHook(string, time.Duration, error)     {}
 func (noMetrics) ObserveFencing(error)                         {}
+
+// driverMetrics is m as the driver takes it: causes and outcomes as strings.
+type driverMetrics struct{ Metrics }
+
+func (m driverMetrics) ObserveRenewal(outcome string, latency time.Duration) {
+	m.Metrics.ObserveRenewal(RenewalOutcome(outcome), latency)
+}
+
+func (m driverMetrics) ObserveElection(cause string, wait time.Duration) {
+	m.Metrics.ObserveElection(ElectionCause(cause), wait)
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
@@ -25,7 +26,7 @@ type Node struct {
 	events   *eventFeed
 	campaign bool
 	log      *slog.Logger
-	view     *view
+	view     *driver.View
 	instance string // this process's name in its lease records (P9, E14 in docs/design.md)
 	// priority is the priority now: Config.Priority, or SetPriority's
 	// (priority.go); the driver reads it.
@@ -44,12 +45,11 @@ type Node struct {
 	startDone   chan struct{}      // closed when Start returns
 	nc          *nats.Conn
 	ownsConn    bool
-	el          *driver
-	cancel      context.CancelFunc // aborts in-flight KV requests
+	el          *driver.Driver
 	subs        []*nats.Subscription
-	checks      chan struct{}      // closed when the health-check goroutine ends
-	hookStop    context.CancelFunc // cancels the ctx given to OnLeaderChange/OnLoseLeadership
-	done        chan struct{}      // closed when the node and its hooks have ended
+	announced   *announcement // this node's member record, withdrawn at Stop (nil: none)
+	tornDown    bool          // the teardown has begun
+	done        chan struct{} // closed when the node and its hooks have ended
 	doneOnce    sync.Once
 	err         error
 }
@@ -80,11 +80,11 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 		hooks = NoOpHooks{}
 	}
 	events := &eventFeed{}
-	v := newView()
-	v.metadata = cfg.Metadata
+	var notReady error
 	if cfg.ReadinessCheck != nil {
-		v.ready = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
+		notReady = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
 	}
+	v := driver.NewView(cfg.NodeID, cfg.Metadata, notReady)
 	n := &Node{
 		cfg:      cfg,
 		hooks:    ComposeHooks(hooks, events),
@@ -112,7 +112,7 @@ func (n *Node) StepDown(ctx context.Context) error { return n.stepDown(ctx, "") 
 func (n *Node) stepDown(ctx context.Context, to string) error {
 	reply := make(chan error, 1)
 	inHook := n.inHook()
-	el, err := n.send(ctx, command{kind: cmdStepDown, reply: reply, to: to, async: inHook})
+	el, err := n.send(ctx, driver.Command{Kind: driver.CmdStepDown, Reply: reply, To: to, Async: inHook})
 	if err != nil {
 		return fmt.Errorf("step down: %w", err)
 	}
@@ -127,7 +127,7 @@ func (n *Node) stepDown(ctx context.Context, to string) error {
 			return fmt.Errorf("step down: %w", ErrCalledFromHook)
 		}
 		return nil
-	case <-el.exited:
+	case <-el.Exited():
 		return fmt.Errorf("step down: %w", ErrStopped)
 	case <-ctx.Done():
 		return fmt.Errorf("step down: %w", ctx.Err())
@@ -165,7 +165,7 @@ func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 
 func (n *Node) validateLeadership(ctx context.Context) (int64, error) {
 	reply, epoch := make(chan error, 1), make(chan int64, 1)
-	if _, err := n.send(ctx, command{kind: cmdValidate, reply: reply, epoch: epoch}); err != nil {
+	if _, err := n.send(ctx, driver.Command{Kind: driver.CmdValidate, Reply: reply, Epoch: epoch}); err != nil {
 		return 0, fmt.Errorf("validate leadership: %w", err)
 	}
 	select {
@@ -179,7 +179,7 @@ func (n *Node) validateLeadership(ctx context.Context) (int64, error) {
 }
 
 // send hands a command to the driver and returns it.
-func (n *Node) send(ctx context.Context, c command) (*driver, error) {
+func (n *Node) send(ctx context.Context, c driver.Command) (*driver.Driver, error) {
 	n.mu.Lock()
 	started, el := n.started, n.el
 	n.mu.Unlock()
@@ -189,23 +189,16 @@ func (n *Node) send(ctx context.Context, c command) (*driver, error) {
 	if el == nil {
 		return nil, ErrStopped
 	}
-	if !n.campaign && c.kind != cmdStop {
+	if !n.campaign && c.Kind != driver.CmdStop {
 		return nil, ErrObserver
 	}
-	select {
-	case el.cmds <- c:
-		return el, nil
-	case <-el.exited:
-		return nil, ErrStopped
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return el, el.Send(ctx, c)
 }
 
 // WaitForLeader blocks until some node (maybe this one) is known to lead,
 // and returns its NodeID. It fails with ctx's error, or ErrStopped.
 func (n *Node) WaitForLeader(ctx context.Context) (string, error) {
-	return n.view.waitLeader(ctx, n.done)
+	return n.view.WaitLeader(ctx, n.done)
 }
 
 // Role returns RolePrimary (the leader) while this node's tenure is live,
@@ -219,8 +212,28 @@ func (n *Node) Role() Role {
 
 // IsLeader reports whether this node holds a live tenure: it acquired the
 // lease and its own deadline (last successful renewal sent + LeaseTTL -
-// SafetyMargin) has not passed.
-func (n *Node) IsLeader() bool { return n.view.leading(time.Now()) }
+// SafetyMargin) has not passed. To read the epoch with it, use Tenure.
+func (n *Node) IsLeader() bool { return n.view.Leading(time.Now()) }
+
+// Tenure is this node's live tenure, read at once.
+type Tenure struct {
+	// Ctx is the ctx OnBecomeLeader got: cancelled when the tenure ends.
+	Ctx context.Context
+	// Epoch is the tenure's fencing token (see ValidateLeadership).
+	Epoch int64
+	// Deadline is when the tenure ends unless a renewal lands first
+	// (see TenureDeadline).
+	Deadline time.Time
+}
+
+// Tenure returns this node's live tenure, its ctx, epoch and deadline
+// read together, and false when it does not lead. IsLeader then Epoch
+// can straddle a change of tenure; Tenure cannot. To prove the tenure
+// to a fenced resource, use ValidateLeadership.
+func (n *Node) Tenure() (Tenure, bool) {
+	t, ok := n.view.Tenure(time.Now())
+	return Tenure(t), ok
+}
 
 // TenureDeadline returns the moment this node's live tenure ends unless a
 // renewal lands first (last successful renewal sent + LeaseTTL -
@@ -231,37 +244,29 @@ func (n *Node) IsLeader() bool { return n.view.leading(time.Now()) }
 // supervisor that sees less time left than the work needs to stop can stop
 // it early.
 func (n *Node) TenureDeadline() (time.Time, bool) {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	if !n.view.leadingLocked(time.Now()) {
-		return time.Time{}, false
-	}
-	return n.view.deadline, true
+	t, ok := n.view.Tenure(time.Now())
+	return t.Deadline, ok
 }
 
 // Leader returns the NodeID of the current leader as this node knows it,
 // or "" when nobody holds the lease (released, or expired on this node's
 // clock) or it is not known yet.
 func (n *Node) Leader() string {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	return n.view.leader
+	return n.view.Snapshot().Leader
 }
 
 // Epoch returns this node's epoch while it leads; otherwise the epoch of
-// the last lease record it saw; 0 if none.
+// the last lease record it saw; 0 if none. IsLeader then Epoch can
+// straddle a change: Tenure reads both at once.
 func (n *Node) Epoch() int64 {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	return n.view.epoch
+	return n.view.Snapshot().Epoch
 }
 
 // Lease returns the last valid lease record this node saw, and false if it
 // has seen none. For display: never decide leadership from it.
 func (n *Node) Lease() (Lease, bool) {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	return n.view.lease, n.view.hasRec
+	s := n.view.Snapshot()
+	return Lease(s.Lease), s.HasRec
 }
 
 // Ready returns nil when this node may lead as far as its
@@ -270,9 +275,7 @@ func (n *Node) Lease() (Lease, bool) {
 // until a check has passed, and stops being ready after ReadinessThreshold
 // failures in a row. Health replies carry it (package health).
 func (n *Node) Ready() error {
-	n.view.mu.RLock()
-	defer n.view.mu.RUnlock()
-	return n.view.ready
+	return n.view.Snapshot().Ready
 }
 
 // NodeID returns the node's ID.
@@ -318,7 +321,7 @@ func (n *Node) HookFailures() int64 {
 	if el == nil {
 		return 0
 	}
-	return el.disp.failures.Load()
+	return el.HookFailures()
 }
 
 // State returns the cluster's replicated state: keys every node reads and
@@ -327,3 +330,79 @@ func (n *Node) HookFailures() int64 {
 func (n *Node) State() *State {
 	return &State{host: n, nodeID: n.cfg.NodeID, timeout: n.cfg.RequestTimeout, metrics: n.cfg.Metrics}
 }
+
+// The priority a node has now: Config.Priority, lowered at run time by
+// SetPriority (keepalived's weighted checks). The machine takes it as an
+// event: its records, its priority requests and its answers to those it
+// receives carry it from then on.
+
+// SetPriority sets the priority this node has from now on, between 0 and
+// Config.Priority: keepalived's weighted checks lower a node's priority
+// while they fail, so that a problem of one host moves the leadership to
+// a healthier one while a problem of every host keeps it where it is.
+// A leader publishes it with its next renewal (within RenewInterval) and
+// hands over when a follower of higher priority asks (Config.Priority);
+// a follower asks a leader whose record carries a lower priority than
+// its own now, and does not ask when it has been lowered to or below
+// it. The error wraps ErrInvalidConfig for a priority out of range.
+// Config keeps the Priority NewNode was given. It may be called at any
+// time, before Start too.
+func (n *Node) SetPriority(p int) error {
+	if p < 0 || p > n.cfg.Priority {
+		return fmt.Errorf("%w: set priority: %d is not between 0 and Config.Priority (%d)", ErrInvalidConfig, p, n.cfg.Priority)
+	}
+	n.priority.Store(int64(p))
+	n.mu.Lock()
+	el := n.el
+	n.mu.Unlock()
+	if el != nil { // a driver made before the Store reads it; a later one, here
+		_ = el.Send(context.Background(), driver.Command{Kind: driver.CmdSetPriority, Priority: p, Reply: make(chan error, 1)})
+	}
+	return nil
+}
+
+// Priority is the node's priority now: Config.Priority, or what
+// SetPriority last set.
+func (n *Node) Priority() int { return int(n.priority.Load()) }
+
+// Role is what a node currently is in its cluster, in the words of the
+// specification this package implements: RolePrimary is the leader,
+// RolePassive a follower or an observer. The rest of the library (hooks,
+// events, logs, metrics, the CLI) says leader, follower and observer; Role
+// and its String values "PRIMARY" and "PASSIVE" are kept as the
+// specification has them, and the health package's wire format carries
+// them.
+//
+// Role does not tell a follower from an observer: both are RolePassive. A
+// Node made by NewObserver is always an observer (it never campaigns); the
+// built-in status reply (StatusReply.Role: StatusFollower, StatusObserver)
+// tells them apart for other processes.
+type Role int
+
+const (
+	// RolePassive is a node that does not lead: a follower (it campaigns
+	// when the lease is released or expires) or an observer (it never
+	// campaigns).
+	RolePassive Role = iota
+	// RolePrimary is the leader: the node that holds the lease.
+	RolePrimary
+)
+
+// String returns "PASSIVE", "PRIMARY", or "UNKNOWN": the specification's
+// words for a follower or observer, and for the leader.
+func (r Role) String() string {
+	switch r {
+	case RolePassive:
+		return "PASSIVE"
+	case RolePrimary:
+		return "PRIMARY"
+	default:
+		return "UNKNOWN"
+	}
+}
+
+// IsPrimary reports whether r is RolePrimary: the leader.
+func (r Role) IsPrimary() bool { return r == RolePrimary }
+
+// IsPassive reports whether r is RolePassive: a follower or an observer.
+func (r Role) IsPassive() bool { return r == RolePassive }

@@ -134,7 +134,7 @@ func jsClusterCase(t *testing.T) (bucketCase, *recorder, string) {
 	c := natstest.RunCluster(t, 3)
 	id := uniqueClusterID(t)
 	cfg := clusterConfig(c, id, "x")
-	return bucketCase{url: strings.Join(c.URLs(), ","), ttl: cfg.LeaseTTL, replicas: cfg.BucketReplicas,
+	return bucketCase{url: strings.Join(c.URLs(), ","), ttl: cfg.LeaseTTL, replicas: cfg.Bucket.Replicas,
 		config: func(n string) Config { return clusterConfig(c, id, n) }}, newRecorder(), id
 }
 

@@ -64,7 +64,7 @@ func BenchmarkStateCommit(b *testing.B) {
 // on the same server.
 func BenchmarkStateR3(b *testing.B) {
 	c := natstest.RunCluster(b, 3)
-	leader := stateBenchLeader(b, Config{NATSURLs: c.URLs()[:1], BucketReplicas: 3})
+	leader := stateBenchLeader(b, Config{NATSURLs: c.URLs()[:1], Bucket: BucketOptions{Replicas: 3}})
 	ctx := context.Background()
 	value := []byte(`{"orders":42,"mode":"fast"}`)
 	nc := c.Server(0).Connect(b)
@@ -207,7 +207,7 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 	leaseSubject := wire.KVSubject(st.Bucket(), LeaseKey)
 	subject := stateSubject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
-		_, rev, _ := leader.view.tenure(time.Now())
+		_, rev, _ := leader.view.Fence(time.Now())
 		h := nats.Header{}
 		if withID {
 			h.Set(jetstream.MsgIDHeader, nuid.Next())

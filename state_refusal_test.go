@@ -72,7 +72,7 @@ func leaderPastFirstRecord(t *testing.T, leader *Node) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, rev, ok := leader.view.tenure(time.Now()); ok && rev > 1 {
+		if _, rev, ok := leader.view.Fence(time.Now()); ok && rev > 1 {
 			return
 		}
 		if time.Now().After(deadline) {

@@ -138,7 +138,7 @@ func (s *State) answered(ctx context.Context, st *store.Store, w fencedWrite, a 
 	default:
 		return 0, true, a.uncertain(err)
 	}
-	if err := pause(ctx, a.n); err != nil {
+	if err := store.Pause(ctx, a.n); err != nil {
 		return 0, true, a.uncertain(err)
 	}
 	return 0, false, nil
@@ -161,17 +161,4 @@ func (a *writeAttempts) uncertain(err error) error {
 		return fmt.Errorf("%w: %w", ErrWriteUncertain, err)
 	}
 	return err
-}
-
-// pause waits a little longer on each attempt, at most 20ms.
-func pause(ctx context.Context, attempt int) error {
-	d := min(time.Duration(attempt)*200*time.Microsecond, 20*time.Millisecond)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

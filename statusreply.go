@@ -61,10 +61,9 @@ type StatusReply struct {
 func (n *Node) status(startedAt time.Time) StatusReply {
 	r := StatusReply{Node: n.cfg.NodeID, Metadata: maps.Clone(n.cfg.Metadata), StartedAt: startedAt.UTC(), Instance: n.instance}
 	leading := n.IsLeader()
-	n.view.mu.RLock()
-	r.Leader, r.Epoch = n.view.leader, n.view.epoch
-	ready := n.view.ready
-	n.view.mu.RUnlock()
+	v := n.view.Snapshot()
+	r.Leader, r.Epoch = v.Leader, v.Epoch
+	ready := v.Ready
 	if ready != nil {
 		r.NotReady = ready.Error()
 	}

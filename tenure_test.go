@@ -58,3 +58,39 @@ func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
 		t.Error("the late hook's tenure ctx is live")
 	}
 }
+
+// Node.Tenure reads the tenure's ctx, epoch and deadline together: the
+// ctx is the one OnBecomeLeader got, the epoch the one ValidateLeadership
+// proves, and once the tenure ends it says so, with the ctx cancelled.
+func TestNodeTenureIsOneConsistentRead(t *testing.T) {
+	srv, rec, id := setup(t)
+	tenures := make(chan context.Context, 1)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, HookFuncs{BecomeLeader: func(ctx context.Context) error { tenures <- ctx; return nil }})
+	if _, ok := a.Tenure(); ok && !a.IsLeader() {
+		t.Fatal("Tenure says a leads before it does")
+	}
+	hookCtx := receive(t, tenures, 10*time.Second, "OnBecomeLeader")
+	ten, ok := a.Tenure()
+	if !ok {
+		t.Fatal("Tenure says a does not lead after OnBecomeLeader")
+	}
+	proven, err := a.ValidateLeadership(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hookEpoch, _ := TenureEpoch(hookCtx); ten.Epoch != proven || ten.Epoch != hookEpoch || ten.Ctx != hookCtx {
+		t.Errorf("Tenure = epoch %d, ctx of the hook %v; want %d (ValidateLeadership), %d (TenureEpoch)", ten.Epoch, ten.Ctx == hookCtx, proven, hookEpoch)
+	}
+	if !ten.Deadline.After(time.Now()) {
+		t.Errorf("Tenure's deadline %v has passed", ten.Deadline)
+	}
+	if err := a.StepDown(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Tenure(); ok {
+		t.Error("Tenure says a leads after StepDown")
+	}
+	if ten.Ctx.Err() == nil {
+		t.Error("the ended tenure's ctx is live")
+	}
+}

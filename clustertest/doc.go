@@ -17,11 +17,11 @@
 //		...
 //	}
 //
-// With a cluster, set cluster.Config.BucketReplicas to its size so the
+// With a cluster, set cluster.Config.Bucket.Replicas to its size so the
 // lease bucket is replicated on every server:
 //
 //	c := clustertest.RunCluster(t, 3)
-//	cfg := cluster.Config{ClusterID: "orders", NodeID: "node-1", NATSURLs: c.URLs(), BucketReplicas: 3}
+//	cfg := cluster.Config{ClusterID: "orders", NodeID: "node-1", NATSURLs: c.URLs(), Bucket: cluster.BucketOptions{Replicas: 3}}
 //
 // Outside a test, [StartServer] and [StartCluster] do the same and return an
 // error instead of failing a test; call Close when done.

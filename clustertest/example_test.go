@@ -96,11 +96,11 @@ func ExampleRunServer() {
 }
 
 // In a test, RunCluster gives three servers in one process; a service's
-// nodes then use BucketReplicas: 3.
+// nodes then use Bucket: cluster.BucketOptions{Replicas: 3.}
 func ExampleRunCluster() {
 	_ = func(t *testing.T) { // func TestMyServiceOnACluster(t *testing.T)
 		c := clustertest.RunCluster(t, 3)
-		// ... start nodes with NATSURLs: c.URLs(), BucketReplicas: 3
+		// ... start nodes with NATSURLs: c.URLs(), Bucket: cluster.BucketOptions{Replicas: 3}
 
 		// Lose a server, then bring it back with its state.
 		c.Servers()[0].Shutdown()

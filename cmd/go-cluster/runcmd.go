@@ -89,7 +89,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	// never a server of its own.
 	r, err := runner.New(runner.Config{
 		Node: cluster.Config{ClusterID: e.opts.cluster, NodeID: nodeID, NATSURLs: strings.Split(e.conn.server, ","),
-			NATSOptions: natsOpts, LeaseTTL: c.ttl, Priority: c.priority, BucketReplicas: c.replicas, Logger: base,
+			NATSOptions: natsOpts, LeaseTTL: c.ttl, Priority: c.priority, Bucket: cluster.BucketOptions{Replicas: c.replicas}, Logger: base,
 			JetStreamDomain: e.conn.jsDomain, JetStreamAPIPrefix: e.conn.jsAPI},
 		Argv: args, Grace: c.grace, Once: c.once, Signals: sigs, Logger: log, Slots: c.slots, LeadTimeout: leadTimeout,
 		Stdio: runner.Stdio{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},

@@ -176,7 +176,7 @@ func electionField(err error) string {
 	msg := trimInvalid(err)
 	for _, f := range []struct{ lib, yaml string }{
 		{"RenewInterval", ".renew_interval"}, {"LeaseTTL", ".lease_ttl"}, {"SafetyMargin", ".lease_ttl"},
-		{"RequestTimeout", ".lease_ttl"}, {"Priority", ".priority"}, {"PreemptDelay", ".preempt_delay"}, {"BucketReplicas", ".replicas"}, {"Metadata", ".metadata"},
+		{"RequestTimeout", ".lease_ttl"}, {"Priority", ".priority"}, {"PreemptDelay", ".preempt_delay"}, {"Bucket.Replicas", ".replicas"}, {"Metadata", ".metadata"},
 	} {
 		if strings.HasPrefix(msg, f.lib) {
 			return f.yaml
@@ -189,7 +189,7 @@ func electionField(err error) string {
 func (e *Election) nodeConfig(clusterID, nodeID string) cluster.Config {
 	return cluster.Config{ClusterID: clusterID, NodeID: nodeID, NATSURLs: []string{"nats://unused"},
 		LeaseTTL: e.LeaseTTL.D(), RenewInterval: e.RenewInterval.D(), Priority: e.Priority,
-		PreemptDelay: e.PreemptDelay.D(), Metadata: e.Metadata, BucketReplicas: max(e.Replicas, 0)}
+		PreemptDelay: e.PreemptDelay.D(), Metadata: e.Metadata, Bucket: cluster.BucketOptions{Replicas: max(e.Replicas, 0)}}
 }
 
 func (v *validator) checks(p string, checks []Check) {

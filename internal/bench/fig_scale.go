@@ -61,7 +61,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	if ttl == 0 {
 		ttl = cluster.DefaultLeaseTTL
 	}
-	cfg := cluster.Config{Logger: bn.libLog, LeaseTTL: ttl, BucketReplicas: b.replicas}
+	cfg := cluster.Config{Logger: bn.libLog, LeaseTTL: ttl, Bucket: cluster.BucketOptions{Replicas: b.replicas}}
 	// The library's default RenewInterval for this TTL.
 	cfg.RenewInterval = cluster.DefaultRenewInterval
 	if cfg.RenewInterval*3 > ttl {

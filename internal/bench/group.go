@@ -47,8 +47,8 @@ type group struct {
 
 // newGroup makes an empty group on b; its nodes are configured from cfg.
 func (bn *bench) newGroup(b *backend, cfg cluster.Config) *group {
-	if cfg.BucketReplicas == 0 {
-		cfg.BucketReplicas = b.replicas
+	if cfg.Bucket.Replicas == 0 {
+		cfg.Bucket.Replicas = b.replicas
 	}
 	return &group{b: b, cfg: cfg, events: newEventLog(), keepStart: bn.o.keepStart}
 }

@@ -66,7 +66,7 @@ func (m *member) start() error {
 		NATSURLs:       m.urls(),
 		LeaseTTL:       m.ttl,
 		RenewInterval:  m.renew,
-		BucketReplicas: 3,
+		Bucket: cluster.BucketOptions{Replicas: 3},
 		Logger:         r.opts.Logger.With("instance", inst),
 	}
 	var node *cluster.Node

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -101,4 +103,18 @@ func Tidy(err error) error {
 		return err
 	}
 	return tidiedError{err}
+}
+
+// Pause waits a little longer on each attempt, at most 20ms: between
+// asking again after an InFlightRefusal.
+func Pause(ctx context.Context, attempt int) error {
+	d := min(time.Duration(attempt)*200*time.Microsecond, 20*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

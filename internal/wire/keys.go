@@ -32,3 +32,12 @@ func KVSubject(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // KVStream is the stream behind bucket.
 func KVStream(bucket string) string { return "KV_" + bucket }
+
+// ControlSubject is where the current leader of a cluster answers
+// step-down requests.
+func ControlSubject(clusterID string) string { return "cluster." + clusterID + ".control.stepdown" }
+
+// NodeControlSubject is where one node answers step-down requests.
+func NodeControlSubject(clusterID, nodeID string) string {
+	return "cluster." + clusterID + ".control." + NodeIDToken(nodeID) + ".stepdown"
+}

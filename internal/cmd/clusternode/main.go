@@ -98,7 +98,7 @@ func main() {
 		renew     = flag.Duration("renew", 0, "RenewInterval (default LeaseTTL/4)")
 		fenceURL  = flag.String("fence", "", "URL of the fenced resource (POST JSON); empty: no writes")
 		interval  = flag.Duration("write-interval", 100*time.Millisecond, "pause between fenced writes while leading")
-		replicas  = flag.Int("replicas", 1, "BucketReplicas")
+		replicas  = flag.Int("replicas", 1, "Bucket.Replicas")
 		state     = flag.Bool("state", false, "write fenced state (Node.State().Put) while leading, instead of the fence")
 		stale     = flag.Int("stale-puts", 5, "with -state: attempts after a tenure ends")
 	)
@@ -157,7 +157,7 @@ func run(out *emitter, o options) error {
 	}
 	n, err := cluster.NewNode(cluster.Config{
 		ClusterID: o.clusterID, NodeID: o.nodeID, NATSURLs: o.urls, LeaseTTL: o.ttl, RenewInterval: o.renew,
-		BucketReplicas: o.replicas,
+		Bucket: cluster.BucketOptions{Replicas: o.replicas},
 		// Named, so that the server's per-connection counts (/connz) tell the nodes apart.
 		NATSOptions: []nats.Option{nats.Name("clusternode-" + o.nodeID)},
 		Logger:      slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),

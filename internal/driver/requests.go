@@ -1,4 +1,4 @@
-package cluster
+package driver
 
 // The driver's requests: each request action of the machine (Write,
 // Confirm, Watch) runs on a goroutine of its own against the store,
@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // answer is a request's result on its way to the loop, with what the
@@ -27,7 +28,7 @@ type answer struct {
 }
 
 // ask runs do as the request id on a goroutine of its own.
-func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Context) answer) {
+func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Context) answer) {
 	d.requests.Add(1)
 	go func() {
 		defer d.requests.Done()
@@ -51,7 +52,7 @@ func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // replicated stream refuses any of them while a fenced state write checked
 // on the lease is in flight, without comparing anything (E-rules in
 // docs/design.md): each is asked again, within the same time.
-func (d *driver) write(a election.Write) {
+func (d *Driver) write(a election.Write) {
 	sent := time.Now()
 	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
@@ -60,15 +61,15 @@ func (d *driver) write(a election.Write) {
 		try := func() (uint64, error) {
 			switch {
 			case a.Purpose == election.Renew:
-				return d.store.Renew(ctx, LeaseKey, a.Value, a.Rev)
+				return d.store.Renew(ctx, wire.LeaseKey, a.Value, a.Rev)
 			case a.Create:
-				return d.store.Create(ctx, LeaseKey, a.Value, a.LastSeq)
+				return d.store.Create(ctx, wire.LeaseKey, a.Value, a.LastSeq)
 			default:
-				return d.store.Update(ctx, LeaseKey, a.Value, a.Rev)
+				return d.store.Update(ctx, wire.LeaseKey, a.Value, a.Rev)
 			}
 		}
 		rev, err := try()
-		for attempt := 1; store.InFlightRefusal(err) && pause(ctx, attempt) == nil; attempt++ {
+		for attempt := 1; store.InFlightRefusal(err) && store.Pause(ctx, attempt) == nil; attempt++ {
 			rev, err = try()
 		}
 		err = store.Tidy(err)
@@ -77,7 +78,7 @@ func (d *driver) write(a election.Write) {
 }
 
 // confirm reads the bucket's stream info (store.confirm).
-func (d *driver) confirm(a election.Confirm) {
+func (d *Driver) confirm(a election.Confirm) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		inc, err := d.store.Confirm(ctx)
 		err = store.Tidy(err)
@@ -87,7 +88,7 @@ func (d *driver) confirm(a election.Confirm) {
 
 // startWatch drops the watch and starts a new one; its entries reach the
 // machine once the answer is in.
-func (d *driver) startWatch(a election.Watch) {
+func (d *Driver) startWatch(a election.Watch) {
 	d.stopWatch()
 	d.watchID = a.ID
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
@@ -103,7 +104,7 @@ func (d *driver) startWatch(a election.Watch) {
 
 // stopWatch drops the watch without waiting for the network: the clean-up
 // goes on in the background, counted in d.cleanup for teardown.
-func (d *driver) stopWatch() {
+func (d *Driver) stopWatch() {
 	d.watchID = 0
 	if d.watcher != nil {
 		d.watcher.Stop(&d.cleanup)
@@ -113,7 +114,7 @@ func (d *driver) stopWatch() {
 
 // onAnswer hands an answer to the machine, after what the driver does
 // with it: the watch made, the renewal's end and metrics, the log.
-func (d *driver) onAnswer(a answer) {
+func (d *Driver) onAnswer(a answer) {
 	if w := a.watcher; w != nil {
 		if a.id == d.watchID {
 			d.watcher = w
@@ -130,7 +131,7 @@ func (d *driver) onAnswer(a answer) {
 }
 
 // noteWrite logs a write's outcome and records a renewal's metrics.
-func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
+func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	switch w.Purpose {
 	case election.Renew:
 		d.view.renewalEnded()
@@ -155,8 +156,16 @@ func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	}
 }
 
+// The outcomes of a renewal, for the metrics (cluster.RenewalOutcome).
+const (
+	RenewalOK       = "ok"
+	RenewalConflict = "conflict"
+	RenewalTimeout  = "timeout"
+	RenewalError    = "error"
+)
+
 // renewalOutcome is a renewal's result for the metrics.
-func renewalOutcome(err error) RenewalOutcome {
+func renewalOutcome(err error) string {
 	switch {
 	case err == nil:
 		return RenewalOK

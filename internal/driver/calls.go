@@ -1,4 +1,4 @@
-package cluster
+package driver
 
 // The driver's side of API calls and control requests: each becomes the
 // machine's event with a token for its answer; what touches the
@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
-func (d *driver) askToLead(a election.AskToLead) {
+func (d *Driver) askToLead(a election.AskToLead) {
 	data, _ := json.Marshal(a.Request)
 	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Request.Priority)
 	d.offLoop(func() {
-		if err := d.store.Conn().Publish(NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
+		if err := d.store.Conn().Publish(wire.NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
 			d.log.Debug("could not ask the leader to yield", "error", err)
 		}
 	})
@@ -27,7 +28,7 @@ func (d *driver) askToLead(a election.AskToLead) {
 
 // offLoop runs f on a goroutine of its own, counted for teardown: what
 // touches the connection without a timeout stays off the loop.
-func (d *driver) offLoop(f func()) {
+func (d *Driver) offLoop(f func()) {
 	d.requests.Add(1)
 	go func() {
 		defer d.requests.Done()
@@ -37,11 +38,11 @@ func (d *driver) offLoop(f func()) {
 
 // recordCooldown writes cooldown-<NodeID> (informational), in the
 // background.
-func (d *driver) recordCooldown(cooldown time.Duration) {
+func (d *Driver) recordCooldown(cooldown time.Duration) {
 	d.offLoop(func() {
 		ctx, cancel := context.WithTimeout(d.base, d.cfg.RequestTimeout)
 		defer cancel()
-		if err := d.store.PutCooldown(ctx, d.cfg.NodeID, cooldown); err != nil {
+		if err := d.store.PutCooldown(ctx, d.cfg.Params.NodeID, cooldown); err != nil {
 			d.log.Debug("could not record the cooldown key", "error", err)
 		}
 	})
@@ -49,35 +50,35 @@ func (d *driver) recordCooldown(cooldown time.Duration) {
 
 // commandEvent turns an API call into the machine's event; the answer goes
 // back on the command's channels.
-func (d *driver) commandEvent(c command) election.Event {
-	switch c.kind {
-	case cmdStepDown:
-		return election.StepDown{To: c.to, Async: c.async, Epoch: c.tenure, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
-	case cmdSetPriority:
-		c.reply <- nil
-		return election.SetPriority{Priority: c.priority}
-	case cmdSetMetadata:
-		return election.SetMetadata{Metadata: c.metadata, Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
-	case cmdValidate:
+func (d *Driver) commandEvent(c Command) election.Event {
+	switch c.Kind {
+	case CmdStepDown:
+		return election.StepDown{To: c.To, Async: c.Async, Epoch: c.Tenure, Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
+	case CmdSetPriority:
+		c.Reply <- nil
+		return election.SetPriority{Priority: c.Priority}
+	case CmdSetMetadata:
+		return election.SetMetadata{Metadata: c.Metadata, Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
+	case CmdValidate:
 		return election.Validate{Token: d.newToken(func(a election.Reply) {
 			if a.Err != nil {
-				c.reply <- a.Err
+				c.Reply <- a.Err
 				return
 			}
-			c.epoch <- a.Epoch
+			c.Epoch <- a.Epoch
 		})}
 	}
-	return election.Stop{Token: d.newToken(func(a election.Reply) { c.reply <- a.Err })}
+	return election.Stop{Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
 }
 
 // controlEvent turns a step-down request from NATS into the machine's
 // event; the answer goes back to the requester.
-func (d *driver) controlEvent(r controlRequest) election.Event {
-	msg := r.msg
+func (d *Driver) controlEvent(r ControlRequest) election.Event {
+	msg := r.Msg
 	token := d.newToken(func(a election.Reply) {
 		if !a.Silent {
-			d.offLoop(func() { respond(msg, StepDownReply(a.Answer)) })
+			d.offLoop(func() { respond(msg, a.Answer) })
 		}
 	})
-	return election.Control{Data: msg.Data, Generic: r.generic, Received: r.received, Token: token}
+	return election.Control{Data: msg.Data, Generic: r.Generic, Received: r.Received, Token: token}
 }

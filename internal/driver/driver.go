@@ -1,4 +1,10 @@
-package cluster
+// Package driver runs the election machine (internal/election) of one
+// node: a loop that turns what happens into the machine's events and
+// carries out the actions it returns, the live tenure and its hooks, and
+// the view the node's queries read. Package cluster holds a Driver and
+// calls only its entry points: New, Run, Send, Close, Wait and the view's
+// methods; the store (internal/store) does the I/O the machine asks for.
+package driver
 
 import (
 	"context"
@@ -12,7 +18,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
-// driver runs the election machine (internal/election) of one Node: a goroutine
+// Driver runs the election machine (internal/election) of one Node: a goroutine
 // that turns what happens (watch entries, timers, answers from NATS, API
 // calls, control requests, readiness results, advisories) into the
 // machine's events, and carries out the actions the machine returns. It
@@ -30,40 +36,33 @@ import (
 // at most one out), and their answers come back as events; so the loop
 // never blocks on NATS, and the tenure's deadline ends the tenure on time
 // even while a request hangs.
-type driver struct {
+type Driver struct {
 	cfg   Config
 	log   *slog.Logger
 	store *store.Store
 	hooks Hooks
 	disp  *dispatcher
-	view  *view
+	view  *View
 	m     *election.Machine
-	// priority0 is the priority the machine started with; SetPriority
-	// sends later ones (priority.go).
-	priority0 int
 
-	// announced is this node's member record, withdrawn at Stop (nil:
-	// none was written). Set before the loop runs; read at teardown.
-	announced *announcement
-
-	cmds    chan command
-	control chan controlRequest // step-down requests from NATS
-	health  chan error          // ReadinessCheck results
-	answers chan answer         // answers to the machine's requests
-	conns   chan election.Conn  // the connection's state, latest only (watchConn)
-	expired chan struct{}       // the deadline timer ended the tenure (buffered, 1)
-	exited  chan struct{}       // closed when run returns
+	cmds    chan Command
+	control <-chan ControlRequest // step-down requests from NATS
+	health  chan error            // ReadinessCheck results
+	answers chan answer           // answers to the machine's requests
+	conns   chan election.Conn    // the connection's state, latest only (watchConn)
+	expired chan struct{}         // the deadline timer ended the tenure (buffered, 1)
+	exited  chan struct{}         // closed when run returns
 
 	base    context.Context
+	abort   context.CancelFunc // cancels base: Close
 	hookCtx context.Context
-	// stopHooks cancels hookCtx; tornDown says the Node's teardown has
-	// begun (guarded by the Node's mu).
+	// stopHooks cancels hookCtx: StopHooks, Wait.
 	stopHooks context.CancelFunc
-	tornDown  bool
+	checks    chan struct{} // closed when the readiness checks end
 
 	watcher  *store.LeaseWatch
 	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
-	cleanup  sync.WaitGroup // watches being stopped in the background
+	cleanup  sync.WaitGroup // watches being stopped in the background: WaitWatches
 	requests sync.WaitGroup // requests out, and cooldown records
 
 	tenure  *driverTenure // the live tenure's ctx; nil when none
@@ -75,82 +74,114 @@ type driver struct {
 
 	err      error // permanent failure
 	finished bool
-
-	beforeAction func(election.Action) // Node.beforeAction: tests only
 }
 
-type commandKind int
+// CommandKind says which call of the public API a Command is.
+type CommandKind int
 
+// The calls of the public API that reach the machine.
 const (
-	cmdStepDown commandKind = iota
-	cmdStop
-	cmdValidate
-	cmdSetMetadata
-	cmdSetPriority
+	CmdStepDown CommandKind = iota
+	CmdStop
+	CmdValidate
+	CmdSetMetadata
+	CmdSetPriority
 )
 
-// command is a call of the public API on its way to the driver.
-type command struct {
-	kind   commandKind
-	reply  chan error
-	epoch  chan int64 // cmdValidate: the proven epoch
-	to     string     // cmdStepDown: preferred successor
-	tenure int64      // cmdStepDown: the tenure to end (0: the current one)
-	// metadata (cmdSetMetadata): what the node publishes from now on.
-	metadata map[string]string
-	// priority (cmdSetPriority): the node's priority from now on.
-	priority int
-	// async (cmdStepDown): reply once the step-down has begun, not when
+// Command is a call of the public API on its way to the driver: Send
+// hands it over, and the answer comes back on Reply (and Epoch).
+type Command struct {
+	Kind   CommandKind
+	Reply  chan error
+	Epoch  chan int64 // CmdValidate: the proven epoch
+	To     string     // CmdStepDown: preferred successor
+	Tenure int64      // CmdStepDown: the tenure to end (0: the current one)
+	// Metadata (CmdSetMetadata): what the node publishes from now on.
+	Metadata map[string]string
+	// Priority (CmdSetPriority): the node's priority from now on.
+	Priority int
+	// Async (CmdStepDown): reply once the step-down has begun, not when
 	// the lease is released. A hook calling StepDown cannot wait for the
 	// release: it waits for OnLoseLeadership, which runs after that hook.
-	async bool
+	Async bool
 }
 
-// newDriver makes the election of n, not yet running, after it opened st.
-func newDriver(n *Node, st *store.Store, control chan controlRequest, base context.Context) *driver {
+// Config is what the driver needs of its node: the election's
+// parameters, the node's settings it carries out, and its parts.
+type Config struct {
+	Params         election.Params // Priority: the priority now
+	DrainTimeout   time.Duration
+	RequestTimeout time.Duration
+	// StepDownOnHookError ends a tenure whose OnBecomeLeader failed
+	// (cluster.LeaderHookErrorStepsDown).
+	StepDownOnHookError bool
+	ReadinessCheck      func(context.Context) error // nil: none
+	ReadinessInterval   time.Duration
+	ClusterID           string
+	Log                 *slog.Logger
+	Metrics             Metrics
+	Hooks               Hooks
+	View                *View
+	Store               *store.Store
+	Control             <-chan ControlRequest
+	// BeforeAction is nil but in tests: the loop calls it before carrying
+	// out each of the machine's actions, so that a test can stall the
+	// loop at a chosen point.
+	BeforeAction func(election.Action)
+}
+
+// New makes the driver of a node, not yet running, over the store it
+// opened, and publishes the machine's first state to the view.
+func New(cfg Config) *Driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
-	reconnects := st.Conn().Stats().Reconnects
-	p := electionParams(n.cfg, n.campaign, n.instance)
-	p.Priority = n.Priority()
-	m := election.New(p, uint64(time.Now().UnixNano()))
-	return &driver{
-		cfg:       n.cfg,
-		log:       n.log,
-		store:     st,
-		hooks:     n.hooks,
-		disp:      newDispatcher(n.log, n.cfg.Metrics),
-		view:      n.view,
+	base, abort := context.WithCancel(context.Background())
+	reconnects := cfg.Store.Conn().Stats().Reconnects
+	m := election.New(cfg.Params, uint64(time.Now().UnixNano()))
+	d := &Driver{
+		cfg:       cfg,
+		log:       cfg.Log,
+		store:     cfg.Store,
+		hooks:     cfg.Hooks,
+		disp:      newDispatcher(cfg.Log, cfg.Metrics),
+		view:      cfg.View,
 		m:         m,
-		priority0: p.Priority,
-		cmds:      make(chan command),
-		control:   control,
+		cmds:      make(chan Command),
+		control:   cfg.Control,
 		health:    make(chan error),
 		answers:   make(chan answer, 1),
 		conns:     make(chan election.Conn, 1),
 		expired:   make(chan struct{}, 1),
 		exited:    make(chan struct{}),
 		base:      base,
+		abort:     abort,
 		hookCtx:   hookCtx,
 		stopHooks: hookStop,
+		checks:    make(chan struct{}),
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
-
-		beforeAction: n.beforeAction,
 	}
+	d.publish()
+	return d
 }
 
-// electionParams is what the machine reads of cfg (defaults applied).
-func electionParams(cfg Config, campaign bool, instance string) election.Params {
-	return election.Params{NodeID: cfg.NodeID, Instance: instance, Observer: !campaign,
-		LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
-		RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
-		Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
-		ReadinessCheck: cfg.ReadinessCheck != nil, ReadinessThreshold: cfg.ReadinessThreshold}
+// Run starts the driver: the loop, and the readiness checks if the node
+// has any. It returns at once; Exited closes when the loop ends.
+func (d *Driver) Run() {
+	go d.disp.run()
+	if d.cfg.ReadinessCheck != nil {
+		go func() {
+			defer close(d.checks)
+			runReadinessChecks(d.base, d.cfg.ReadinessCheck, d.cfg.ReadinessInterval, d.health)
+		}()
+	} else {
+		close(d.checks)
+	}
+	go d.run()
 }
 
 // run is the driver's loop: one event at a time, until the machine is
-// done or the Node's teardown cancels base.
-func (d *driver) run() {
+// done or Close cancels base.
+func (d *Driver) run() {
 	defer close(d.exited)
 	defer d.shutdown()
 	d.timer = time.NewTimer(time.Hour)
@@ -193,7 +224,7 @@ func (d *driver) run() {
 }
 
 // updates is the watch's channel; nil (never ready) without a watch.
-func (d *driver) updates() <-chan jetstream.KeyValueEntry {
+func (d *Driver) updates() <-chan jetstream.KeyValueEntry {
 	if d.watcher == nil {
 		return nil
 	}
@@ -226,7 +257,7 @@ func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 
 // feed hands the machine one event at this process's now, and carries out
 // what it returns.
-func (d *driver) feed(ev election.Event) {
+func (d *Driver) feed(ev election.Event) {
 	d.carryOut(d.m.Handle(time.Now(), ev))
 	d.publish()
 }
@@ -234,7 +265,7 @@ func (d *driver) feed(ev election.Event) {
 // watchConn reports the connection's state to the loop after each change
 // of its status. It reads the state here, not on the loop: the connection's
 // lock is held while it writes to a socket that does not drain.
-func (d *driver) watchConn(statuses chan nats.Status) {
+func (d *Driver) watchConn(statuses chan nats.Status) {
 	defer d.requests.Done()
 	nc := d.store.Conn()
 	defer nc.RemoveStatusListener(statuses)
@@ -259,10 +290,10 @@ func (d *driver) watchConn(statuses chan nats.Status) {
 }
 
 // carryOut does what the machine asked, in order.
-func (d *driver) carryOut(acts []election.Action) {
+func (d *Driver) carryOut(acts []election.Action) {
 	for _, a := range acts {
-		if d.beforeAction != nil {
-			d.beforeAction(a) // a test stalls the loop here
+		if d.cfg.BeforeAction != nil {
+			d.cfg.BeforeAction(a) // a test stalls the loop here
 		}
 		if !d.request(a) {
 			d.carryOutLocal(a)
@@ -271,7 +302,7 @@ func (d *driver) carryOut(acts []election.Action) {
 }
 
 // request starts a request action; false if a is not one.
-func (d *driver) request(a election.Action) bool {
+func (d *Driver) request(a election.Action) bool {
 	switch a := a.(type) {
 	case election.Write:
 		d.write(a)
@@ -287,7 +318,7 @@ func (d *driver) request(a election.Action) bool {
 
 // carryOutLocal carries out an action that asks nothing of NATS's
 // JetStream: timers, the watch's end, hooks, replies, the log.
-func (d *driver) carryOutLocal(a election.Action) {
+func (d *Driver) carryOutLocal(a election.Action) {
 	switch a := a.(type) {
 	case election.Arm:
 		d.arm(a.At)
@@ -316,7 +347,7 @@ func (d *driver) carryOutLocal(a election.Action) {
 }
 
 // arm sets the timer for the machine's next look (zero: none needed).
-func (d *driver) arm(at time.Time) {
+func (d *Driver) arm(at time.Time) {
 	d.timer.Stop()
 	wait := time.Hour
 	if !at.IsZero() {
@@ -327,7 +358,7 @@ func (d *driver) arm(at time.Time) {
 
 // shutdown releases what run holds when it exits: if teardown cut the loop
 // short, the machine still ends its tenure and answers its callers.
-func (d *driver) shutdown() {
+func (d *Driver) shutdown() {
 	if !d.finished {
 		d.carryOut(d.m.StopNow())
 		d.publish()
@@ -336,7 +367,7 @@ func (d *driver) shutdown() {
 }
 
 // newToken names a caller waiting for an election.Reply.
-func (d *driver) newToken(answer func(election.Reply)) uint64 {
+func (d *Driver) newToken(answer func(election.Reply)) uint64 {
 	d.tokens++
 	if answer != nil {
 		d.replies[d.tokens] = answer
@@ -345,7 +376,7 @@ func (d *driver) newToken(answer func(election.Reply)) uint64 {
 }
 
 // reply answers the caller the token names.
-func (d *driver) reply(a election.Reply) {
+func (d *Driver) reply(a election.Reply) {
 	answer, ok := d.replies[a.Token]
 	if !ok {
 		return

@@ -1,4 +1,4 @@
-package cluster
+package driver
 
 import (
 	"context"
@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// runReadinessChecks calls Config.ReadinessCheck every ReadinessInterval and hands
+// runReadinessChecks calls readinessCheck every interval and hands
 // each result to the election loop, until ctx ends.
-func runReadinessChecks(ctx context.Context, cfg Config, out chan<- error) {
+func runReadinessChecks(ctx context.Context, readinessCheck func(context.Context) error, interval time.Duration, out chan<- error) {
 	check := func() {
-		cctx, cancel := context.WithTimeout(ctx, cfg.ReadinessInterval)
+		cctx, cancel := context.WithTimeout(ctx, interval)
 		defer cancel()
 		err := func() (err error) {
 			defer func() {
@@ -18,7 +18,7 @@ func runReadinessChecks(ctx context.Context, cfg Config, out chan<- error) {
 					err = panicError{r}
 				}
 			}()
-			return cfg.ReadinessCheck(cctx)
+			return readinessCheck(cctx)
 		}()
 		select {
 		case out <- err:
@@ -26,7 +26,7 @@ func runReadinessChecks(ctx context.Context, cfg Config, out chan<- error) {
 		}
 	}
 	check()
-	ticker := time.NewTicker(cfg.ReadinessInterval)
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
