@@ -61,13 +61,13 @@ func (m *member) start() error {
 
 	r := m.r
 	cfg := cluster.Config{
-		ClusterID:      r.opts.ClusterID,
-		NodeID:         m.id,
-		NATSURLs:       m.urls(),
-		LeaseTTL:       m.ttl,
-		RenewInterval:  m.renew,
-		Bucket: cluster.BucketOptions{Replicas: 3},
-		Logger:         r.opts.Logger.With("instance", inst),
+		ClusterID:     r.opts.ClusterID,
+		NodeID:        m.id,
+		NATSURLs:      m.urls(),
+		LeaseTTL:      m.ttl,
+		RenewInterval: m.renew,
+		Bucket:        cluster.BucketOptions{Replicas: 3},
+		Logger:        r.opts.Logger.With("instance", inst),
 	}
 	var node *cluster.Node
 	hooks := cluster.HookFuncs{
