@@ -24,7 +24,7 @@ const (
 	// MaxLeaseTTL is the longest LeaseTTL accepted, and the longest ttl_ms a
 	// lease record may carry: one limit for writers and readers, so that no
 	// node writes a record that the others would read as garbage.
-	MaxLeaseTTL = 24 * time.Hour
+	MaxLeaseTTL = wire.MaxLeaseTTL
 )
 
 // Config configures a Node. ClusterID, NodeID and a way to reach NATS
@@ -334,12 +334,12 @@ const LeaseKey = wire.LeaseKey
 func CooldownKey(nodeID string) string { return wire.CooldownKey(nodeID) }
 
 // MaxIdentifierLen is the longest ClusterID accepted (ValidateIdentifier).
-const MaxIdentifierLen = 64
+const MaxIdentifierLen = wire.MaxIdentifierLen
 
 // MaxNodeIDLen is the longest NodeID accepted (ValidateNodeID): the
 // longest DNS name, 253 bytes without a trailing dot (RFC 1035), so that a
 // fully qualified host name fits.
-const MaxNodeIDLen = 253
+const MaxNodeIDLen = wire.MaxNodeIDLen
 
 // ValidateIdentifier checks that value can be used as a ClusterID. A
 // ClusterID becomes a NATS subject token and the KV bucket name

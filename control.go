@@ -19,33 +19,20 @@ func NodeControlSubject(clusterID, nodeID string) string {
 }
 
 // MaxControlRequestSize is the largest step-down request accepted.
-const MaxControlRequestSize = 1024
+const MaxControlRequestSize = wire.MaxControlRequestSize
 
-// StepDownRequest asks the leader to step down. An empty payload is a
-// request with no preferred successor.
-type StepDownRequest struct {
-	// To, if set, names the node to hand over to: for a short while after
-	// the release only that node campaigns.
-	To string `json:"to,omitempty"`
-	// Reason is "operator" (the default) or "priority" (a node of higher
-	// Priority asking for the lease; the leader checks Priority).
-	Reason string `json:"reason,omitempty"`
-	// Priority is the asking node's Config.Priority, with reason "priority".
-	Priority int `json:"priority,omitempty"`
-	// Epoch, if set, makes the request conditional: only a leader of this
-	// epoch steps down, so a request never reaches the next leader by mistake.
-	Epoch int64 `json:"epoch,omitempty"`
-}
+// StepDownRequest asks the leader to step down (see ControlSubject): To
+// names a successor, Reason is "operator" (the default) or "priority" (a
+// node of higher Priority asking; the leader checks it), Epoch makes the
+// request conditional on the leader's epoch. An empty payload is a
+// request with no preferred successor. One definition, in the wire
+// vocabulary, for the leader, the CLI and the agent.
+type StepDownRequest = wire.StepDownRequest
 
-// StepDownReply is the answer to a StepDownRequest.
-type StepDownReply struct {
-	OK     bool   `json:"ok"`
-	Node   string `json:"node"`             // the node that answered
-	Epoch  int64  `json:"epoch,omitempty"`  // the epoch it gave up
-	To     string `json:"to,omitempty"`     // the successor it named
-	Leader string `json:"leader,omitempty"` // with an error: the leader the node knows
-	Error  string `json:"error,omitempty"`
-}
+// StepDownReply is the answer to a StepDownRequest: OK, the Node that
+// answered, the Epoch it gave up and the successor it named (To); with an
+// Error, the Leader the node knows.
+type StepDownReply = wire.StepDownReply
 
 const (
 	reasonOperator = wire.ReasonOperator
@@ -55,6 +42,5 @@ const (
 // decodeStepDown parses and checks a request payload
 // (wire.DecodeStepDown, which the leader uses).
 func decodeStepDown(data []byte) (StepDownRequest, error) {
-	req, err := wire.DecodeStepDown(data)
-	return StepDownRequest(req), err
+	return wire.DecodeStepDown(data)
 }

@@ -73,7 +73,7 @@ func (l *Lease) TimeUntilExpiry() time.Duration {
 }
 
 // MaxLeaseSize is the largest lease value decoded; a larger one counts as garbage.
-const MaxLeaseSize = 4096
+const MaxLeaseSize = wire.MaxLeaseSize
 
 // encodeLease renders l as the JSON stored in KV.
 func encodeLease(l Lease) ([]byte, error) {

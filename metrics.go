@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/driver"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // RenewalOutcome classifies one lease renewal, for metrics.
@@ -23,9 +24,9 @@ type ElectionCause string
 
 // Election causes.
 const (
-	ElectionCreated  ElectionCause = "created"  // the key did not exist
-	ElectionReleased ElectionCause = "released" // StepDown or Stop released it
-	ElectionExpired  ElectionCause = "expired"  // the holder stopped renewing (or the value was garbage)
+	ElectionCreated  ElectionCause = ElectionCause(election.CauseCreated)  // the key did not exist
+	ElectionReleased ElectionCause = ElectionCause(election.CauseReleased) // StepDown or Stop released it
+	ElectionExpired  ElectionCause = ElectionCause(election.CauseExpired)  // the holder stopped renewing (or the value was garbage)
 )
 
 // Metrics receives the events a metrics system needs (see package

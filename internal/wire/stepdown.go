@@ -5,23 +5,29 @@ import (
 	"fmt"
 )
 
-// StepDownRequest and StepDownReply are cluster's types of the same names
-// as the election reads and writes them: the same fields and JSON
-// (cluster converts to and from them).
+// StepDownRequest asks the leader to step down (cluster.StepDownRequest,
+// an alias). An empty payload is a request with no preferred successor.
 type StepDownRequest struct {
-	To       string `json:"to,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Priority int    `json:"priority,omitempty"`
-	Epoch    int64  `json:"epoch,omitempty"`
+	// To, if set, names the node to hand over to: for a short while after
+	// the release only that node campaigns.
+	To string `json:"to,omitempty"`
+	// Reason is "operator" (the default) or "priority" (a node of higher
+	// Priority asking for the lease; the leader checks Priority).
+	Reason string `json:"reason,omitempty"`
+	// Priority is the asking node's Config.Priority, with reason "priority".
+	Priority int `json:"priority,omitempty"`
+	// Epoch, if set, makes the request conditional: only a leader of this
+	// epoch steps down, so a request never reaches the next leader by mistake.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
-// StepDownReply is the answer to a StepDownRequest.
+// StepDownReply is the answer to a StepDownRequest (cluster.StepDownReply).
 type StepDownReply struct {
 	OK     bool   `json:"ok"`
-	Node   string `json:"node"`
-	Epoch  int64  `json:"epoch,omitempty"`
-	To     string `json:"to,omitempty"`
-	Leader string `json:"leader,omitempty"`
+	Node   string `json:"node"`             // the node that answered
+	Epoch  int64  `json:"epoch,omitempty"`  // the epoch it gave up
+	To     string `json:"to,omitempty"`     // the successor it named
+	Leader string `json:"leader,omitempty"` // with an error: the leader the node knows
 	Error  string `json:"error,omitempty"`
 }
 
@@ -31,7 +37,7 @@ const (
 	ReasonPriority = "priority"
 )
 
-// MaxControlRequestSize is cluster.MaxControlRequestSize.
+// MaxControlRequestSize is the largest step-down request accepted.
 const MaxControlRequestSize = 1024
 
 // DecodeStepDown parses and checks a request payload.
