@@ -169,7 +169,6 @@ func (m *Machine) takeOver(now time.Time) {
 		a.cause = CauseReleased
 	}
 	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
-	m.state = Acquiring
 	m.send(now, w, request{a: a})
 }
 

@@ -81,7 +81,7 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return next
 	}
 	timeout := m.p.RequestTimeout
-	if m.state == Leading {
+	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
 	m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
@@ -101,7 +101,7 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	case r.Err == nil:
 		t.rev, t.renewals = r.Rev, 0
 		switch {
-		case m.state == Draining:
+		case m.drain != nil:
 			t.renewDue = now.Add(m.renewEvery(t.ttl))
 		case m.knobs.NoConfirm:
 			m.extend(now, sent)
@@ -143,9 +143,6 @@ func (m *Machine) lose(now time.Time, cause error) {
 	if m.drain != nil {
 		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, cause))
 	}
-	if m.state != Stopped {
-		m.state = Following
-	}
 	m.reportLeader(now)
 }
 
@@ -165,7 +162,6 @@ func (m *Machine) endTenure(cause error) {
 func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, reply func(error) Action) {
 	m.drain = &drain{stepDown: stepDown, next: next, reply: reply}
 	m.endTenure(nil)
-	m.state = Draining
 	m.reportLeader(now)
 }
 
@@ -198,9 +194,6 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d := m.drain
 	m.drain, m.t = nil, nil
-	if m.state != Stopped {
-		m.state = Following
-	}
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})

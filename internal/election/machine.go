@@ -8,30 +8,16 @@ import (
 	"time"
 )
 
-// State is what the machine is doing (docs/design.md §4.10).
-type State int
-
-const (
-	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
-	Following               // watching; waiting out the value seen (P3-P6)
-	Acquiring               // an acquisition's write is out
-	Confirming              // an acquisition landed; its Confirm is out (P7)
-	Leading                 // a tenure: renewals, each confirmed (P7, P8)
-	Draining                // a step-down ended the tenure; renewing until the release (P11)
-	Stopped                 // Stop, or a permanent error
-)
-
-func (s State) String() string {
-	return [...]string{"syncing", "following", "acquiring", "confirming", "leading", "draining", "stopped"}[s]
-}
-
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
 	p        Params
 	knobs    Knobs
 	rnd      *rand.Rand
 	instance string
-	state    State
+	// What the machine is doing (docs/design.md §4.10) is derived: the
+	// request out, the tenure t, the drain, and these two.
+	stopped  bool // Stop, or a permanent error
+	caughtUp bool // the watch delivered its current value since Start or the last move (not syncing)
 
 	inc         Incarnation // the incarnation followed, as last confirmed
 	incKnown    bool
@@ -130,16 +116,14 @@ func New(p Params, seed uint64) *Machine {
 // Handle takes one event at now and returns what to do.
 func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	m.out = nil
-	if m.state == Stopped && m.req == nil {
+	if m.stopped && m.req == nil {
 		return nil
 	}
 	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) { // whatever is out (P8)
 		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
 	}
 	switch e := ev.(type) {
-	case Start:
-		m.state = Syncing
-	case Tick:
+	case Start, Tick:
 	case Conn:
 		m.onConn(now, e)
 	case LoseStarted:
@@ -192,9 +176,9 @@ func (m *Machine) step(now time.Time) {
 		m.kept = m.kept[1:]
 		m.apply(now, ev)
 	}
-	if m.stopReq != nil && m.req == nil && m.t == nil && m.state != Stopped {
+	if m.stopReq != nil && m.req == nil && m.t == nil && !m.stopped {
 		m.emit(Reply{Token: *m.stopReq}) // a requested Stop has nothing left to do
-		m.stopped()
+		m.stop()
 	}
 	var next time.Time
 	if m.req == nil && m.err == nil {
@@ -206,7 +190,7 @@ func (m *Machine) step(now time.Time) {
 	if m.t != nil && !m.t.ended {
 		next = earliest(next, m.t.deadline)
 	}
-	if m.state != Stopped {
+	if !m.stopped {
 		m.emit(Arm{At: next})
 	}
 }
@@ -214,7 +198,7 @@ func (m *Machine) step(now time.Time) {
 // decide is the one place a request starts; it returns when to look again.
 func (m *Machine) decide(now time.Time) time.Time {
 	switch {
-	case m.state == Stopped:
+	case m.stopped:
 		return time.Time{}
 	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
 		return m.retryAt
@@ -224,7 +208,7 @@ func (m *Machine) decide(now time.Time) time.Time {
 	case !m.watching:
 		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 		return time.Time{}
-	case m.state == Leading || m.state == Draining:
+	case m.t != nil: // leading or draining
 		return m.lead(now)
 	case !m.synced:
 		return time.Time{}
@@ -232,8 +216,8 @@ func (m *Machine) decide(now time.Time) time.Time {
 	return m.follow(now)
 }
 
-func (m *Machine) stopped() {
-	m.state = Stopped
+func (m *Machine) stop() {
+	m.stopped = true
 	m.emit(Finished{})
 }
 
@@ -248,7 +232,7 @@ func (m *Machine) fail(err error) {
 	}
 	m.answerChecks()
 	m.emit(Fail{Err: err})
-	m.stopped()
+	m.stop()
 }
 
 // StopNow ends the machine at once, without a release: the driver's
@@ -256,7 +240,7 @@ func (m *Machine) fail(err error) {
 // hears ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
-	if m.state == Stopped {
+	if m.stopped {
 		return nil
 	}
 	if m.t != nil && !m.t.ended {
@@ -284,7 +268,7 @@ func (m *Machine) StopNow() []Action {
 	if m.stopReq != nil {
 		m.emit(Reply{Token: *m.stopReq})
 	}
-	m.stopped()
+	m.stop()
 	return m.out
 }
 

@@ -156,8 +156,8 @@ func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.none("Become")
 	h.want("Watch")
-	if h.m.state != Syncing {
-		t.Errorf("state %v, want syncing", h.m.state)
+	if h.m.caughtUp {
+		t.Error("still caught up on the old incarnation's watch, want syncing")
 	}
 }
 
@@ -317,8 +317,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	}
 	h.do(WriteResult{ID: w.ID, Rev: 8})
 	h.want("Reply", "CooldownKey")
-	if h.m.state != Following {
-		t.Errorf("state %v, want following", h.m.state)
+	if h.m.t != nil || h.m.drain != nil || h.m.stopped {
+		t.Errorf("tenure %+v, drain %+v, stopped %v, want following", h.m.t, h.m.drain, h.m.stopped)
 	}
 }
 

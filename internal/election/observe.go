@@ -70,8 +70,8 @@ func (m *Machine) onSynced(now time.Time) {
 	if m.cur.kind == None {
 		m.cur = seen{kind: Absent, first: now}
 	}
-	if m.state == Syncing {
-		m.state = Following
+	if !m.caughtUp {
+		m.caughtUp = true
 		m.conn.stableSince = now
 	}
 }
@@ -128,8 +128,8 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
 	m.dropWatchEvents() // kept from the watch on the old one
-	if m.state != Leading && m.state != Draining && m.state != Stopped {
-		m.state = Syncing
+	if m.t == nil && !m.stopped {
+		m.caughtUp = false
 	}
 }
 

@@ -153,7 +153,6 @@ func (m *Machine) confirmFailed(now time.Time, c *request) {
 		m.confirmLanding(now, c.a)
 	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
-		m.state = Following
 	case c.why == toRenew && m.t != nil:
 		m.t.renewDue = now.Add(m.backoff())
 	case c.why != toRenew:
@@ -197,8 +196,8 @@ func (m *Machine) bucketGone(now time.Time, err error) {
 	m.incKnown, m.watching, m.synced = false, false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
 	m.dropWatchEvents()
-	if m.state != Leading && m.state != Draining && m.state != Stopped {
-		m.state = Syncing
+	if m.t == nil && !m.stopped {
+		m.caughtUp = false
 	}
 	m.retryAt = now.Add(m.backoff())
 }
