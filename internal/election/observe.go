@@ -120,14 +120,19 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 // once, and every wait starts again on a new watch (P7).
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
-	if m.t != nil && !m.t.ended {
-		m.lose(now, errors.New("the bucket was deleted and created again"))
-	}
+	m.forget(now, errors.New("the bucket was deleted and created again"))
 	m.inc, m.incKnown = b, true
+	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
+}
+
+// forget drops what was seen of an incarnation no longer followed.
+func (m *Machine) forget(now time.Time, cause error) {
+	if m.t != nil && !m.t.ended {
+		m.lose(now, cause)
+	}
 	m.watching, m.synced = false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
-	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
-	m.dropWatchEvents() // kept from the watch on the old one
+	m.dropWatchEvents()
 	if m.t == nil && !m.stopped {
 		m.caughtUp = false
 	}

@@ -187,18 +187,11 @@ func (m *Machine) backoff() time.Duration {
 // again with backoff for as long as it runs; a bucket created meanwhile
 // is a new incarnation like any other.
 func (m *Machine) bucketGone(now time.Time, err error) {
-	if m.t != nil && !m.t.ended {
-		m.lose(now, err)
-	}
+	m.forget(now, err)
 	if m.incKnown {
 		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
 	}
-	m.incKnown, m.watching, m.synced = false, false, false
-	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
-	m.dropWatchEvents()
-	if m.t == nil && !m.stopped {
-		m.caughtUp = false
-	}
+	m.incKnown = false
 	m.retryAt = now.Add(m.backoff())
 }
 
