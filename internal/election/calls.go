@@ -62,14 +62,6 @@ func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
 	m.t.renewDue = now
 }
 
-// answerChecks fails every waiting call: the tenure ended.
-func (m *Machine) answerChecks() {
-	for _, tok := range m.checks {
-		m.emit(Reply{Token: tok, Err: ErrNotLeader})
-	}
-	m.checks = nil
-}
-
 // onSetMetadata: the next records carry it; a leader renews at once.
 func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
 	m.p.Metadata = e.Metadata

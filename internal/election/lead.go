@@ -146,7 +146,7 @@ func (m *Machine) lose(now time.Time, cause error) {
 	m.reportLeader(now)
 }
 
-// endTenure emits Lose once and answers waiting validations.
+// endTenure emits Lose once and fails the waiting validations.
 func (m *Machine) endTenure(cause error) {
 	t := m.t
 	if t.ended {
@@ -154,7 +154,10 @@ func (m *Machine) endTenure(cause error) {
 	}
 	t.ended = true
 	m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	m.answerChecks()
+	for _, tok := range m.checks {
+		m.emit(Reply{Token: tok, Err: ErrNotLeader})
+	}
+	m.checks = nil
 }
 
 // beginDrain ends the tenure for a step-down or Stop; the lease is

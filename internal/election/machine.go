@@ -228,9 +228,8 @@ func (m *Machine) fail(err error) {
 	}
 	m.err = err
 	if m.t != nil && !m.t.ended {
-		m.endTenure(err)
+		m.endTenure(err) // answers the waiting ValidateLeadership calls
 	}
-	m.answerChecks()
 	m.emit(Fail{Err: err})
 	m.stop()
 }
