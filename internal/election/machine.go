@@ -49,7 +49,6 @@ type Machine struct {
 	stopReq  *uint64
 	known    string // leader last reported
 	coldSaid bool   // the wait of a new bucket's first election was logged
-	err      error
 	out      []Action
 }
 
@@ -181,7 +180,7 @@ func (m *Machine) step(now time.Time) {
 		m.stop()
 	}
 	var next time.Time
-	if m.req == nil && m.err == nil {
+	if m.req == nil && !m.stopped {
 		next = m.decide(now)
 	}
 	if !next.After(now) {
@@ -198,8 +197,6 @@ func (m *Machine) step(now time.Time) {
 // decide is the one place a request starts; it returns when to look again.
 func (m *Machine) decide(now time.Time) time.Time {
 	switch {
-	case m.stopped:
-		return time.Time{}
 	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
 		return m.retryAt
 	case !m.incKnown:
@@ -223,10 +220,9 @@ func (m *Machine) stop() {
 
 // fail reports a permanent error and stops.
 func (m *Machine) fail(err error) {
-	if m.err != nil {
+	if m.stopped { // a permanent error is reported once
 		return
 	}
-	m.err = err
 	if m.t != nil && !m.t.ended {
 		m.endTenure(err) // answers the waiting ValidateLeadership calls
 	}
