@@ -10,10 +10,9 @@ import (
 
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
-	p        Params
-	knobs    Knobs
-	rnd      *rand.Rand
-	instance string
+	p     Params
+	knobs Knobs
+	rnd   *rand.Rand
 	// What the machine is doing (docs/design.md §4.10) is derived: the
 	// request out, the tenure t, the drain, and these two.
 	stopped  bool // Stop, or a permanent error
@@ -104,10 +103,10 @@ func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
 
 // New makes the machine of a node; Start begins it.
 func New(p Params, seed uint64) *Machine {
-	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), instance: p.Instance}
-	if m.instance == "" {
-		m.instance = strconv.FormatUint(seed, 36)
+	if p.Instance == "" {
+		p.Instance = strconv.FormatUint(seed, 36)
 	}
+	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	m.conn.connected = true
 	return m
 }

@@ -60,7 +60,7 @@ func (m *Machine) learn(e KVEntry, d decoded) {
 // ownLateWrite says a judged entry is this process's own held record at
 // epoch: a write whose answer it did not get.
 func (m *Machine) ownLateWrite(d decoded, epoch int64) bool {
-	return d.kind == Held && d.lease.NodeID == m.p.NodeID && d.lease.Instance == m.instance && d.lease.Epoch == epoch
+	return d.kind == Held && d.lease.NodeID == m.p.NodeID && d.lease.Instance == m.p.Instance && d.lease.Epoch == epoch
 }
 
 // onSynced: the watch delivered the key's current value; none means the
@@ -143,7 +143,7 @@ func (m *Machine) forget(now time.Time, cause error) {
 // predecessor's (one late write of its may follow). Each revision counts
 // once, the first entry's too: a reopened watch delivers them again.
 func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
-	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || rev <= m.dupRev {
+	if l.NodeID != m.p.NodeID || l.Instance == m.p.Instance || m.p.Observer || rev <= m.dupRev {
 		return
 	}
 	m.dupRev = rev
