@@ -15,7 +15,7 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		m.fails, a.rev = 0, r.Rev
-		if m.knobs.NoConfirm {
+		if m.p.Knobs.NoConfirm {
 			m.lead0(now, a)
 			return
 		}

@@ -14,7 +14,7 @@ import (
 // (I2): the bucket's lease_ttl_max, its lease_ttl, and every TTL seen in
 // a record; this node's own when the bucket says nothing.
 func (m *Machine) ceiling() time.Duration {
-	if m.knobs.OwnTTL {
+	if m.p.Knobs.OwnTTL {
 		return m.p.LeaseTTL
 	}
 	c := max(m.inc.MaxTTL, m.inc.LeaseTTL, m.ttlSeen)
@@ -155,7 +155,7 @@ func (m *Machine) takeOver(now time.Time) {
 		return
 	}
 	ttl := m.p.LeaseTTL // the tenure keeps the bucket's TTL (I2), this node's when it says nothing
-	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
+	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
 		ttl = m.inc.LeaseTTL
 	}
 	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}

@@ -103,7 +103,7 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 		switch {
 		case m.drain != nil:
 			t.renewDue = now.Add(m.renewEvery(t.ttl))
-		case m.knobs.NoConfirm:
+		case m.p.Knobs.NoConfirm:
 			m.extend(now, sent)
 		default:
 			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})

@@ -10,9 +10,8 @@ import (
 
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
-	p     Params
-	knobs Knobs
-	rnd   *rand.Rand
+	p   Params
+	rnd *rand.Rand
 	// What the machine is doing (docs/design.md §4.10) is derived: the
 	// request out, the tenure t, the drain, and these two.
 	stopped  bool // Stop, or a permanent error
@@ -92,13 +91,6 @@ type Knobs struct {
 	NoConfirm    bool // I3: lead on a landing, and move the deadline on a renewal, unconfirmed
 	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
 	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
-}
-
-// NewWithKnobs is New with invariants removed (Knobs).
-func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
-	m := New(p, seed)
-	m.knobs = k
-	return m
 }
 
 // New makes the machine of a node; Start begins it.

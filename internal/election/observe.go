@@ -17,7 +17,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
 		return // older than what is seen
 	}
-	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
+	d := judgeRange(e, m.inc.base(), !m.p.Knobs.NoRangeCheck)
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
 	if a := m.landed(d, e); a != nil {

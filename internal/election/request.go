@@ -202,7 +202,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.p.Knobs.NoRangeCheck)
 	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
 }
 
