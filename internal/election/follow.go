@@ -58,8 +58,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	expiry := c.first.Add(m.holdFor())
 	checkAt := m.checkAt()
 	if !m.viewChecked || (!checkAt.IsZero() && !now.Before(checkAt)) {
-		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
-		return time.Time{}
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 	}
 	var next time.Time // the next wake that is not yet due
 	if now.Before(expiry) {
@@ -76,8 +75,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 		if now.Before(m.lost.resync) {
 			return earliest(next, m.lost.resync)
 		}
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	case now.Before(expiry):
 		m.sayColdStart(now, expiry)
 		return next

@@ -62,16 +62,14 @@ func (m *Machine) lead(now time.Time) time.Time {
 	t := m.t
 	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
 		d.attempts++
-		m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
+		return m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
 			Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
 	}
 	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
 		if now.Before(m.lost.resync) {
 			return m.lost.resync
 		}
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
 		next := t.renewDue
@@ -84,9 +82,8 @@ func (m *Machine) lead(now time.Time) time.Time {
 	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
+	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
 		Timeout: max(timeout, time.Millisecond)}, request{})
-	return time.Time{}
 }
 
 // onRenewed takes the answer of a renewal sent at sent: a landing is

@@ -191,11 +191,9 @@ func (m *Machine) decide(now time.Time) time.Time {
 	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
 		return m.retryAt
 	case !m.incKnown:
-		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toOpen})
-		return time.Time{}
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toOpen})
 	case !m.watching:
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	case m.t != nil: // leading or draining
 		return m.lead(now)
 	case !m.synced:

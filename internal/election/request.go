@@ -47,7 +47,8 @@ type attempt struct {
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
-func (m *Machine) send(now time.Time, a Action, q request) {
+// It returns the zero time: the answer, not a timer, wakes the machine.
+func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 	m.nextID++
 	q.id, q.sent = m.nextID, now
 	m.req = &q
@@ -68,6 +69,7 @@ func (m *Machine) send(now time.Time, a Action, q request) {
 		m.dropWatchEvents()
 	}
 	m.emit(a)
+	return time.Time{}
 }
 
 // answer is a request's answer: WriteResult, ConfirmResult, WatchStarted.
