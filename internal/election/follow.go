@@ -62,10 +62,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	}
 	var next time.Time // the next wake that is not yet due
 	if now.Before(expiry) {
-		next = earliest(expiry, checkAt) // the known leader changes at expiry, if nothing else
-		if c.kind == Held {
-			next = earliest(next, m.askToLead(now))
-		}
+		next = earliest(expiry, checkAt, m.askToLead(now)) // the known leader changes at expiry, if nothing else
 	}
 	gate := m.campaignGate(now)
 	switch {
@@ -115,7 +112,6 @@ func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
 	case c.confirmed:
-		return time.Time{}
 	case c.waitsTheCeiling():
 		return c.first
 	case c.kind == Held:
@@ -175,7 +171,7 @@ func (m *Machine) takeOver(now time.Time) {
 // and at most once a LeaseTTL; it returns when to ask next.
 func (m *Machine) askToLead(now time.Time) time.Time {
 	h := m.cur.d.lease
-	if m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
+	if m.cur.kind != Held || m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
 		return time.Time{}
 	}
 	at := m.conn.stableSince.Add(max(m.p.LeaseTTL, m.p.PreemptDelay))
