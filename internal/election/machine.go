@@ -8,6 +8,45 @@ import (
 	"time"
 )
 
+// State is what the machine is doing (docs/design.md §4.10), as
+// Machine.State derives it: no field holds it, so no transition can leave
+// it behind what the machine holds.
+type State int
+
+const (
+	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
+	Following               // watching; waiting out the value seen (P3-P6)
+	Acquiring               // an acquisition's write is out
+	Confirming              // an acquisition landed; its Confirm is out (P7)
+	Leading                 // a tenure: renewals, each confirmed (P7, P8)
+	Draining                // a step-down ended the tenure; renewing until the release (P11)
+	Stopped                 // Stop, or a permanent error
+)
+
+func (s State) String() string {
+	return [...]string{"syncing", "following", "acquiring", "confirming", "leading", "draining", "stopped"}[s]
+}
+
+// State is what the machine is doing: the request out, the tenure, the
+// drain and the watch tell it.
+func (m *Machine) State() State {
+	switch r := m.req; {
+	case m.stopped:
+		return Stopped
+	case m.drain != nil:
+		return Draining
+	case m.t != nil:
+		return Leading
+	case r != nil && r.a != nil && r.why == toLead:
+		return Confirming
+	case r != nil && r.a != nil:
+		return Acquiring
+	case !m.caughtUp:
+		return Syncing
+	}
+	return Following
+}
+
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
 	p   Params
