@@ -12,11 +12,10 @@ import (
 
 // onAcquired takes the answer of an acquisition's write.
 func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
-	m.state = Following
 	switch {
 	case r.Err == nil:
 		m.fails, a.rev = 0, r.Rev
-		if m.knobs.NoConfirm {
+		if m.p.Knobs.NoConfirm {
 			m.lead0(now, a)
 			return
 		}
@@ -49,7 +48,6 @@ const maxPending = 4
 // could no longer begin (the deadline counts from the write's send time):
 // a lost answer is asked again soon, a slow server is waited for.
 func (m *Machine) confirmLanding(now time.Time, a *attempt) {
-	m.state = Confirming
 	timeout := min(m.p.RequestTimeout<<min(a.confirms, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
 	a.confirms++
 	m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
@@ -83,12 +81,10 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	deadline := m.deadlineOf(a.sent, a.ttl)
 	if !now.Before(deadline) {
 		m.logf(slog.LevelWarn, "an acquisition was confirmed after its deadline: not leading", "epoch", a.epoch)
-		m.state = Following
 		return
 	}
 	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
 		renewDue: a.sent.Add(m.renewEvery(a.ttl))}
-	m.state = Leading
 	m.conn.askedAt = time.Time{}
 	m.logf(slog.LevelInfo, "leading", "epoch", a.epoch, "cause", a.cause)
 	var wait time.Duration // Metrics.ObserveElection; 0 for a key that did not exist

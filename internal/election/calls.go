@@ -62,14 +62,6 @@ func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
 	m.t.renewDue = now
 }
 
-// answerChecks fails every waiting call: the tenure ended.
-func (m *Machine) answerChecks() {
-	for _, tok := range m.checks {
-		m.emit(Reply{Token: tok, Err: ErrNotLeader})
-	}
-	m.checks = nil
-}
-
 // onSetMetadata: the next records carry it; a leader renews at once.
 func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
 	m.p.Metadata = e.Metadata
@@ -81,9 +73,8 @@ func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
 
 // onControl answers a step-down request that arrived over NATS.
 func (m *Machine) onControl(now time.Time, r Control) {
-	leading := m.leading(now) && m.drain == nil
-	stale := leading && r.Received.Before(m.t.acquired)
-	if r.Generic && (!leading || stale) {
+	leading := m.leading(now) && m.drain == nil && !r.Received.Before(m.t.acquired) // and was when r came
+	if r.Generic && !leading {
 		m.emit(Reply{Token: r.Token, Control: true, Silent: true}) // only the leader answers there
 		return
 	}
@@ -92,7 +83,7 @@ func (m *Machine) onControl(now time.Time, r Control) {
 	switch {
 	case err != nil:
 		reply.Error = err.Error()
-	case !leading || stale:
+	case !leading:
 		reply.Error, reply.Leader = ErrNotLeader.Error(), m.knownLeader(now)
 	default:
 		reply.Error = m.refuseControl(now, req)

@@ -14,7 +14,7 @@ import (
 // (I2): the bucket's lease_ttl_max, its lease_ttl, and every TTL seen in
 // a record; this node's own when the bucket says nothing.
 func (m *Machine) ceiling() time.Duration {
-	if m.knobs.OwnTTL {
+	if m.p.Knobs.OwnTTL {
 		return m.p.LeaseTTL
 	}
 	c := max(m.inc.MaxTTL, m.inc.LeaseTTL, m.ttlSeen)
@@ -58,15 +58,11 @@ func (m *Machine) follow(now time.Time) time.Time {
 	expiry := c.first.Add(m.holdFor())
 	checkAt := m.checkAt()
 	if !m.viewChecked || (!checkAt.IsZero() && !now.Before(checkAt)) {
-		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
-		return time.Time{}
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 	}
 	var next time.Time // the next wake that is not yet due
 	if now.Before(expiry) {
-		next = earliest(expiry, checkAt) // the known leader changes at expiry, if nothing else
-		if c.kind == Held {
-			next = earliest(next, m.askToLead(now))
-		}
+		next = earliest(expiry, checkAt, m.askToLead(now)) // the known leader changes at expiry, if nothing else
 	}
 	gate := m.campaignGate(now)
 	switch {
@@ -76,8 +72,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 		if now.Before(m.lost.resync) {
 			return earliest(next, m.lost.resync)
 		}
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	case now.Before(expiry):
 		m.sayColdStart(now, expiry)
 		return next
@@ -117,7 +112,6 @@ func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
 	case c.confirmed:
-		return time.Time{}
 	case c.waitsTheCeiling():
 		return c.first
 	case c.kind == Held:
@@ -155,7 +149,7 @@ func (m *Machine) takeOver(now time.Time) {
 		return
 	}
 	ttl := m.p.LeaseTTL // the tenure keeps the bucket's TTL (I2), this node's when it says nothing
-	if m.inc.LeaseTTL > 0 && !m.knobs.OwnTTL {
+	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
 		ttl = m.inc.LeaseTTL
 	}
 	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
@@ -169,7 +163,6 @@ func (m *Machine) takeOver(now time.Time) {
 		a.cause = CauseReleased
 	}
 	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
-	m.state = Acquiring
 	m.send(now, w, request{a: a})
 }
 
@@ -178,7 +171,7 @@ func (m *Machine) takeOver(now time.Time) {
 // and at most once a LeaseTTL; it returns when to ask next.
 func (m *Machine) askToLead(now time.Time) time.Time {
 	h := m.cur.d.lease
-	if m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
+	if m.cur.kind != Held || m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
 		return time.Time{}
 	}
 	at := m.conn.stableSince.Add(max(m.p.LeaseTTL, m.p.PreemptDelay))

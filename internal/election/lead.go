@@ -62,16 +62,14 @@ func (m *Machine) lead(now time.Time) time.Time {
 	t := m.t
 	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
 		d.attempts++
-		m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
+		return m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
 			Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
 	}
 	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
 		if now.Before(m.lost.resync) {
 			return m.lost.resync
 		}
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
 		next := t.renewDue
@@ -81,12 +79,11 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return next
 	}
 	timeout := m.p.RequestTimeout
-	if m.state == Leading {
+	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
+	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
 		Timeout: max(timeout, time.Millisecond)}, request{})
-	return time.Time{}
 }
 
 // onRenewed takes the answer of a renewal sent at sent: a landing is
@@ -101,9 +98,9 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	case r.Err == nil:
 		t.rev, t.renewals = r.Rev, 0
 		switch {
-		case m.state == Draining:
+		case m.drain != nil:
 			t.renewDue = now.Add(m.renewEvery(t.ttl))
-		case m.knobs.NoConfirm:
+		case m.p.Knobs.NoConfirm:
 			m.extend(now, sent)
 		default:
 			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})
@@ -143,13 +140,10 @@ func (m *Machine) lose(now time.Time, cause error) {
 	if m.drain != nil {
 		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, cause))
 	}
-	if m.state != Stopped {
-		m.state = Following
-	}
 	m.reportLeader(now)
 }
 
-// endTenure emits Lose once and answers waiting validations.
+// endTenure emits Lose once and fails the waiting validations.
 func (m *Machine) endTenure(cause error) {
 	t := m.t
 	if t.ended {
@@ -157,7 +151,10 @@ func (m *Machine) endTenure(cause error) {
 	}
 	t.ended = true
 	m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	m.answerChecks()
+	for _, tok := range m.checks {
+		m.emit(Reply{Token: tok, Err: ErrNotLeader})
+	}
+	m.checks = nil
 }
 
 // beginDrain ends the tenure for a step-down or Stop; the lease is
@@ -165,7 +162,6 @@ func (m *Machine) endTenure(cause error) {
 func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, reply func(error) Action) {
 	m.drain = &drain{stepDown: stepDown, next: next, reply: reply}
 	m.endTenure(nil)
-	m.state = Draining
 	m.reportLeader(now)
 }
 
@@ -198,9 +194,6 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d := m.drain
 	m.drain, m.t = nil, nil
-	if m.state != Stopped {
-		m.state = Following
-	}
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})

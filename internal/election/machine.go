@@ -8,7 +8,9 @@ import (
 	"time"
 )
 
-// State is what the machine is doing (docs/design.md §4.10).
+// State is what the machine is doing (docs/design.md §4.10), as
+// Machine.State derives it: no field holds it, so no transition can leave
+// it behind what the machine holds.
 type State int
 
 const (
@@ -25,13 +27,34 @@ func (s State) String() string {
 	return [...]string{"syncing", "following", "acquiring", "confirming", "leading", "draining", "stopped"}[s]
 }
 
+// State is what the machine is doing: the request out, the tenure, the
+// drain and the watch tell it.
+func (m *Machine) State() State {
+	switch r := m.req; {
+	case m.stopped:
+		return Stopped
+	case m.drain != nil:
+		return Draining
+	case m.t != nil:
+		return Leading
+	case r != nil && r.a != nil && r.why == toLead:
+		return Confirming
+	case r != nil && r.a != nil:
+		return Acquiring
+	case !m.caughtUp:
+		return Syncing
+	}
+	return Following
+}
+
 // Machine is the election of one node (see the package documentation).
 type Machine struct {
-	p        Params
-	knobs    Knobs
-	rnd      *rand.Rand
-	instance string
-	state    State
+	p   Params
+	rnd *rand.Rand
+	// What the machine is doing (docs/design.md §4.10) is derived: the
+	// request out, the tenure t, the drain, and these two.
+	stopped  bool // Stop, or a permanent error
+	caughtUp bool // the watch delivered its current value since Start or the last move (not syncing)
 
 	inc         Incarnation // the incarnation followed, as last confirmed
 	incKnown    bool
@@ -63,7 +86,6 @@ type Machine struct {
 	stopReq  *uint64
 	known    string // leader last reported
 	coldSaid bool   // the wait of a new bucket's first election was logged
-	err      error
 	out      []Action
 }
 
@@ -110,19 +132,12 @@ type Knobs struct {
 	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
 }
 
-// NewWithKnobs is New with invariants removed (Knobs).
-func NewWithKnobs(p Params, seed uint64, k Knobs) *Machine {
-	m := New(p, seed)
-	m.knobs = k
-	return m
-}
-
 // New makes the machine of a node; Start begins it.
 func New(p Params, seed uint64) *Machine {
-	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), instance: p.Instance}
-	if m.instance == "" {
-		m.instance = strconv.FormatUint(seed, 36)
+	if p.Instance == "" {
+		p.Instance = strconv.FormatUint(seed, 36)
 	}
+	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	m.conn.connected = true
 	return m
 }
@@ -130,16 +145,14 @@ func New(p Params, seed uint64) *Machine {
 // Handle takes one event at now and returns what to do.
 func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	m.out = nil
-	if m.state == Stopped && m.req == nil {
+	if m.stopped && m.req == nil {
 		return nil
 	}
 	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) { // whatever is out (P8)
 		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
 	}
 	switch e := ev.(type) {
-	case Start:
-		m.state = Syncing
-	case Tick:
+	case Start, Tick:
 	case Conn:
 		m.onConn(now, e)
 	case LoseStarted:
@@ -192,12 +205,12 @@ func (m *Machine) step(now time.Time) {
 		m.kept = m.kept[1:]
 		m.apply(now, ev)
 	}
-	if m.stopReq != nil && m.req == nil && m.t == nil && m.state != Stopped {
+	if m.stopReq != nil && m.req == nil && m.t == nil && !m.stopped {
 		m.emit(Reply{Token: *m.stopReq}) // a requested Stop has nothing left to do
-		m.stopped()
+		m.stop()
 	}
 	var next time.Time
-	if m.req == nil && m.err == nil {
+	if m.req == nil && !m.stopped {
 		next = m.decide(now)
 	}
 	if !next.After(now) {
@@ -206,7 +219,7 @@ func (m *Machine) step(now time.Time) {
 	if m.t != nil && !m.t.ended {
 		next = earliest(next, m.t.deadline)
 	}
-	if m.state != Stopped {
+	if !m.stopped {
 		m.emit(Arm{At: next})
 	}
 }
@@ -214,17 +227,13 @@ func (m *Machine) step(now time.Time) {
 // decide is the one place a request starts; it returns when to look again.
 func (m *Machine) decide(now time.Time) time.Time {
 	switch {
-	case m.state == Stopped:
-		return time.Time{}
 	case now.Before(m.retryAt) && (!m.incKnown || !m.watching):
 		return m.retryAt
 	case !m.incKnown:
-		m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toOpen})
-		return time.Time{}
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toOpen})
 	case !m.watching:
-		m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
-		return time.Time{}
-	case m.state == Leading || m.state == Draining:
+		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
+	case m.t != nil: // leading or draining
 		return m.lead(now)
 	case !m.synced:
 		return time.Time{}
@@ -232,23 +241,21 @@ func (m *Machine) decide(now time.Time) time.Time {
 	return m.follow(now)
 }
 
-func (m *Machine) stopped() {
-	m.state = Stopped
+func (m *Machine) stop() {
+	m.stopped = true
 	m.emit(Finished{})
 }
 
 // fail reports a permanent error and stops.
 func (m *Machine) fail(err error) {
-	if m.err != nil {
+	if m.stopped { // a permanent error is reported once
 		return
 	}
-	m.err = err
 	if m.t != nil && !m.t.ended {
-		m.endTenure(err)
+		m.endTenure(err) // answers the waiting ValidateLeadership calls
 	}
-	m.answerChecks()
 	m.emit(Fail{Err: err})
-	m.stopped()
+	m.stop()
 }
 
 // StopNow ends the machine at once, without a release: the driver's
@@ -256,7 +263,7 @@ func (m *Machine) fail(err error) {
 // hears ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
-	if m.state == Stopped {
+	if m.stopped {
 		return nil
 	}
 	if m.t != nil && !m.t.ended {
@@ -284,7 +291,7 @@ func (m *Machine) StopNow() []Action {
 	if m.stopReq != nil {
 		m.emit(Reply{Token: *m.stopReq})
 	}
-	m.stopped()
+	m.stop()
 	return m.out
 }
 

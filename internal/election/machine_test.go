@@ -156,8 +156,8 @@ func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.none("Become")
 	h.want("Watch")
-	if h.m.state != Syncing {
-		t.Errorf("state %v, want syncing", h.m.state)
+	if s := h.m.State(); s != Syncing {
+		t.Errorf("state %v, want syncing", s)
 	}
 }
 
@@ -317,8 +317,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	}
 	h.do(WriteResult{ID: w.ID, Rev: 8})
 	h.want("Reply", "CooldownKey")
-	if h.m.state != Following {
-		t.Errorf("state %v, want following", h.m.state)
+	if s := h.m.State(); s != Following {
+		t.Errorf("state %v, want following", s)
 	}
 }
 
@@ -542,4 +542,32 @@ func TestPredecessorRecordSeenAgainByAReopenedWatchCountsOnce(t *testing.T) {
 	}
 	h.do(Entry{KV: put(8, old(base+5))})
 	h.want("Fail")
+}
+
+// §4.10: the states of one life, as Machine.State derives them.
+func TestStatesOfOneLife(t *testing.T) {
+	h := newHarness(t, params("a"))
+	state := func(want State) {
+		t.Helper()
+		if s := h.m.State(); s != want {
+			t.Fatalf("at +%v: state %v, want %v", h.now.Sub(t0), s, want)
+		}
+	}
+	state(Syncing)
+	h.open(bucket(5), put(5, record("b", base+3, "")))
+	state(Following)
+	h.do(Entry{KV: put(6, record("", base+3, ""))})
+	state(Acquiring)
+	h.do(WriteResult{ID: h.write().ID, Rev: 7})
+	state(Confirming)
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
+	state(Leading)
+	h.do(StepDown{Token: 9})
+	state(Draining)
+	h.do(LoseStarted{Epoch: base + 4})
+	h.do(LoseDone{Epoch: base + 4})
+	h.do(WriteResult{ID: h.write().ID, Rev: 8})
+	state(Following)
+	h.do(Stop{Token: 10})
+	state(Stopped)
 }

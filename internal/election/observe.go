@@ -17,7 +17,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
 		return // older than what is seen
 	}
-	d := judgeRange(e, m.inc.base(), !m.knobs.NoRangeCheck)
+	d := judgeRange(e, m.inc.base(), !m.p.Knobs.NoRangeCheck)
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
 	if a := m.landed(d, e); a != nil {
@@ -60,7 +60,7 @@ func (m *Machine) learn(e KVEntry, d decoded) {
 // ownLateWrite says a judged entry is this process's own held record at
 // epoch: a write whose answer it did not get.
 func (m *Machine) ownLateWrite(d decoded, epoch int64) bool {
-	return d.kind == Held && d.lease.NodeID == m.p.NodeID && d.lease.Instance == m.instance && d.lease.Epoch == epoch
+	return d.kind == Held && d.lease.NodeID == m.p.NodeID && d.lease.Instance == m.p.Instance && d.lease.Epoch == epoch
 }
 
 // onSynced: the watch delivered the key's current value; none means the
@@ -70,8 +70,8 @@ func (m *Machine) onSynced(now time.Time) {
 	if m.cur.kind == None {
 		m.cur = seen{kind: Absent, first: now}
 	}
-	if m.state == Syncing {
-		m.state = Following
+	if !m.caughtUp {
+		m.caughtUp = true
 		m.conn.stableSince = now
 	}
 }
@@ -120,16 +120,21 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 // once, and every wait starts again on a new watch (P7).
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
-	if m.t != nil && !m.t.ended {
-		m.lose(now, errors.New("the bucket was deleted and created again"))
-	}
+	m.forget(now, errors.New("the bucket was deleted and created again"))
 	m.inc, m.incKnown = b, true
+	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
+}
+
+// forget drops what was seen of an incarnation no longer followed.
+func (m *Machine) forget(now time.Time, cause error) {
+	if m.t != nil && !m.t.ended {
+		m.lose(now, cause)
+	}
 	m.watching, m.synced = false, false
 	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
-	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
-	m.dropWatchEvents() // kept from the watch on the old one
-	if m.state != Leading && m.state != Draining && m.state != Stopped {
-		m.state = Syncing
+	m.dropWatchEvents()
+	if m.t == nil && !m.stopped {
+		m.caughtUp = false
 	}
 }
 
@@ -138,7 +143,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 // predecessor's (one late write of its may follow). Each revision counts
 // once, the first entry's too: a reopened watch delivers them again.
 func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
-	if l.NodeID != m.p.NodeID || l.Instance == m.instance || m.p.Observer || rev <= m.dupRev {
+	if l.NodeID != m.p.NodeID || l.Instance == m.p.Instance || m.p.Observer || rev <= m.dupRev {
 		return
 	}
 	m.dupRev = rev

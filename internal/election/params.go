@@ -26,6 +26,8 @@ type Params struct {
 	// ReadinessThreshold fail in a row.
 	ReadinessCheck     bool
 	ReadinessThreshold int
+
+	Knobs Knobs // the simulator's negative controls only; zero: the protocol
 }
 
 // Incarnation is what a Confirm (a stream-info request) tells of the

@@ -88,5 +88,5 @@ func addSeq(base int64, seq uint64) int64 {
 func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
 	return wire.Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
 		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
-		Metadata: m.p.Metadata, Instance: m.instance}.Encode()
+		Metadata: m.p.Metadata, Instance: m.p.Instance}.Encode()
 }

@@ -47,7 +47,8 @@ type attempt struct {
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
-func (m *Machine) send(now time.Time, a Action, q request) {
+// It returns the zero time: the answer, not a timer, wakes the machine.
+func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 	m.nextID++
 	q.id, q.sent = m.nextID, now
 	m.req = &q
@@ -68,6 +69,7 @@ func (m *Machine) send(now time.Time, a Action, q request) {
 		m.dropWatchEvents()
 	}
 	m.emit(a)
+	return time.Time{}
 }
 
 // answer is a request's answer: WriteResult, ConfirmResult, WatchStarted.
@@ -153,7 +155,6 @@ func (m *Machine) confirmFailed(now time.Time, c *request) {
 		m.confirmLanding(now, c.a)
 	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
-		m.state = Following
 	case c.why == toRenew && m.t != nil:
 		m.t.renewDue = now.Add(m.backoff())
 	case c.why != toRenew:
@@ -188,18 +189,11 @@ func (m *Machine) backoff() time.Duration {
 // again with backoff for as long as it runs; a bucket created meanwhile
 // is a new incarnation like any other.
 func (m *Machine) bucketGone(now time.Time, err error) {
-	if m.t != nil && !m.t.ended {
-		m.lose(now, err)
-	}
+	m.forget(now, err)
 	if m.incKnown {
 		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
 	}
-	m.incKnown, m.watching, m.synced = false, false, false
-	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
-	m.dropWatchEvents()
-	if m.state != Leading && m.state != Draining && m.state != Stopped {
-		m.state = Syncing
-	}
+	m.incKnown = false
 	m.retryAt = now.Add(m.backoff())
 }
 
@@ -210,7 +204,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.knobs.NoRangeCheck)
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.p.Knobs.NoRangeCheck)
 	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
 }
 

@@ -22,7 +22,8 @@ type factory func(cfg election.Params, seed uint64) logic
 // machines makes election machines with the run's knobs.
 func machines(k election.Knobs) factory {
 	return func(cfg election.Params, seed uint64) logic {
-		return election.NewWithKnobs(cfg, seed, k)
+		cfg.Knobs = k
+		return election.New(cfg, seed)
 	}
 }
 
