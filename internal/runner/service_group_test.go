@@ -25,9 +25,12 @@ while :; do sleep 0.02; done`
 
 // groupCommand starts groupChild in the background, survives SIGHUP and
 // SIGUSR1, dies on SIGTERM, and exits 4, leaving the child running, once
-// $DIR/exit exists.
+// $DIR/exit exists. It ignores SIGHUP and SIGUSR1 only after the child
+// has started (a child started with them ignored could not trap them), and
+// says so in $DIR/parent.ready.
 const groupCommand = `sh "$DIR/child.sh" &
 trap '' HUP USR1
+: > "$DIR/parent.ready"
 while [ ! -e "$DIR/exit" ]; do sleep 0.02; done
 exit 4`
 
@@ -57,11 +60,14 @@ func groupDir(t *testing.T) string {
 	return dir
 }
 
-// childPid waits for the command's child to be ready and returns its pid.
+// childPid waits for the command and its child to be ready for signals
+// and returns the child's pid.
 func childPid(t *testing.T, dir string) int {
 	t.Helper()
 	pidFile := filepath.Join(dir, "child.pid")
 	natstest.WaitFor(t, 10*time.Second, func() bool { return strings.HasSuffix(readFile(pidFile), "\n") }, "the command's child did not start")
+	natstest.WaitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "parent.ready")); return err == nil },
+		"the command did not set its traps")
 	pid, err := strconv.Atoi(strings.TrimSpace(readFile(pidFile)))
 	if err != nil {
 		t.Fatal(err)
