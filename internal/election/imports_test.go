@@ -1,9 +1,10 @@
 package election
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/ozanturksever/go-cluster/internal/depcheck"
 )
 
 // TestImportsStandardLibraryOnly holds the election to the standard
@@ -13,7 +14,7 @@ import (
 // outside the standard library.
 func TestImportsStandardLibraryOnly(t *testing.T) {
 	var bad []string
-	for _, p := range nonStandardDeps(t, ".") {
+	for _, p := range depcheck.NonStandard(t, ".") {
 		if p != "github.com/ozanturksever/go-cluster/internal/wire" {
 			bad = append(bad, p)
 		}
@@ -26,39 +27,10 @@ func TestImportsStandardLibraryOnly(t *testing.T) {
 // TestImportCheckFails is the check's negative control: the root package,
 // which imports nats.go and this package, fails it, naming both.
 func TestImportCheckFails(t *testing.T) {
-	bad := strings.Join(nonStandardDeps(t, "../.."), " ")
+	bad := strings.Join(depcheck.NonStandard(t, "../.."), " ")
 	for _, want := range []string{"github.com/nats-io/nats.go", "github.com/ozanturksever/go-cluster/internal/election"} {
 		if !strings.Contains(bad, want) {
 			t.Errorf("the check missed %s in the root package; it found: %s", want, bad)
 		}
 	}
-}
-
-// nonStandardDeps lists the packages dir depends on, itself aside, that
-// are not in the standard library.
-func nonStandardDeps(t *testing.T, dir string) []string {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", ".")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps in %s: %v", dir, err)
-	}
-	self := exec.Command("go", "list", "-f", "{{.ImportPath}}", ".")
-	self.Dir = dir
-	me, err := self.Output()
-	if err != nil {
-		t.Fatalf("go list in %s: %v", dir, err)
-	}
-	var bad []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		path, std, ok := strings.Cut(line, " ")
-		if !ok {
-			t.Fatalf("go list printed %q", line)
-		}
-		if std != "true" && path != strings.TrimSpace(string(me)) {
-			bad = append(bad, path)
-		}
-	}
-	return bad
 }
