@@ -139,9 +139,9 @@ type Config struct {
 	OnBecomeLeaderError LeaderHookPolicy
 	// Metadata is published with this node's lease while it leads (for
 	// example {"addr": "10.0.0.7:8080"}): every node and observer reads it
-	// with Node.LeaderInfo, and any KV client finds it in the lease record
+	// with Node.Lease, and any KV client finds it in the lease record
 	// (Lease.Metadata). Keys are 1 to 64 letters, digits, '-', '_' or '.';
-	// keys and values together take at most MaxMetadataSize bytes as JSON.
+	// keys and values together take at most 1 KiB as JSON.
 	// Optional.
 	Metadata map[string]string
 	// Metrics receives events for a metrics system (see package metrics).

@@ -15,7 +15,7 @@
 // milliseconds, not after a lease expiry. Done and Err report a permanent
 // failure (bucket deleted, permission denied). Observe delivers the same
 // events as a channel, for code that selects; Config.Metadata is published
-// with the lease and read with LeaderInfo.
+// with the lease and read with Lease.
 //
 // A NodeID may be the host name, dots included ("db1.example.com"; see
 // ValidateNodeID). In NATS subjects and KV keys it is written as its token,

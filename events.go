@@ -47,9 +47,9 @@ type LeaderEvent struct {
 	Tenure context.Context
 }
 
-// ObserveBuffer is how many events an Observe channel holds. A reader that
+// observeBuffer is how many events an Observe channel holds. A reader that
 // falls that far behind has its channel closed (see Observe).
-const ObserveBuffer = 64
+const observeBuffer = 64
 
 // Observe returns a channel of leadership events, for code that selects
 // rather than implements Hooks (like etcd's Observe, or hashicorp/raft's
@@ -57,7 +57,7 @@ const ObserveBuffer = 64
 // after it come the hooks' events, in the order the hooks run, each
 // delivered when its hook has been called (a hook that blocks delays
 // them). Events never block the election or the hooks: a reader that lets
-// ObserveBuffer events pile up has its channel closed, and calls Observe
+// 64 events pile up has its channel closed, and calls Observe
 // again to pick up from the current state. The channel is closed when ctx
 // ends and when the Node has stopped. Observe works before Start too.
 func (n *Node) Observe(ctx context.Context) <-chan LeaderEvent {
@@ -76,7 +76,7 @@ type eventFeed struct {
 }
 
 func (f *eventFeed) subscribe(ctx context.Context, first LeaderEvent) <-chan LeaderEvent {
-	ch := make(chan LeaderEvent, ObserveBuffer)
+	ch := make(chan LeaderEvent, observeBuffer)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {

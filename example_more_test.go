@@ -268,7 +268,7 @@ func ExampleNode_Observe() {
 
 // Metadata travels with the lease: every node (and any KV client) learns
 // where the leader serves, with no second registry.
-func ExampleNode_LeaderInfo() {
+func ExampleNode_Lease() {
 	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
@@ -309,7 +309,7 @@ func ExampleNode_LeaderInfo() {
 		fmt.Println(err)
 		return
 	}
-	info, _ := watcher.LeaderInfo()
+	info, _ := watcher.Lease()
 	fmt.Println("send writes to", info.NodeID, "at", info.Metadata["addr"])
 	// Output:
 	// send writes to node-1 at 10.0.0.7:8080

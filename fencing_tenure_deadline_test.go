@@ -8,18 +8,19 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// TestTenureDeadline: while leading, the deadline is at most LeaseTTL -
-// SafetyMargin ahead and renewals keep moving it; not leading, there is
-// none.
+// TestTenureDeadline: while leading, Tenure's deadline is at most
+// LeaseTTL - SafetyMargin ahead and renewals keep moving it; not leading,
+// there is no tenure.
 func TestTenureDeadline(t *testing.T) {
 	srv, rec, id := setup(t)
 	n := startNodes(t, srv, rec, id, "n1")[0]
-	if _, ok := n.TenureDeadline(); ok && !n.IsLeader() {
+	if _, ok := n.Tenure(); ok && !n.IsLeader() {
 		t.Fatal("a deadline before leading")
 	}
 	waitOneLeader(t, []*Node{n}, 10*time.Second)
 	cfg := n.Config()
-	first, ok := n.TenureDeadline()
+	tenure, ok := n.Tenure()
+	first := tenure.Deadline
 	if !ok {
 		t.Fatal("no deadline while leading")
 	}
@@ -27,13 +28,13 @@ func TestTenureDeadline(t *testing.T) {
 		t.Fatalf("deadline %v ahead, want within (0, %v]", left, cfg.LeaseTTL-cfg.SafetyMargin)
 	}
 	natstest.WaitFor(t, 5*cfg.RenewInterval, func() bool {
-		d, ok := n.TenureDeadline()
-		return ok && d.After(first)
+		t, ok := n.Tenure()
+		return ok && t.Deadline.After(first)
 	}, "renewals did not move the deadline")
 	if err := n.StepDown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := n.TenureDeadline(); ok {
+	if _, ok := n.Tenure(); ok {
 		t.Fatal("a deadline after StepDown")
 	}
 }

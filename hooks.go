@@ -189,7 +189,7 @@ type LeaderHookPolicy int
 
 const (
 	// LeaderHookErrorLogged is the default, as the specification has it:
-	// the error is logged and counted (Node.HookFailures), and the node
+	// the error is logged and counted (Metrics.ObserveHook), and the node
 	// goes on leading. For leader work that retries on its own.
 	LeaderHookErrorLogged LeaderHookPolicy = iota
 	// LeaderHookErrorStepsDown steps the node down, as StepDown does

@@ -37,8 +37,8 @@ func TestOnBecomeLeaderErrorPolicy(t *testing.T) {
 				}
 			} else {
 				natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a lead")
-				if !a.IsLeader() || a.HookFailures() == 0 {
-					t.Errorf("a leads %v with %d hook failures; want it leading, the failure counted", a.IsLeader(), a.HookFailures())
+				if !a.IsLeader() {
+					t.Error("a does not lead; a failed OnBecomeLeader is only logged under this policy")
 				}
 			}
 			rec.check(t)

@@ -124,7 +124,7 @@ func (n *Node) start(ctx context.Context) error {
 	if n.campaign { // an observer is no member (subscribe)
 		announced = n.announce(ctx, st.JetStream(), startedAt)
 	}
-	priority := n.Priority()
+	priority := int(n.priority.Load())
 	el := driver.New(n.driverConfig(st, control, priority))
 
 	n.mu.Lock()
@@ -142,7 +142,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.mu.Unlock()
 	el.Run()
 	go n.supervise(el)
-	if p := n.Priority(); p != priority {
+	if p := int(n.priority.Load()); p != priority {
 		_ = n.SetPriority(p) // set while the driver was being made
 	}
 	n.log.Info("node started", "observer", !n.campaign, "lease_ttl", n.cfg.LeaseTTL, "renew_interval", n.cfg.RenewInterval)

@@ -474,7 +474,6 @@ func lifeProbeAccessors(t *testing.T, n *Node) {
 	}{
 		{"Err()", func() { _ = n.Err() }},
 		{"Conn()", func() { _ = n.Conn() }},
-		{"HookFailures()", func() { _ = n.HookFailures() }},
 	} {
 		if !lifeGo(func() error { probe.call(); return nil }).within(500 * time.Millisecond) {
 			t.Errorf("%s blocked for 500ms while Start was in progress", probe.name)

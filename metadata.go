@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/driver"
 )
 
-// MaxMetadataSize is the largest Config.Metadata accepted, in bytes of
-// its JSON: the lease record must stay well under MaxLeaseSize.
-const MaxMetadataSize = 1024
+// maxMetadataSize is the largest Config.Metadata accepted, in bytes of
+// its JSON: the lease record must stay well under its 4 KiB limit.
+const maxMetadataSize = 1024
 
 // validateMetadata checks Config.Metadata; the error wraps ErrInvalidConfig
 // and names the field and the key.
@@ -26,8 +25,8 @@ func validateMetadata(md map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("%w: Metadata: %w", ErrInvalidConfig, err)
 	}
-	if len(data) > MaxMetadataSize {
-		return fmt.Errorf("%w: Metadata is %d bytes as JSON, at most %d", ErrInvalidConfig, len(data), MaxMetadataSize)
+	if len(data) > maxMetadataSize {
+		return fmt.Errorf("%w: Metadata is %d bytes as JSON, at most %d", ErrInvalidConfig, len(data), maxMetadataSize)
 	}
 	return nil
 }
@@ -48,7 +47,7 @@ func validateMetadataKey(k string) error {
 
 // SetMetadata replaces what this node publishes as its metadata (etcd's
 // Proclaim): the leader writes it with a renewal made at once, without a
-// new election or a new epoch, and followers, observers and LeaderInfo see
+// new election or a new epoch, and followers, observers and Lease see
 // it when that renewal lands; a follower publishes it when it next leads.
 // md follows Config.Metadata's rules (an error wraps ErrInvalidConfig);
 // nil or empty publishes none. It returns once the node has taken it,
@@ -73,37 +72,4 @@ func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
 	}
 	n.view.SetMetadata(md)
 	return nil
-}
-
-// LeaderInfo is what a node knows of the current leader.
-type LeaderInfo struct {
-	NodeID string // the leader
-	Epoch  int64  // its tenure's epoch
-	// Metadata is the leader's Config.Metadata, as published in its lease
-	// record. A copy: changing it changes nothing.
-	Metadata map[string]string
-	// Since is when the leader acquired the lease, by its own wall clock
-	// (Lease.AcquiredAt): for display only.
-	Since time.Time
-}
-
-// LeaderInfo returns the leader as this node knows it, with the metadata
-// it published, and false when no leader is known (nobody leads, or the
-// leader's record has not been seen yet). Like Leader, it is this node's
-// view: to act as the leader, check IsLeader or ValidateLeadership.
-func (n *Node) LeaderInfo() (LeaderInfo, bool) {
-	v := n.view.Snapshot()
-	switch {
-	case v.Leader == "":
-		return LeaderInfo{}, false
-	case v.Leader == n.cfg.NodeID:
-		info := LeaderInfo{NodeID: v.Leader, Epoch: v.Epoch, Metadata: v.Metadata}
-		if v.HasRec && v.Lease.NodeID == v.Leader && v.Lease.Epoch == v.Epoch {
-			info.Since = v.Lease.AcquiredAt
-		}
-		return info, true
-	case v.HasRec && v.Lease.NodeID == v.Leader:
-		return LeaderInfo{NodeID: v.Leader, Epoch: v.Lease.Epoch, Metadata: maps.Clone(v.Lease.Metadata), Since: v.Lease.AcquiredAt}, true
-	}
-	return LeaderInfo{}, false
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // SetMetadata on the leader publishes the new metadata with a renewal, at
-// the same epoch: followers and LeaderInfo see it without an election. A
+// the same epoch: followers see it in their Lease without an election. A
 // follower's takes effect when it leads.
 func TestSetMetadataWithoutElection(t *testing.T) {
 	srv, rec, id := setup(t)
@@ -22,15 +22,16 @@ func TestSetMetadataWithoutElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool {
-		info, ok := follower.LeaderInfo()
+		info, ok := follower.Lease()
 		return ok && info.Metadata["addr"] == "10.0.0.1:8080"
 	}, "the follower did not see the leader's new metadata")
-	if info, _ := follower.LeaderInfo(); info.NodeID != leader.NodeID() || info.Epoch != epoch {
+	if info, _ := follower.Lease(); info.NodeID != leader.NodeID() || info.Epoch != epoch {
 		t.Errorf("follower sees %s at epoch %d, want %s at %d: SetMetadata must not elect", info.NodeID, info.Epoch, leader.NodeID(), epoch)
 	}
-	if info, ok := leader.LeaderInfo(); !ok || info.Metadata["addr"] != "10.0.0.1:8080" {
-		t.Errorf("leader's LeaderInfo = %+v, %v", info, ok)
-	}
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		info, ok := leader.Lease()
+		return ok && info.Metadata["addr"] == "10.0.0.1:8080"
+	}, "the leader's own Lease did not show its new metadata")
 
 	if err := follower.SetMetadata(ctx(t), map[string]string{"addr": "10.0.0.2:8080"}); err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestSetMetadataWithoutElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool {
-		info, ok := leader.LeaderInfo()
+		info, ok := leader.Lease()
 		return ok && info.NodeID == follower.NodeID() && info.Metadata["addr"] == "10.0.0.2:8080"
 	}, "the new leader did not publish the metadata it was given as a follower")
 

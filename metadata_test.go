@@ -13,7 +13,7 @@ import (
 )
 
 // The leader's metadata reaches every node and observer through
-// LeaderInfo, and any KV client through the lease record: here a plain
+// Lease, and any KV client through the lease record: here a plain
 // jetstream client and encoding/json, as the nats CLI would read it.
 func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	srv, rec, id := setup(t)
@@ -32,15 +32,15 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	t.Cleanup(func() { stopNode(t, obs) })
 
 	for _, n := range []*Node{a, b, obs} {
-		natstest.WaitFor(t, 5*time.Second, func() bool { _, ok := n.LeaderInfo(); return ok }, "%s: no leader info", n.NodeID())
-		info, _ := n.LeaderInfo()
+		natstest.WaitFor(t, 5*time.Second, func() bool { _, ok := n.Lease(); return ok }, "%s: no leader info", n.NodeID())
+		info, _ := n.Lease()
 		if info.NodeID != "a" || info.Epoch != a.Epoch() || info.Metadata["addr"] != "10.0.0.7:8080" || info.Metadata["zone"] != "eu-1" {
-			t.Errorf("%s: LeaderInfo() = %+v", n.NodeID(), info)
+			t.Errorf("%s: Lease() = %+v", n.NodeID(), info)
 		}
 		info.Metadata["addr"] = "changed" // a copy: the node's view stays
 	}
-	if info, _ := b.LeaderInfo(); info.Metadata["addr"] != "10.0.0.7:8080" {
-		t.Errorf("LeaderInfo's metadata is not a copy: %v", info.Metadata)
+	if info, _ := b.Lease(); info.Metadata["addr"] != "10.0.0.7:8080" {
+		t.Errorf("Lease's metadata is not a copy: %v", info.Metadata)
 	}
 
 	kv := openKV(t, srv.URL(), id)
@@ -63,9 +63,9 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	if err := a.StepDown(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 5*time.Second, func() bool { info, ok := obs.LeaderInfo(); return ok && info.NodeID == "b" }, "observer did not see b lead")
-	if info, _ := obs.LeaderInfo(); len(info.Metadata) != 0 {
-		t.Errorf("b has no metadata, LeaderInfo says %v", info.Metadata)
+	natstest.WaitFor(t, 5*time.Second, func() bool { info, ok := obs.Lease(); return ok && info.NodeID == "b" }, "observer did not see b lead")
+	if info, _ := obs.Lease(); len(info.Metadata) != 0 {
+		t.Errorf("b has no metadata, its lease record says %v", info.Metadata)
 	}
 	rec.check(t)
 }
@@ -75,7 +75,7 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 		"empty key": {"": "x"},
 		"space":     {"my addr": "x"},
 		"wildcard":  {"a>": "x"},
-		"too large": {"addr": strings.Repeat("x", MaxMetadataSize)},
+		"too large": {"addr": strings.Repeat("x", maxMetadataSize)},
 	} {
 		cfg := testConfig("c", "n", "nats://127.0.0.1:4222")
 		cfg.Metadata = md
@@ -160,12 +160,12 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 	rec.check(t)
 }
 
-// A reader that falls ObserveBuffer events behind is dropped (its channel
+// A reader that falls observeBuffer events behind is dropped (its channel
 // closed) rather than block the hooks.
 func TestObserveDropsASlowReader(t *testing.T) {
 	f := &eventFeed{node: &Node{view: driver.NewView("", nil, nil)}}
 	slow := f.subscribe(context.Background(), LeaderEvent{})
-	for range ObserveBuffer + 1 {
+	for range observeBuffer + 1 {
 		if err := f.OnLeaderChange(context.Background(), "x"); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestObserveDropsASlowReader(t *testing.T) {
 	for range slow {
 		got++
 	}
-	if got != ObserveBuffer {
-		t.Errorf("slow reader got %d events before its channel closed, want %d", got, ObserveBuffer)
+	if got != observeBuffer {
+		t.Errorf("slow reader got %d events before its channel closed, want %d", got, observeBuffer)
 	}
 }

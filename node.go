@@ -221,8 +221,13 @@ type Tenure struct {
 	Ctx context.Context
 	// Epoch is the tenure's fencing token (see ValidateLeadership).
 	Epoch int64
-	// Deadline is when the tenure ends unless a renewal lands first
-	// (see TenureDeadline).
+	// Deadline is when the tenure ends unless a renewal lands first: the
+	// last successful renewal's send time + LeaseTTL - SafetyMargin, on
+	// this process's monotonic clock. Renewals move it later. No other
+	// node can win the lease before it, so work the leader must have
+	// finished before a successor starts (a child process to kill, a
+	// device to let go) is bounded by it: a supervisor that sees less time
+	// left than the work needs to stop can stop it early.
 	Deadline time.Time
 }
 
@@ -233,19 +238,6 @@ type Tenure struct {
 func (n *Node) Tenure() (Tenure, bool) {
 	t, ok := n.view.Tenure(time.Now())
 	return Tenure(t), ok
-}
-
-// TenureDeadline returns the moment this node's live tenure ends unless a
-// renewal lands first (last successful renewal sent + LeaseTTL -
-// SafetyMargin, on this process's monotonic clock), and false when it does
-// not lead. Renewals move it later. No other node can win the lease before
-// it, so work the leader must have finished before a successor starts
-// (a child process to kill, a device to let go) is bounded by it: a
-// supervisor that sees less time left than the work needs to stop can stop
-// it early.
-func (n *Node) TenureDeadline() (time.Time, bool) {
-	t, ok := n.view.Tenure(time.Now())
-	return t.Deadline, ok
 }
 
 // Leader returns the NodeID of the current leader as this node knows it,
@@ -263,10 +255,15 @@ func (n *Node) Epoch() int64 {
 }
 
 // Lease returns the last valid lease record this node saw, and false if it
-// has seen none. For display: never decide leadership from it.
+// has seen none: the leader's NodeID, Epoch and Metadata (where to send
+// writes, say) while Leader() names it; a released record (NodeID "")
+// otherwise. Metadata is a copy. For display and routing: never decide
+// leadership from it (IsLeader, Tenure, ValidateLeadership do).
 func (n *Node) Lease() (Lease, bool) {
 	s := n.view.Snapshot()
-	return Lease(s.Lease), s.HasRec
+	l := Lease(s.Lease)
+	l.Metadata = maps.Clone(l.Metadata) // the view's stays as it is
+	return l, s.HasRec
 }
 
 // Ready returns nil when this node may lead as far as its
@@ -313,28 +310,12 @@ func (n *Node) Err() error {
 	return n.err
 }
 
-// HookFailures returns how many hook calls returned an error or panicked.
-func (n *Node) HookFailures() int64 {
-	n.mu.Lock()
-	el := n.el
-	n.mu.Unlock()
-	if el == nil {
-		return 0
-	}
-	return el.HookFailures()
-}
-
 // State returns the cluster's replicated state: keys every node reads and
 // only the leader writes, each write fenced on the lease by the NATS
 // server (see State).
 func (n *Node) State() *State {
 	return &State{host: n, nodeID: n.cfg.NodeID, timeout: n.cfg.RequestTimeout, metrics: n.cfg.Metrics}
 }
-
-// The priority a node has now: Config.Priority, lowered at run time by
-// SetPriority (keepalived's weighted checks). The machine takes it as an
-// event: its records, its priority requests and its answers to those it
-// receives carry it from then on.
 
 // SetPriority sets the priority this node has from now on, between 0 and
 // Config.Priority: keepalived's weighted checks lower a node's priority
@@ -360,10 +341,6 @@ func (n *Node) SetPriority(p int) error {
 	}
 	return nil
 }
-
-// Priority is the node's priority now: Config.Priority, or what
-// SetPriority last set.
-func (n *Node) Priority() int { return int(n.priority.Load()) }
 
 // Role is what a node currently is in its cluster, in the words of the
 // specification this package implements: RolePrimary is the leader,

@@ -88,8 +88,6 @@ func (d *Driver) StopHooks() { d.stopHooks() }
 // InHook says the caller runs on the hook dispatcher: a hook.
 func (d *Driver) InHook() bool { return d.disp.isCaller() }
 
-// HookFailures is how many hook calls returned an error or panicked.
-func (d *Driver) HookFailures() int64 { return d.disp.failures.Load() }
 
 // Store is the store the driver writes through.
 func (d *Driver) Store() *store.Store { return d.store }

@@ -26,10 +26,9 @@ type hookCall struct {
 // goroutine of its own, so that no hook runs under a lock, on the renew
 // path, or on a NATS callback goroutine.
 type dispatcher struct {
-	log      *slog.Logger
-	obs      Metrics
-	failures atomic.Int64
-	goid     atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
+	log  *slog.Logger
+	obs  Metrics
+	goid atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
 
 	mu     sync.Mutex
 	queue  []hookCall
@@ -118,7 +117,6 @@ func (d *dispatcher) call(c hookCall) {
 	}()
 	d.obs.ObserveHook(c.name, time.Since(start), err)
 	if err != nil {
-		d.failures.Add(1)
 		d.log.Error("hook failed", "hook", c.name, "error", err, "duration", time.Since(start))
 		return
 	}

@@ -82,9 +82,9 @@ func watchDeadline(n *cluster.Node) *deadlineWatch {
 	go func() {
 		defer close(d.done)
 		for {
-			if dl, ok := n.TenureDeadline(); ok {
+			if t, ok := n.Tenure(); ok {
 				d.mu.Lock()
-				d.last = dl
+				d.last = t.Deadline
 				d.mu.Unlock()
 			}
 			select {

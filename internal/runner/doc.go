@@ -8,7 +8,7 @@
 // The command is gone before any other node can lead:
 //
 //   - when renewals stop landing and less than Grace + KillLead is left
-//     before the tenure's deadline (cluster.Node.TenureDeadline), the
+//     before the tenure's deadline (cluster.Node.Tenure), the
 //     process group gets SIGTERM, and SIGKILL KillLead before the deadline;
 //   - when the tenure ends early (StepDown, a preferred leader, Stop), the
 //     group gets SIGTERM, then SIGKILL after Grace, and OnLoseLeadership

@@ -50,9 +50,9 @@ type watch struct {
 // started now would have more than its grace before it: one that would
 // not is not started.
 func (w *watch) timeLeft(tenure context.Context) bool {
-	d, ok := w.node.TenureDeadline()
-	w.deadline = d
-	return ok && tenure.Err() == nil && time.Until(d) > w.grace+KillLead(w.ncfg)
+	t, ok := w.node.Tenure()
+	w.deadline = t.Deadline
+	return ok && tenure.Err() == nil && time.Until(t.Deadline) > w.grace+KillLead(w.ncfg)
 }
 
 // run waits for the command to end, passing signals on, and stops it when
@@ -72,14 +72,14 @@ func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
 				c.Signal(s)
 			}
 		case <-timer.C:
-			d, ok := w.node.TenureDeadline()
-			if ok && time.Until(d) > lead {
-				w.deadline = d
-				timer.Reset(time.Until(d) - lead)
+			t, ok := w.node.Tenure()
+			if ok && time.Until(t.Deadline) > lead {
+				w.deadline = t.Deadline
+				timer.Reset(time.Until(t.Deadline) - lead)
 				continue
 			}
 			if ok {
-				w.deadline = d
+				w.deadline = t.Deadline
 			}
 			w.log.Warn("renewals are late: stopping the command before the lease can pass on", "deadline_in", time.Until(w.deadline))
 			c.Terminate(w.deadline.Add(-KillLead(w.ncfg)))
