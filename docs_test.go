@@ -100,3 +100,32 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRuleHasATest is the rule-to-test check: every invariant (I1–I3),
+// protocol rule (P1–P15) and shell rule (E1–E14) that docs/design.md
+// defines has a row of at least one test in docs/testing.md's "Rules and
+// their tests" (TestDocsCiteTestsThatExist checks that those tests exist).
+func TestEveryRuleHasATest(t *testing.T) {
+	design, err := os.ReadFile("docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testing_, err := os.ReadFile("docs/testing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := regexp.MustCompile(`\*\*([IPE][0-9]+)[. ]`).FindAllStringSubmatch(string(design), -1)
+	if len(defined) < 3+15+14 {
+		t.Fatalf("design.md defines %d rules; the pattern reads too little", len(defined))
+	}
+	rows := map[string]int{}
+	row := regexp.MustCompile("(?m)^\\| ([IPE][0-9]+) \\| (.*) \\|$")
+	for _, m := range row.FindAllStringSubmatch(string(testing_), -1) {
+		rows[m[1]] = len(regexp.MustCompile("`Test[A-Za-z0-9_]+`").FindAllString(m[2], -1))
+	}
+	for _, m := range defined {
+		if rows[m[1]] == 0 {
+			t.Errorf("rule %s of docs/design.md has no test in docs/testing.md's \"Rules and their tests\"", m[1])
+		}
+	}
+}

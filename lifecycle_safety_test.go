@@ -133,7 +133,7 @@ func (b *blockingLose) waitBegan(t *testing.T) {
 // Stop gives up (its ctx ends) while a StepDown waits for a slow
 // OnLoseLeadership: the drain will never finish, and StepDown must return
 // once the election loop has exited, not wait out its own ctx.
-func TestSafety06StepDownReturnsWhenStopGivesUp(t *testing.T) {
+func TestE7StepDownReturnsWhenStopGivesUp(t *testing.T) {
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
@@ -172,7 +172,7 @@ func TestSafety06StepDownReturnsWhenStopGivesUp(t *testing.T) {
 // The hooks call with a ctx that ends only when the test body does:
 // context.Background for all the node can tell, but a regression that
 // deadlocks unwinds at the end of the test instead of leaking the node.
-func TestSafety07StopFromHook(t *testing.T) {
+func TestE8StopFromHook(t *testing.T) {
 	t.Run("StopFromOnBecomeLeader", func(t *testing.T) {
 		lifeCallFromBecomeLeader(t, "Stop", func(n *Node, ctx context.Context) error { return n.Stop(ctx) }, true)
 	})
@@ -278,7 +278,7 @@ func lifeCallFromBecomeLeader(t *testing.T, name string, fn func(*Node, context.
 // A second Stop, after a first one gave up on a slow OnLoseLeadership,
 // returns nil only once no hook is running (Stop's contract), or its ctx
 // error.
-func TestSafety08SecondStopWaitsForHooks(t *testing.T) {
+func TestE9SecondStopWaitsForHooks(t *testing.T) {
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
@@ -320,7 +320,7 @@ func TestSafety08SecondStopWaitsForHooks(t *testing.T) {
 // queued behind it, and the lease must not be released before
 // OnLoseLeadership has begun (DrainTimeout counts from then), so the
 // successor never leads while the old leader has not started to stop.
-func TestSafety09StepDownFromBecomeLeaderWaitsForLose(t *testing.T) {
+func TestP11StepDownFromBecomeLeaderWaitsForLose(t *testing.T) {
 	srv, rec, id := setup(t)
 	const busy = time.Second // OnBecomeLeader goes on this long after asking to step down
 	cfg := stableConfig(id, "a", srv.URL())
@@ -396,7 +396,7 @@ func lifeTenureTimes(rec *recorder, old, successor string) (lose, start time.Tim
 // Start must hold no lock across network I/O: while it retries, the
 // accessors and Stop answer, and Stop ends the Start in progress. Against
 // a server without JetStream it fails at once, saying so.
-func TestSafety10StartHoldsNoLockAcrossIO(t *testing.T) {
+func TestE2StartHoldsNoLockAcrossIO(t *testing.T) {
 	t.Run("NoJetStream", func(t *testing.T) {
 		natstest.CheckLeaks(t)
 		ns := lifeServerWithoutJetStream(t)
@@ -515,7 +515,7 @@ func lifeServerWithoutJetStream(t *testing.T) *server.Server {
 
 // A node cut off from NATS (packets dropped, no error) still stops by its
 // ctx, leader or follower, and leaves no goroutine behind.
-func TestSafety11StopReturnsByItsContextWhenCutOff(t *testing.T) {
+func TestE7StopReturnsByItsContextWhenCutOff(t *testing.T) {
 	stopCutOff := func(t *testing.T, n *Node, proxy *faultproxy.Proxy) {
 		t.Helper()
 		proxy.Blackhole()
@@ -561,7 +561,7 @@ func TestSafety11StopReturnsByItsContextWhenCutOff(t *testing.T) {
 // An acquire that times out on the client but landed on the server: the
 // node must learn that the record is its own and lead, not leave the
 // cluster leaderless until the lease expires.
-func TestSafety12AmbiguousAcquireLeads(t *testing.T) {
+func TestP7AmbiguousAcquireLeads(t *testing.T) {
 	srv, rec, id := setup(t)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{b}, 5*time.Second)

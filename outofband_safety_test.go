@@ -22,11 +22,11 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
-// TestSafety01MixedTTLGarbage: b (LeaseTTL 1s) has seen a's record with
+// TestP4GarbageOverACutOffHolderWaitsTheCeiling: b (LeaseTTL 1s) has seen a's record with
 // ttl_ms 5000; a is cut off, and the key is overwritten with something that
 // is not a released record. a may lead until its last renewal + 4.5s, so b
 // must wait the longest TTL it has seen on the key, not its own 1s.
-func TestSafety01MixedTTLGarbage(t *testing.T) {
+func TestP4GarbageOverACutOffHolderWaitsTheCeiling(t *testing.T) {
 	cases := []struct {
 		name      string
 		overwrite func(context.Context, jetstream.KeyValue) error
@@ -68,9 +68,9 @@ func TestSafety01MixedTTLGarbage(t *testing.T) {
 	}
 }
 
-// TestSafety02LeaseTTLAbove24h: a record's ttl_ms above 24h is garbage to
+// TestP1LeaseTTLAbove24hIsRefused: a record's ttl_ms above 24h is garbage to
 // decodeLease, so a LeaseTTL above 24h must be refused where it is set.
-func TestSafety02LeaseTTLAbove24h(t *testing.T) {
+func TestP1LeaseTTLAbove24hIsRefused(t *testing.T) {
 	cfg := func(ttl time.Duration) Config {
 		return Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}, LeaseTTL: ttl, RenewInterval: time.Hour}
 	}
@@ -146,27 +146,27 @@ func (bc bucketCase) start(t *testing.T, rec *recorder, names ...string) []*Node
 	return nodes
 }
 
-// TestSafety03BucketRecreated: the bucket is deleted and created again
+// TestP7BucketRecreated: the bucket is deleted and created again
 // under three running nodes. They must notice, the old leader must stop,
 // and a leader must be elected again with an epoch above every earlier one.
-func TestSafety03BucketRecreated(t *testing.T) {
+func TestP7BucketRecreated(t *testing.T) {
 	bc, rec, id := singleServerCase(t)
 	testBucketRecreated(t, bc, rec, id, false)
 }
 
-// TestSafety03BucketRecreatedNewNode: as above, and a node that starts on
+// TestP7BucketRecreatedNewNode: as above, and a node that starts on
 // the new bucket must not lead at epoch 1 beside the old leader.
-func TestSafety03BucketRecreatedNewNode(t *testing.T) {
+func TestP7BucketRecreatedNewNode(t *testing.T) {
 	bc, rec, id := singleServerCase(t)
 	testBucketRecreated(t, bc, rec, id, true)
 }
 
-func TestSafety03JSClusterBucketRecreated(t *testing.T) {
+func TestP7JSClusterBucketRecreated(t *testing.T) {
 	bc, rec, id := jsClusterCase(t)
 	testBucketRecreated(t, bc, rec, id, false)
 }
 
-func TestSafety03JSClusterBucketRecreatedNewNode(t *testing.T) {
+func TestP7JSClusterBucketRecreatedNewNode(t *testing.T) {
 	bc, rec, id := jsClusterCase(t)
 	testBucketRecreated(t, bc, rec, id, true)
 }
@@ -193,16 +193,16 @@ func testBucketRecreated(t *testing.T, bc bucketCase, rec *recorder, id string, 
 	rec.check(t)
 }
 
-// TestSafety04LeaseKeyCompacted: the lease key is purged and its marker
+// TestP2LeaseKeyCompacted: the lease key is purged and its marker
 // removed, so the key is absent from a bucket that once held epochs. The
 // running nodes must elect again with a higher epoch, and so must a node
 // started afterwards.
-func TestSafety04LeaseKeyCompacted(t *testing.T) {
+func TestP2LeaseKeyCompacted(t *testing.T) {
 	bc, rec, id := singleServerCase(t)
 	testLeaseKeyCompacted(t, bc, rec, id)
 }
 
-func TestSafety04JSClusterLeaseKeyCompacted(t *testing.T) {
+func TestP2JSClusterLeaseKeyCompacted(t *testing.T) {
 	bc, rec, id := jsClusterCase(t)
 	testLeaseKeyCompacted(t, bc, rec, id)
 }
@@ -256,11 +256,11 @@ func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string
 // maxEpoch is the largest int64: no epoch can follow it.
 const maxEpoch = math.MaxInt64
 
-// TestSafety05ForgedMaxEpoch: a well-formed record at epoch MaxInt64 is
+// TestP1ForgedMaxEpochIsUnknown: a well-formed record at epoch MaxInt64 is
 // outside the incarnation's range (I1): unknown. Nobody's epoch jumps to
 // it, nobody stops, and the next leader's epoch counts from the revision
 // it replaced, above every epoch before.
-func TestSafety05ForgedMaxEpoch(t *testing.T) {
+func TestP1ForgedMaxEpochIsUnknown(t *testing.T) {
 	cases := map[string]string{
 		"held by ghost": fmt.Sprintf(`{"v":2,"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
 		"released":      fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
@@ -428,13 +428,13 @@ func (r *recorder) tenuresSnapshot() []tenureRecord {
 	return out
 }
 
-// TestSafety13ForgedReleaseWaitsOutTheHolder: a released record written
+// TestP4ForgedReleaseOutOfRangeWaitsTheCeiling: a released record written
 // out of band (an operator's "reset") while the leader is cut off, with
 // an epoch no write of this incarnation could carry: it is unknown (P1),
 // so followers wait it out for the ceiling (P4) instead of leading beside
 // the old leader. (A forged release in range is out of the threat model:
 // docs/design.md says what it can do.)
-func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
+func TestP4ForgedReleaseOutOfRangeWaitsTheCeiling(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
@@ -453,11 +453,11 @@ func TestSafety13ForgedReleaseWaitsOutTheHolder(t *testing.T) {
 	}
 }
 
-// TestSafety01MixedTTLFreshNode: like TestSafety01MixedTTLGarbage, but the
+// TestP4FreshNodeWaitsOutADeletedHoldersTTL: like TestP4GarbageOverACutOffHolderWaitsTheCeiling, but the
 // short-TTL node starts only after the long-TTL holder's record was
 // deleted, so it never saw that TTL on the watch. The key's history still
 // holds the record (found by the chaos run, seed 42): it waits that TTL out.
-func TestSafety01MixedTTLFreshNode(t *testing.T) {
+func TestP4FreshNodeWaitsOutADeletedHoldersTTL(t *testing.T) {
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second
@@ -473,7 +473,7 @@ func TestSafety01MixedTTLFreshNode(t *testing.T) {
 	rec.check(t) // b must not lead while a, cut off, still does
 }
 
-// TestSafety04CompactedUnderCutOffLeader: the lease key is compacted while
+// TestP2CompactedUnderCutOffLeader: the lease key is compacted while
 // its holder a (LeaseTTL 1s) is cut off, so only follower b (LeaseTTL 3s)
 // remembers the epoch, and epochs run ahead of the stream's revisions (as
 // after a recreated bucket). b saw a purge marker and waited 3s before
@@ -481,7 +481,7 @@ func TestSafety01MixedTTLFreshNode(t *testing.T) {
 // the key absent, took the stream's last revision as its floor and led at
 // epoch 4 after epoch 1001 (chaos, seed 42). A node that remembers an epoch
 // writes it back at once over anything that is not a lease record.
-func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
+func TestP2CompactedUnderCutOffLeader(t *testing.T) {
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 750*time.Millisecond)
@@ -503,7 +503,7 @@ func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 	rec.check(t)
 }
 
-// TestSafety03RecreatedAfterTheProbe: the holder a (LeaseTTL 1s) is cut
+// TestP7RecreatedAfterTheProbe: the holder a (LeaseTTL 1s) is cut
 // off; follower b (LeaseTTL 3s) reads the unchanged record back at half
 // the TTL, finds it there, and then saw nothing more until its expiry,
 // 3s after the last renewal. The bucket is deleted and created again in
@@ -511,7 +511,7 @@ func TestSafety04CompactedUnderCutOffLeader(t *testing.T) {
 // led at epoch 1 before b noticed (chaos, seed 7). A follower keeps
 // reading back a record whose renewals have stopped, every
 // min(RenewInterval, TTL/4), until it expires.
-func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
+func TestP7RecreatedAfterTheProbe(t *testing.T) {
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 250*time.Millisecond)
@@ -531,12 +531,12 @@ func TestSafety03RecreatedAfterTheProbe(t *testing.T) {
 	rec.check(t)
 }
 
-// TestSafety03RecreatedUnderLongTTLHolder: the holder a (LeaseTTL 3s) is
+// TestP6RecreatedUnderLongTTLHolder: the holder a (LeaseTTL 3s) is
 // cut off just as its bucket is deleted and created again; follower b
 // (LeaseTTL 1s) and node c (LeaseTTL 1s), started on the new bucket,
 // follow the bucket's TTL (I2): the new bucket's first election waits
 // its ceiling less its age (P6), which covers a.
-func TestSafety03RecreatedUnderLongTTLHolder(t *testing.T) {
+func TestP6RecreatedUnderLongTTLHolder(t *testing.T) {
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
@@ -556,14 +556,14 @@ func TestSafety03RecreatedUnderLongTTLHolder(t *testing.T) {
 	rec.check(t) // nobody leads while a, cut off, still does
 }
 
-// TestSafety13ForgedReleaseSeenFirst: like TestSafety13, but the node that
+// TestP5ForgedReleaseSeenFirst: like TestP4ForgedReleaseOutOfRangeWaitsTheCeiling, but the node that
 // meets the forged release starts after it was written, so the release is
 // the first thing it sees. A release seen first was taken at once (a
 // clean restart of the whole cluster finds its own release there), beside
 // the holder it was forged over (found by the simulator, seed 648). Now
 // the key's history must show the release handing back the record before
 // it; anything else is waited out.
-func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
+func TestP5ForgedReleaseSeenFirst(t *testing.T) {
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
@@ -581,12 +581,12 @@ func TestSafety13ForgedReleaseSeenFirst(t *testing.T) {
 	rec.check(t) // c must not lead while a, cut off, still does
 }
 
-// TestSafety03BucketDeletedThenCreatedAgain: the bucket stays deleted for
+// TestP2BucketDeletedThenCreatedAgain: the bucket stays deleted for
 // a moment before it is created again. Nodes that found it gone stopped at
 // once with ErrBucketDeleted, taking their memory of the epoch with them,
 // and the new bucket started again at epoch 1 (chaos, seed 7). They now
 // wait for it (internal/election/gone.go) and carry the epoch into it.
-func TestSafety03BucketDeletedThenCreatedAgain(t *testing.T) {
+func TestP2BucketDeletedThenCreatedAgain(t *testing.T) {
 	bucketGoneThenBack(t, 2*time.Second)
 }
 
@@ -640,14 +640,14 @@ func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetst
 	return a, b, proxy
 }
 
-// TestSafety04PurgedWhileTheHighestMemoryIsCutOff: c remembers epoch 1
+// TestP2PurgedWhileTheLastLeaderIsCutOff: c remembers epoch 1
 // and is cut off; b takes epoch 2 and is cut off with a; the lease key is
 // compacted. c comes back, finds the key absent, writes its floor at epoch
 // 1 and took that over at epoch 2: b's epoch again (simulator, seeds 19
 // and 20). A floor record's revision is above every record written
 // before it, whose epochs are at most their revisions: taking over a
 // floor counts from its revision too.
-func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
+func TestP2PurgedWhileTheLastLeaderIsCutOff(t *testing.T) {
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, pa := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
@@ -681,12 +681,12 @@ func TestSafety04PurgedWhileTheHighestMemoryIsCutOff(t *testing.T) {
 	rec.check(t)
 }
 
-// TestSafety03BucketGoneLongerThanAGrace: the bucket stays deleted for 8s
+// TestP2BucketGoneLongerThanAGrace: the bucket stays deleted for 8s
 // (the JetStream cluster could not place it again: chaos, seed 42, one
 // hour, 23s gone). Every node stopped with ErrBucketDeleted after a grace
 // of 5s, their supervisor started them again with no memory, and the
 // bucket they created began again at epoch 1, below fencing tokens already
 // handed out. A node waits for its bucket for as long as it runs.
-func TestSafety03BucketGoneLongerThanAGrace(t *testing.T) {
+func TestP2BucketGoneLongerThanAGrace(t *testing.T) {
 	bucketGoneThenBack(t, 8*time.Second)
 }
