@@ -8,8 +8,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // systemd tells systemd (Type=notify, WatchdogSec=) about the agent over
@@ -112,10 +112,10 @@ func watchdogBound(cfg *agent.Config) time.Duration {
 func leaseTimings(e agent.Election) (ttl, renew time.Duration) {
 	ttl, renew = e.LeaseTTL.D(), e.RenewInterval.D()
 	if ttl == 0 {
-		ttl = cluster.DefaultLeaseTTL
+		ttl = wire.DefaultLeaseTTL
 	}
 	if renew == 0 {
-		renew = cluster.DefaultRenewInterval
+		renew = wire.DefaultRenewInterval
 		if 3*renew > ttl {
 			renew = ttl / 4
 		}
