@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -54,34 +53,4 @@ func streamInfo(t *testing.T, js jetstream.JetStream, clusterID string) *jetstre
 		t.Fatal(err)
 	}
 	return s.CachedInfo()
-}
-
-// CreateBucket creates the bucket the Node would, says so, accepts it
-// again, and refuses one the election cannot use.
-func TestCreateBucket(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	js, _ := jetstream.New(srv.Connect(t))
-	id := uniqueClusterID(t)
-	if _, created, err := store.Create(ctx(t), js, id, store.Options{}); err != nil || !created {
-		t.Fatalf("first CreateBucket = created %v, %v; want created", created, err)
-	}
-	if _, created, err := store.Create(ctx(t), js, id, store.Options{Replicas: 1}); err != nil || created {
-		t.Fatalf("second CreateBucket = created %v, %v; want found", created, err)
-	}
-	bad := uniqueClusterID(t)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: wire.BucketName(bad), TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := store.Create(ctx(t), js, bad, store.Options{}); !errors.Is(err, ErrBucketConfig) || !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("CreateBucket over a bucket with a TTL = %v, want ErrBucketConfig", err)
-	}
-	for _, o := range []store.Options{{Replicas: 6}, {Storage: 9}, {Placement: &jetstream.Placement{}}, {Placement: &jetstream.Placement{Tags: []string{""}}}} {
-		if _, _, err := store.Create(ctx(t), js, uniqueClusterID(t), o); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("CreateBucket(%+v) = %v, want ErrInvalidConfig", o, err)
-		}
-	}
-	if _, _, err := store.Create(ctx(t), js, "a b", store.Options{}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("CreateBucket with a bad cluster ID = %v", err)
-	}
 }

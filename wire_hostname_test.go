@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -28,33 +27,6 @@ func TestNewNodeAcceptsHostName(t *testing.T) {
 		cfg := cluster.Config{ClusterID: "orders", NodeID: id, NATSURLs: []string{"nats://127.0.0.1:4222"}}
 		if _, err := cluster.NewNode(cfg, nil); err != nil {
 			t.Errorf("NewNode(NodeID %q) = %v, want accepted", id, err)
-		}
-	}
-}
-
-// TestNodeIDTokenIsDocumented pins the documented mapping: subjects and
-// keys written by one version are found by the next.
-func TestNodeIDTokenIsDocumented(t *testing.T) {
-	for id, want := range map[string]string{"db1.example.com": "db1=example=com", "node-1": "node-1", "a_b.c-d": "a_b=c-d"} {
-		if got := wire.NodeIDToken(id); got != want {
-			t.Errorf("NodeIDToken(%q) = %q, want %q", id, got, want)
-		}
-		if back, err := wire.NodeIDFromToken(want); err != nil || back != id {
-			t.Errorf("NodeIDFromToken(%q) = %q, %v", want, back, err)
-		}
-	}
-	if got := wire.NodeControlSubject("orders", "db1.example.com"); got != "cluster.orders.control.db1=example=com.stepdown" {
-		t.Errorf("NodeControlSubject = %q", got)
-	}
-	if got := health.NodeSubject("orders", "db1.example.com"); got != "cluster.orders.health.db1=example=com" {
-		t.Errorf("health.NodeSubject = %q", got)
-	}
-	if got := wire.CooldownKey("db1.example.com"); got != "cooldown-db1=example=com" {
-		t.Errorf("CooldownKey = %q", got)
-	}
-	for _, bad := range []string{"", "a.b", "=a", "a=", "a==b", "a b", "*"} {
-		if id, err := wire.NodeIDFromToken(bad); err == nil {
-			t.Errorf("NodeIDFromToken(%q) = %q, want an error", bad, id)
 		}
 	}
 }
@@ -225,65 +197,5 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 	// Nothing answers on the dotted name split into tokens.
 	if _, err := nc.Request("cluster."+clusterID+".health."+to, nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("request on the dotted subject: %v, want no responders", err)
-	}
-}
-
-// A host name is a valid NodeID; in subjects and keys it is written as its
-// token, which gives the NodeID back.
-func ExampleNodeIDToken() {
-	fmt.Println(wire.CheckNodeID("NodeID", "db1.example.com"))
-	fmt.Println(wire.NodeIDToken("db1.example.com"))
-	fmt.Println(wire.NodeControlSubject("orders", "db1.example.com"))
-	fmt.Println(wire.CooldownKey("db1.example.com"))
-	id, err := wire.NodeIDFromToken("db1=example=com")
-	fmt.Println(id, err)
-	fmt.Println(wire.CheckNodeID("NodeID", "db1..example.com"))
-	// Output:
-	// <nil>
-	// db1=example=com
-	// cluster.orders.control.db1=example=com.stepdown
-	// cooldown-db1=example=com
-	// db1.example.com <nil>
-	// cluster: invalid config: NodeID "db1..example.com" has an empty label at byte 4; dots only go between labels
-}
-
-// TestNodeIDTokenIsInjective checks every string of up to five characters
-// over an alphabet that holds each kind of character the rules treat
-// apart (a label byte, '-', '_', '.', the token's '=', a wildcard): no two
-// valid NodeIDs share a token, every token gives its NodeID back, and
-// NodeIDFromToken accepts exactly the tokens of valid NodeIDs.
-func TestNodeIDTokenIsInjective(t *testing.T) {
-	const alphabet = "a-_.=*"
-	owner := map[string]string{} // token -> NodeID
-	var all []string
-	var grow func(prefix string)
-	grow = func(prefix string) {
-		all = append(all, prefix)
-		if len(prefix) < 5 {
-			for _, c := range alphabet {
-				grow(prefix + string(c))
-			}
-		}
-	}
-	grow("")
-	for _, s := range all {
-		if wire.CheckNodeID("NodeID", s) != nil {
-			continue
-		}
-		tok := wire.NodeIDToken(s)
-		if prev, ok := owner[tok]; ok {
-			t.Fatalf("NodeIDs %q and %q share the token %q", prev, s, tok)
-		}
-		owner[tok] = s
-	}
-	for _, s := range all {
-		id, err := wire.NodeIDFromToken(s)
-		want, isToken := owner[s]
-		if (err == nil) != isToken || id != want {
-			t.Errorf("NodeIDFromToken(%q) = %q, %v; want %q (a token: %v)", s, id, err, want, isToken)
-		}
-	}
-	if len(owner) < 100 {
-		t.Fatalf("only %d valid NodeIDs enumerated", len(owner))
 	}
 }

@@ -271,6 +271,9 @@ func TestSubjects(t *testing.T) {
 	if got := NodeSubject("orders", "node-1"); got != "cluster.orders.health.node-1" {
 		t.Errorf("NodeSubject = %q", got)
 	}
+	if got := NodeSubject("orders", "db1.example.com"); got != "cluster.orders.health.db1=example=com" {
+		t.Errorf("NodeSubject(host name) = %q", got)
+	}
 	if got := ClusterSubject("orders"); got != "cluster.orders.health" {
 		t.Errorf("ClusterSubject = %q", got)
 	}
