@@ -107,7 +107,7 @@ func watchdogBound(cfg *agent.Config) time.Duration {
 }
 
 // leaseTimings are e's lease_ttl and renew_interval with the library's
-// defaults (cluster.Config: DefaultLeaseTTL; DefaultRenewInterval, or
+// defaults (cluster.Config: wire.DefaultLeaseTTL; wire.DefaultRenewInterval, or
 // LeaseTTL/4 when that is more than LeaseTTL/3).
 func leaseTimings(e agent.Election) (ttl, renew time.Duration) {
 	ttl, renew = e.LeaseTTL.D(), e.RenewInterval.D()

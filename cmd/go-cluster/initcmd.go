@@ -243,7 +243,7 @@ func renderInit(e *env, r initReport) error {
 	return err
 }
 
-// explainInit turns an error of what init was doing (CreateBucket, a
+// explainInit turns an error of what init was doing (store.Create, a
 // change of the metadata) into one of the CLI's.
 func explainInit(doing string, err error, nc *nats.Conn, e *env) error {
 	switch {

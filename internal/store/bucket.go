@@ -112,18 +112,9 @@ func BucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
 // nobody answers is returned as it is (the caller tells why).
 func Ensure(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (jetstream.KeyValue, jetstream.KeyValueStatus, bool, error) {
 	bucket := wire.BucketName(clusterID)
-	kv, err := js.KeyValue(ctx, bucket)
-	created := false
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, BucketConfig(clusterID, opts))
-		created = err == nil
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another node created it first with other settings: use it.
-			kv, err = js.KeyValue(ctx, bucket)
-		}
-	}
+	kv, created, err := openOrCreate(ctx, js, BucketConfig(clusterID, opts))
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("open bucket %q: %w", bucket, err)
+		return nil, nil, false, err
 	}
 	status, err := kv.Status(ctx)
 	if err != nil {
@@ -160,4 +151,23 @@ func Create(ctx context.Context, js jetstream.JetStream, clusterID string, opts 
 	}
 	kv, _, created, err = Ensure(ctx, js, clusterID, opts)
 	return kv, created, err
+}
+
+// openOrCreate opens the bucket of cfg, creating it with cfg when absent;
+// created says which. A bucket another node created first, with other
+// settings maybe, is opened as it is.
+func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, bool, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	created := false
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		created = err == nil
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			kv, err = js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("open bucket %q: %w", cfg.Bucket, err)
+	}
+	return kv, created, nil
 }

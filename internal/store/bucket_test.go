@@ -29,15 +29,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func streamInfo(t *testing.T, js jetstream.JetStream, clusterID string) *jetstream.StreamInfo {
-	t.Helper()
-	s, err := js.Stream(testCtx(t), wire.KVStream(wire.BucketName(clusterID)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.CachedInfo()
-}
-
 // Create writes Options.LeaseTTL (or wire.DefaultLeaseTTL) into the new
 // bucket's metadata, with the protocol, and refuses a LeaseTTL out of
 // a Config's bounds, naming the field.
@@ -50,7 +41,11 @@ func TestCreateLeaseTTL(t *testing.T) {
 		if _, _, err := Create(testCtx(t), js, id, Options{LeaseTTL: c.ttl}); err != nil {
 			t.Fatal(err)
 		}
-		m, err := bucketmeta.Parse(streamInfo(t, js, id).Config.Metadata)
+		stream, err := js.Stream(testCtx(t), wire.KVStream(wire.BucketName(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := bucketmeta.Parse(stream.CachedInfo().Config.Metadata)
 		if err != nil || m != (bucketmeta.Meta{LeaseTTL: c.want, MaxTTL: c.want, Protocol: wire.Protocol}) {
 			t.Errorf("a bucket created with LeaseTTL %v has metadata %+v, %v; want %v", c.ttl, m, err, c.want)
 		}

@@ -7,8 +7,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -50,19 +48,5 @@ func CreateMembers(ctx context.Context, js jetstream.JetStream, clusterID string
 
 // EnsureMembers is CreateMembers without the checks of its arguments.
 func EnsureMembers(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (jetstream.KeyValue, bool, error) {
-	bucket := wire.MembersBucketName(clusterID)
-	kv, err := js.KeyValue(ctx, bucket)
-	created := false
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, MembersBucketConfig(clusterID, opts))
-		created = err == nil
-		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			// Another node created it first: use it.
-			kv, err = js.KeyValue(ctx, bucket)
-		}
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("open bucket %q: %w", bucket, err)
-	}
-	return kv, created, nil
+	return openOrCreate(ctx, js, MembersBucketConfig(clusterID, opts))
 }
