@@ -18,13 +18,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // benchLease is a held lease record as a leader writes it.
 func benchLease(nodeID string) Lease {
 	now := time.Now()
-	return Lease{NodeID: nodeID, Epoch: 42, AcquiredAt: now.Add(-time.Hour).UTC(), ExpiresAt: now.Add(DefaultLeaseTTL).UTC(),
-		TTLMillis: DefaultLeaseTTL.Milliseconds()}
+	return Lease{NodeID: nodeID, Epoch: 42, AcquiredAt: now.Add(-time.Hour).UTC(), ExpiresAt: now.Add(wire.DefaultLeaseTTL).UTC(),
+		TTLMillis: wire.DefaultLeaseTTL.Milliseconds()}
 }
 
 func BenchmarkLeaseEncode(b *testing.B) {
@@ -185,7 +186,7 @@ func benchKV(b *testing.B, nc *nats.Conn) jetstream.KeyValue {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), BucketName("bench"))
+	kv, err := js.KeyValue(context.Background(), wire.BucketName("bench"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,35 +11,24 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
-)
-
-// Defaults applied by NewNode to zero Config fields.
-const (
-	DefaultLeaseTTL      = 10 * time.Second
-	DefaultRenewInterval = 3 * time.Second
-	// MinLeaseTTL is the shortest LeaseTTL accepted.
-	MinLeaseTTL = 500 * time.Millisecond
-	// MaxLeaseTTL is the longest LeaseTTL accepted, and the longest ttl_ms a
-	// lease record may carry: one limit for writers and readers, so that no
-	// node writes a record that the others would read as garbage.
-	MaxLeaseTTL = wire.MaxLeaseTTL
 )
 
 // Config configures a Node. ClusterID, NodeID and a way to reach NATS
 // (NATSURLs or Conn) are required; the rest have defaults.
 type Config struct {
 	// ClusterID names the cluster: the bucket is "cluster-<ClusterID>".
-	// Letters, digits, '-' and '_' only, at most 64 bytes (see
-	// ValidateIdentifier): bucket names allow no '.'.
+	// Letters, digits, '-' and '_' only, at most 64 bytes: bucket names
+	// allow no '.'.
 	ClusterID string
 	// NodeID names this node; unique within the cluster. The host name is
 	// a good choice, dots included ("db1.example.com"): labels of letters,
-	// digits, '-' and '_' separated by single dots, at most 253 bytes (see
-	// ValidateNodeID). In NATS subjects and KV keys it appears as
-	// NodeIDToken(NodeID), each '.' written '='; everywhere else (the
-	// lease record, hooks, health replies) as it is.
+	// digits, '-' and '_' separated by single dots, at most 253 bytes. In
+	// NATS subjects and KV keys it appears with each '.' written '='
+	// ("db1=example=com"); everywhere else (the lease record, hooks, health
+	// replies) as it is.
 	NodeID string
 	// NATSURLs are the servers to connect to; all of them are used (the
 	// client picks one and fails over to the others). Ignored when Conn is set.
@@ -48,8 +37,7 @@ type Config struct {
 	NATSCredentials string
 	// LeaseTTL is how long a lease lasts without renewal: after a leader
 	// crashes, a follower takes over LeaseTTL after it last saw the lease
-	// change. Default 10s, minimum 500ms (MinLeaseTTL), maximum 24h
-	// (MaxLeaseTTL). It is the TTL of a bucket this node creates: a cluster
+	// change. Default 10s, minimum 500ms, maximum 24h. It is the TTL of a bucket this node creates: a cluster
 	// has one, kept in its bucket's metadata, which every node follows
 	// (logging once when its own differs). Change it on a running cluster
 	// with go-cluster init --lease-ttl (docs/production.md).
@@ -116,7 +104,7 @@ type Config struct {
 	// least LeaseTTL is always waited: a shorter PreemptDelay changes
 	// nothing. Later requests stay LeaseTTL apart. A reconnect, or a
 	// ReadinessCheck passing again, starts the wait anew. Default 0:
-	// LeaseTTL; at most MaxLeaseTTL.
+	// LeaseTTL; at most 24h.
 	PreemptDelay time.Duration
 	// ReadinessCheck, if set, says whether this node may lead: the
 	// application's own check (its database reachable, its disk not full).
@@ -153,10 +141,10 @@ type Config struct {
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
+		c.LeaseTTL = wire.DefaultLeaseTTL
 	}
 	if c.RenewInterval == 0 {
-		c.RenewInterval = DefaultRenewInterval
+		c.RenewInterval = wire.DefaultRenewInterval
 		if c.RenewInterval*3 > c.LeaseTTL {
 			c.RenewInterval = c.LeaseTTL / 4
 		}
@@ -211,7 +199,7 @@ func (c Config) validate() error {
 
 // validateIdentity checks the names that become subjects and keys.
 func (c Config) validateIdentity() []error {
-	return []error{ValidateIdentifier("ClusterID", c.ClusterID), ValidateNodeID("NodeID", c.NodeID)}
+	return []error{wire.CheckIdentifier("ClusterID", c.ClusterID), wire.CheckNodeID("NodeID", c.NodeID)}
 }
 
 // validateConnection checks the way to NATS: Conn, or servers to dial that
@@ -263,8 +251,8 @@ func checkServerURL(s string) error {
 // RenewInterval at most a third of LeaseTTL. A LeaseTTL out of range
 // makes the others' bounds meaningless, so it is reported alone.
 func (c Config) validateTimings() []error {
-	if c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > MaxLeaseTTL {
-		return []error{fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, MinLeaseTTL, MaxLeaseTTL)}
+	if c.LeaseTTL < wire.MinLeaseTTL || c.LeaseTTL > wire.MaxLeaseTTL {
+		return []error{fmt.Errorf("%w: LeaseTTL %v must be between %v and %v", ErrInvalidConfig, c.LeaseTTL, wire.MinLeaseTTL, wire.MaxLeaseTTL)}
 	}
 	var errs []error
 	if c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 { // not RenewInterval*3: it can overflow
@@ -287,10 +275,10 @@ func (c Config) validateTimings() []error {
 }
 
 // validatePreemptDelay checks PreemptDelay on its own: it is bounded by
-// MaxLeaseTTL, not by this node's LeaseTTL, which it may exceed.
+// wire.MaxLeaseTTL, not by this node's LeaseTTL, which it may exceed.
 func (c Config) validatePreemptDelay() []error {
-	if c.PreemptDelay < 0 || c.PreemptDelay > MaxLeaseTTL {
-		return []error{fmt.Errorf("%w: PreemptDelay %v must be between 0 and %v", ErrInvalidConfig, c.PreemptDelay, MaxLeaseTTL)}
+	if c.PreemptDelay < 0 || c.PreemptDelay > wire.MaxLeaseTTL {
+		return []error{fmt.Errorf("%w: PreemptDelay %v must be between 0 and %v", ErrInvalidConfig, c.PreemptDelay, wire.MaxLeaseTTL)}
 	}
 	return nil
 }
@@ -321,75 +309,49 @@ func (c Config) jsAPI() store.API {
 	return store.API{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
 }
 
-// BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".
-func BucketName(clusterID string) string { return wire.BucketName(clusterID) }
-
-// LeaseKey is the key of the lease record in the bucket.
-const LeaseKey = wire.LeaseKey
-
-// CooldownKey is the key of the bucket that node nodeID writes when it
-// steps down: "cooldown-<NodeIDToken(NodeID)>" ("cooldown-db1=example=com"
-// for "db1.example.com"). It is informational (docs/design.md §2.2); its
-// use is in NATS permissions, which must let each node write its own.
-func CooldownKey(nodeID string) string { return wire.CooldownKey(nodeID) }
-
-// MaxIdentifierLen is the longest ClusterID accepted (ValidateIdentifier).
-const MaxIdentifierLen = wire.MaxIdentifierLen
-
-// MaxNodeIDLen is the longest NodeID accepted (ValidateNodeID): the
-// longest DNS name, 253 bytes without a trailing dot (RFC 1035), so that a
-// fully qualified host name fits.
-const MaxNodeIDLen = wire.MaxNodeIDLen
-
-// ValidateIdentifier checks that value can be used as a ClusterID. A
-// ClusterID becomes a NATS subject token and the KV bucket name
-// "cluster-<ClusterID>", and bucket names allow no '.', so only ASCII
-// letters, digits, '-' and '_' are allowed, 1 to MaxIdentifierLen bytes.
-// NodeIDs follow the wider rules of ValidateNodeID. The returned error
-// wraps ErrInvalidConfig and names field.
-func ValidateIdentifier(field, value string) error {
-	return wire.CheckIdentifier(field, value)
+// BucketOptions are the settings of a new bucket that are the operator's
+// choice; the rest are the election's. The zero value is one replica in
+// file storage, placed anywhere.
+type BucketOptions struct {
+	// Replicas is the number of copies of the bucket's stream: 1 to 5; 3
+	// (or 5) on a production JetStream cluster. 0 means 1.
+	Replicas int
+	// Storage is jetstream.FileStorage (the zero value) or
+	// jetstream.MemoryStorage. A bucket in memory loses the lease and the
+	// fenced state when every server holding it restarts. Where the stream
+	// is created again, its new creation time starts the epochs above the
+	// old ones (docs/design.md §5.4); a stream that keeps its
+	// creation time but loses its messages starts its sequences, and so
+	// the epochs it derives from them, again: run go-cluster init --rebase
+	// after such a restart, as after a restore (docs/production.md).
+	Storage jetstream.StorageType
+	// Placement, if set, puts the bucket's stream in a JetStream cluster
+	// by name (Cluster), on servers with every one of Tags, or both.
+	Placement *jetstream.Placement
+	// LeaseTTL is the cluster's one LeaseTTL (docs/design.md I2),
+	// written into a new bucket's metadata as go-cluster.lease_ttl and
+	// go-cluster.lease_ttl_max; every node adopts the bucket's, whatever
+	// its own Config says. In a Config it stays 0: Config.LeaseTTL is
+	// the one a new bucket gets. An existing bucket keeps its own:
+	// go-cluster init --lease-ttl changes it.
+	LeaseTTL time.Duration
 }
 
-// ValidateNodeID checks that value can be used as a NodeID: what host
-// names contain, so that a node can be named after its host
-// ("db1.example.com"). A NodeID is one or more labels separated by single
-// dots; a label is one or more ASCII letters, digits, '-' or '_'. No
-// leading, trailing or doubled dot, at most MaxNodeIDLen bytes. Every
-// NodeID valid before dots were allowed (ValidateIdentifier) is still
-// valid. NodeIDs are compared byte for byte: "DB1" and "db1" are two nodes.
-//
-// A NodeID goes into NATS subjects and KV keys as NodeIDToken(value),
-// never as it is, since a dot would split a subject token in two. The
-// returned error wraps ErrInvalidConfig and names field.
-func ValidateNodeID(field, value string) error {
-	return wire.CheckNodeID(field, value)
+// bucketOptions are the Config's settings of a new bucket.
+func (c Config) bucketOptions() BucketOptions {
+	o := c.Bucket
+	o.LeaseTTL = c.LeaseTTL
+	return o
 }
 
-// NodeIDToken is the form a NodeID takes in NATS subjects and KV keys:
-// every '.' becomes '=' ("db1.example.com" -> "db1=example=com"), so that
-// the NodeID is exactly one subject token (a dot would separate two) and
-// makes a KV key with no dot ("cooldown-db1=example=com"). A NodeID without
-// dots is its own token, so subjects and keys of such nodes are unchanged.
-// Since '=' is not allowed in a NodeID, two NodeIDs never share a token,
-// and NodeIDFromToken gives the NodeID back. nodeID should be valid
-// (ValidateNodeID); anything else is mapped the same way, unchecked.
-func NodeIDToken(nodeID string) string {
-	return wire.NodeIDToken(nodeID)
+// validate checks the options (store.Options.Validate); field names the
+// errors carry are prefix followed by the option's name
+// ("Bucket.Replicas" for a Config).
+func (o BucketOptions) validate(prefix string) error {
+	return o.storeOptions().Validate(prefix)
 }
 
-// NodeIDFromToken reverses NodeIDToken: it returns the NodeID whose token
-// is token, for a tool that reads a subject or a key. A token that is not
-// the token of a valid NodeID (a '.', a '=' at either end or doubled, a
-// character no NodeID has) is refused with an error that wraps
-// ErrInvalidConfig.
-func NodeIDFromToken(token string) (string, error) {
-	if strings.ContainsRune(token, '.') {
-		return "", fmt.Errorf("%w: node token %q contains '.'", ErrInvalidConfig, token)
-	}
-	nodeID := strings.ReplaceAll(token, string(wire.NodeIDTokenDot), ".")
-	if err := ValidateNodeID("node token", nodeID); err != nil {
-		return "", fmt.Errorf("%w: node token %q is not the token of a valid NodeID", ErrInvalidConfig, token)
-	}
-	return nodeID, nil
+// storeOptions is the options as the store takes them.
+func (o BucketOptions) storeOptions() store.Options {
+	return store.Options{Replicas: o.Replicas, Storage: o.Storage, Placement: o.Placement, LeaseTTL: o.LeaseTTL}
 }

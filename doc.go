@@ -18,8 +18,8 @@
 // with the lease and read with Lease.
 //
 // A NodeID may be the host name, dots included ("db1.example.com"; see
-// ValidateNodeID). In NATS subjects and KV keys it is written as its token,
-// NodeIDToken, each '.' as '='; a ClusterID has no dots (ValidateIdentifier).
+// Config.NodeID). In NATS subjects and KV keys it is written as a token,
+// each '.' as '=' ("db1=example=com"); a ClusterID has no dots.
 //
 // The add-on packages plug into the hooks: health answers NATS health
 // requests, vip moves a virtual IP address. ComposeHooks combines them with
@@ -78,23 +78,23 @@
 // leadership to the application's health: a node campaigns only after a
 // check has passed, and a leader that fails it ReadinessThreshold times in
 // a row steps down (Node.Ready says why a node may not lead). Operators can ask the leader to step down, optionally in favour
-// of a named node, with a request on ControlSubject (see StepDownRequest);
+// of a named node, with a request on "cluster.<ClusterID>.control.stepdown"
+// (go-cluster stepdown; docs/cli.md);
 // StepDownTo does the same from code. Config.Metrics receives the events a
 // metrics system needs (package metrics has a Prometheus collector).
 //
-// The bucket: a node creates it when absent with BucketConfig and
-// Config.Bucket.Replicas, Bucket.Storage and Bucket.Placement; CreateBucket
-// (and go-cluster init) creates it ahead of time with the same settings,
-// which makes the first election immediate once the bucket is older than
-// LeaseTTL. A node connected to a leaf node sets Config.JetStreamDomain to
+// The bucket: a node creates it when absent with Config.Bucket.Replicas,
+// Bucket.Storage and Bucket.Placement; go-cluster init creates it ahead
+// of time with the same settings, which makes the first election
+// immediate once the bucket is older than LeaseTTL. A node connected to a leaf node sets Config.JetStreamDomain to
 // the hub's domain (or JetStreamAPIPrefix for an imported JetStream).
 //
-// Members: every node, observers too, answers a status request
-// (StatusSubject, StatusReply) and announces itself at Start with a
-// MemberRecord under MemberKey in a bucket of its own, MembersBucketName
-// ("members-<ClusterID>", created when absent; CreateMembersBucket), and
-// deletes it at Stop, so that go-cluster status lists crashed members as
-// down. The members bucket is not part of the election (its writes would
+// Members: every campaigning node answers a status request on
+// "cluster.<ClusterID>.status" and "cluster.<ClusterID>.status.<node>",
+// and announces itself at Start with a member record under
+// "member.<node>" in a bucket of its own, "members-<ClusterID>" (created
+// when absent, or by go-cluster init), and deletes it at Stop, so that
+// go-cluster status lists crashed members as down. The members bucket is not part of the election (its writes would
 // otherwise fail a pending Create of the lease): both writes are best
 // effort, and a node
 // not allowed to use it elects all the same.

@@ -104,10 +104,6 @@ var (
 // (for example nats.ErrNoServers).
 var ErrConnect = errors.New("cluster: cannot connect to NATS")
 
-// ErrInvalidLease: a value stored under LeaseKey is not a lease record
-// (DecodeLease). Nodes treat such a value as held by an unknown node.
-var ErrInvalidLease = wire.ErrInvalidLease
-
 // ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
 // failed ReadinessThreshold times in a row: it does not campaign, and a
 // leader steps down. Node.Ready returns it, wrapping the check's error.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ozanturksever/go-cluster/internal/freeport"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Every sentinel names the package first, like vip's and health's, and no
@@ -22,7 +23,7 @@ func TestSentinelsCarryThePackagePrefix(t *testing.T) {
 	for _, err := range []error{ErrLeaseExpired, ErrEpochMismatch, ErrNotLeader, ErrAlreadyLeader, ErrCASFailed,
 		ErrNotStarted, ErrAlreadyStarted, ErrInCooldown, ErrInvalidConfig, ErrBucketDeleted, ErrPermissionDenied,
 		ErrBucketConfig, ErrStopped, ErrObserver, ErrEpochExhausted, ErrNoJetStream, ErrCalledFromHook,
-		ErrConnect, ErrInvalidLease, ErrNotReady, ErrReleaseFailed, ErrDuplicateNodeID} {
+		ErrConnect, wire.ErrInvalidLease, ErrNotReady, ErrReleaseFailed, ErrDuplicateNodeID} {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "cluster: ") {
 			t.Errorf("%q does not start with \"cluster: \"", msg)
@@ -74,13 +75,13 @@ func TestFailedStartIsHonest(t *testing.T) {
 	}
 }
 
-// DecodeLease's errors wrap ErrInvalidLease, never ErrInvalidConfig: a
+// DecodeLease's errors wrap wire.ErrInvalidLease, never ErrInvalidConfig: a
 // bad value in the store is not the caller's configuration.
 func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
-	for _, v := range []string{`{not json`, `{"node_id":"a..b","epoch":1}`, `{"node_id":"a","epoch":1,"next":"x y"}`, `{"node_id":"a","epoch":0}`, strings.Repeat(" ", MaxLeaseSize+1)} {
-		_, err := DecodeLease([]byte(v), 1)
-		if !errors.Is(err, ErrInvalidLease) || errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("DecodeLease(%.40q) = %v, want ErrInvalidLease and not ErrInvalidConfig", v, err)
+	for _, v := range []string{`{not json`, `{"node_id":"a..b","epoch":1}`, `{"node_id":"a","epoch":1,"next":"x y"}`, `{"node_id":"a","epoch":0}`, strings.Repeat(" ", wire.MaxLeaseSize+1)} {
+		_, err := decodeLease([]byte(v), 1)
+		if !errors.Is(err, wire.ErrInvalidLease) || errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("DecodeLease(%.40q) = %v, want wire.ErrInvalidLease and not ErrInvalidConfig", v, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // store.create writes only into a key with no entry at all (a marker is
@@ -28,19 +29,19 @@ func TestStoreCreateIsCheckedAgainstTheLastSequence(t *testing.T) {
 		}
 		return inc.LastSeq
 	}
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte("x")); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := kv.Delete(ctx(t), LeaseKey); err != nil {
+	if err := kv.Delete(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.Create(ctx(t), LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
+	if rev, err := st.Create(ctx(t), wire.LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
 		t.Errorf("create over a delete marker = revision %d, %v; want a conflict", rev, err)
 	}
-	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
+	if err := kv.Purge(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
-	if rev, err := st.Create(ctx(t), LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
+	if rev, err := st.Create(ctx(t), wire.LeaseKey, []byte("y"), lastSeq()); store.Classify(err) != election.Conflict {
 		t.Errorf("create over a purge marker = revision %d, %v; want a conflict", rev, err)
 	}
 	seen := lastSeq()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TenureEpoch gives a hook its own tenure's epoch even when the hook runs
@@ -45,7 +46,7 @@ func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && a.Epoch() == first+1 }, "a did not lead again")
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(fmt.Sprintf(`{"v":2,"node_id":"x","epoch":%d}`, first+2))); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(fmt.Sprintf(`{"v":2,"node_id":"x","epoch":%d}`, first+2))); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() && a.Epoch() == first+2 }, "a did not see the forged record")

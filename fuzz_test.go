@@ -23,11 +23,13 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // FuzzDecodeLease feeds arbitrary bytes to decodeLease, as any client with
 // write access to the bucket can. Properties:
-//   - it never panics, and a value over MaxLeaseSize is always rejected;
+//   - it never panics, and a value over wire.MaxLeaseSize is always rejected;
 //   - a rejected value yields the zero Lease;
 //   - an accepted value satisfies the record's rules (valid node_id or
 //     released, epoch >= 0, held => epoch > 0, ttl_ms in range), carries the
@@ -62,7 +64,7 @@ func FuzzDecodeLease(f *testing.F) {
 		`{"node_id":"\u00e9","epoch":1}`,
 		"{\"node_id\":\"a\xff\",\"epoch\":1}",
 		`null`, `[]`, `{}`, `"x"`, `{not json`, ``, ` `,
-		`{"node_id":"a","epoch":1}` + strings.Repeat(" ", MaxLeaseSize),
+		`{"node_id":"a","epoch":1}` + strings.Repeat(" ", wire.MaxLeaseSize),
 	} {
 		f.Add([]byte(s), uint64(7))
 	}
@@ -74,8 +76,8 @@ func FuzzDecodeLease(f *testing.F) {
 			}
 			return
 		}
-		if len(data) > MaxLeaseSize {
-			t.Fatalf("accepted a %d-byte value, over MaxLeaseSize", len(data))
+		if len(data) > wire.MaxLeaseSize {
+			t.Fatalf("accepted a %d-byte value, over wire.MaxLeaseSize", len(data))
 		}
 		checkLeaseRules(t, l, rev)
 		enc, err := encodeLease(l)
@@ -117,12 +119,12 @@ func checkLeaseRules(t *testing.T, l Lease, rev uint64) {
 		t.Fatalf("accepted ttl_ms %d", l.TTLMillis)
 	}
 	if l.Next != "" {
-		if err := ValidateNodeID("next", l.Next); err != nil {
+		if err := wire.CheckNodeID("next", l.Next); err != nil {
 			t.Fatalf("accepted next %q: %v", l.Next, err)
 		}
 	}
 	if l.NodeID != "" {
-		if err := ValidateNodeID("node_id", l.NodeID); err != nil {
+		if err := wire.CheckNodeID("node_id", l.NodeID); err != nil {
 			t.Fatalf("accepted node_id %q: %v", l.NodeID, err)
 		}
 		if l.Epoch == 0 {
@@ -132,11 +134,11 @@ func checkLeaseRules(t *testing.T, l Lease, rev uint64) {
 }
 
 // identifierOracle is the documented rule of a ClusterID, written
-// independently of ValidateIdentifier.
+// independently of wire.CheckIdentifier.
 var identifierOracle = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // nodeIDOracle is the documented rule of a NodeID, written independently
-// of ValidateNodeID: labels of letters, digits, '-' and '_' between single
+// of wire.CheckNodeID: labels of letters, digits, '-' and '_' between single
 // dots, at most 253 bytes.
 func nodeIDOracle(s string) bool { return len(s) <= 253 && nodeIDPattern.MatchString(s) }
 
@@ -153,7 +155,7 @@ func kvKeyValid(key string) bool {
 
 var kvKeyPattern = regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`)
 
-// FuzzValidateIdentifier checks ValidateIdentifier against the documented
+// FuzzValidateIdentifier checks wire.CheckIdentifier against the documented
 // rule of a ClusterID, and that an accepted one is safe where it is used:
 // one NATS subject token and a KV bucket name.
 func FuzzValidateIdentifier(f *testing.F) {
@@ -165,7 +167,7 @@ func FuzzValidateIdentifier(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateIdentifier("ClusterID", s)
+		err := wire.CheckIdentifier("ClusterID", s)
 		want := identifierOracle.MatchString(s)
 		if (err == nil) != want {
 			t.Fatalf("ValidateIdentifier(%q) = %v, documented rule says valid=%v", s, err, want)
@@ -187,21 +189,21 @@ func FuzzValidateIdentifier(f *testing.F) {
 		if n := len(strings.Split(subject, ".")); n != 3 || strings.ContainsAny(s, "*> \t\r\n") {
 			t.Fatalf("identifier %q does not make one subject token", s)
 		}
-		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(BucketName(s)) {
-			t.Fatalf("bucket name %q is not valid", BucketName(s))
+		if !regexp.MustCompile(`^[a-zA-Z0-9_-]+$`).MatchString(wire.BucketName(s)) {
+			t.Fatalf("bucket name %q is not valid", wire.BucketName(s))
 		}
 		// Every ClusterID is a NodeID too, and its own token: the subjects
 		// and keys of nodes named before dots were allowed are unchanged.
-		if err := ValidateNodeID("NodeID", s); err != nil || NodeIDToken(s) != s {
-			t.Fatalf("identifier %q: ValidateNodeID %v, token %q", s, err, NodeIDToken(s))
+		if err := wire.CheckNodeID("NodeID", s); err != nil || wire.NodeIDToken(s) != s {
+			t.Fatalf("identifier %q: wire.CheckNodeID %v, token %q", s, err, wire.NodeIDToken(s))
 		}
 	})
 }
 
-// FuzzValidateNodeID checks ValidateNodeID against the documented rule,
+// FuzzValidateNodeID checks wire.CheckNodeID against the documented rule,
 // and that an accepted NodeID is safe where it is used: its token is one
 // NATS subject token with no wildcard, the cooldown key is a valid KV key
-// without '.', the token gives the NodeID back, and NodeControlSubject
+// without '.', the token gives the NodeID back, and wire.NodeControlSubject
 // has exactly the documented tokens.
 func FuzzValidateNodeID(f *testing.F) {
 	for _, s := range []string{
@@ -213,7 +215,7 @@ func FuzzValidateNodeID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		err := ValidateNodeID("NodeID", s)
+		err := wire.CheckNodeID("NodeID", s)
 		if want := nodeIDOracle(s); (err == nil) != want {
 			t.Fatalf("ValidateNodeID(%q) = %v, documented rule says valid=%v", s, err, want)
 		}
@@ -223,17 +225,17 @@ func FuzzValidateNodeID(f *testing.F) {
 			}
 			return
 		}
-		tok := NodeIDToken(s)
+		tok := wire.NodeIDToken(s)
 		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
 			t.Fatalf("NodeID %q has token %q, not one subject token", s, tok)
 		}
-		if got := strings.Split(NodeControlSubject("c", s), "."); len(got) != 5 || got[3] != tok {
+		if got := strings.Split(wire.NodeControlSubject("c", s), "."); len(got) != 5 || got[3] != tok {
 			t.Fatalf("NodeControlSubject(c, %q) has tokens %q", s, got)
 		}
-		if k := CooldownKey(s); !kvKeyValid(k) || strings.Contains(k, ".") {
+		if k := wire.CooldownKey(s); !kvKeyValid(k) || strings.Contains(k, ".") {
 			t.Fatalf("cooldown key %q is not a KV key without '.'", k)
 		}
-		back, err := NodeIDFromToken(tok)
+		back, err := wire.NodeIDFromToken(tok)
 		if err != nil || back != s {
 			t.Fatalf("NodeIDFromToken(%q) = %q, %v; want %q", tok, back, err, s)
 		}
@@ -241,9 +243,9 @@ func FuzzValidateNodeID(f *testing.F) {
 }
 
 // FuzzNodeIDToken checks that the mapping from NodeIDs to tokens is
-// injective, and NodeIDFromToken its exact inverse:
+// injective, and wire.NodeIDFromToken its exact inverse:
 //   - two different valid NodeIDs never share a token;
-//   - any string NodeIDFromToken accepts is the token of the NodeID it
+//   - any string wire.NodeIDFromToken accepts is the token of the NodeID it
 //     returns, so no token stands for two NodeIDs, and a token of anything
 //     but a valid NodeID is refused.
 func FuzzNodeIDToken(f *testing.F) {
@@ -254,19 +256,19 @@ func FuzzNodeIDToken(f *testing.F) {
 		f.Add(p[0], p[1])
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
-		if ValidateNodeID("a", a) == nil && ValidateNodeID("b", b) == nil && a != b && NodeIDToken(a) == NodeIDToken(b) {
-			t.Fatalf("NodeIDs %q and %q share the token %q", a, b, NodeIDToken(a))
+		if wire.CheckNodeID("a", a) == nil && wire.CheckNodeID("b", b) == nil && a != b && wire.NodeIDToken(a) == wire.NodeIDToken(b) {
+			t.Fatalf("NodeIDs %q and %q share the token %q", a, b, wire.NodeIDToken(a))
 		}
 		for _, tok := range []string{a, b} {
-			id, err := NodeIDFromToken(tok)
+			id, err := wire.NodeIDFromToken(tok)
 			if err != nil {
 				if !errors.Is(err, ErrInvalidConfig) || id != "" {
 					t.Fatalf("NodeIDFromToken(%q) = %q, %v; want \"\" and ErrInvalidConfig", tok, id, err)
 				}
 				continue
 			}
-			if verr := ValidateNodeID("NodeID", id); verr != nil || NodeIDToken(id) != tok {
-				t.Fatalf("NodeIDFromToken(%q) = %q (valid: %v), whose token is %q", tok, id, verr, NodeIDToken(id))
+			if verr := wire.CheckNodeID("NodeID", id); verr != nil || wire.NodeIDToken(id) != tok {
+				t.Fatalf("NodeIDFromToken(%q) = %q (valid: %v), whose token is %q", tok, id, verr, wire.NodeIDToken(id))
 			}
 		}
 	})
@@ -318,7 +320,7 @@ func FuzzConfigValidate(f *testing.F) {
 			return
 		}
 		c := n.Config()
-		if c.LeaseTTL < MinLeaseTTL || c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 ||
+		if c.LeaseTTL < wire.MinLeaseTTL || c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3 ||
 			c.SafetyMargin < 0 || c.SafetyMargin > c.LeaseTTL/2 || c.RequestTimeout > c.LeaseTTL-c.SafetyMargin ||
 			c.Bucket.Replicas < 1 || c.Bucket.Replicas > 5 || c.Logger == nil {
 			t.Fatalf("accepted config breaks the timing invariants: %+v", c)
@@ -333,11 +335,11 @@ func FuzzConfigValidate(f *testing.F) {
 // returns whether cfg is valid, or the field that is not.
 func configOracle(c Config) (field string, valid bool) {
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = DefaultLeaseTTL
+		c.LeaseTTL = wire.DefaultLeaseTTL
 	}
 	if c.RenewInterval == 0 {
-		c.RenewInterval = DefaultRenewInterval
-		if c.LeaseTTL < 3*DefaultRenewInterval {
+		c.RenewInterval = wire.DefaultRenewInterval
+		if c.LeaseTTL < 3*wire.DefaultRenewInterval {
 			c.RenewInterval = c.LeaseTTL / 4
 		}
 	}
@@ -359,7 +361,7 @@ func configOracle(c Config) (field string, valid bool) {
 		return "NATSURLs", false
 	case len(c.NATSURLs) > 0 && !serverURLOracle(c.NATSURLs[0]):
 		return "NATSURLs[0]", false
-	case c.LeaseTTL < MinLeaseTTL || c.LeaseTTL > 24*time.Hour:
+	case c.LeaseTTL < wire.MinLeaseTTL || c.LeaseTTL > 24*time.Hour:
 		return "LeaseTTL", false
 	// At most LeaseTTL/3, in exact arithmetic (no overflow).
 	case c.RenewInterval <= 0 || c.RenewInterval > c.LeaseTTL/3:
@@ -380,7 +382,7 @@ func configOracle(c Config) (field string, valid bool) {
 
 // FuzzDecodeStepDown feeds arbitrary payloads to the decoder of remote
 // step-down requests (anyone allowed to publish on the control subjects can
-// send one). Properties: no panic; over MaxControlRequestSize is refused;
+// send one). Properties: no panic; over wire.MaxControlRequestSize is refused;
 // an accepted request names a valid successor or none, has a known reason,
 // and round-trips.
 //
@@ -389,31 +391,31 @@ func FuzzDecodeStepDown(f *testing.F) {
 	for _, s := range []string{
 		``, ` `, `{}`, `{"to":"n2"}`, `{"reason":"priority","priority":3}`, `{"reason":"operator","to":"n-1_x"}`,
 		`{"to":"a.b"}`, `{"to":"db2.example.com"}`, `{"to":"a..b"}`, `{"to":"a."}`, `{"to":">"}`, `{"reason":"coup"}`, `{"priority":-1,"reason":"priority"}`, `null`, `[]`, `"x"`,
-		`{"to":""}`, "{\"to\":\"\xff\"}", `{"to":1}`, `{` + strings.Repeat(" ", MaxControlRequestSize) + `}`,
+		`{"to":""}`, "{\"to\":\"\xff\"}", `{"to":1}`, `{` + strings.Repeat(" ", wire.MaxControlRequestSize) + `}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		req, err := decodeStepDown(data)
+		req, err := wire.DecodeStepDown(data)
 		if err != nil {
 			return
 		}
-		if len(data) > MaxControlRequestSize {
+		if len(data) > wire.MaxControlRequestSize {
 			t.Fatalf("accepted a %d-byte request", len(data))
 		}
 		if req.To != "" {
-			if err := ValidateNodeID("to", req.To); err != nil {
+			if err := wire.CheckNodeID("to", req.To); err != nil {
 				t.Fatalf("accepted successor %q: %v", req.To, err)
 			}
 		}
-		if req.Reason != reasonOperator && req.Reason != reasonPriority {
+		if req.Reason != wire.ReasonOperator && req.Reason != wire.ReasonPriority {
 			t.Fatalf("accepted reason %q", req.Reason)
 		}
 		enc, err := json.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := decodeStepDown(enc)
+		again, err := wire.DecodeStepDown(enc)
 		if err != nil || again != req {
 			t.Fatalf("round trip: %+v -> %s -> %+v (%v)", req, enc, again, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // benchCooldown keeps a node that stepped down out of elections only
@@ -123,7 +124,7 @@ func benchKVOf(b *testing.B, nc *nats.Conn, clusterID string) jetstream.KeyValue
 	if err != nil {
 		b.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), BucketName(clusterID))
+	kv, err := js.KeyValue(context.Background(), wire.BucketName(clusterID))
 	if err != nil {
 		b.Fatal(err)
 	}

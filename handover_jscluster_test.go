@@ -7,6 +7,7 @@ import (
 
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // clusterConfig is a node config for the 3-server JetStream cluster: an R3
@@ -55,7 +56,7 @@ func TestJSClusterStreamLeaderLoss(t *testing.T) {
 	id := uniqueClusterID(t)
 	nodes := startClusterNodes(t, c, id, rec, 3)
 	before := waitOneLeader(t, nodes, 10*time.Second)
-	stream := "KV_" + BucketName(id)
+	stream := "KV_" + wire.BucketName(id)
 	lost := c.WaitForStreamLeader(t, "$G", stream, 10*time.Second)
 	c.Shutdown(lost)
 	c.WaitForStreamLeader(t, "$G", stream, 15*time.Second)

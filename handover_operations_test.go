@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestPriorityHandoverWithoutFlapping(t *testing.T) {
@@ -105,7 +106,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 		startNode(t, stableConfig(id, "c", srv.URL()), rec, nil),
 	}
 	nc := srv.Connect(t)
-	ask := func(subject string, req any) StepDownReply {
+	ask := func(subject string, req any) wire.StepDownReply {
 		t.Helper()
 		var data []byte
 		switch r := req.(type) {
@@ -118,7 +119,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("request %s: %v", subject, err)
 		}
-		var reply StepDownReply
+		var reply wire.StepDownReply
 		if err := json.Unmarshal(msg.Data, &reply); err != nil {
 			t.Fatalf("reply %q: %v", msg.Data, err)
 		}
@@ -130,7 +131,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 			continue
 		}
 		epoch := leader.Epoch()
-		reply := ask(ControlSubject(id), StepDownRequest{To: want})
+		reply := ask(wire.ControlSubject(id), wire.StepDownRequest{To: want})
 		if !reply.OK || reply.Node != leader.NodeID() || reply.To != want || reply.Epoch != epoch {
 			t.Fatalf("round %d: reply %+v", round, reply)
 		}
@@ -146,13 +147,13 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 			follower = n
 		}
 	}
-	if r := ask(NodeControlSubject(id, follower.NodeID()), nil); r.OK || r.Leader != leader.NodeID() {
+	if r := ask(wire.NodeControlSubject(id, follower.NodeID()), nil); r.OK || r.Leader != leader.NodeID() {
 		t.Errorf("follower's reply %+v, want an error naming %s", r, leader.NodeID())
 	}
-	if r := ask(NodeControlSubject(id, leader.NodeID()), []byte("{garbage")); r.OK || r.Error == "" {
+	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), []byte("{garbage")); r.OK || r.Error == "" {
 		t.Errorf("malformed request reply %+v, want an error", r)
 	}
-	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: "no such"}); r.OK {
+	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), wire.StepDownRequest{To: "no such"}); r.OK {
 		t.Errorf("invalid successor accepted: %+v", r)
 	}
 	if !leader.IsLeader() {
@@ -161,7 +162,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 	if err := leader.StepDownTo(ctx(t), leader.NodeID()); !errors.Is(err, ErrAlreadyLeader) {
 		t.Errorf("StepDownTo(self) = %v, want ErrAlreadyLeader", err)
 	}
-	if r := ask(NodeControlSubject(id, leader.NodeID()), StepDownRequest{To: leader.NodeID()}); r.OK || !strings.HasPrefix(r.Error, ErrAlreadyLeader.Error()) {
+	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), wire.StepDownRequest{To: leader.NodeID()}); r.OK || !strings.HasPrefix(r.Error, ErrAlreadyLeader.Error()) {
 		t.Errorf("handover to the leader itself: reply %+v, want %q", r, ErrAlreadyLeader)
 	}
 	rec.check(t)
@@ -297,18 +298,18 @@ func TestStepDownRequestWithWrongEpochIsRefused(t *testing.T) {
 	}
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	nc := srv.Connect(t)
-	data, _ := json.Marshal(StepDownRequest{Epoch: leader.Epoch() + 1})
-	msg, err := nc.Request(ControlSubject(id), data, 5*time.Second)
+	data, _ := json.Marshal(wire.StepDownRequest{Epoch: leader.Epoch() + 1})
+	msg, err := nc.Request(wire.ControlSubject(id), data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var reply StepDownReply
+	var reply wire.StepDownReply
 	if err := json.Unmarshal(msg.Data, &reply); err != nil || reply.OK || reply.Error == "" {
 		t.Fatalf("reply %s (%v), want a refusal", msg.Data, err)
 	}
 	holdFor(t, time.Second, leader.IsLeader, "the leader keeps leading after a refused request")
-	data, _ = json.Marshal(StepDownRequest{Epoch: leader.Epoch()})
-	if msg, err = nc.Request(ControlSubject(id), data, 5*time.Second); err != nil {
+	data, _ = json.Marshal(wire.StepDownRequest{Epoch: leader.Epoch()})
+	if msg, err = nc.Request(wire.ControlSubject(id), data, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(msg.Data, &reply); err != nil || !reply.OK {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // firstEpoch is the first epoch of clusterID's bucket as the server at url
@@ -25,7 +26,7 @@ func firstEpoch(t testing.TB, url, clusterID string) int64 {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	kv, err := js.KeyValue(ctx, BucketName(clusterID))
+	kv, err := js.KeyValue(ctx, wire.BucketName(clusterID))
 	if err != nil {
 		t.Fatalf("bucket of %s: %v", clusterID, err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func ctx(t testing.TB) context.Context {
@@ -28,10 +30,10 @@ func openKV(t testing.TB, url, clusterID string) jetstream.KeyValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kv, err := js.KeyValue(ctx(t), BucketName(clusterID)); err == nil {
+	if kv, err := js.KeyValue(ctx(t), wire.BucketName(clusterID)); err == nil {
 		return kv
 	}
-	cfg := BucketConfig(clusterID, BucketOptions{LeaseTTL: testTTL})
+	cfg := store.BucketConfig(clusterID, store.Options{LeaseTTL: testTTL})
 	cfg.History = 1
 	kv, err := js.CreateKeyValue(ctx(t), cfg)
 	if err != nil {

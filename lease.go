@@ -22,7 +22,7 @@ type Lease struct {
 	// TTLMillis is the tenure's LeaseTTL in milliseconds: the bucket's
 	// when the holder acquired (docs/design.md, I2), fixed for the whole
 	// tenure. Followers wait it out from when they first saw the record.
-	// At most MaxLeaseTTL.
+	// At most 24h.
 	TTLMillis int64 `json:"ttl_ms,omitempty"`
 	// Priority is the holder's Config.Priority.
 	Priority int `json:"priority,omitempty"`
@@ -60,9 +60,6 @@ func (l *Lease) IsExpired() bool { return !time.Now().Before(l.ExpiresAt) }
 // Node.IsLeader, Node.Leader or Node.ValidateLeadership to decide.
 func (l *Lease) IsValid() bool { return l.NodeID != "" && !l.IsExpired() }
 
-// IsReleased reports whether nobody holds the lease.
-func (l *Lease) IsReleased() bool { return l.NodeID == "" }
-
 // TimeUntilExpiry is the time left until ExpiresAt, or 0 if it has passed,
 // by this machine's wall clock. Informational only, like IsExpired.
 func (l *Lease) TimeUntilExpiry() time.Duration {
@@ -72,19 +69,10 @@ func (l *Lease) TimeUntilExpiry() time.Duration {
 	return 0
 }
 
-// MaxLeaseSize is the largest lease value decoded; a larger one counts as garbage.
-const MaxLeaseSize = wire.MaxLeaseSize
-
 // encodeLease renders l as the JSON stored in KV.
 func encodeLease(l Lease) ([]byte, error) {
 	return json.Marshal(l)
 }
-
-// DecodeLease parses a value stored under LeaseKey, with the rules the
-// election uses: a value it refuses (the error wraps ErrInvalidLease) is
-// garbage, which nodes treat as held by an unknown node. revision is the
-// KV revision, kept in Lease.Revision.
-func DecodeLease(data []byte, revision uint64) (Lease, error) { return decodeLease(data, revision) }
 
 // decodeLease parses a stored lease value with the election's rules
 // (wire.DecodeLease): anything that is not a lease record (wrong

@@ -17,6 +17,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/presence"
 	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
@@ -120,9 +121,9 @@ func (n *Node) start(ctx context.Context) error {
 		closeConn()
 		return fmt.Errorf("start: %w", err)
 	}
-	var announced *announcement
+	var announced *presence.Announcement
 	if n.campaign { // an observer is no member (subscribe)
-		announced = n.announce(ctx, st.JetStream(), startedAt)
+		announced = presence.Announce(ctx, st.JetStream(), n.cfg.bucketOptions().storeOptions(), n.self(startedAt), n.cfg.RequestTimeout, n.log)
 	}
 	priority := int(n.priority.Load())
 	el := driver.New(n.driverConfig(st, control, priority))
@@ -134,7 +135,7 @@ func (n *Node) start(ctx context.Context) error {
 			_ = s.Unsubscribe()
 		}
 		el.Close()
-		n.withdraw(announced)
+		announced.Withdraw(n.cfg.RequestTimeout, n.log)
 		closeConn()
 		return fmt.Errorf("start: %w during start", ErrStopped)
 	}
@@ -181,7 +182,7 @@ func (n *Node) subscribe(nc *nats.Conn, control chan<- driver.ControlRequest, st
 	if err != nil {
 		return nil, err
 	}
-	status, err := n.subscribeStatus(nc, startedAt)
+	status, err := presence.Answer(nc, n.self(startedAt), n.presenceView)
 	if err != nil {
 		for _, s := range subs {
 			_ = s.Unsubscribe()
@@ -189,6 +190,29 @@ func (n *Node) subscribe(nc *nats.Conn, control chan<- driver.ControlRequest, st
 		return nil, err
 	}
 	return append(subs, status...), nil
+}
+
+// self is what this node says of itself to tools: in status replies and
+// its member record.
+func (n *Node) self(startedAt time.Time) presence.Self {
+	return presence.Self{ClusterID: n.cfg.ClusterID, NodeID: n.cfg.NodeID, Instance: n.instance, Metadata: n.cfg.Metadata, StartedAt: startedAt}
+}
+
+// presenceView is what a status reply says of the node's view.
+func (n *Node) presenceView() presence.View {
+	leading := n.IsLeader()
+	v := n.view.Snapshot()
+	return presence.View{Observer: !n.campaign, Leading: leading, Leader: v.Leader, Epoch: v.Epoch, Ready: v.Ready}
+}
+
+// refuseDuplicate asks whether another process runs with this NodeID
+// (presence.RefuseDuplicate): an observer writes nothing, so a twin costs
+// nothing and it does not ask.
+func (n *Node) refuseDuplicate(ctx context.Context, nc *nats.Conn) error {
+	if !n.campaign {
+		return nil
+	}
+	return presence.RefuseDuplicate(ctx, nc, n.cfg.ClusterID, n.cfg.NodeID, n.instance, n.cfg.RequestTimeout)
 }
 
 // retryStartup runs a start-up step until it succeeds, fails permanently,
@@ -307,7 +331,7 @@ func (n *Node) finishTeardown(el *driver.Driver) {
 	el.Wait() // a ReadinessCheck that ignores its ctx holds Done up here
 	n.events.close()
 	if n.Err() == nil { // stopped, not failed: a failed node shows as down
-		n.withdraw(n.announced)
+		n.announced.Withdraw(n.cfg.RequestTimeout, n.log)
 	}
 	if n.ownsConn {
 		n.nc.Close() // also ends at once the requests of watches being stopped

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -30,7 +30,7 @@ func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
 		info.Config.Placement.Tags[0] != "az:1" {
 		t.Errorf("bucket storage %v placement %+v, want memory on az:1", info.Config.Storage, info.Config.Placement)
 	}
-	want := BucketConfig(id, BucketOptions{Storage: jetstream.MemoryStorage})
+	want := store.BucketConfig(id, store.Options{Storage: jetstream.MemoryStorage})
 	if info.Config.MaxMsgsPerSubject != int64(want.History) || info.Config.SubjectDeleteMarkerTTL != want.LimitMarkerTTL ||
 		info.Config.Duplicates != 2*time.Minute || info.Config.MaxAge != 0 {
 		t.Errorf("bucket config %+v is not BucketConfig's", info.Config)
@@ -48,39 +48,9 @@ func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
 
 func streamInfo(t *testing.T, js jetstream.JetStream, clusterID string) *jetstream.StreamInfo {
 	t.Helper()
-	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(clusterID)))
+	s, err := js.Stream(ctx(t), wire.KVStream(wire.BucketName(clusterID)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s.CachedInfo()
-}
-
-// CreateBucket creates the bucket the Node would, says so, accepts it
-// again, and refuses one the election cannot use.
-func TestCreateBucket(t *testing.T) {
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	js, _ := jetstream.New(srv.Connect(t))
-	id := uniqueClusterID(t)
-	if _, created, err := CreateBucket(ctx(t), js, id, BucketOptions{}); err != nil || !created {
-		t.Fatalf("first CreateBucket = created %v, %v; want created", created, err)
-	}
-	if _, created, err := CreateBucket(ctx(t), js, id, BucketOptions{Replicas: 1}); err != nil || created {
-		t.Fatalf("second CreateBucket = created %v, %v; want found", created, err)
-	}
-	bad := uniqueClusterID(t)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(bad), TTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := CreateBucket(ctx(t), js, bad, BucketOptions{}); !errors.Is(err, ErrBucketConfig) || !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("CreateBucket over a bucket with a TTL = %v, want ErrBucketConfig", err)
-	}
-	for _, o := range []BucketOptions{{Replicas: 6}, {Storage: 9}, {Placement: &jetstream.Placement{}}, {Placement: &jetstream.Placement{Tags: []string{""}}}} {
-		if _, _, err := CreateBucket(ctx(t), js, uniqueClusterID(t), o); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("CreateBucket(%+v) = %v, want ErrInvalidConfig", o, err)
-		}
-	}
-	if _, _, err := CreateBucket(ctx(t), js, "a b", BucketOptions{}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("CreateBucket with a bad cluster ID = %v", err)
-	}
 }

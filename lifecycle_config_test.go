@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestConfigDefaults(t *testing.T) {
@@ -25,9 +26,9 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("defaults invalid: %v", err)
 	}
 	// A short TTL alone gets a RenewInterval that fits it.
-	short := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}, LeaseTTL: MinLeaseTTL}
+	short := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}, LeaseTTL: wire.MinLeaseTTL}
 	if err := short.Validate(); err != nil {
-		t.Errorf("LeaseTTL %v with default RenewInterval: %v", MinLeaseTTL, err)
+		t.Errorf("LeaseTTL %v with default RenewInterval: %v", wire.MinLeaseTTL, err)
 	}
 }
 
@@ -51,8 +52,8 @@ func TestConfigValidation(t *testing.T) {
 		{"slash", func(c *Config) { c.NodeID = "a/b" }, "NodeID"},
 		{"non-utf8", func(c *Config) { c.NodeID = "a\xff" }, "NodeID"},
 		{"unicode", func(c *Config) { c.NodeID = "nöde" }, "NodeID"},
-		{"too long", func(c *Config) { c.NodeID = strings.Repeat("a", MaxNodeIDLen+1) }, "NodeID"},
-		{"cluster too long", func(c *Config) { c.ClusterID = strings.Repeat("a", MaxIdentifierLen+1) }, "ClusterID"},
+		{"too long", func(c *Config) { c.NodeID = strings.Repeat("a", wire.MaxNodeIDLen+1) }, "NodeID"},
+		{"cluster too long", func(c *Config) { c.ClusterID = strings.Repeat("a", wire.MaxIdentifierLen+1) }, "ClusterID"},
 		{"host name", func(c *Config) { c.NodeID = "db1.example.com" }, ""},
 		{"empty label", func(c *Config) { c.NodeID = "db1..example.com" }, "NodeID"},
 		{"trailing dot", func(c *Config) { c.NodeID = "db1.example.com." }, "NodeID"},
@@ -67,7 +68,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative cooldown", func(c *Config) { c.Cooldown = -1 }, "Cooldown"},
 		{"preempt delay longer than the ttl", func(c *Config) { c.PreemptDelay = 5 * time.Minute }, ""},
 		{"negative preempt delay", func(c *Config) { c.PreemptDelay = -time.Second }, "PreemptDelay"},
-		{"preempt delay too long", func(c *Config) { c.PreemptDelay = MaxLeaseTTL + time.Second }, "PreemptDelay"},
+		{"preempt delay too long", func(c *Config) { c.PreemptDelay = wire.MaxLeaseTTL + time.Second }, "PreemptDelay"},
 		{"negative preempt delay with a bad ttl", func(c *Config) { c.LeaseTTL, c.PreemptDelay = time.Millisecond, -1 }, "PreemptDelay"},
 		{"replicas", func(c *Config) { c.Bucket.Replicas = 7 }, "Bucket.Replicas"},
 		{"bucket lease ttl", func(c *Config) { c.Bucket.LeaseTTL = 2 * time.Second }, "Bucket.LeaseTTL"},
@@ -110,13 +111,13 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestValidateIdentifier(t *testing.T) {
-	for _, ok := range []string{"a", "node-1", "Node_2", strings.Repeat("x", MaxIdentifierLen)} {
-		if err := ValidateIdentifier("ClusterID", ok); err != nil {
+	for _, ok := range []string{"a", "node-1", "Node_2", strings.Repeat("x", wire.MaxIdentifierLen)} {
+		if err := wire.CheckIdentifier("ClusterID", ok); err != nil {
 			t.Errorf("%q rejected: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "*", ">", "a.b", "a b", "a\nb", "ä", "\x00", strings.Repeat("x", MaxIdentifierLen+1)} {
-		err := ValidateIdentifier("ClusterID", bad)
+	for _, bad := range []string{"", "*", ">", "a.b", "a b", "a\nb", "ä", "\x00", strings.Repeat("x", wire.MaxIdentifierLen+1)} {
+		err := wire.CheckIdentifier("ClusterID", bad)
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ClusterID") {
 			t.Errorf("%q: error %v", bad, err)
 		}

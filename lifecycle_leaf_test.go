@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // leafConfig is testConfig for a node connected to leaf that reaches the
@@ -37,17 +38,17 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 
 	// The bucket is the hub's, not the leaf's own JetStream's.
 	hubJS, _ := jetstream.New(hub.Connect(t))
-	hkv, err := hubJS.KeyValue(ctx(t), BucketName(id))
+	hkv, err := hubJS.KeyValue(ctx(t), wire.BucketName(id))
 	if err != nil {
 		t.Fatalf("hub lookup of the bucket: %v", err)
 	}
-	if e, err := hkv.Get(ctx(t), LeaseKey); err != nil {
+	if e, err := hkv.Get(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatalf("hub read of the lease: %v", err)
 	} else if lease, err := decodeLease(e.Value(), e.Revision()); err != nil || lease.NodeID != l.NodeID() {
 		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.NodeID())
 	}
 	leafJS, _ := jetstream.New(leaf.Connect(t))
-	if _, err := leafJS.KeyValue(ctx(t), BucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
+	if _, err := leafJS.KeyValue(ctx(t), wire.BucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("leaf-local lookup = %v, want ErrBucketNotFound", err)
 	}
 

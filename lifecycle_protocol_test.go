@@ -6,6 +6,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Start refuses a bucket it cannot share with the nodes already there:
@@ -30,14 +32,14 @@ func TestStartRefusesAnotherProtocol(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := uniqueClusterID(t)
-			cfg := BucketConfig(id, BucketOptions{})
+			cfg := store.BucketConfig(id, store.Options{})
 			cfg.Metadata = c.meta
 			kv, err := js.CreateKeyValue(ctx(t), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if c.record != "" {
-				if _, err := kv.Put(ctx(t), LeaseKey, []byte(c.record)); err != nil {
+				if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(c.record)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/securetest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // userPass adds a config-mode user and returns its client option.
@@ -315,7 +316,7 @@ func TestCredsUserRunsItsClusterAndCannotDisturbAnother(t *testing.T) {
 			return err
 		},
 		"ask the leader to step down": func() error {
-			_, err := nc.Request(cluster.ControlSubject("payments"), nil, time.Second)
+			_, err := nc.Request(wire.ControlSubject("payments"), nil, time.Second)
 			return err
 		},
 		"bind the bucket": func() error {

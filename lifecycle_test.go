@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
@@ -134,7 +135,7 @@ func TestBucketDeletedIsWaitedForUntilStop(t *testing.T) {
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
-	if err := js.DeleteKeyValue(ctx(t), BucketName(id)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), wire.BucketName(id)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 3*time.Second, func() bool { return !leader.IsLeader() }, "the leader still leads 3s after its bucket was deleted")

@@ -14,13 +14,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // askStatus sends a status request to one node and decodes the reply.
-func askStatus(nc *nats.Conn, clusterID, nodeID string) (StatusReply, error) {
-	var r StatusReply
-	msg, err := nc.Request(StatusSubject(clusterID, nodeID), nil, time.Second)
+func askStatus(nc *nats.Conn, clusterID, nodeID string) (wire.StatusReply, error) {
+	var r wire.StatusReply
+	msg, err := nc.Request(wire.StatusSubject(clusterID, nodeID), nil, time.Second)
 	if err != nil {
 		return r, err
 	}
@@ -29,18 +30,18 @@ func askStatus(nc *nats.Conn, clusterID, nodeID string) (StatusReply, error) {
 
 // memberRecord reads the member key of nodeID; ok is false when absent or
 // deleted.
-func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (MemberRecord, bool) {
+func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (wire.MemberRecord, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	en, err := kv.Get(ctx, MemberKey(nodeID))
+	en, err := kv.Get(ctx, wire.MemberKey(nodeID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-		return MemberRecord{}, false
+		return wire.MemberRecord{}, false
 	}
 	if err != nil {
-		t.Fatalf("get %s: %v", MemberKey(nodeID), err)
+		t.Fatalf("get %s: %v", wire.MemberKey(nodeID), err)
 	}
-	r, err := DecodeMemberRecord(en.Value())
+	r, err := wire.DecodeMemberRecord(en.Value())
 	if err != nil {
 		t.Fatalf("member record of %s: %v", nodeID, err)
 	}
@@ -79,7 +80,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx, MembersBucketName(id))
+	kv, err := js.KeyValue(ctx, wire.MembersBucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,20 +96,20 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 
 	// None of them wires health: each answers on its own subject.
 	for _, n := range nodes {
-		var r StatusReply
+		var r wire.StatusReply
 		natstest.WaitFor(t, 5*time.Second, func() bool {
 			r, err = askStatus(nc, id, n.NodeID())
 			return err == nil && r.Leader == leader.NodeID()
 		}, "status of %s: %+v, %v", n.NodeID(), r, err)
-		want := StatusFollower
+		want := wire.StatusFollower
 		if n == leader {
-			want = StatusLeader
+			want = wire.StatusLeader
 		}
 		if r.Node != n.NodeID() || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
 			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.NodeID(), r, want, leader.Epoch())
 		}
 		m, ok := memberRecord(t, kv, n.NodeID())
-		wantKind := MemberCampaigning
+		wantKind := wire.MemberCampaigning
 		if !ok || m.NodeID != n.NodeID() || m.Kind != wantKind || m.StartedAt.IsZero() {
 			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.NodeID(), m, ok, wantKind)
 		}
@@ -119,8 +120,8 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if m, _ := memberRecord(t, kv, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
 		t.Errorf("a's member metadata = %v", m.Metadata)
 	}
-	if MemberKey("a.example.com") != "member.a=example=com" {
-		t.Errorf("MemberKey = %q", MemberKey("a.example.com"))
+	if wire.MemberKey("a.example.com") != "member.a=example=com" {
+		t.Errorf("MemberKey = %q", wire.MemberKey("a.example.com"))
 	}
 
 	// The cluster-wide subject: one reply per running node.
@@ -129,7 +130,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.PublishRequest(ClusterStatusSubject(id), inbox, nil); err != nil {
+	if err := nc.PublishRequest(wire.ClusterStatusSubject(id), inbox, nil); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -138,7 +139,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cluster-wide status: %d replies (%v): %v", len(seen), seen, err)
 		}
-		var r StatusReply
+		var r wire.StatusReply
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	mkv, err := js.KeyValue(ctx, MembersBucketName(id))
+	mkv, err := js.KeyValue(ctx, wire.MembersBucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,15 +202,15 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 	if st.History() != 1 || st.TTL() != 0 {
 		t.Errorf("members bucket: history %d, TTL %v; want 1 and none", st.History(), st.TTL())
 	}
-	ekv, err := js.KeyValue(ctx, BucketName(id))
+	ekv, err := js.KeyValue(ctx, wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys, err := ekv.Keys(ctx)
-	if err != nil || len(keys) != 1 || keys[0] != LeaseKey {
-		t.Errorf("election bucket keys = %v (%v), want only %s", keys, err, LeaseKey)
+	if err != nil || len(keys) != 1 || keys[0] != wire.LeaseKey {
+		t.Errorf("election bucket keys = %v (%v), want only %s", keys, err, wire.LeaseKey)
 	}
-	en, err := ekv.Get(ctx, LeaseKey)
+	en, err := ekv.Get(ctx, wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,8 +227,8 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 // exactly two subject tokens, so that "member.*" lists every member.
 func TestMemberKeyIsNoStateKey(t *testing.T) {
 	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
-		k := MemberKey(id)
-		if k == LeaseKey || k == CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
+		k := wire.MemberKey(id)
+		if k == wire.LeaseKey || k == wire.CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
 			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
 		}
 		if toks := strings.Split(k, "."); len(toks) != 2 || toks[0] != "member" {
@@ -252,14 +253,16 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 		refused          func(id string) string // in the last error
 		membersBucket    bool                   // exists afterwards
 	}{
-		{name: "no member write", deny: func(id string) []string { return []string{wire.KVSubject(MembersBucketName(id), ">")} },
-			refused: func(id string) string { return wire.KVSubject(MembersBucketName(id), "member."+BucketName(id)) }, membersBucket: true},
+		{name: "no member write", deny: func(id string) []string { return []string{wire.KVSubject(wire.MembersBucketName(id), ">")} },
+			refused: func(id string) string {
+				return wire.KVSubject(wire.MembersBucketName(id), "member."+wire.BucketName(id))
+			}, membersBucket: true},
 		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
 			refused: func(string) string { return `"$JS.API.INFO"` }},
 	}
 	for i := range cases {
 		cases[i].id = uniqueClusterID(t)
-		cases[i].nodeID = BucketName(cases[i].id) + "-1"
+		cases[i].nodeID = wire.BucketName(cases[i].id) + "-1"
 	}
 	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) {
 		o.NoAuthUser = "admin"
@@ -277,7 +280,7 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, _, err := CreateBucket(ctx(t), js, c.id, BucketOptions{}); err != nil {
+			if _, _, err := store.Create(ctx(t), js, c.id, store.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			var logs syncBuffer
@@ -310,7 +313,7 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 			if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
 				t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
 			}
-			kv, err := js.KeyValue(ctx(t), MembersBucketName(c.id))
+			kv, err := js.KeyValue(ctx(t), wire.MembersBucketName(c.id))
 			switch {
 			case !c.membersBucket && !errors.Is(err, jetstream.ErrBucketNotFound):
 				t.Errorf("members bucket lookup: %v, want not found", err)

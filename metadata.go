@@ -7,10 +7,11 @@ import (
 	"maps"
 
 	"github.com/ozanturksever/go-cluster/internal/driver"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // maxMetadataSize is the largest Config.Metadata accepted, in bytes of
-// its JSON: the lease record must stay well under its 4 KiB limit.
+// its JSON: the lease record must stay well under wire.MaxLeaseSize (4 KiB).
 const maxMetadataSize = 1024
 
 // validateMetadata checks Config.Metadata; the error wraps ErrInvalidConfig
@@ -32,10 +33,10 @@ func validateMetadata(md map[string]string) error {
 }
 
 // validateMetadataKey checks one Metadata key: letters, digits, '-', '_'
-// and '.', 1 to MaxIdentifierLen bytes.
+// and '.', 1 to wire.MaxIdentifierLen bytes.
 func validateMetadataKey(k string) error {
-	if len(k) == 0 || len(k) > MaxIdentifierLen {
-		return fmt.Errorf("%w: Metadata key %q must be 1 to %d bytes", ErrInvalidConfig, k, MaxIdentifierLen)
+	if len(k) == 0 || len(k) > wire.MaxIdentifierLen {
+		return fmt.Errorf("%w: Metadata key %q must be 1 to %d bytes", ErrInvalidConfig, k, wire.MaxIdentifierLen)
 	}
 	for i := 0; i < len(k); i++ {
 		if c := k[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {

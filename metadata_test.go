@@ -10,6 +10,7 @@ import (
 
 	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The leader's metadata reaches every node and observer through
@@ -44,7 +45,7 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	}
 
 	kv := openKV(t, srv.URL(), id)
-	ent, err := kv.Get(ctx(t), LeaseKey)
+	ent, err := kv.Get(ctx(t), wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nuid"
 	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/presence"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -47,9 +49,9 @@ type Node struct {
 	ownsConn    bool
 	el          *driver.Driver
 	subs        []*nats.Subscription
-	announced   *announcement // this node's member record, withdrawn at Stop (nil: none)
-	tornDown    bool          // the teardown has begun
-	done        chan struct{} // closed when the node and its hooks have ended
+	announced   *presence.Announcement // this node's member record, withdrawn at Stop (nil: none)
+	tornDown    bool                   // the teardown has begun
+	done        chan struct{}          // closed when the node and its hooks have ended
 	doneOnce    sync.Once
 	err         error
 }
@@ -137,9 +139,9 @@ func (n *Node) stepDown(ctx context.Context, to string) error {
 // StepDownTo steps down like StepDown and names the successor: the
 // released record carries nodeID, and for one RenewInterval only that node
 // campaigns; if it does not take the lease by then, any node may. It is
-// the API behind remote handover (see ControlSubject).
+// the API behind remote handover (go-cluster stepdown --to).
 func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
-	if err := ValidateNodeID("nodeID", nodeID); err != nil {
+	if err := wire.CheckNodeID("nodeID", nodeID); err != nil {
 		return fmt.Errorf("step down: %w", err)
 	}
 	if nodeID == n.cfg.NodeID {
@@ -352,8 +354,8 @@ func (n *Node) SetPriority(p int) error {
 //
 // Role does not tell a follower from an observer: both are RolePassive. A
 // Node made by NewObserver is always an observer (it never campaigns); the
-// built-in status reply (StatusReply.Role: StatusFollower, StatusObserver)
-// tells them apart for other processes.
+// built-in status reply, which only a campaigning node sends (role
+// "follower"), tells them apart for other processes.
 type Role int
 
 const (

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // hostileIdentifiers are values no ClusterID or NodeID may take: each would
@@ -52,7 +53,7 @@ var hostileIdentifiers = map[string]string{
 	"equals":           "a=b",
 	"percent":          "a%b",
 	"quote":            `a"b`,
-	"too long":         strings.Repeat("a", MaxNodeIDLen+1),
+	"too long":         strings.Repeat("a", wire.MaxNodeIDLen+1),
 	"very long":        strings.Repeat("a", 1<<16),
 	"non-UTF-8":        "a\xffb",
 	"truncated UTF-8":  "a\xc3",
@@ -69,7 +70,7 @@ var hostileIdentifiers = map[string]string{
 var hostileClusterIDs = map[string]string{
 	"dot":       "a.b",
 	"host name": "db1.example.com",
-	"too long":  strings.Repeat("a", MaxIdentifierLen+1),
+	"too long":  strings.Repeat("a", wire.MaxIdentifierLen+1),
 }
 
 func TestHostileIdentifiersAreRejected(t *testing.T) {
@@ -84,9 +85,9 @@ func TestHostileIdentifiersAreRejected(t *testing.T) {
 					cfg.NodeID = id
 				}
 				checkInvalid(t, cfg, field)
-				validate := ValidateIdentifier
+				validate := wire.CheckIdentifier
 				if field == "NodeID" {
-					validate = ValidateNodeID
+					validate = wire.CheckNodeID
 				}
 				if err := validate(field, id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), field) {
 					t.Errorf("validate %s %q = %v", field, id, err)
@@ -99,7 +100,7 @@ func TestHostileIdentifiersAreRejected(t *testing.T) {
 			cfg := base
 			cfg.ClusterID = id
 			checkInvalid(t, cfg, "ClusterID")
-			if err := ValidateIdentifier("ClusterID", id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ClusterID") {
+			if err := wire.CheckIdentifier("ClusterID", id); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "ClusterID") {
 				t.Errorf("ValidateIdentifier(%q) = %v", id, err)
 			}
 			cfg.ClusterID, cfg.NodeID = "c", id
@@ -147,7 +148,7 @@ func TestInvalidConfigurationsAreRejected(t *testing.T) {
 		{"empty second URL", func(c *Config) { c.NATSURLs = []string{"nats://127.0.0.1:4222", ""} }, "NATSURLs[1]"},
 		{"LeaseTTL negative", func(c *Config) { c.LeaseTTL = -s }, "LeaseTTL"},
 		{"LeaseTTL 1ns", func(c *Config) { c.LeaseTTL = 1 }, "LeaseTTL"},
-		{"LeaseTTL just under minimum", func(c *Config) { c.LeaseTTL = MinLeaseTTL - 1 }, "LeaseTTL"},
+		{"LeaseTTL just under minimum", func(c *Config) { c.LeaseTTL = wire.MinLeaseTTL - 1 }, "LeaseTTL"},
 		{"RenewInterval negative", func(c *Config) { c.RenewInterval = -1 }, "RenewInterval"},
 		{"RenewInterval equal to LeaseTTL", func(c *Config) { c.LeaseTTL, c.RenewInterval = 3*s, 3*s }, "RenewInterval"},
 		{"RenewInterval just over LeaseTTL/3", func(c *Config) { c.LeaseTTL, c.RenewInterval = 3*s, s+1 }, "RenewInterval"},
@@ -246,7 +247,7 @@ func garbageValues() []garbageValue {
 		{name: "negative epoch", data: []byte(`{"node_id":"x","epoch":-5}`)},
 		{name: "huge ttl", data: []byte(`{"node_id":"x","epoch":5,"ttl_ms":9223372036854775807}`)},
 		{name: "wildcard holder", data: []byte(`{"node_id":">","epoch":5}`)},
-		{name: "just over MaxLeaseSize", data: append([]byte(`{"node_id":"x","epoch":1,"pad":"`), append(bytes.Repeat([]byte("p"), MaxLeaseSize), '"', '}')...)},
+		{name: "just over wire.MaxLeaseSize", data: append([]byte(`{"node_id":"x","epoch":1,"pad":"`), append(bytes.Repeat([]byte("p"), wire.MaxLeaseSize), '"', '}')...)},
 		{name: "oversized 512KiB", data: bytes.Repeat([]byte("G"), 512<<10)},
 		{name: "delete marker", op: "delete"},
 		{name: "purge marker", op: "purge"},
@@ -275,11 +276,11 @@ func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
 		var err error
 		switch g.op {
 		case "delete":
-			err = kv.Delete(c, LeaseKey)
+			err = kv.Delete(c, wire.LeaseKey)
 		case "purge":
-			err = kv.Purge(c, LeaseKey)
+			err = kv.Purge(c, wire.LeaseKey)
 		default:
-			_, err = kv.Put(c, LeaseKey, g.data)
+			_, err = kv.Put(c, wire.LeaseKey, g.data)
 		}
 		cancel()
 		if err != nil {
@@ -328,7 +329,7 @@ func TestForgedLowEpochNeverTurnsTheEpochBack(t *testing.T) {
 		stopNode(t, n)
 	}
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"v":2,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"v":2,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
 		t.Fatal(err)
 	}
 	fresh := startNode(t, stableConfig(id, "c", srv.URL()), rec, nil)
@@ -355,7 +356,7 @@ func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), History: 10, Metadata: bucketmeta.ForNewBucket(testTTL, 2)})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: 10, Metadata: bucketmeta.ForNewBucket(testTTL, 2)})
 	nodes := []*Node{
 		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
 		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),
@@ -386,7 +387,7 @@ func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), TTL: 2 * time.Second})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), TTL: 2 * time.Second})
 
 	n, err := NewNode(stableConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {
@@ -399,7 +400,7 @@ func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
 		stopNode(t, n)                 // releases epoch 1
 		kv := bindKV(t, srv.URL(), id) // not openKV: it would reset the bucket's TTL
 		natstest.WaitFor(t, 15*time.Second, func() bool {
-			_, err := kv.Get(ctx(t), LeaseKey)
+			_, err := kv.Get(ctx(t), wire.LeaseKey)
 			return errors.Is(err, jetstream.ErrKeyNotFound)
 		}, "the bucket's TTL never removed the released record")
 		b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
@@ -420,7 +421,7 @@ func TestPreexistingBucketWithTinyMaxValueSizeFailsFast(t *testing.T) {
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: BucketName(id), MaxValueSize: 16})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), MaxValueSize: 16})
 	n, err := NewNode(testConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +455,7 @@ func bindKV(t *testing.T, url, clusterID string) jetstream.KeyValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx(t), BucketName(clusterID))
+	kv, err := js.KeyValue(ctx(t), wire.BucketName(clusterID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +513,7 @@ func forgedOwnRecordChild(t *testing.T) {
 	}
 	kv := openKV(t, srv.URL(), id)
 	forged := `{"node_id":"a","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"9999-12-31T23:59:59-01:00"}`
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	// a hands the record back after its cooldown, then leads again.

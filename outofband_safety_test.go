@@ -20,6 +20,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TestP4GarbageOverACutOffHolderWaitsTheCeiling: b (LeaseTTL 1s) has seen a's record with
@@ -32,10 +33,10 @@ func TestP4GarbageOverACutOffHolderWaitsTheCeiling(t *testing.T) {
 		overwrite func(context.Context, jetstream.KeyValue) error
 	}{
 		{"garbage", func(c context.Context, kv jetstream.KeyValue) error {
-			_, err := kv.Put(c, LeaseKey, []byte(`{not json`))
+			_, err := kv.Put(c, wire.LeaseKey, []byte(`{not json`))
 			return err
 		}},
-		{"deleted", func(c context.Context, kv jetstream.KeyValue) error { return kv.Delete(c, LeaseKey) }},
+		{"deleted", func(c context.Context, kv jetstream.KeyValue) error { return kv.Delete(c, wire.LeaseKey) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +90,7 @@ func TestP1LeaseTTLAbove24hIsRefused(t *testing.T) {
 			t.Errorf("NewObserver = %v", err)
 		}
 		rec := fmt.Sprintf(`{"node_id":"a","epoch":1,"ttl_ms":%d}`, (24 * time.Hour).Milliseconds())
-		if _, err := DecodeLease([]byte(rec), 1); err != nil {
+		if _, err := decodeLease([]byte(rec), 1); err != nil {
 			t.Errorf("the record of a 24h holder is refused: %v", err)
 		}
 	})
@@ -213,14 +214,14 @@ func testLeaseKeyCompacted(t *testing.T, bc bucketCase, rec *recorder, id string
 	before := rec.highestEpoch()
 
 	kv := bindKV(t, bc.url, id)
-	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
+	if err := kv.Purge(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
 		t.Fatal(err)
 	}
 	// Absent, unless a node has taken the key over already.
-	if e, err := kv.Get(ctx(t), LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if e, err := kv.Get(ctx(t), wire.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		if l, derr := decodeLease(e.Value(), e.Revision()); err != nil || derr != nil || l.NodeID == "" {
 			t.Fatalf("lease key after the compaction: %+v, %v, %v; want absent or a holder's record", l, err, derr)
 		}
@@ -271,7 +272,7 @@ func TestP1ForgedMaxEpochIsUnknown(t *testing.T) {
 			nodes := startNodes(t, srv, rec, id, "a", "b", "c")
 			before := waitOneLeader(t, nodes, 5*time.Second).Epoch()
 			kv := bindKV(t, srv.URL(), id)
-			if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
+			if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 				t.Fatal(err)
 			}
 			nodes = append(nodes, startNode(t, testConfig(id, "fresh", srv.URL()), rec, nil))
@@ -320,7 +321,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	// Created again as go-cluster creates it (init, or a node with the
 	// cluster's Config): with the cluster's LeaseTTL in its metadata (I2
 	// in docs/design.md assumes no less).
-	old, err := js.KeyValue(ctx(t), BucketName(clusterID))
+	old, err := js.KeyValue(ctx(t), wire.BucketName(clusterID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 			meta[k] = v
 		}
 	}
-	if err := js.DeleteKeyValue(ctx(t), BucketName(clusterID)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), wire.BucketName(clusterID)); err != nil {
 		t.Fatalf("delete bucket: %v", err)
 	}
 	// Right after a deletion the server can refuse for a moment ("error
@@ -342,7 +343,7 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	var err2 error
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		_, err2 = js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
-			Bucket:         BucketName(clusterID),
+			Bucket:         wire.BucketName(clusterID),
 			Description:    "go-cluster leader election",
 			History:        store.LeaseHistory,
 			Replicas:       replicas,
@@ -443,7 +444,7 @@ func TestP4ForgedReleaseOutOfRangeWaitsTheCeiling(t *testing.T) {
 	kv := openKV(t, srv.URL(), id)
 	proxy.Blackhole()
 	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b never took over the forged release")
@@ -465,7 +466,7 @@ func TestP4FreshNodeWaitsOutADeletedHoldersTTL(t *testing.T) {
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	kv := bindKV(t, srv.URL(), id) // binds; openKV would set History 1
 	proxy.Blackhole()
-	if err := kv.Delete(ctx(t), LeaseKey); err != nil {
+	if err := kv.Delete(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil) // LeaseTTL 1s
@@ -488,7 +489,7 @@ func TestP2CompactedUnderCutOffLeader(t *testing.T) {
 	epoch := a.Epoch()
 
 	proxy.Blackhole()
-	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
+	if err := kv.Purge(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {
@@ -573,7 +574,7 @@ func TestP5ForgedReleaseSeenFirst(t *testing.T) {
 	kv := bindKV(t, srv.URL(), id)
 	proxy.Blackhole()
 	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(forged)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
@@ -601,7 +602,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	epoch := leader.Epoch()
 	nc := srv.Connect(t)
 	js, _ := jetstream.New(nc)
-	if err := js.DeleteKeyValue(ctx(t), BucketName(id)); err != nil {
+	if err := js.DeleteKeyValue(ctx(t), wire.BucketName(id)); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 3*time.Second, func() bool { return len(leaders(nodes)) == 0 }, "a node still leads with its bucket deleted")
@@ -610,7 +611,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	lost := time.Now()
 	natstest.WaitFor(t, gone+3*time.Second, func() bool { return time.Since(lost) > gone }, "")
 	safetyNoneStopped(t, nodes)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: BucketName(id), History: store.LeaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: store.LeaseHistory, LimitMarkerTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	l := waitOneLeader(t, nodes, 15*time.Second)
@@ -628,7 +629,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetstream.KeyValue, id string, rec *recorder, bRenew time.Duration) (a, b *Node, proxy *faultproxy.Proxy) {
 	t.Helper()
 	now := time.Now().UTC()
-	if _, err := kv.Create(ctx(t), LeaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
+	if _, err := kv.Create(ctx(t), wire.LeaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
 		t.Fatal(err)
 	}
 	a, proxy = proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
@@ -666,7 +667,7 @@ func TestP2PurgedWhileTheLastLeaderIsCutOff(t *testing.T) {
 	pa.Blackhole()
 	pb.Blackhole()
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !b.IsLeader() }, "b did not demote")
-	if err := kv.Purge(ctx(t), LeaseKey); err != nil {
+	if err := kv.Purge(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := kv.PurgeDeletes(ctx(t), jetstream.DeleteMarkersOlderThan(-1)); err != nil {

@@ -97,7 +97,7 @@ func (s *State) write(ctx context.Context, key string, value []byte, del bool) (
 		return 0, err
 	}
 	w := &putWrite{st: st, subject: stateSubject(st.Bucket(), key), value: value, del: del,
-		leaseSubject: wire.KVSubject(st.Bucket(), LeaseKey), msgID: nuid.Next()}
+		leaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), msgID: nuid.Next()}
 	return s.fenced(ctx, st, w)
 }
 

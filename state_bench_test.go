@@ -140,7 +140,7 @@ func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
 func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []StateWrite) error {
 	id := nuid.Next()
 	for i, w := range writes {
-		msg := nats.NewMsg(wire.KVSubject(BucketName("bench"), "state.batch-"+w.Key))
+		msg := nats.NewMsg(wire.KVSubject(wire.BucketName("bench"), "state.batch-"+w.Key))
 		msg.Data = w.Value
 		msg.Header.Set(batchIDHeader, id)
 		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
@@ -173,7 +173,7 @@ func stateBenchLeader(b *testing.B, cfg Config) *Node {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = node.Stop(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), 3*DefaultLeaseTTL)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*wire.DefaultLeaseTTL)
 	defer cancel()
 	if _, err := node.WaitForLeader(ctx); err != nil {
 		b.Fatal(err)
@@ -204,7 +204,7 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	leaseSubject := wire.KVSubject(st.Bucket(), LeaseKey)
+	leaseSubject := wire.KVSubject(st.Bucket(), wire.LeaseKey)
 	subject := stateSubject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
 		_, rev, _ := leader.view.Fence(time.Now())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // busyWriters keeps whichever node leads writing state (Puts and 2-key
@@ -66,15 +67,15 @@ func busyWriters(t *testing.T, nodes []*Node) (stop func()) {
 // leaseNow reads the lease record from the bucket.
 func leaseNow(t *testing.T, js jetstream.JetStream, clusterID string) (Lease, uint64) {
 	t.Helper()
-	kv, err := js.KeyValue(ctx(t), BucketName(clusterID))
+	kv, err := js.KeyValue(ctx(t), wire.BucketName(clusterID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := kv.Get(ctx(t), LeaseKey)
+	e, err := kv.Get(ctx(t), wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := DecodeLease(e.Value(), e.Revision())
+	l, err := decodeLease(e.Value(), e.Revision())
 	if err != nil {
 		t.Fatalf("lease at %d: %v", e.Revision(), err)
 	}

@@ -145,7 +145,7 @@ func TestStateJSClusterSuccessorReadsLastWriteAfterStreamLeaderDies(t *testing.T
 	id := uniqueClusterID(t)
 	nodes := startClusterNodes(t, c, id, rec, 3)
 	leader := waitOneLeader(t, nodes, 10*time.Second)
-	stream := wire.KVStream(BucketName(id))
+	stream := wire.KVStream(wire.BucketName(id))
 	dead := c.WaitForStreamLeader(t, "$G", stream, 10*time.Second)
 	for i := range 20 { // a history, so that a stale replica would show an older value
 		if _, err := leader.State().Put(ctx(t), "owner", []byte("v"+strconv.Itoa(i))); err != nil {

@@ -184,7 +184,7 @@ type batch struct {
 
 func newBatch(st *store.Store, writes []StateWrite, timeout time.Duration) *batch {
 	b := &batch{writes: writes, subjects: make([]string, len(writes)), expect: make([]uint64, len(writes)),
-		lease: wire.KVSubject(st.Bucket(), LeaseKey), id: nuid.Next(), st: st, timeout: timeout}
+		lease: wire.KVSubject(st.Bucket(), wire.LeaseKey), id: nuid.Next(), st: st, timeout: timeout}
 	for i, w := range writes {
 		b.subjects[i] = stateSubject(st.Bucket(), w.Key)
 		if rev, ok := w.Expect.revision(); ok {

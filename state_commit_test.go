@@ -54,7 +54,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	st, _ := leader.State().store()
 	epoch, stale, _ := leader.view.Fence(time.Now())
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
@@ -272,7 +272,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 		if err := json.Unmarshal(reply.Data, &resp); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Message != nil && resp.Message.Subject != wire.KVSubject(st.Bucket(), LeaseKey) {
+		if resp.Message != nil && resp.Message.Subject != wire.KVSubject(st.Bucket(), wire.LeaseKey) {
 			out = append(out, fmt.Sprintf("%s at %d", resp.Message.Subject, s))
 		}
 	}

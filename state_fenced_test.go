@@ -37,7 +37,7 @@ func rawJS(t testing.TB, urls ...string) jetstream.JetStream {
 // oldest first.
 func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstream.RawStreamMsg {
 	t.Helper()
-	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(clusterID)))
+	s, err := js.Stream(ctx(t), wire.KVStream(wire.BucketName(clusterID)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m.Subject) > 0 && m.Subject != wire.KVSubject(BucketName(clusterID), LeaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
+		if len(m.Subject) > 0 && m.Subject != wire.KVSubject(wire.BucketName(clusterID), wire.LeaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
 			out = append(out, m)
 		}
 	}
@@ -111,11 +111,11 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	}
 	// Any KV client sees the value and the writer's epoch.
 	js := rawJS(t, srv.URL())
-	s, err := js.Stream(ctx(t), wire.KVStream(BucketName(id)))
+	s, err := js.Stream(ctx(t), wire.KVStream(wire.BucketName(id)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.GetLastMsgForSubject(ctx(t), wire.KVSubject(BucketName(id), "state.config.mode"))
+	m, err := s.GetLastMsgForSubject(ctx(t), wire.KVSubject(wire.BucketName(id), "state.config.mode"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,16 +222,16 @@ func TestStateFencedAtServer(t *testing.T) {
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	js := rawJS(t, srv.URL())
-	rev1, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"a","epoch":1}`))
+	rev1, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"a","epoch":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaseSubject := wire.KVSubject(BucketName(id), LeaseKey)
-	subject := wire.KVSubject(BucketName(id), stateKVKey("k"))
+	leaseSubject := wire.KVSubject(wire.BucketName(id), wire.LeaseKey)
+	subject := wire.KVSubject(wire.BucketName(id), stateKVKey("k"))
 	if _, err := js.Publish(ctx(t), subject, []byte("first"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject)); err != nil {
 		t.Fatalf("write fenced on the current lease revision: %v", err)
 	}
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"b","epoch":2}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"b","epoch":2}`)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = js.Publish(ctx(t), subject, []byte("stale"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject))
@@ -257,7 +257,7 @@ func TestStateWritesRaceRenewals(t *testing.T) {
 func raceRenewals(t *testing.T, a *Node, url string) {
 	t.Helper()
 	kv := bindKV(t, url, a.ClusterID())
-	first, err := kv.Get(ctx(t), LeaseKey)
+	first, err := kv.Get(ctx(t), wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func raceRenewals(t *testing.T, a *Node, url string) {
 	// the state writes too, so count the changes).
 	var renewals sync.Map
 	renewed := func() bool {
-		if lease, err := kv.Get(ctx(t), LeaseKey); err == nil && lease.Revision() != first.Revision() {
+		if lease, err := kv.Get(ctx(t), wire.LeaseKey); err == nil && lease.Revision() != first.Revision() {
 			renewals.Store(lease.Revision(), true)
 		}
 		n := 0
@@ -343,13 +343,13 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 	// is not its own: no write of that tenure may come after it.
 	js := rawJS(t, srv.URL())
 	kv := bindKV(t, srv.URL(), id)
-	hist, err := kv.History(ctx(t), LeaseKey)
+	hist, err := kv.History(ctx(t), wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var released uint64
 	for _, h := range hist {
-		if l, err := DecodeLease(h.Value(), h.Revision()); err == nil && l.Epoch == epoch && l.NodeID == "" {
+		if l, err := decodeLease(h.Value(), h.Revision()); err == nil && l.Epoch == epoch && l.NodeID == "" {
 			released = h.Revision()
 		}
 	}
@@ -390,7 +390,7 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 	}
 	proxy.Delay(300 * time.Millisecond)
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	if !a.IsLeader() {

@@ -86,7 +86,7 @@ func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiEr
 	if err != nil {
 		return 0, 0, err
 	}
-	if m.Subject == wire.KVSubject(st.Bucket(), LeaseKey) {
+	if m.Subject == wire.KVSubject(st.Bucket(), wire.LeaseKey) {
 		switch {
 		case at <= rev:
 			return verdictBehind, 0, nil
@@ -113,7 +113,7 @@ func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiEr
 // failed on stands, from the lease's latest record read from the stream's
 // leader.
 func (s *State) judgeByReading(ctx context.Context, st *store.Store, w fencedWrite, epoch int64, rev uint64) (verdict, uint64, error) {
-	ent, err := lastRecord(ctx, st, LeaseKey, s.timeout)
+	ent, err := lastRecord(ctx, st, wire.LeaseKey, s.timeout)
 	if err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return 0, 0, err
 	}

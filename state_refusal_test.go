@@ -51,7 +51,7 @@ func storeBehind(t *testing.T, clusterID string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.KV().Put(ctx(t), LeaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
+	if _, err := st.KV().Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
 		t.Fatal(err)
 	}
 	stream, err := st.JetStream().Stream(ctx(t), wire.KVStream(st.Bucket()))
@@ -108,7 +108,7 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 func TestStatePutRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	put := &putWrite{st: st, subject: stateSubject(st.Bucket(), "k"), value: []byte("v"),
-		leaseSubject: wire.KVSubject(st.Bucket(), LeaseKey), msgID: "put-1"}
+		leaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), msgID: "put-1"}
 	copyBehind := *put
 	copyBehind.st = behind
 	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: put, behind: &copyBehind})
@@ -183,7 +183,7 @@ func TestStateRefusalsThatProveSomething(t *testing.T) {
 		t.Errorf("Commit expecting an old revision = %v; want ErrStateConflict", err)
 	}
 	kv := bindKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := leader.State().Put(ctx(t), "a", []byte("3")); !errors.Is(err, ErrFenced) && !errors.Is(err, ErrNotLeader) {

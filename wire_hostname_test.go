@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TestNewNodeAcceptsHostName: README tells users to use the host name as
@@ -27,33 +27,6 @@ func TestNewNodeAcceptsHostName(t *testing.T) {
 		cfg := cluster.Config{ClusterID: "orders", NodeID: id, NATSURLs: []string{"nats://127.0.0.1:4222"}}
 		if _, err := cluster.NewNode(cfg, nil); err != nil {
 			t.Errorf("NewNode(NodeID %q) = %v, want accepted", id, err)
-		}
-	}
-}
-
-// TestNodeIDTokenIsDocumented pins the documented mapping: subjects and
-// keys written by one version are found by the next.
-func TestNodeIDTokenIsDocumented(t *testing.T) {
-	for id, want := range map[string]string{"db1.example.com": "db1=example=com", "node-1": "node-1", "a_b.c-d": "a_b=c-d"} {
-		if got := cluster.NodeIDToken(id); got != want {
-			t.Errorf("NodeIDToken(%q) = %q, want %q", id, got, want)
-		}
-		if back, err := cluster.NodeIDFromToken(want); err != nil || back != id {
-			t.Errorf("NodeIDFromToken(%q) = %q, %v", want, back, err)
-		}
-	}
-	if got := cluster.NodeControlSubject("orders", "db1.example.com"); got != "cluster.orders.control.db1=example=com.stepdown" {
-		t.Errorf("NodeControlSubject = %q", got)
-	}
-	if got := health.NodeSubject("orders", "db1.example.com"); got != "cluster.orders.health.db1=example=com" {
-		t.Errorf("health.NodeSubject = %q", got)
-	}
-	if got := cluster.CooldownKey("db1.example.com"); got != "cooldown-db1=example=com" {
-		t.Errorf("CooldownKey = %q", got)
-	}
-	for _, bad := range []string{"", "a.b", "=a", "a=", "a==b", "a b", "*"} {
-		if id, err := cluster.NodeIDFromToken(bad); err == nil {
-			t.Errorf("NodeIDFromToken(%q) = %q, want an error", bad, id)
 		}
 	}
 }
@@ -151,7 +124,7 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx, cluster.BucketName(clusterID))
+	kv, err := js.KeyValue(ctx, wire.BucketName(clusterID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,35 +141,35 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 		t.Errorf("cooldown record %s: node_id %q (%v), want %q", cooldown.Value(), rec.NodeID, err, from)
 	}
 	// The lease record carries the NodeID as it is, and decodes.
-	entry, err := kv.Get(ctx, cluster.LeaseKey)
+	entry, err := kv.Get(ctx, wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := cluster.DecodeLease(entry.Value(), entry.Revision()); err != nil || l.NodeID != to {
+	if l, err := wire.DecodeLease(entry.Value(), entry.Revision()); err != nil || l.NodeID != to {
 		t.Errorf("lease %s: %+v, %v; want held by %s", entry.Value(), l, err, to)
 	}
 
 	// The former leader's own control subject answers: it does not lead
 	// and names the leader.
-	ask := func(subject string, req cluster.StepDownRequest) cluster.StepDownReply {
+	ask := func(subject string, req wire.StepDownRequest) wire.StepDownReply {
 		t.Helper()
 		data, _ := json.Marshal(req)
 		m, err := nc.RequestWithContext(ctx, subject, data)
 		if err != nil {
 			t.Fatalf("request on %s: %v", subject, err)
 		}
-		var r cluster.StepDownReply
+		var r wire.StepDownReply
 		if err := json.Unmarshal(m.Data, &r); err != nil {
 			t.Fatalf("reply %q: %v", m.Data, err)
 		}
 		return r
 	}
 	subject := "cluster." + clusterID + ".control." + strings.ReplaceAll(from, ".", "=") + ".stepdown"
-	if r := ask(subject, cluster.StepDownRequest{}); r.OK || r.Node != from || r.Leader != to {
+	if r := ask(subject, wire.StepDownRequest{}); r.OK || r.Node != from || r.Leader != to {
 		t.Errorf("reply of %s on %s: %+v, want a refusal naming leader %s", from, subject, r, to)
 	}
 	// Remote handover back to the dotted NodeID, on the leader's own subject.
-	if r := ask(cluster.NodeControlSubject(clusterID, to), cluster.StepDownRequest{To: from}); !r.OK || r.Node != to || r.To != from {
+	if r := ask(wire.NodeControlSubject(clusterID, to), wire.StepDownRequest{To: from}); !r.OK || r.Node != to || r.To != from {
 		t.Fatalf("remote step-down to %s: %+v", from, r)
 	}
 	waitLeader(t, nodes, from)
@@ -224,65 +197,5 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 	// Nothing answers on the dotted name split into tokens.
 	if _, err := nc.Request("cluster."+clusterID+".health."+to, nil, 200*time.Millisecond); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("request on the dotted subject: %v, want no responders", err)
-	}
-}
-
-// A host name is a valid NodeID; in subjects and keys it is written as its
-// token, which gives the NodeID back.
-func ExampleNodeIDToken() {
-	fmt.Println(cluster.ValidateNodeID("NodeID", "db1.example.com"))
-	fmt.Println(cluster.NodeIDToken("db1.example.com"))
-	fmt.Println(cluster.NodeControlSubject("orders", "db1.example.com"))
-	fmt.Println(cluster.CooldownKey("db1.example.com"))
-	id, err := cluster.NodeIDFromToken("db1=example=com")
-	fmt.Println(id, err)
-	fmt.Println(cluster.ValidateNodeID("NodeID", "db1..example.com"))
-	// Output:
-	// <nil>
-	// db1=example=com
-	// cluster.orders.control.db1=example=com.stepdown
-	// cooldown-db1=example=com
-	// db1.example.com <nil>
-	// cluster: invalid config: NodeID "db1..example.com" has an empty label at byte 4; dots only go between labels
-}
-
-// TestNodeIDTokenIsInjective checks every string of up to five characters
-// over an alphabet that holds each kind of character the rules treat
-// apart (a label byte, '-', '_', '.', the token's '=', a wildcard): no two
-// valid NodeIDs share a token, every token gives its NodeID back, and
-// NodeIDFromToken accepts exactly the tokens of valid NodeIDs.
-func TestNodeIDTokenIsInjective(t *testing.T) {
-	const alphabet = "a-_.=*"
-	owner := map[string]string{} // token -> NodeID
-	var all []string
-	var grow func(prefix string)
-	grow = func(prefix string) {
-		all = append(all, prefix)
-		if len(prefix) < 5 {
-			for _, c := range alphabet {
-				grow(prefix + string(c))
-			}
-		}
-	}
-	grow("")
-	for _, s := range all {
-		if cluster.ValidateNodeID("NodeID", s) != nil {
-			continue
-		}
-		tok := cluster.NodeIDToken(s)
-		if prev, ok := owner[tok]; ok {
-			t.Fatalf("NodeIDs %q and %q share the token %q", prev, s, tok)
-		}
-		owner[tok] = s
-	}
-	for _, s := range all {
-		id, err := cluster.NodeIDFromToken(s)
-		want, isToken := owner[s]
-		if (err == nil) != isToken || id != want {
-			t.Errorf("NodeIDFromToken(%q) = %q, %v; want %q (a token: %v)", s, id, err, want, isToken)
-		}
-	}
-	if len(owner) < 100 {
-		t.Fatalf("only %d valid NodeIDs enumerated", len(owner))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestLeaseExpiry(t *testing.T) {
@@ -16,8 +18,8 @@ func TestLeaseExpiry(t *testing.T) {
 		t.Errorf("old lease: expired=%v valid=%v until=%v", old.IsExpired(), old.IsValid(), old.TimeUntilExpiry())
 	}
 	released := Lease{Epoch: 4, ExpiresAt: time.Now().Add(time.Hour)}
-	if released.IsValid() || !released.IsReleased() {
-		t.Errorf("released lease: valid=%v released=%v", released.IsValid(), released.IsReleased())
+	if released.IsValid() {
+		t.Errorf("released lease: valid")
 	}
 }
 
@@ -51,13 +53,13 @@ func TestDecodeLeaseRejectsGarbage(t *testing.T) {
 		"null":           `null`,
 		"bad node id":    `{"node_id":"a..b","epoch":1}`,
 		"negative ttl":   `{"node_id":"a","epoch":1,"ttl_ms":-5}`,
-		"oversized":      `{"node_id":"a","epoch":1,"x":"` + strings.Repeat("x", MaxLeaseSize) + `"}`,
+		"oversized":      `{"node_id":"a","epoch":1,"x":"` + strings.Repeat("x", wire.MaxLeaseSize) + `"}`,
 	} {
 		if _, err := decodeLease([]byte(v), 1); err == nil {
 			t.Errorf("%s: decoded %q", name, v)
 		}
 	}
-	if l, err := decodeLease([]byte(`{"node_id":"","epoch":3}`), 2); err != nil || !l.IsReleased() || l.Epoch != 3 {
+	if l, err := decodeLease([]byte(`{"node_id":"","epoch":3}`), 2); err != nil || l.NodeID != "" || l.Epoch != 3 {
 		t.Errorf("released record: %+v %v", l, err)
 	}
 }

@@ -37,18 +37,18 @@ func TestLeaseIsTheWireRecord(t *testing.T) {
 // them.
 func TestReexportedErrorsKeepTheirMessages(t *testing.T) {
 	for err, want := range map[error]string{
-		ErrLeaseExpired:    "cluster: lease expired",
-		ErrEpochMismatch:   "cluster: epoch mismatch",
-		ErrNotLeader:       "cluster: not leader",
-		ErrAlreadyLeader:   "cluster: already leader",
-		ErrInvalidConfig:   "cluster: invalid config",
-		ErrBucketDeleted:   "cluster: bucket deleted",
-		ErrStopped:         "cluster: node stopped",
-		ErrEpochExhausted:  "cluster: epoch exhausted",
-		ErrReleaseFailed:   "cluster: lease not released",
-		ErrDuplicateNodeID: "cluster: NodeID used by another process",
-		ErrInvalidLease:    "cluster: not a lease record",
-		ErrNotReady:        "cluster: not ready",
+		ErrLeaseExpired:      "cluster: lease expired",
+		ErrEpochMismatch:     "cluster: epoch mismatch",
+		ErrNotLeader:         "cluster: not leader",
+		ErrAlreadyLeader:     "cluster: already leader",
+		ErrInvalidConfig:     "cluster: invalid config",
+		ErrBucketDeleted:     "cluster: bucket deleted",
+		ErrStopped:           "cluster: node stopped",
+		ErrEpochExhausted:    "cluster: epoch exhausted",
+		ErrReleaseFailed:     "cluster: lease not released",
+		ErrDuplicateNodeID:   "cluster: NodeID used by another process",
+		wire.ErrInvalidLease: "cluster: not a lease record",
+		ErrNotReady:          "cluster: not ready",
 	} {
 		if err.Error() != want {
 			t.Errorf("%q, want %q", err, want)

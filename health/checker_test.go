@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestQueryNode(t *testing.T) {
@@ -230,7 +231,7 @@ func TestConfigValidation(t *testing.T) {
 		{"empty node", func(c *Config) { c.NodeID = "" }, "NodeID"},
 		{"tail wildcard node", func(c *Config) { c.NodeID = ">" }, "NodeID"},
 		{"space in node", func(c *Config) { c.NodeID = "node 1" }, "NodeID"},
-		{"node too long", func(c *Config) { c.NodeID = strings.Repeat("n", cluster.MaxNodeIDLen+1) }, "NodeID"},
+		{"node too long", func(c *Config) { c.NodeID = strings.Repeat("n", wire.MaxNodeIDLen+1) }, "NodeID"},
 		{"empty label in node", func(c *Config) { c.NodeID = "db1..example.com" }, "NodeID"},
 		{"no URLs", func(c *Config) { c.NATSURLs = nil }, "NATSURLs"},
 		{"empty URL", func(c *Config) { c.NATSURLs = []string{""} }, "NATSURLs[0]"},
@@ -269,6 +270,9 @@ func TestConfigValidation(t *testing.T) {
 func TestSubjects(t *testing.T) {
 	if got := NodeSubject("orders", "node-1"); got != "cluster.orders.health.node-1" {
 		t.Errorf("NodeSubject = %q", got)
+	}
+	if got := NodeSubject("orders", "db1.example.com"); got != "cluster.orders.health.db1=example=com" {
+		t.Errorf("NodeSubject(host name) = %q", got)
 	}
 	if got := ClusterSubject("orders"); got != "cluster.orders.health" {
 		t.Errorf("ClusterSubject = %q", got)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // DefaultTimeout is the timeout of a query given a timeout <= 0.
@@ -30,7 +30,7 @@ func NewClient(nc *nats.Conn, clusterID string) (*Client, error) {
 	if nc == nil {
 		return nil, fmt.Errorf("health: %w: nil connection", ErrInvalidConfig)
 	}
-	if err := cluster.ValidateIdentifier("ClusterID", clusterID); err != nil {
+	if err := wire.CheckIdentifier("ClusterID", clusterID); err != nil {
 		return nil, fmt.Errorf("health: %w", err)
 	}
 	return newClient(nc, clusterID, slog.Default().With("component", "health", "cluster", clusterID)), nil
@@ -49,10 +49,10 @@ func newClient(nc *nats.Conn, clusterID string, log *slog.Logger) *Client {
 //   - ErrRemote when the node answered with an error reply (the Response,
 //     with its Error, is returned too);
 //   - ErrInvalidResponse when the reply is not a health response;
-//   - ErrInvalidConfig when nodeID is not a valid NodeID (cluster.ValidateNodeID);
+//   - ErrInvalidConfig when nodeID is not a valid NodeID (wire.CheckNodeID);
 //   - ctx.Err() when ctx was cancelled.
 func (c *Client) QueryNode(ctx context.Context, nodeID string, timeout time.Duration) (Response, error) {
-	if err := cluster.ValidateNodeID("nodeID", nodeID); err != nil {
+	if err := wire.CheckNodeID("nodeID", nodeID); err != nil {
 		return Response{}, fmt.Errorf("health: query: %w", err)
 	}
 	subject := NodeSubject(c.clusterID, nodeID)

@@ -5,17 +5,17 @@ import (
 	"log/slog"
 
 	"github.com/nats-io/nats.go"
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Config configures a Checker. ClusterID, NodeID and a way to reach NATS
 // (Conn, or NATSURLs) are required.
 type Config struct {
 	// ClusterID names the cluster. Letters, digits, '-' and '_' only, as in
-	// the core (cluster.ValidateIdentifier).
+	// the core (wire.CheckIdentifier).
 	ClusterID string
 	// NodeID names this node within the cluster, with the rules of
-	// cluster.ValidateNodeID: a host name such as "db1.example.com" is
+	// wire.CheckNodeID: a host name such as "db1.example.com" is
 	// fine. Use the NodeID of the cluster.Node the Checker reports on.
 	NodeID string
 	// NATSURLs are the servers to connect to when Conn is nil. All of them
@@ -39,10 +39,10 @@ type Config struct {
 // Validate checks c as NewChecker does. The error wraps ErrInvalidConfig
 // and names the field.
 func (c Config) Validate() error {
-	if err := cluster.ValidateIdentifier("ClusterID", c.ClusterID); err != nil {
+	if err := wire.CheckIdentifier("ClusterID", c.ClusterID); err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
-	if err := cluster.ValidateNodeID("NodeID", c.NodeID); err != nil {
+	if err := wire.CheckNodeID("NodeID", c.NodeID); err != nil {
 		return fmt.Errorf("health: %w", err)
 	}
 	if c.Conn != nil {

@@ -8,7 +8,7 @@
 //	cluster.<ClusterID>.health.<NodeID>   (this node)
 //	cluster.<ClusterID>.health            (every node of the cluster)
 //
-// where <NodeID> is the NodeID as a subject token, cluster.NodeIDToken: a
+// where <NodeID> is the NodeID as a subject token, wire.NodeIDToken: a
 // NodeID may be a host name, and each of its dots is written '=' there
 // (node "db1.example.com" answers on cluster.orders.health.db1=example=com;
 // see NodeSubject). Replies carry the NodeID as it is.

@@ -1,18 +1,18 @@
 package health
 
-import cluster "github.com/ozanturksever/go-cluster"
+import "github.com/ozanturksever/go-cluster/internal/wire"
 
 // SubjectPrefix is the first token of every health subject.
 const SubjectPrefix = "cluster"
 
 // NodeSubject is the subject the node nodeID of cluster clusterID answers on:
 // "cluster.<clusterID>.health.<token>", where token is
-// cluster.NodeIDToken(nodeID): the NodeID with each '.' written '=', so that
+// wire.NodeIDToken(nodeID): the NodeID with each '.' written '=', so that
 // node "db1.example.com" answers on "cluster.<clusterID>.health.db1=example=com".
 // Any NATS client can send a request there with an empty payload, the NATS
 // CLI included.
 func NodeSubject(clusterID, nodeID string) string {
-	return SubjectPrefix + "." + clusterID + ".health." + cluster.NodeIDToken(nodeID)
+	return SubjectPrefix + "." + clusterID + ".health." + wire.NodeIDToken(nodeID)
 }
 
 // ClusterSubject is the subject every node of cluster clusterID answers on:

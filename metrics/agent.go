@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/prometheus/client_golang/prometheus"
-
-	cluster "github.com/ozanturksever/go-cluster"
 )
 
 // Metric names of go-cluster agent's series (AgentCollector), without the
@@ -85,10 +84,10 @@ type AgentCollector struct {
 // WithNamespace and WithConstLabels apply. The error wraps
 // ErrInvalidConfig.
 func NewAgentCollector(clusterID, nodeID string, src AgentSource, opts ...Option) (*AgentCollector, error) {
-	if err := cluster.ValidateIdentifier("clusterID", clusterID); err != nil {
+	if err := wire.CheckIdentifier("clusterID", clusterID); err != nil {
 		return nil, err
 	}
-	if err := cluster.ValidateNodeID("nodeID", nodeID); err != nil {
+	if err := wire.CheckNodeID("nodeID", nodeID); err != nil {
 		return nil, err
 	}
 	if src == nil {

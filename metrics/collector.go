@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Collector is a Prometheus collector for one go-cluster node. It is a
@@ -46,7 +47,7 @@ type Collector struct {
 }
 
 // New returns a Collector for node nodeID of cluster clusterID, which must
-// be valid (cluster.ValidateIdentifier, cluster.ValidateNodeID). The error wraps
+// be valid (wire.CheckIdentifier, wire.CheckNodeID). The error wraps
 // ErrInvalidConfig and names the field.
 //
 //	m, _ := metrics.New("orders", "node-1")
@@ -54,10 +55,10 @@ type Collector struct {
 //	_ = m.Bind(node)
 //	prometheus.MustRegister(m)
 func New(clusterID, nodeID string, opts ...Option) (*Collector, error) {
-	if err := cluster.ValidateIdentifier("clusterID", clusterID); err != nil {
+	if err := wire.CheckIdentifier("clusterID", clusterID); err != nil {
 		return nil, err
 	}
-	if err := cluster.ValidateNodeID("nodeID", nodeID); err != nil {
+	if err := wire.CheckNodeID("nodeID", nodeID); err != nil {
 		return nil, err
 	}
 	o := options{namespace: DefaultNamespace, constLabels: prometheus.Labels{}}

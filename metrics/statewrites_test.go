@@ -11,6 +11,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/ozanturksever/go-cluster/metrics"
 )
 
@@ -66,11 +67,11 @@ func TestStateWritesCountFencedRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx(t), cluster.BucketName(id))
+	kv, err := js.KeyValue(ctx(t), wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx(t), cluster.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
 	if !a.IsLeader() {

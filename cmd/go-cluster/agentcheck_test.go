@@ -66,7 +66,7 @@ func TestAgentOtherHostNeedsCheck(t *testing.T) {
 }
 
 // TestAgentCheckTakesHostNamesAsNodeIDs: node_id and --node take a host
-// name, as the library does (cluster.ValidateNodeID); what it refuses is
+// name, as the library does (wire.CheckNodeID); what it refuses is
 // refused. On main both were refused: "has character '.'" (issue 33,
 // defect 3).
 func TestAgentCheckTakesHostNamesAsNodeIDs(t *testing.T) {

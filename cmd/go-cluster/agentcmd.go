@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // defaultAgentConfig is where the agent looks for its file, unless
@@ -119,7 +119,7 @@ var errAgentConfig = errors.New("invalid configuration")
 // load reads the file and applies the flags that override it.
 func (c *agentCmd) load() (*agent.Config, error) {
 	if c.node != "" {
-		if err := cluster.ValidateNodeID("--node", c.node); err != nil {
+		if err := wire.CheckNodeID("--node", c.node); err != nil {
 			return nil, badIdentifier(err)
 		}
 	}

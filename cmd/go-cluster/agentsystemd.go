@@ -8,8 +8,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // systemd tells systemd (Type=notify, WatchdogSec=) about the agent over
@@ -107,15 +107,15 @@ func watchdogBound(cfg *agent.Config) time.Duration {
 }
 
 // leaseTimings are e's lease_ttl and renew_interval with the library's
-// defaults (cluster.Config: DefaultLeaseTTL; DefaultRenewInterval, or
+// defaults (cluster.Config: wire.DefaultLeaseTTL; wire.DefaultRenewInterval, or
 // LeaseTTL/4 when that is more than LeaseTTL/3).
 func leaseTimings(e agent.Election) (ttl, renew time.Duration) {
 	ttl, renew = e.LeaseTTL.D(), e.RenewInterval.D()
 	if ttl == 0 {
-		ttl = cluster.DefaultLeaseTTL
+		ttl = wire.DefaultLeaseTTL
 	}
 	if renew == 0 {
-		renew = cluster.DefaultRenewInterval
+		renew = wire.DefaultRenewInterval
 		if 3*renew > ttl {
 			renew = ttl / 4
 		}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The CLI, built and run as a real process, against a running cluster of
@@ -53,9 +53,9 @@ func TestCLI(t *testing.T) {
 			t.Errorf("second line %q, want %q\n%s", lines[1], want, r.stdout)
 		}
 		for _, m := range ms {
-			role := cluster.StatusFollower
+			role := wire.StatusFollower
 			if m == leader {
-				role = cluster.StatusLeader
+				role = wire.StatusLeader
 			}
 			if !containsRow(r.stdout, m.node.NodeID(), role, "ok", leader.node.NodeID()) {
 				t.Errorf("no row for %s as %s:\n%s", m.node.NodeID(), role, r.stdout)
@@ -251,7 +251,7 @@ func TestCLIErrors(t *testing.T) {
 		{"health of an unknown cluster", []string{"health", "--cluster", "nope"}, 1, "cluster not found"},
 		{"stepdown in an unknown cluster", []string{"stepdown", "--cluster", "nope"}, 1, "cluster not found"},
 		{"watch of an unknown cluster", []string{"watch", "--cluster", "nope"}, 1, "cluster not found"},
-		{"stepdown with nobody leading", []string{"stepdown", "--cluster", "ghost"}, 1, "no answer on " + cluster.ControlSubject("ghost")},
+		{"stepdown with nobody leading", []string{"stepdown", "--cluster", "ghost"}, 1, "no answer on " + wire.ControlSubject("ghost")},
 		{"health with nobody running", []string{"health", "--cluster", "ghost"}, 1, "no node of cluster ghost answers"},
 		{"no cluster", []string{"status"}, 2, "--cluster is required"},
 		{"bad cluster", []string{"status", "--cluster", "a.b"}, 2, `"a.b" has character '.'`},

@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // connect dials NATS with the resolved connection settings. The caller
@@ -52,7 +52,7 @@ func (e *env) openBucket(ctx context.Context, nc *nats.Conn) (jetstream.KeyValue
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	bucket := cluster.BucketName(e.opts.cluster)
+	bucket := wire.BucketName(e.opts.cluster)
 	kv, err := js.KeyValue(ctx, bucket)
 	switch {
 	case err == nil:

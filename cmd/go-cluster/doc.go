@@ -59,9 +59,9 @@
 // so a --creds flag replaces a context's user and password.
 //
 // status lists every member: each node announces itself at Start in the
-// members bucket, members-<ID> (cluster.MembersBucketName,
-// cluster.MemberKey; not the election's bucket), withdraws at Stop, and
-// answers the built-in status request (cluster.StatusSubject) with no
+// members bucket, members-<ID> (wire.MembersBucketName,
+// wire.MemberKey; not the election's bucket), withdraws at Stop, and
+// answers the built-in status request (wire.StatusSubject) with no
 // wiring by the application. Its ROLE is what it answers: "leader", "follower",
 // "observer" or "not ready"; "down" for a member announced and not
 // withdrawn that did not answer within --timeout (it crashed, was cut off,
@@ -89,8 +89,8 @@
 //
 // NODE is a NodeID as the nodes are configured, host names included
 // ("stepdown --to db1.example.com", "health db1.example.com"); the
-// commands put it into subjects as cluster.NodeIDToken does. A NODE that
-// is not a valid NodeID (cluster.ValidateNodeID) is a usage error.
+// commands put it into subjects as wire.NodeIDToken does. A NODE that
+// is not a valid NodeID (wire.CheckNodeID) is a usage error.
 //
 // status and health without NODE ask every member at once. They stop once
 // every member they know of (for status the announced members; the
@@ -119,10 +119,10 @@
 // cluster.ValidateStateKey.
 //
 // init creates the cluster's bucket ahead of time with the settings a node
-// would create it with (cluster.CreateBucket) and --replicas, --storage
+// would create it with (store.Create) and --replicas, --storage
 // (file or memory), --placement-cluster and --placement-tags, and the
 // members bucket beside it with the same options
-// (cluster.CreateMembersBucket; a failure there is only a warning, since
+// (store.CreateMembers; a failure there is only a warning, since
 // nodes create it, or run without it). An existing
 // bucket is accepted ("exists and is usable", with a note for each given
 // flag it differs from); one the election cannot use is an error. A node

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/spf13/pflag"
 )
 
@@ -75,7 +76,7 @@ func (o *options) check() error {
 	if o.cluster == "" {
 		return fmt.Errorf("%w: --cluster is required", errUsage)
 	}
-	if err := cluster.ValidateIdentifier("--cluster", o.cluster); err != nil {
+	if err := wire.CheckIdentifier("--cluster", o.cluster); err != nil {
 		return badIdentifier(err)
 	}
 	if o.timeout <= 0 {
@@ -225,8 +226,8 @@ func newFlagSet(name string) *pflag.FlagSet {
 	return fs
 }
 
-// badIdentifier turns an error of cluster.ValidateIdentifier or
-// cluster.ValidateNodeID into a usage
+// badIdentifier turns an error of wire.CheckIdentifier or
+// wire.CheckNodeID into a usage
 // error, without the library's "invalid config" prefix.
 func badIdentifier(err error) error {
 	return fmt.Errorf("%w: %s", errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))

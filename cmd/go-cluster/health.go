@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/pflag"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // healthCmd queries one node's health, or every node's.
@@ -25,7 +25,7 @@ func (c *healthCmd) run(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("%w: --settle must not be negative", errUsage)
 	}
 	if len(args) == 1 {
-		if err := cluster.ValidateNodeID("NODE", args[0]); err != nil {
+		if err := wire.CheckNodeID("NODE", args[0]); err != nil {
 			return badIdentifier(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // initCLI runs the CLI against srv; initJSON runs it with --json and
@@ -41,7 +42,7 @@ func (c initCLI) json(args ...string) initReport {
 // bucketMeta is the parsed metadata of the bucket of cluster id.
 func bucketMeta(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) bucketmeta.Meta {
 	t.Helper()
-	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	s, err := js.Stream(ctx, "KV_"+wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestCLIInitUpgrade(t *testing.T) {
 	defer cancel()
 	cli := initCLI{t, buildCLI(t), srv}
 	old := func(id string) jetstream.KeyValue { // a bucket as protocol 1 made it: no metadata
-		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cluster.BucketName(id), History: 8, LimitMarkerTTL: time.Second})
+		kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: 8, LimitMarkerTTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestCLIInitUpgrade(t *testing.T) {
 	}
 
 	kv := old("up")
-	if _, err := kv.Put(ctx, cluster.LeaseKey, v1("old-1", time.Now().Add(time.Hour), 10*time.Second)); err != nil {
+	if _, err := kv.Put(ctx, wire.LeaseKey, v1("old-1", time.Now().Add(time.Hour), 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if r := cli.run("init", "--cluster", "up"); r.code != 1 || !strings.Contains(r.stderr, "no go-cluster.lease_ttl metadata") || !strings.Contains(r.stderr, "init --upgrade") {
@@ -202,7 +203,7 @@ func TestCLIInitUpgrade(t *testing.T) {
 	}
 
 	// The old nodes stop: the last one releases.
-	rev, err := kv.Put(ctx, cluster.LeaseKey, v1("", time.Now(), 10*time.Second))
+	rev, err := kv.Put(ctx, wire.LeaseKey, v1("", time.Now(), 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestCLIInitUpgrade(t *testing.T) {
 	// --wait: a holder that stopped without releasing, whose record says
 	// it runs for an hour more by its clock, is waited out for its ttl_ms.
 	kv = old("waited")
-	if _, err := kv.Put(ctx, cluster.LeaseKey, v1("old-2", time.Now().Add(time.Hour), 500*time.Millisecond)); err != nil {
+	if _, err := kv.Put(ctx, wire.LeaseKey, v1("old-2", time.Now().Add(time.Hour), 500*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	r = cli.run("init", "--cluster", "waited", "--upgrade", "--wait")
@@ -251,7 +252,7 @@ func bindBucket(t *testing.T, srv *natstest.Server, id string) jetstream.KeyValu
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	kv, err := js.KeyValue(ctx, cluster.BucketName(id))
+	kv, err := js.KeyValue(ctx, wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,15 +260,15 @@ func bindBucket(t *testing.T, srv *natstest.Server, id string) jetstream.KeyValu
 }
 
 // currentLease is the record the lease key holds.
-func currentLease(t *testing.T, kv jetstream.KeyValue) cluster.Lease {
+func currentLease(t *testing.T, kv jetstream.KeyValue) wire.Lease {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e, err := kv.Get(ctx, cluster.LeaseKey)
+	e, err := kv.Get(ctx, wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := cluster.DecodeLease(e.Value(), e.Revision())
+	l, err := wire.DecodeLease(e.Value(), e.Revision())
 	if err != nil {
 		t.Fatalf("the lease key holds %s: %v", e.Value(), err)
 	}

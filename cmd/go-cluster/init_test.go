@@ -13,6 +13,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // init, built and run as a process, creates the bucket a node would
@@ -59,7 +60,7 @@ func TestCLIInit(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("init: exit %d, %q", r.code, r.stderr)
 		}
-		for _, name := range []func(string) string{cluster.BucketName, cluster.MembersBucketName} {
+		for _, name := range []func(string) string{wire.BucketName, wire.MembersBucketName} {
 			node, initd := streamConfig(ctx, t, js, name("bynode")), streamConfig(ctx, t, js, name("byinit"))
 			if initd.Storage != jetstream.MemoryStorage {
 				t.Errorf("init --storage memory made %v", initd.Storage)
@@ -72,7 +73,7 @@ func TestCLIInit(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cluster.BucketName("aging"), TTL: time.Hour}); err != nil {
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: wire.BucketName("aging"), TTL: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 		r := cli("init", "--cluster", "aging")
@@ -129,7 +130,7 @@ func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, buc
 // bucketCreated is when the server created the bucket of cluster id.
 func bucketCreated(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Time {
 	t.Helper()
-	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	s, err := js.Stream(ctx, "KV_"+wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func bucketCreated(ctx context.Context, t *testing.T, js jetstream.JetStream, id
 
 func bucketAge(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Duration {
 	t.Helper()
-	s, err := js.Stream(ctx, "KV_"+cluster.BucketName(id))
+	s, err := js.Stream(ctx, "KV_"+wire.BucketName(id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 package main
 
 // init: create the cluster's bucket ahead of time, with exactly the
-// settings a node would create it with (cluster.CreateBucket), so that the
+// settings a node would create it with (store.Create), so that the
 // first election is immediate once the bucket is older than LeaseTTL; and
-// the members bucket beside it (cluster.CreateMembersBucket), so that nodes
+// the members bucket beside it (store.CreateMembers), so that nodes
 // allowed to write in it need not be allowed to create it. On a bucket
 // that exists, it changes the election's metadata (initmeta.go): the
 // cluster's LeaseTTL, its epoch base after a restore, its protocol.
@@ -21,6 +21,8 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // initCmd creates the cluster's bucket. Its flags are "" or 0 when not
@@ -48,8 +50,8 @@ func (c *initCmd) define(fs *pflag.FlagSet) {
 }
 
 // options are the bucket options the flags ask for.
-func (c *initCmd) options() (cluster.BucketOptions, error) {
-	var o cluster.BucketOptions
+func (c *initCmd) options() (store.Options, error) {
+	var o store.Options
 	switch {
 	case c.replicas == 0:
 	case c.replicas < 1 || c.replicas > 5:
@@ -123,7 +125,7 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 		return fmt.Errorf("%w: %v", errNoJetStream, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	kv, created, err := cluster.CreateBucket(cctx, js, e.opts.cluster, opts)
+	kv, created, err := store.Create(cctx, js, e.opts.cluster, opts)
 	cancel()
 	if err != nil {
 		return explainInit("create the bucket", err, nc, e)
@@ -153,11 +155,11 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 		defer fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
 	// Best effort: the members bucket is not part of the election.
-	if _, mcreated, err := cluster.CreateMembersBucket(ctx, js, e.opts.cluster, opts); err == nil {
-		r.MembersBucket, r.MembersCreated = cluster.MembersBucketName(e.opts.cluster), mcreated
+	if _, mcreated, err := store.CreateMembers(ctx, js, e.opts.cluster, opts); err == nil {
+		r.MembersBucket, r.MembersCreated = wire.MembersBucketName(e.opts.cluster), mcreated
 	} else {
 		defer fmt.Fprintf(e.stderr, "warning: the members bucket %s was not created (%v): nodes create it at start, or run unlisted by status without it\n",
-			cluster.MembersBucketName(e.opts.cluster), err)
+			wire.MembersBucketName(e.opts.cluster), err)
 	}
 	done()
 	if e.opts.json {
@@ -241,7 +243,7 @@ func renderInit(e *env, r initReport) error {
 	return err
 }
 
-// explainInit turns an error of what init was doing (CreateBucket, a
+// explainInit turns an error of what init was doing (store.Create, a
 // change of the metadata) into one of the CLI's.
 func explainInit(doing string, err error, nc *nats.Conn, e *env) error {
 	switch {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -54,8 +53,8 @@ type upgradeReport struct {
 // checkMetaFlags checks --lease-ttl against the bounds of a Config's
 // LeaseTTL (the metadata keeps milliseconds) and --wait's company.
 func (c *initCmd) checkMetaFlags() error {
-	if t := c.leaseTTL; t != 0 && (t < cluster.MinLeaseTTL || t > cluster.MaxLeaseTTL || t%time.Millisecond != 0) {
-		return fmt.Errorf("%w: --lease-ttl %v must be between %v and %v, in whole milliseconds", errUsage, t, cluster.MinLeaseTTL, cluster.MaxLeaseTTL)
+	if t := c.leaseTTL; t != 0 && (t < wire.MinLeaseTTL || t > wire.MaxLeaseTTL || t%time.Millisecond != 0) {
+		return fmt.Errorf("%w: --lease-ttl %v must be between %v and %v, in whole milliseconds", errUsage, t, wire.MinLeaseTTL, wire.MaxLeaseTTL)
 	}
 	if c.wait && !c.upgrade {
 		return fmt.Errorf("%w: --wait goes with --upgrade", errUsage)
@@ -79,8 +78,8 @@ func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream
 	}
 	if c.upgrade {
 		// Not timed as a whole: --wait waits out the old holder's TTL.
-		up, err := bucketmeta.Upgrade(ctx, js, stream, bucketmeta.UpgradeOptions{Key: cluster.LeaseKey,
-			LeaseTTL: cmp.Or(c.leaseTTL, cluster.DefaultLeaseTTL), Wait: c.wait, RequestTimeout: e.opts.timeout})
+		up, err := bucketmeta.Upgrade(ctx, js, stream, bucketmeta.UpgradeOptions{Key: wire.LeaseKey,
+			LeaseTTL: cmp.Or(c.leaseTTL, wire.DefaultLeaseTTL), Wait: c.wait, RequestTimeout: e.opts.timeout})
 		if err != nil {
 			return fmt.Errorf("upgrade: %w", err)
 		}

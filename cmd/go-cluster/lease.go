@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // States of the lease key.
@@ -23,7 +23,7 @@ const (
 // leaseState is what the lease key says.
 type leaseState struct {
 	State    string
-	Lease    cluster.Lease
+	Lease    wire.Lease
 	Revision uint64
 	Written  time.Time // the server's time of the write
 	Problem  string    // with stateInvalid: why
@@ -44,7 +44,7 @@ func fromEntry(en jetstream.KeyValueEntry) leaseState {
 		s.State = stateDeleted
 		return s
 	}
-	l, err := cluster.DecodeLease(en.Value(), en.Revision())
+	l, err := wire.DecodeLease(en.Value(), en.Revision())
 	if err != nil { // the nodes treat it as held by an unknown node
 		s.State, s.Problem = stateInvalid, err.Error()
 		return s
@@ -62,7 +62,7 @@ func fromEntry(en jetstream.KeyValueEntry) leaseState {
 func (e *env) readLease(ctx context.Context, kv jetstream.KeyValue) (leaseState, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	en, err := kv.Get(ctx, cluster.LeaseKey)
+	en, err := kv.Get(ctx, wire.LeaseKey)
 	switch {
 	case err == nil:
 		return fromEntry(en), nil

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/pflag"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/agent"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // maintenanceCmd is `go-cluster maintenance on|off --node N`: it switches
@@ -31,7 +31,7 @@ func (c *maintenanceCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.node == "" {
 		return fmt.Errorf("%w: maintenance needs --node", errUsage)
 	}
-	if err := cluster.ValidateNodeID("--node", c.node); err != nil {
+	if err := wire.CheckNodeID("--node", c.node); err != nil {
 		return badIdentifier(err)
 	}
 	nc, err := e.connect()

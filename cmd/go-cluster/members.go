@@ -1,8 +1,8 @@
 package main
 
 // The members of a cluster, for status: the records the nodes announce in
-// the members bucket (cluster.MembersBucketName, cluster.MemberRecord), and
-// the replies to the built-in status request (cluster.StatusReply) that
+// the members bucket (wire.MembersBucketName, wire.MemberRecord), and
+// the replies to the built-in status request (wire.StatusReply) that
 // every running node answers.
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // stateDown is the role of a member that announced itself, did not
@@ -27,15 +28,15 @@ import (
 const stateDown = "down"
 
 // readMembers lists the announced members: the records under
-// cluster.MemberKeys in the members bucket, read with one watch. A stopped
+// wire.MemberKeys in the members bucket, read with one watch. A stopped
 // node deleted its record, so it is not listed. No members bucket (no node
 // could create it, or all predate it) lists none.
-func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]cluster.MemberRecord, error) {
+func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]wire.MemberRecord, error) {
 	js, err := e.jetStream(nc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoJetStream, err)
 	}
-	bucket := cluster.MembersBucketName(e.opts.cluster)
+	bucket := wire.MembersBucketName(e.opts.cluster)
 	lctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	kv, err := js.KeyValue(lctx, bucket)
 	cancel()
@@ -49,15 +50,15 @@ func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]cluster.MemberR
 }
 
 // readMemberRecords reads every member record of kv.
-func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]cluster.MemberRecord, error) {
+func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]wire.MemberRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w, err := kv.Watch(ctx, cluster.MemberKeys, jetstream.IgnoreDeletes())
+	w, err := kv.Watch(ctx, wire.MemberKeys, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("read the members: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var out []cluster.MemberRecord
+	var out []wire.MemberRecord
 	for {
 		select {
 		case <-ctx.Done():
@@ -69,7 +70,7 @@ func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.
 			if en == nil {
 				return out, nil
 			}
-			rec, err := cluster.DecodeMemberRecord(en.Value())
+			rec, err := wire.DecodeMemberRecord(en.Value())
 			if err != nil {
 				slog.Warn("ignored a member key that is not a member record", "key", en.Key(), "error", err)
 				continue
@@ -80,7 +81,7 @@ func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.
 }
 
 // statusGathering is one cluster-wide status request, on
-// cluster.ClusterStatusSubject: every running node answers. It returns
+// wire.ClusterStatusSubject: every running node answers. It returns
 // once every member in known has answered and no other reply came for
 // settle, or at the timeout: a member that has not answered by then is
 // down.
@@ -94,8 +95,8 @@ type statusGathering struct {
 
 // run sends the request and collects the replies, sorted by node; none,
 // and no error, when no node runs.
-func (g statusGathering) run(ctx context.Context) ([]cluster.StatusReply, error) {
-	subject := cluster.ClusterStatusSubject(g.clusterID)
+func (g statusGathering) run(ctx context.Context) ([]wire.StatusReply, error) {
+	subject := wire.ClusterStatusSubject(g.clusterID)
 	var in replyQueue
 	in.ready = make(chan struct{}, 1)
 	sub, err := g.nc.Subscribe(g.nc.NewInbox(), in.add)
@@ -140,7 +141,7 @@ func (g statusGathering) run(ctx context.Context) ([]cluster.StatusReply, error)
 // known of that have not answered yet.
 type statusReplies struct {
 	subject string
-	out     []cluster.StatusReply
+	out     []wire.StatusReply
 	pending map[string]bool
 }
 
@@ -151,7 +152,7 @@ func (c *statusReplies) add(msgs []*nats.Msg) bool {
 		if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
 			return false
 		}
-		var r cluster.StatusReply
+		var r wire.StatusReply
 		if err := json.Unmarshal(m.Data, &r); err != nil || r.Node == "" {
 			slog.Warn("ignored a reply that is not a status reply", "subject", c.subject, "reply", string(m.Data))
 			continue
@@ -163,15 +164,15 @@ func (c *statusReplies) add(msgs []*nats.Msg) bool {
 }
 
 // sorted is the replies sorted by node.
-func (c *statusReplies) sorted() []cluster.StatusReply {
-	slices.SortFunc(c.out, func(a, b cluster.StatusReply) int { return strings.Compare(a.Node, b.Node) })
+func (c *statusReplies) sorted() []wire.StatusReply {
+	slices.SortFunc(c.out, func(a, b wire.StatusReply) int { return strings.Compare(a.Node, b.Node) })
 	return c.out
 }
 
 // mergeMembers adds to r what the announcements and the status replies
 // say: every announced member is listed, with its role, "down" when it
 // did not answer.
-func mergeMembers(r *statusReport, members []cluster.MemberRecord, replies []cluster.StatusReply) {
+func mergeMembers(r *statusReport, members []wire.MemberRecord, replies []wire.StatusReply) {
 	index := map[string]int{}
 	for i, m := range r.Members {
 		index[m.Node] = i
@@ -219,9 +220,9 @@ func mergeMembers(r *statusReport, members []cluster.MemberRecord, replies []clu
 func stateNotes(m memberReport, r statusReport) []string {
 	var notes []string
 	switch {
-	case m.HoldsLease && m.State != cluster.StatusLeader:
+	case m.HoldsLease && m.State != wire.StatusLeader:
 		notes = append(notes, noteHoldsLease(m.State))
-	case !m.HoldsLease && m.State == cluster.StatusLeader:
+	case !m.HoldsLease && m.State == wire.StatusLeader:
 		notes = append(notes, noteLeadsWithoutLease)
 	}
 	return append(notes, viewNotes(m, r)...)
@@ -235,8 +236,8 @@ func roleCell(m memberReport) string {
 	if m.State != "" {
 		return m.State
 	}
-	if m.Kind == cluster.MemberObserver && m.Role == cluster.RolePassive.String() {
-		return cluster.StatusObserver
+	if m.Kind == wire.MemberObserver && m.Role == cluster.RolePassive.String() {
+		return wire.StatusObserver
 	}
 	return orDash(roleWord(m.Role))
 }

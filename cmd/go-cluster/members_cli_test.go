@@ -13,6 +13,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // startBare starts a node with no health wiring on nc; it is stopped at
@@ -92,11 +93,11 @@ func TestCLIStatusShowsDownMembers(t *testing.T) {
 	states := map[string]string{}
 	for _, m := range st.Members {
 		states[m.Node] = m.State
-		if m.Kind != cluster.MemberCampaigning {
+		if m.Kind != wire.MemberCampaigning {
 			t.Errorf("member %s kind %q", m.Node, m.Kind)
 		}
 	}
-	if len(states) != 3 || states["a"] != cluster.StatusLeader || states["plain.example.com"] != cluster.StatusFollower || states["crashed"] != stateDown {
+	if len(states) != 3 || states["a"] != wire.StatusLeader || states["plain.example.com"] != wire.StatusFollower || states["crashed"] != stateDown {
 		t.Errorf("json members %v:\n%s", states, r.stdout)
 	}
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Announced members are listed with their status roles; one announced
@@ -18,24 +18,24 @@ func TestMergeMembers(t *testing.T) {
 		{NodeID: "b", Role: "PASSIVE", Leader: "a", Epoch: 4, UptimeMs: 1500},
 	}, nil, now)
 	started := now.Add(-time.Hour)
-	members := []cluster.MemberRecord{
-		{NodeID: "a", Kind: cluster.MemberCampaigning, StartedAt: started},
-		{NodeID: "b", Kind: cluster.MemberCampaigning, StartedAt: started},
-		{NodeID: "c", Kind: cluster.MemberCampaigning, StartedAt: started, Metadata: map[string]string{"zone": "z3"}},
-		{NodeID: "w", Kind: cluster.MemberObserver, StartedAt: started},
+	members := []wire.MemberRecord{
+		{NodeID: "a", Kind: wire.MemberCampaigning, StartedAt: started},
+		{NodeID: "b", Kind: wire.MemberCampaigning, StartedAt: started},
+		{NodeID: "c", Kind: wire.MemberCampaigning, StartedAt: started, Metadata: map[string]string{"zone": "z3"}},
+		{NodeID: "w", Kind: wire.MemberObserver, StartedAt: started},
 	}
-	replies := []cluster.StatusReply{
-		{Node: "a", Role: cluster.StatusLeader, Leader: "a", Epoch: 4, StartedAt: started},
-		{Node: "b", Role: cluster.StatusFollower, Leader: "a", Epoch: 4, StartedAt: started},
-		{Node: "w", Role: cluster.StatusObserver, Leader: "a", Epoch: 4, StartedAt: started},
+	replies := []wire.StatusReply{
+		{Node: "a", Role: wire.StatusLeader, Leader: "a", Epoch: 4, StartedAt: started},
+		{Node: "b", Role: wire.StatusFollower, Leader: "a", Epoch: 4, StartedAt: started},
+		{Node: "w", Role: wire.StatusObserver, Leader: "a", Epoch: 4, StartedAt: started},
 	}
 	mergeMembers(&r, members, replies)
 	if len(r.Members) != 4 {
 		t.Fatalf("%d members: %+v", len(r.Members), r.Members)
 	}
 	want := []struct{ node, state, health string }{
-		{"a", cluster.StatusLeader, ""}, {"b", cluster.StatusFollower, healthOK},
-		{"c", stateDown, healthNoAnswer}, {"w", cluster.StatusObserver, ""},
+		{"a", wire.StatusLeader, ""}, {"b", wire.StatusFollower, healthOK},
+		{"c", stateDown, healthNoAnswer}, {"w", wire.StatusObserver, ""},
 	}
 	for i, w := range want {
 		m := r.Members[i]
@@ -43,7 +43,7 @@ func TestMergeMembers(t *testing.T) {
 			t.Errorf("member %d = %+v, want %s %s health %q", i, m, w.node, w.state, w.health)
 		}
 	}
-	if !r.Members[0].HoldsLease || r.Members[3].Kind != cluster.MemberObserver || r.Members[2].Metadata["zone"] != "z3" {
+	if !r.Members[0].HoldsLease || r.Members[3].Kind != wire.MemberObserver || r.Members[2].Metadata["zone"] != "z3" {
 		t.Errorf("members %+v", r.Members)
 	}
 	var b bytes.Buffer

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestFmtDuration(t *testing.T) {
@@ -46,11 +46,11 @@ func TestRenderStepdown(t *testing.T) {
 		r    stepdownReport
 		want string
 	}{
-		{stepdownReport{Reply: &cluster.StepDownReply{OK: true, Node: "a", Epoch: 4, To: "b"}, NewLeader: "b", NewEpoch: 5},
+		{stepdownReport{Reply: &wire.StepDownReply{OK: true, Node: "a", Epoch: 4, To: "b"}, NewLeader: "b", NewEpoch: 5},
 			"a stepped down from epoch 4, handing over to b\nb leads now, epoch 5\n"},
-		{stepdownReport{Reply: &cluster.StepDownReply{OK: true, Node: "a", Epoch: 4}},
+		{stepdownReport{Reply: &wire.StepDownReply{OK: true, Node: "a", Epoch: 4}},
 			"a stepped down from epoch 4\n"},
-		{stepdownReport{Reply: &cluster.StepDownReply{Node: "a", Error: "not the leader", Leader: "c"}},
+		{stepdownReport{Reply: &wire.StepDownReply{Node: "a", Error: "not the leader", Leader: "c"}},
 			"a refused: not the leader (it knows c as the leader)\n"},
 		{stepdownReport{AlreadyLeader: true, NewLeader: "b", NewEpoch: 5},
 			"b already leads (epoch 5): nothing to do\n"},

@@ -1,6 +1,9 @@
 package main
 
-import cluster "github.com/ozanturksever/go-cluster"
+import (
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
+)
 
 // roleWord is how the tables and notes say a health reply's role. The
 // reply keeps the specification's words (cluster.Role's strings, the
@@ -10,9 +13,9 @@ import cluster "github.com/ozanturksever/go-cluster"
 func roleWord(healthRole string) string {
 	switch healthRole {
 	case cluster.RolePrimary.String():
-		return cluster.StatusLeader
+		return wire.StatusLeader
 	case cluster.RolePassive.String():
-		return cluster.StatusFollower
+		return wire.StatusFollower
 	default:
 		return healthRole
 	}

@@ -15,6 +15,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/runner"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // runCmd is `go-cluster run`: campaign, and run a command while leading.
@@ -35,7 +36,7 @@ const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *pflag.FlagSet) {
 	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
-	fs.DurationVar(&c.ttl, "ttl", cluster.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
+	fs.DurationVar(&c.ttl, "ttl", wire.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
 	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
 	fs.IntVar(&c.priority, "priority", 0, "preferred-leader priority: a higher one takes over from a lower one")
@@ -114,7 +115,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 // nodeID is --node, or the host name.
 func (c *runCmd) nodeID() (string, error) {
 	if c.node != "" {
-		if err := cluster.ValidateNodeID("--node", c.node); err != nil {
+		if err := wire.CheckNodeID("--node", c.node); err != nil {
 			return "", badIdentifier(err)
 		}
 		return c.node, nil
@@ -123,7 +124,7 @@ func (c *runCmd) nodeID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
 	}
-	if err := cluster.ValidateNodeID("host name", host); err != nil {
+	if err := wire.CheckNodeID("host name", host); err != nil {
 		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}

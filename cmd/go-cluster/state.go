@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // stateReader is an observer node of the cluster, started on the CLI's
@@ -64,7 +65,7 @@ func (e *env) openState(ctx context.Context) (*stateReader, error) {
 // CLI's connection, and requests bounded by --timeout. (The LeaseTTL only
 // leaves room for that timeout: an observer never holds the lease.)
 func observerConfig(clusterID string, nc *nats.Conn, timeout time.Duration) cluster.Config {
-	ttl := min(max(cluster.DefaultLeaseTTL, 2*timeout), cluster.MaxLeaseTTL)
+	ttl := min(max(wire.DefaultLeaseTTL, 2*timeout), wire.MaxLeaseTTL)
 	return cluster.Config{
 		ClusterID:      clusterID,
 		NodeID:         "go-cluster-cli-" + strings.TrimPrefix(nats.NewInbox(), nats.InboxPrefix),

@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The state commands, built and run as a real process, read what the
@@ -197,7 +197,7 @@ func TestCLIState(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := js.KeyValue(ctx, cluster.BucketName("nope")); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		if _, err := js.KeyValue(ctx, wire.BucketName("nope")); !errors.Is(err, jetstream.ErrBucketNotFound) {
 			t.Errorf("bucket of the unknown cluster: %v, want none", err)
 		}
 		// The leader's tenure is untouched.

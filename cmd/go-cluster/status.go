@@ -12,6 +12,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/agent"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // statusCmd shows who leads, since when, and every member.
@@ -61,8 +62,8 @@ func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
 	for _, m := range members {
 		sg.known = append(sg.known, m.NodeID)
 	}
-	done := e.waiting("waiting for the members' replies on " + cluster.ClusterStatusSubject(e.opts.cluster))
-	var replies []cluster.StatusReply
+	done := e.waiting("waiting for the members' replies on " + wire.ClusterStatusSubject(e.opts.cluster))
+	var replies []wire.StatusReply
 	var serr error
 	statusDone := make(chan struct{})
 	go func() {
@@ -89,7 +90,7 @@ func (c *statusCmd) run(ctx context.Context, e *env, _ []string) error {
 		err = writeJSON(e.stdout, r)
 	} else {
 		if r.HealthError != "" && len(replies) == 0 {
-			fmt.Fprintf(e.stderr, "warning: %s, and none answers status requests on %s\n", r.HealthError, cluster.ClusterStatusSubject(e.opts.cluster))
+			fmt.Fprintf(e.stderr, "warning: %s, and none answers status requests on %s\n", r.HealthError, wire.ClusterStatusSubject(e.opts.cluster))
 		}
 		err = renderStatus(e.stdout, r)
 	}
@@ -154,7 +155,7 @@ type statusReport struct {
 type memberReport struct {
 	Node string `json:"node"`
 	// State is the member's role as its status reply says: "leader",
-	// "follower", "observer" or "not ready" (cluster.StatusReply.Role);
+	// "follower", "observer" or "not ready" (wire.StatusReply.Role);
 	// "down" for a member that announced itself and did not withdraw (a
 	// node withdraws when it stops) but did not answer within --timeout;
 	// empty for a node that answers neither (or is of a version without
@@ -206,7 +207,7 @@ const (
 // buildStatus merges the lease with the members' health replies.
 func buildStatus(clusterID string, lease leaseState, resps []health.Response, herr error, now time.Time) statusReport {
 	r := statusReport{
-		Cluster: clusterID, Bucket: cluster.BucketName(clusterID),
+		Cluster: clusterID, Bucket: wire.BucketName(clusterID),
 		Lease: lease.State, Leader: lease.leader(), Revision: lease.Revision,
 		Problem: lease.Problem, Members: []memberReport{},
 	}

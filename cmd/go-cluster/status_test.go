@@ -11,12 +11,13 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func heldLease(node string, epoch int64, acquired time.Time) leaseState {
 	return leaseState{
 		State: stateHeld, Revision: 42, Written: acquired.Add(time.Minute),
-		Lease: cluster.Lease{NodeID: node, Epoch: epoch, AcquiredAt: acquired, ExpiresAt: acquired.Add(time.Minute + 10*time.Second), TTLMillis: 10000},
+		Lease: wire.Lease{NodeID: node, Epoch: epoch, AcquiredAt: acquired, ExpiresAt: acquired.Add(time.Minute + 10*time.Second), TTLMillis: 10000},
 	}
 }
 
@@ -63,7 +64,7 @@ func TestBuildStatusStates(t *testing.T) {
 	if r := buildStatus("o", future, nil, nil, now); !r.ClockSkew || *r.LeadingForMs != 0 {
 		t.Errorf("acquired_at ahead of us: %+v", r)
 	}
-	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Next: "n2"}}
+	released := leaseState{State: stateReleased, Revision: 7, Lease: wire.Lease{Epoch: 3, Next: "n2"}}
 	r := buildStatus("o", released, []health.Response{{NodeID: "n2", Role: "PASSIVE"}}, errors.New("partial"), now)
 	if r.Leader != "" || r.Epoch != 3 || r.Next != "n2" || r.LeadingForMs != nil || r.HealthError != "partial" {
 		t.Errorf("released: %+v", r)
@@ -123,7 +124,7 @@ n3    -         error      -       -      -       encode response: bad custom va
 	}
 
 	b.Reset()
-	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Next: "n2"}}
+	released := leaseState{State: stateReleased, Revision: 7, Lease: wire.Lease{Epoch: 3, Next: "n2"}}
 	if err := renderStatus(&b, buildStatus("o", released, nil, nil, now)); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestRenderStatusMetadata(t *testing.T) {
 	}
 
 	// A released lease names no leader, so no metadata.
-	released := leaseState{State: stateReleased, Revision: 7, Lease: cluster.Lease{Epoch: 3, Metadata: map[string]string{"addr": "x"}}}
+	released := leaseState{State: stateReleased, Revision: 7, Lease: wire.Lease{Epoch: 3, Metadata: map[string]string{"addr": "x"}}}
 	if r := buildStatus("o", released, nil, nil, now); r.Metadata != nil {
 		t.Errorf("released: metadata %v", r.Metadata)
 	}
@@ -212,9 +213,9 @@ func TestStatusRoleWords(t *testing.T) {
 
 	// A member of a version without status replies that announced itself
 	// as an observer, and answers health queries as PASSIVE.
-	mergeMembers(&r, []cluster.MemberRecord{{NodeID: "n3", Kind: cluster.MemberObserver}}, nil)
+	mergeMembers(&r, []wire.MemberRecord{{NodeID: "n3", Kind: wire.MemberObserver}}, nil)
 	r.Members[2].Role = "PASSIVE"
-	if got := roleCell(r.Members[2]); got != cluster.StatusObserver {
+	if got := roleCell(r.Members[2]); got != wire.StatusObserver {
 		t.Errorf("observer's role cell %q", got)
 	}
 

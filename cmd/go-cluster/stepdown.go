@@ -10,11 +10,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/pflag"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// stepdownCmd asks the leader to step down over cluster.ControlSubject.
+// stepdownCmd asks the leader to step down over wire.ControlSubject.
 type stepdownCmd struct {
 	to    string
 	force bool
@@ -30,7 +30,7 @@ func (c *stepdownCmd) define(fs *pflag.FlagSet) {
 // stepdownReport is the output of stepdown.
 type stepdownReport struct {
 	// Reply is the leader's answer (absent when AlreadyLeader).
-	Reply *cluster.StepDownReply `json:"reply,omitempty"`
+	Reply *wire.StepDownReply `json:"reply,omitempty"`
 	// AlreadyLeader: the node of --to already leads; nothing was sent.
 	AlreadyLeader bool   `json:"already_leader,omitempty"`
 	NewLeader     string `json:"new_leader,omitempty"` // with --wait: who leads now
@@ -39,7 +39,7 @@ type stepdownReport struct {
 
 func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 	if c.to != "" {
-		if err := cluster.ValidateNodeID("--to", c.to); err != nil {
+		if err := wire.CheckNodeID("--to", c.to); err != nil {
 			return badIdentifier(err)
 		}
 	}
@@ -68,7 +68,7 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 		}
 		defer func() { _ = w.Stop() }()
 	}
-	req := cluster.StepDownRequest{To: c.to}
+	req := wire.StepDownRequest{To: c.to}
 	if lease.leader() != "" {
 		// Only the leader we read steps down: a request that reaches its
 		// successor instead is refused, not obeyed.
@@ -105,21 +105,21 @@ func (c *stepdownCmd) run(ctx context.Context, e *env, _ []string) error {
 // checkMember makes sure node runs and says it is ready, so that a typo in
 // --to, or a node that would not campaign, does not make the leader step
 // down for nothing. Every node answers the built-in status request
-// (cluster.StatusSubject); a node of a version without it is asked for its
+// (wire.StatusSubject); a node of a version without it is asked for its
 // health instead. A node too old to report its readiness counts as ready.
 func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error {
 	rctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	msg, err := nc.RequestWithContext(rctx, cluster.StatusSubject(e.opts.cluster, node), nil)
+	msg, err := nc.RequestWithContext(rctx, wire.StatusSubject(e.opts.cluster, node), nil)
 	if err == nil {
-		var st cluster.StatusReply
+		var st wire.StatusReply
 		if err := json.Unmarshal(msg.Data, &st); err != nil {
-			return fmt.Errorf("%w from %s: %q: %v", errBadReply, cluster.StatusSubject(e.opts.cluster, node), msg.Data, err)
+			return fmt.Errorf("%w from %s: %q: %v", errBadReply, wire.StatusSubject(e.opts.cluster, node), msg.Data, err)
 		}
 		switch st.Role {
-		case cluster.StatusObserver:
+		case wire.StatusObserver:
 			return fmt.Errorf("%w: --to %s: the node is an observer, which never campaigns; nothing was sent", errNotReady, node)
-		case cluster.StatusNotReady:
+		case wire.StatusNotReady:
 			return fmt.Errorf("%w: --to %s: %s; nothing was sent: the node does not campaign while it is not ready, so it would not take the lease (wait until it is ready, choose another node, or use --force)",
 				errNotReady, node, readinessReason(st.NotReady))
 		}
@@ -132,7 +132,7 @@ func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error
 	r, err := client.QueryNode(ctx, node, e.opts.timeout)
 	if err != nil && !errors.Is(err, health.ErrRemote) { // an error reply is about its custom values: it runs
 		return fmt.Errorf("%w: --to %s: node %q answers neither status requests on %s nor health queries on %s (%v); nothing was sent: check the name, or use --force",
-			errNoAnswer, node, node, cluster.StatusSubject(e.opts.cluster, node), health.NodeSubject(e.opts.cluster, node), err)
+			errNoAnswer, node, node, wire.StatusSubject(e.opts.cluster, node), health.NodeSubject(e.opts.cluster, node), err)
 	}
 	if !r.IsReady() {
 		return fmt.Errorf("%w: --to %s: %s; nothing was sent: the node does not campaign while it is not ready, so it would not take the lease (wait until it is ready, choose another node, or use --force)",
@@ -144,7 +144,7 @@ func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error
 // startWatch watches the lease and returns once the watch is established
 // (the initial value has been delivered).
 func startWatch(ctx context.Context, kv jetstream.KeyValue) (jetstream.KeyWatcher, error) {
-	w, err := kv.Watch(ctx, cluster.LeaseKey)
+	w, err := kv.Watch(ctx, wire.LeaseKey)
 	if err != nil {
 		return nil, fmt.Errorf("watch the lease: %w", err)
 	}
@@ -165,13 +165,13 @@ func startWatch(ctx context.Context, kv jetstream.KeyValue) (jetstream.KeyWatche
 }
 
 // requestStepDown sends req to the leader and decodes its reply.
-func (e *env) requestStepDown(ctx context.Context, nc *nats.Conn, req cluster.StepDownRequest) (cluster.StepDownReply, error) {
-	var reply cluster.StepDownReply
+func (e *env) requestStepDown(ctx context.Context, nc *nats.Conn, req wire.StepDownRequest) (wire.StepDownReply, error) {
+	var reply wire.StepDownReply
 	data, err := json.Marshal(req)
 	if err != nil {
 		return reply, err
 	}
-	subject := cluster.ControlSubject(e.opts.cluster)
+	subject := wire.ControlSubject(e.opts.cluster)
 	rctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
 	msg, err := nc.RequestWithContext(rctx, subject, data)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/spf13/pflag"
 )
 
@@ -31,9 +31,9 @@ func (c *watchCmd) run(ctx context.Context, e *env, _ []string) error {
 	}
 	defer nc.Close()
 	// The watch sends the current value (if any), then nil, then every write.
-	w, err := kv.Watch(ctx, cluster.LeaseKey)
+	w, err := kv.Watch(ctx, wire.LeaseKey)
 	if err != nil {
-		return fmt.Errorf("watch %s/%s: %w", cluster.BucketName(e.opts.cluster), cluster.LeaseKey, err)
+		return fmt.Errorf("watch %s/%s: %w", wire.BucketName(e.opts.cluster), wire.LeaseKey, err)
 	}
 	defer func() { _ = w.Stop() }()
 	if e.interactive {

@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestNextEvent(t *testing.T) {
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	held := func(node string, epoch int64, rev uint64) leaseState {
-		return leaseState{State: stateHeld, Revision: rev, Written: at, Lease: cluster.Lease{NodeID: node, Epoch: epoch}}
+		return leaseState{State: stateHeld, Revision: rev, Written: at, Lease: wire.Lease{NodeID: node, Epoch: epoch}}
 	}
 	released := func(epoch int64, next string, rev uint64) leaseState {
-		return leaseState{State: stateReleased, Revision: rev, Written: at, Lease: cluster.Lease{Epoch: epoch, Next: next}}
+		return leaseState{State: stateReleased, Revision: rev, Written: at, Lease: wire.Lease{Epoch: epoch, Next: next}}
 	}
 	steps := []struct {
 		cur   leaseState

@@ -9,8 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Against an external server, the demo deletes the bucket it created and
@@ -24,7 +25,7 @@ func TestDemoExternalServerBucket(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, _, err := cluster.CreateBucket(ctx, js, "kept", cluster.BucketOptions{LeaseTTL: time.Second}); err != nil {
+	if _, _, err := store.Create(ctx, js, "kept", store.Options{LeaseTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -36,7 +37,7 @@ func TestDemoExternalServerBucket(t *testing.T) {
 		if err := run(&out, options{nodes: 3, ttl: time.Second, natsURL: srv.URL(), clusterID: tc.cluster}); err != nil {
 			t.Fatalf("%s: %v\n%s", tc.cluster, err, out.String())
 		}
-		bucket := cluster.BucketName(tc.cluster)
+		bucket := wire.BucketName(tc.cluster)
 		_, err := js.KeyValue(ctx, bucket)
 		if gone := errors.Is(err, jetstream.ErrBucketNotFound); gone != tc.deleted || (!gone && err != nil) {
 			t.Errorf("%s: bucket lookup after the demo: %v, want deleted=%v", bucket, err, tc.deleted)

@@ -9,14 +9,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // MaintenanceSubject is where the agent's node nodeID of cluster
 // clusterID answers maintenance requests:
 // "cluster.<ClusterID>.agent.<NodeID>.maintenance", the NodeID as its
-// subject token (cluster.NodeIDToken: a host name's dots written '=').
+// subject token (wire.NodeIDToken: a host name's dots written '=').
 func MaintenanceSubject(clusterID, nodeID string) string {
-	return "cluster." + clusterID + ".agent." + cluster.NodeIDToken(nodeID) + ".maintenance"
+	return "cluster." + clusterID + ".agent." + wire.NodeIDToken(nodeID) + ".maintenance"
 }
 
 // MaintenanceRequest switches a node's maintenance mode.

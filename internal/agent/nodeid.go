@@ -5,7 +5,7 @@ import "fmt"
 // CheckNodeIDs checks the node ID each cluster of c runs with, as the
 // agent would: a cluster without node_id runs as this host's name
 // (hostname, or hostErr if it could not be read), which must be a valid
-// NodeID (cluster.ValidateNodeID: an FQDN such as web1.example.com is
+// NodeID (wire.CheckNodeID: an FQDN such as web1.example.com is
 // one). node_id itself was checked by Parse. The error is a *ConfigError
 // naming the cluster's line; nil when every cluster has a node ID.
 func (c *Config) CheckNodeIDs(hostname string, hostErr error) error {

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TestNodeIDMayBeAHostName: node_id takes what the library takes
-// (cluster.ValidateNodeID), so a host name with dots is a node ID; what
+// (wire.CheckNodeID), so a host name with dots is a node ID; what
 // the library refuses is refused, naming the field and its line. On main
 // db1.example.com was refused ("has character '.'", issue 33, defect 3).
 func TestNodeIDMayBeAHostName(t *testing.T) {
@@ -69,7 +69,7 @@ func TestCheckNodeIDsUsesTheHostName(t *testing.T) {
 
 // TestAgentRunsWithADottedNodeID: an agent whose node ID is a host name
 // leads, and answers maintenance requests on the node's subject token
-// (dots written '=', cluster.NodeIDToken), as go-cluster maintenance sends
+// (dots written '=', wire.NodeIDToken), as go-cluster maintenance sends
 // them.
 func TestAgentRunsWithADottedNodeID(t *testing.T) {
 	natstest.CheckLeaks(t)
@@ -90,7 +90,7 @@ func TestAgentRunsWithADottedNodeID(t *testing.T) {
 		return len(s) == 1 && s[0].Leader == "db1.example.com"
 	}, "the agent did not lead as db1.example.com: %+v", a.Status())
 
-	if got, want := MaintenanceSubject("dotted", "db1.example.com"), "cluster.dotted.agent."+cluster.NodeIDToken("db1.example.com")+".maintenance"; got != want {
+	if got, want := MaintenanceSubject("dotted", "db1.example.com"), "cluster.dotted.agent."+wire.NodeIDToken("db1.example.com")+".maintenance"; got != want {
 		t.Fatalf("MaintenanceSubject = %q, want %q", got, want)
 	}
 	nc := srv.Connect(t)

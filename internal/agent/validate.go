@@ -13,6 +13,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/runner"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/ozanturksever/go-cluster/vip"
 )
 
@@ -66,7 +67,7 @@ func (v *validator) config(c *Config) {
 	for i := range c.Clusters {
 		p := fmt.Sprintf("clusters[%d]", i)
 		cl := &c.Clusters[i]
-		if err := cluster.ValidateIdentifier("name", cl.Name); err != nil {
+		if err := wire.CheckIdentifier("name", cl.Name); err != nil {
 			v.bad(p+".name", "%s", trimInvalid(err))
 		} else if first, dup := names[cl.Name]; dup {
 			v.bad(p+".name", "cluster %q is already configured at %s", cl.Name, first)
@@ -145,8 +146,8 @@ func (v *validator) election(p string, e *Election) {
 		}
 	}
 	ttl := e.LeaseTTL.D()
-	if ttl != 0 && (ttl < cluster.MinLeaseTTL || ttl > cluster.MaxLeaseTTL) {
-		v.bad(p+".lease_ttl", "%v must be between %v and %v", ttl, cluster.MinLeaseTTL, cluster.MaxLeaseTTL)
+	if ttl != 0 && (ttl < wire.MinLeaseTTL || ttl > wire.MaxLeaseTTL) {
+		v.bad(p+".lease_ttl", "%v must be between %v and %v", ttl, wire.MinLeaseTTL, wire.MaxLeaseTTL)
 		return
 	}
 	nc := e.nodeConfig("c", "n")
@@ -162,9 +163,9 @@ func (v *validator) election(p string, e *Election) {
 }
 
 // validateNodeID says what the library finds wrong with id as a NodeID
-// (cluster.ValidateNodeID: a host name is one), "" if nothing.
+// (wire.CheckNodeID: a host name is one), "" if nothing.
 func validateNodeID(field, id string) string {
-	if err := cluster.ValidateNodeID(field, id); err != nil {
+	if err := wire.CheckNodeID(field, id); err != nil {
 		return trimInvalid(err)
 	}
 	return ""

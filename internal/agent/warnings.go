@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // StreamLeaderElection is the longest a replicated bucket's stream is
@@ -52,7 +53,7 @@ func shortLeaseOnReplicas(e Election) string {
 	}
 	renew := e.RenewInterval.D()
 	if renew == 0 {
-		renew = cluster.DefaultRenewInterval // what the library uses at the lease_ttl suggested
+		renew = wire.DefaultRenewInterval // what the library uses at the lease_ttl suggested
 	}
 	need := ((StreamLeaderElection+renew)*10/9 + time.Second).Truncate(time.Second)
 	return fmt.Sprintf("%v gives the leader %v without a renewal before it drops its VIPs; on a replicated bucket (replicas %d) "+

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // handoverCooldown replaces the default Cooldown (LeaseTTL) so that three
@@ -21,7 +22,7 @@ const handoverCooldown = 50 * time.Millisecond
 // same bucket for scale.
 func (bn *bench) figHandover(ctx context.Context, b *backend, fig string) []row {
 	n := bn.o.nHandover
-	params := fmt.Sprintf("3 nodes, %s, R%d, defaults (TTL %v)", b.desc, b.replicas, cluster.DefaultLeaseTTL)
+	params := fmt.Sprintf("3 nodes, %s, R%d, defaults (TTL %v)", b.desc, b.replicas, wire.DefaultLeaseTTL)
 	cfg := cluster.Config{ClusterID: bn.clusterID("handover"), Logger: bn.libLog, Cooldown: handoverCooldown}
 	g := bn.newGroup(b, cfg)
 	defer g.close(ctx)

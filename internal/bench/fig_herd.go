@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // herdRound is what one election among many candidates cost.
@@ -80,7 +81,7 @@ func (bn *bench) herd(ctx context.Context, b *backend, size int) ([]herdRound, e
 	// Losers wait for the winner's record on the watch, and read the key
 	// only if it has not come after RequestTimeout: count past that. The
 	// count then includes the winner's first renewal (RenewInterval).
-	settle := cluster.DefaultRenewInterval + 250*time.Millisecond
+	settle := wire.DefaultRenewInterval + 250*time.Millisecond
 	var out []herdRound
 	for range bn.o.nHerd {
 		leader, err := g.waitLeader(30 * time.Second)

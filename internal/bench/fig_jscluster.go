@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // figJSCluster is figure 8: figures 1 and 2 again on a 3-server JetStream
@@ -60,7 +61,7 @@ type lossResult struct {
 func (bn *bench) figLeaderLoss(ctx context.Context, b *backend) []row {
 	const fig = "8"
 	cfg := cluster.Config{ClusterID: bn.clusterID("loss"), Logger: bn.libLog}
-	ttl, renew := cluster.DefaultLeaseTTL, cluster.DefaultRenewInterval
+	ttl, renew := wire.DefaultLeaseTTL, wire.DefaultRenewInterval
 	params := fmt.Sprintf("3 nodes, %s, R3, defaults (TTL %v, renew %v), %v observed per loss", b.desc, ttl, renew, 2*ttl)
 	g := bn.newGroup(b, cfg)
 	defer g.close(ctx)

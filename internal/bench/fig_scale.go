@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // figScale runs many 3-node clusters on one server (figure 5), one count
@@ -59,11 +60,11 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	defer b.shutdown()
 	ttl := bn.o.scaleTTL
 	if ttl == 0 {
-		ttl = cluster.DefaultLeaseTTL
+		ttl = wire.DefaultLeaseTTL
 	}
 	cfg := cluster.Config{Logger: bn.libLog, LeaseTTL: ttl, Bucket: cluster.BucketOptions{Replicas: b.replicas}}
 	// The library's default RenewInterval for this TTL.
-	cfg.RenewInterval = cluster.DefaultRenewInterval
+	cfg.RenewInterval = wire.DefaultRenewInterval
 	if cfg.RenewInterval*3 > ttl {
 		cfg.RenewInterval = ttl / 4
 	}

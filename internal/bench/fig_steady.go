@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // steadySet is one cluster of figure 3: 3 nodes and an observer.
@@ -57,7 +58,7 @@ func (bn *bench) figSteady(ctx context.Context, b *backend, fig string) []row {
 			return []row{failed(fig, "steady-state cost", err)}
 		}
 	}
-	time.Sleep(2 * cluster.DefaultRenewInterval) // past start-up requests
+	time.Sleep(2 * wire.DefaultRenewInterval) // past start-up requests
 
 	bn.log.Info("steady state", "fig", fig, "window", window)
 	marks := make([]int, len(sets))
@@ -89,7 +90,7 @@ func (bn *bench) figSteady(ctx context.Context, b *backend, fig string) []row {
 			continue
 		}
 		params := fmt.Sprintf("3 nodes + 1 observer, %s, R%d, defaults (TTL %v, renew %v), %v window; %s",
-			b.desc, b.replicas, cluster.DefaultLeaseTTL, cluster.DefaultRenewInterval, window, s.label)
+			b.desc, b.replicas, wire.DefaultLeaseTTL, wire.DefaultRenewInterval, window, s.label)
 		delta := func(id string) connCounts {
 			name := connName(s.g.cfg.ClusterID, id)
 			return c1[name].minus(c0[name])
@@ -102,7 +103,7 @@ func (bn *bench) figSteady(ctx context.Context, b *backend, fig string) []row {
 		}
 		ld := delta(s.leader.id)
 		rows = append(rows, row{fig: fig, name: "leader: requests the server received", params: params, median: rate(ld), p99: "-",
-			note: fmt.Sprintf("%d in %.0f s; the protocol needs 1/RenewInterval = %.3f/s; %s", ld.inMsgs, secs, 1/cluster.DefaultRenewInterval.Seconds(), out(ld))})
+			note: fmt.Sprintf("%d in %.0f s; the protocol needs 1/RenewInterval = %.3f/s; %s", ld.inMsgs, secs, 1/wire.DefaultRenewInterval.Seconds(), out(ld))})
 		var worst connCounts
 		for _, m := range s.g.all() {
 			if m != s.leader {
@@ -125,7 +126,7 @@ const observerID = "observer"
 
 // startObserver starts a NewObserver node with its own connection.
 func startObserver(ctx context.Context, b *backend, cfg cluster.Config, keepStart bool) (*member, error) {
-	nc, err := dial(b.urls, connName(cfg.ClusterID, observerID), cluster.DefaultRenewInterval)
+	nc, err := dial(b.urls, connName(cfg.ClusterID, observerID), wire.DefaultRenewInterval)
 	if err != nil {
 		return nil, err
 	}

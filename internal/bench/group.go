@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // member is one node of a group with its own connection, as if it ran in
@@ -105,7 +106,7 @@ func (g *group) add(ctx context.Context) (*member, error) {
 	cfg.NodeID = id
 	ping := cfg.RenewInterval
 	if ping == 0 {
-		ping = cluster.DefaultRenewInterval
+		ping = wire.DefaultRenewInterval
 	}
 	nc, err := dial(urls, connName(cfg.ClusterID, id), ping)
 	if err != nil {

@@ -31,7 +31,7 @@ var ErrLeaseChanged = errors.New("the lease key changed during the upgrade")
 
 // UpgradeOptions say how to upgrade.
 type UpgradeOptions struct {
-	// Key is the lease key (cluster.LeaseKey).
+	// Key is the lease key (wire.LeaseKey).
 	Key string
 	// LeaseTTL is the cluster's TTL, written when the bucket has none; a
 	// TTL already there is kept (SetLeaseTTL changes it).

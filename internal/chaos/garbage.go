@@ -100,11 +100,11 @@ func (r *run) writeGarbage(g garbage) string {
 	if err == nil {
 		switch g.op {
 		case "delete":
-			err = kv.Delete(ctx, cluster.LeaseKey)
+			err = kv.Delete(ctx, wire.LeaseKey)
 		case "purge":
-			err = kv.Purge(ctx, cluster.LeaseKey)
+			err = kv.Purge(ctx, wire.LeaseKey)
 		default:
-			_, err = kv.Put(ctx, cluster.LeaseKey, g.data)
+			_, err = kv.Put(ctx, wire.LeaseKey, g.data)
 		}
 	}
 	return errString(err)
@@ -137,7 +137,7 @@ func writeOutOfRange(ctx context.Context, js jetstream.JetStream, bucket string,
 		if err != nil {
 			return 0, nil, err
 		}
-		ack, err := js.Publish(ctx, "$KV."+bucket+"."+cluster.LeaseKey, data, jetstream.WithExpectLastSequence(lastSeq))
+		ack, err := js.Publish(ctx, "$KV."+bucket+"."+wire.LeaseKey, data, jetstream.WithExpectLastSequence(lastSeq))
 		if err == nil {
 			return ack.Sequence, data, nil
 		}
@@ -154,7 +154,7 @@ func outOfRangeRecord(o outOfRange, holder string, epoch int64) cluster.Lease {
 	now := time.Now()
 	l := cluster.Lease{Version: wire.Protocol, Epoch: epoch, AcquiredAt: now, ExpiresAt: now}
 	if !o.released {
-		l.NodeID, l.TTLMillis, l.ExpiresAt = holder, cluster.MaxLeaseTTL.Milliseconds(), now.Add(cluster.MaxLeaseTTL)
+		l.NodeID, l.TTLMillis, l.ExpiresAt = holder, wire.MaxLeaseTTL.Milliseconds(), now.Add(wire.MaxLeaseTTL)
 	}
 	return l
 }

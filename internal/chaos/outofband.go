@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Out-of-band faults change the bucket or the lease key behind the nodes'
@@ -37,19 +38,19 @@ func (r *run) outOfBandDue() bool {
 }
 
 // bucket is the name of the cluster's KV bucket.
-func (r *run) bucket() string { return cluster.BucketName(r.opts.ClusterID) }
+func (r *run) bucket() string { return wire.BucketName(r.opts.ClusterID) }
 
-// bucketConfig is the bucket as go-cluster creates it (cluster.BucketConfig
+// bucketConfig is the bucket as go-cluster creates it (store.BucketConfig
 // with the cluster's LeaseTTL, as go-cluster init does), with the replicas
 // the members ask for, and, as go-cluster init --force does, the ceiling of
 // the incarnations before it carried over: I2 assumes that a bucket created
 // again keeps a lease_ttl_max at least the old one (docs/design.md §2.7),
 // since a holder cut off in the old incarnation may still be using it.
 func (r *run) bucketConfig() jetstream.KeyValueConfig {
-	cfg := cluster.BucketConfig(r.opts.ClusterID, cluster.BucketOptions{Replicas: 3, LeaseTTL: r.opts.LeaseTTL})
+	cfg := store.BucketConfig(r.opts.ClusterID, store.Options{Replicas: 3, LeaseTTL: r.opts.LeaseTTL})
 	meta, err := bucketmeta.Parse(cfg.Metadata)
 	if err != nil {
-		r.t.Fatalf("chaos: cluster.BucketConfig's metadata: %v", err)
+		r.t.Fatalf("chaos: store.BucketConfig's metadata: %v", err)
 	}
 	meta.MaxTTL = max(meta.MaxTTL, r.ceiling)
 	cfg.Metadata = meta.Set(cfg.Metadata)
@@ -76,7 +77,7 @@ func (r *run) describeLease(ctx context.Context) string {
 	if err != nil {
 		return "bucket: " + err.Error()
 	}
-	e, err := kv.Get(ctx, cluster.LeaseKey)
+	e, err := kv.Get(ctx, wire.LeaseKey)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return "absent"
@@ -234,7 +235,7 @@ func (r *run) injectCompaction() string {
 		return fmt.Sprintf("compaction: %v", err)
 	}
 	before := r.describeLease(ctx)
-	if err := kv.Purge(ctx, cluster.LeaseKey); err != nil {
+	if err := kv.Purge(ctx, wire.LeaseKey); err != nil {
 		return fmt.Sprintf("compaction: purge lease (%s): %v", before, err)
 	}
 	err = kv.PurgeDeletes(ctx, jetstream.DeleteMarkersOlderThan(-1))

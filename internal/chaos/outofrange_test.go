@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TestChaosOutOfRangeEpoch: someone writes a well-formed lease record of
@@ -164,7 +164,7 @@ func (r *run) follower() *member {
 
 // epochOf is the epoch of an encoded record, for messages.
 func epochOf(data []byte) string {
-	l, err := cluster.DecodeLease(data, 0)
+	l, err := wire.DecodeLease(data, 0)
 	if err != nil {
 		return "?"
 	}

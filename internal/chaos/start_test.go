@@ -13,6 +13,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // TestStartSurvivesALostRequest: found by the chaos run (seed 42). A Node
@@ -80,7 +81,7 @@ func TestStartSurvivesALostLeaseRead(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, _, err := cluster.CreateBucket(ctx, js, "lostread", cluster.BucketOptions{LeaseTTL: time.Second}); err != nil {
+	if _, _, err := store.Create(ctx, js, "lostread", store.Options{LeaseTTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	const prefix = "$JS.relay.API."

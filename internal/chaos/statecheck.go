@@ -110,7 +110,7 @@ func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen 
 		}
 		next = m.Seq + 1
 		switch {
-		case m.Key == cluster.LeaseKey:
+		case m.Key == wire.LeaseKey:
 			lease, blind = &inc.Msgs[j], false
 		case strings.HasPrefix(m.Key, "state."):
 			stats.InOrder++
@@ -157,7 +157,7 @@ func fencedBy(m StreamMsg, lease *StreamMsg, base int64, tenureOf map[int64][]st
 	if lease.Op != "" {
 		return fmt.Sprintf("%s is a %s marker", at, lease.Op)
 	}
-	l, err := cluster.DecodeLease(lease.Value, lease.Seq)
+	l, err := wire.DecodeLease(lease.Value, lease.Seq)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s is not a lease record (%v)", at, err)

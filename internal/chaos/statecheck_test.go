@@ -7,6 +7,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The fenced-state check must catch what it is there to catch: these feed
@@ -40,7 +41,7 @@ func record(t *testing.T, seq uint64, l cluster.Lease) StreamMsg {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return StreamMsg{Seq: seq, Key: cluster.LeaseKey, Value: data}
+	return StreamMsg{Seq: seq, Key: wire.LeaseKey, Value: data}
 }
 
 // wrote is the state write seq of instance with epoch in its header,
@@ -108,9 +109,9 @@ func TestNegativeControlAcknowledgedWriteMissingIsReported(t *testing.T) {
 }
 
 func TestNegativeControlWrongEpochAndNonHeldRecordsAreReported(t *testing.T) {
-	garbage := StreamMsg{Seq: 5, Key: cluster.LeaseKey, Value: []byte("{not json")}
+	garbage := StreamMsg{Seq: 5, Key: wire.LeaseKey, Value: []byte("{not json")}
 	released := held(t, 7, "", 3)
-	deleted := StreamMsg{Seq: 9, Key: cluster.LeaseKey, Op: "DEL"}
+	deleted := StreamMsg{Seq: 9, Key: wire.LeaseKey, Op: "DEL"}
 	h := StateHistory{
 		Order: []Incarnation{orderOf(
 			wrote(1, "a#1", 1, 1), // before any lease record

@@ -13,6 +13,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // TestOrderRecorderFollowsARecreatedBucket: the recorder reads a bucket's
@@ -52,7 +53,7 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := kv.Put(ctx, cluster.LeaseKey, data); err != nil {
+		if _, err := kv.Put(ctx, wire.LeaseKey, data); err != nil {
 			t.Fatal(err)
 		}
 		return epoch

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // startNATSWithDomain starts a nats-server process whose JetStream is in
@@ -89,14 +89,14 @@ func TestAgentBehindALeafNode(t *testing.T) {
 	// The bucket is the hub's; the leaf's own JetStream has none.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := hubJS.KeyValue(ctx, cluster.BucketName("agentleaf")); err != nil {
+	if _, err := hubJS.KeyValue(ctx, wire.BucketName("agentleaf")); err != nil {
 		t.Fatalf("the hub has no bucket of the cluster: %v", err)
 	}
 	leafJS, err := jetstream.NewWithDomain(nc, "leaf")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leafJS.KeyValue(ctx, cluster.BucketName("agentleaf")); !errors.Is(err, jetstream.ErrBucketNotFound) {
+	if _, err := leafJS.KeyValue(ctx, wire.BucketName("agentleaf")); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Fatalf("the leaf's own JetStream: %v, want ErrBucketNotFound", err)
 	}
 

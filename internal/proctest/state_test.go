@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The state tests run two node processes that write fenced state
@@ -78,7 +78,7 @@ func setupState(t *testing.T, servers int, proxied bool, interval time.Duration)
 		if st.rec == nil {
 			// The first node has created the bucket; nobody has written
 			// to it yet (a new bucket's first election waits one LeaseTTL).
-			st.rec = recordStream(t, urls, cluster.BucketName(id))
+			st.rec = recordStream(t, urls, wire.BucketName(id))
 		}
 	}
 	return st
@@ -193,8 +193,8 @@ func checkStateStream(t *testing.T, rec *streamRecorder, a, b *nodeProc) streamV
 	for _, m := range msgs {
 		bySeq[m.Seq] = m
 		byKey[rec.key(m)] = m
-		if v.leaseSeq == 0 && rec.key(m) == cluster.LeaseKey {
-			if l, err := cluster.DecodeLease(m.Data, m.Seq); err == nil && l.NodeID == b.id && l.Epoch == v.epochB {
+		if v.leaseSeq == 0 && rec.key(m) == wire.LeaseKey {
+			if l, err := wire.DecodeLease(m.Data, m.Seq); err == nil && l.NodeID == b.id && l.Epoch == v.epochB {
 				v.leaseSeq = m.Seq
 			}
 		}

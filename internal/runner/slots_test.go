@@ -9,6 +9,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 func TestSlotClusterID(t *testing.T) {
@@ -16,7 +17,7 @@ func TestSlotClusterID(t *testing.T) {
 		if got := SlotClusterID("jobs", k); got != want {
 			t.Errorf("SlotClusterID(jobs, %d) = %q, want %q", k, got, want)
 		}
-		if err := cluster.ValidateIdentifier("ClusterID", SlotClusterID("jobs", k)); err != nil {
+		if err := wire.CheckIdentifier("ClusterID", SlotClusterID("jobs", k)); err != nil {
 			t.Errorf("slot %d: %v", k, err)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Permissions are a NATS user's allow lists: subjects it may publish to and
@@ -68,33 +68,33 @@ func (p Permissions) Without(subject string) Permissions {
 func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	bucket := "cluster-" + clusterID
 	stream := "KV_" + bucket
-	members := cluster.MembersBucketName(clusterID)
+	members := wire.MembersBucketName(clusterID)
 	membersStream := "KV_" + members
 	p := Permissions{
 		Publish: []string{
-			"$JS.API.STREAM.INFO." + stream,                     // bind the bucket; confirm every landing (I3)
-			"$JS.API.CONSUMER.CREATE." + stream + ".>",          // watch the lease (ordered consumer)
-			"$JS.API.CONSUMER.DELETE." + stream + ".>",          // stop a watch
-			"$JS.API.DIRECT.GET." + stream + ".>",               // read the lease record at Start: its protocol version
-			"$KV." + bucket + ".lease",                          // acquire, renew, release
-			"$KV." + bucket + "." + cluster.CooldownKey(nodeID), // StepDown's cooldown record
-			"$JS.API.STREAM.INFO." + membersStream,              // bind the members bucket
-			"$KV." + members + "." + cluster.MemberKey(nodeID),  // announce at Start, withdraw at Stop
-			cluster.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
+			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm every landing (I3)
+			"$JS.API.CONSUMER.CREATE." + stream + ".>",       // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.DELETE." + stream + ".>",       // stop a watch
+			"$JS.API.DIRECT.GET." + stream + ".>",            // read the lease record at Start: its protocol version
+			"$KV." + bucket + ".lease",                       // acquire, renew, release
+			"$KV." + bucket + "." + wire.CooldownKey(nodeID), // StepDown's cooldown record
+			"$JS.API.STREAM.INFO." + membersStream,           // bind the members bucket
+			"$KV." + members + "." + wire.MemberKey(nodeID),  // announce at Start, withdraw at Stop
+			wire.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
 		},
 		Subscribe: []string{
 			inbox + ".>",
 			"cluster." + clusterID + ".health",
 			health.NodeSubject(clusterID, nodeID), // the NodeID as a token: '.' written '='
 			"cluster." + clusterID + ".control.stepdown",
-			cluster.NodeControlSubject(clusterID, nodeID),
-			cluster.ClusterStatusSubject(clusterID), // the built-in status request
-			cluster.StatusSubject(clusterID, nodeID),
+			wire.NodeControlSubject(clusterID, nodeID),
+			wire.ClusterStatusSubject(clusterID), // the built-in status request
+			wire.StatusSubject(clusterID, nodeID),
 		},
 		AllowResponses: true,
 	}
-	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + cluster.MemberKey(nodeID),
-		cluster.StatusSubject(clusterID, nodeID)}
+	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + wire.MemberKey(nodeID),
+		wire.StatusSubject(clusterID, nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
 			"$JS.API.INFO",                         // account limits, read before creating a bucket

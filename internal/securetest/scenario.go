@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/health"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Member is how one node of a Scenario reaches NATS.
@@ -149,11 +150,11 @@ func (s Scenario) Run(t testing.TB) (err error) {
 	}
 	// A remote step-down over NATS: the leader answers and hands over.
 	epoch = b.node.Epoch()
-	reply, err := admin.RequestWithContext(ctx, cluster.ControlSubject(s.ClusterID), nil)
+	reply, err := admin.RequestWithContext(ctx, wire.ControlSubject(s.ClusterID), nil)
 	if err != nil {
 		return fmt.Errorf("remote step-down request: %w", err)
 	}
-	var sr cluster.StepDownReply
+	var sr wire.StepDownReply
 	if err := json.Unmarshal(reply.Data, &sr); err != nil || !sr.OK {
 		return fmt.Errorf("remote step-down reply %q: %v", reply.Data, err)
 	}
@@ -223,7 +224,7 @@ func (s Scenario) checkCooldown(ctx context.Context, admin *nats.Conn, nodeID st
 		return fmt.Errorf("admin bind: %w", err)
 	}
 	if err := waitUntil(3*time.Second, func() bool {
-		_, err := kv.Get(ctx, cluster.CooldownKey(nodeID))
+		_, err := kv.Get(ctx, wire.CooldownKey(nodeID))
 		return err == nil
 	}); err != nil {
 		return fmt.Errorf("the StepDown cooldown record of %s was not written: %w", nodeID, err)
@@ -238,7 +239,7 @@ func (s Scenario) checkMembers(ctx context.Context, admin *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	kv, err := js.KeyValue(ctx, cluster.MembersBucketName(s.ClusterID))
+	kv, err := js.KeyValue(ctx, wire.MembersBucketName(s.ClusterID))
 	if errors.Is(err, jetstream.ErrBucketNotFound) && s.Unannounced {
 		return nil
 	}
@@ -246,7 +247,7 @@ func (s Scenario) checkMembers(ctx context.Context, admin *nats.Conn) error {
 		return fmt.Errorf("admin bind the members bucket: %w", err)
 	}
 	for _, m := range s.Members {
-		_, err := kv.Get(ctx, cluster.MemberKey(m.ID))
+		_, err := kv.Get(ctx, wire.MemberKey(m.ID))
 		switch {
 		case s.Unannounced && err == nil:
 			return fmt.Errorf("%s announced itself without the permission", m.ID)

@@ -2,16 +2,20 @@ package wire
 
 import "fmt"
 
-// MaxIdentifierLen and MaxNodeIDLen are cluster's limits of the same
-// names.
-const (
-	MaxIdentifierLen = 64
-	MaxNodeIDLen     = 253
-)
+// MaxIdentifierLen is the longest ClusterID accepted (CheckIdentifier).
+const MaxIdentifierLen = 64
 
-// CheckIdentifier is cluster.ValidateIdentifier: ASCII letters, digits,
-// '-' and '_', 1 to MaxIdentifierLen bytes. The error wraps
-// ErrInvalidConfig and names field.
+// MaxNodeIDLen is the longest NodeID accepted (CheckNodeID): the longest
+// DNS name, 253 bytes without a trailing dot (RFC 1035), so that a fully
+// qualified host name fits.
+const MaxNodeIDLen = 253
+
+// CheckIdentifier checks that value can be used as a ClusterID. A
+// ClusterID becomes a NATS subject token and the KV bucket name
+// "cluster-<ClusterID>", and bucket names allow no '.', so only ASCII
+// letters, digits, '-' and '_' are allowed, 1 to MaxIdentifierLen bytes.
+// NodeIDs follow the wider rules of CheckNodeID. The returned error
+// wraps ErrInvalidConfig and names field.
 func CheckIdentifier(field, value string) error {
 	if value == "" {
 		return fmt.Errorf("%w: %s is required", ErrInvalidConfig, field)
@@ -27,9 +31,17 @@ func CheckIdentifier(field, value string) error {
 	return nil
 }
 
-// CheckNodeID is cluster.ValidateNodeID: labels of CheckIdentifier's
-// bytes separated by single dots, at most MaxNodeIDLen bytes. The error
-// wraps ErrInvalidConfig and names field.
+// CheckNodeID checks that value can be used as a NodeID: what host
+// names contain, so that a node can be named after its host
+// ("db1.example.com"). A NodeID is one or more labels separated by single
+// dots; a label is one or more ASCII letters, digits, '-' or '_'. No
+// leading, trailing or doubled dot, at most MaxNodeIDLen bytes. Every
+// NodeID valid before dots were allowed (CheckIdentifier) is still
+// valid. NodeIDs are compared byte for byte: "DB1" and "db1" are two nodes.
+//
+// A NodeID goes into NATS subjects and KV keys as NodeIDToken(value),
+// never as it is, since a dot would split a subject token in two. The
+// returned error wraps ErrInvalidConfig and names field.
 func CheckNodeID(field, value string) error {
 	if value == "" {
 		return fmt.Errorf("%w: %s is required", ErrInvalidConfig, field)

@@ -29,12 +29,29 @@ type Lease struct {
 	Revision   uint64            `json:"-"`
 }
 
+// IsReleased reports whether nobody holds the lease.
+func (l *Lease) IsReleased() bool { return l.NodeID == "" }
+
 // MaxLeaseSize is the largest lease value decoded; a larger one counts as
-// garbage (cluster.MaxLeaseSize).
+// garbage.
 const MaxLeaseSize = 4096
 
-// MaxLeaseTTL is the longest ttl_ms a record may carry (cluster.MaxLeaseTTL).
-const MaxLeaseTTL = 24 * time.Hour
+// The bounds and defaults of a cluster's LeaseTTL and of the renewal
+// (cluster.Config documents them in words).
+const (
+	// DefaultLeaseTTL is the LeaseTTL of a Config, or a new bucket, that
+	// sets none.
+	DefaultLeaseTTL = 10 * time.Second
+	// DefaultRenewInterval is the RenewInterval of a Config that sets none
+	// (at most a quarter of its LeaseTTL).
+	DefaultRenewInterval = 3 * time.Second
+	// MinLeaseTTL is the shortest LeaseTTL accepted.
+	MinLeaseTTL = 500 * time.Millisecond
+	// MaxLeaseTTL is the longest LeaseTTL accepted, and the longest ttl_ms a
+	// lease record may carry: one limit for writers and readers, so that no
+	// node writes a record that the others would read as garbage.
+	MaxLeaseTTL = 24 * time.Hour
+)
 
 // DecodeLease parses a stored lease value. Anything that is not a lease
 // record (wrong JSON, negative epoch, oversized) is an error wrapping

@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// StepDownRequest asks the leader to step down (cluster.StepDownRequest,
-// an alias). An empty payload is a request with no preferred successor.
+// StepDownRequest asks the leader to step down (see ControlSubject and
+// NodeControlSubject). An empty payload is a request with no preferred
+// successor. One definition for the leader, the CLI and the agent.
 type StepDownRequest struct {
 	// To, if set, names the node to hand over to: for a short while after
 	// the release only that node campaigns.
@@ -21,7 +22,9 @@ type StepDownRequest struct {
 	Epoch int64 `json:"epoch,omitempty"`
 }
 
-// StepDownReply is the answer to a StepDownRequest (cluster.StepDownReply).
+// StepDownReply is the answer to a StepDownRequest: OK, the Node that
+// answered, the Epoch it gave up and the successor it named (To); with an
+// Error, the Leader the node knows.
 type StepDownReply struct {
 	OK     bool   `json:"ok"`
 	Node   string `json:"node"`             // the node that answered

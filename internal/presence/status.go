@@ -1,0 +1,109 @@
+package presence
+
+// The built-in status request: every campaigning node, with no wiring,
+// answers what it knows on a subject of its own and on a cluster-wide
+// one. The answer is read from the node's view; no KV request is made
+// for it.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
+)
+
+// Self is what a node says of itself in its status replies and member
+// record.
+type Self struct {
+	ClusterID string
+	NodeID    string
+	Instance  string // the process (Lease.Instance)
+	Metadata  map[string]string
+	StartedAt time.Time
+}
+
+// View is what the node knows when it is asked.
+type View struct {
+	Observer bool // made by NewObserver: never campaigns
+	Leading  bool
+	Leader   string
+	Epoch    int64
+	Ready    error // nil when ready
+}
+
+// Reply is the node's StatusReply for its view v.
+func (s Self) Reply(v View) wire.StatusReply {
+	r := wire.StatusReply{Node: s.NodeID, Metadata: maps.Clone(s.Metadata), StartedAt: s.StartedAt.UTC(), Instance: s.Instance,
+		Leader: v.Leader, Epoch: v.Epoch}
+	if v.Ready != nil {
+		r.NotReady = v.Ready.Error()
+	}
+	switch {
+	case v.Observer:
+		r.Role = wire.StatusObserver
+	case v.Leading:
+		r.Role = wire.StatusLeader
+	case v.Ready != nil:
+		r.Role = wire.StatusNotReady
+	default:
+		r.Role = wire.StatusFollower
+	}
+	return r
+}
+
+// maxDuplicateWait bounds the question RefuseDuplicate asks.
+const maxDuplicateWait = time.Second
+
+// RefuseDuplicate asks the status subject of node nodeID of clusterID,
+// run by process instance, before it answers there: a reply from another
+// instance is another running process with
+// this NodeID (E14 in docs/design.md), an error wrapping
+// election.ErrDuplicateNodeID. With nobody subscribed the server says "no
+// responders" at once, so a normal start costs one round trip, bounded by
+// timeout and at most a second. A node that does not answer (stuck, or
+// older than StatusReply) is not seen here; the lease check of P9 remains.
+func RefuseDuplicate(ctx context.Context, nc *nats.Conn, clusterID, nodeID, instance string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, min(timeout, maxDuplicateWait))
+	defer cancel()
+	msg, err := nc.RequestWithContext(ctx, wire.StatusSubject(clusterID, nodeID), nil)
+	if err != nil {
+		return nil // no responders, or no answer in time: nobody we can see
+	}
+	var r wire.StatusReply
+	if json.Unmarshal(msg.Data, &r) != nil || r.Node != nodeID || r.Instance == "" || r.Instance == instance {
+		return nil
+	}
+	return fmt.Errorf("%w: %q already runs in another process (instance %s, started %s)",
+		election.ErrDuplicateNodeID, nodeID, r.Instance, r.StartedAt.Format(time.RFC3339))
+}
+
+// Answer answers status requests on the node's subject and the cluster's
+// with self's reply for the view view returns, until the subscriptions it
+// returns are unsubscribed. The callback only reads the view and
+// publishes the reply.
+func Answer(nc *nats.Conn, self Self, view func() View) ([]*nats.Subscription, error) {
+	answer := func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		data, _ := json.Marshal(self.Reply(view())) // a StatusReply always encodes
+		_ = m.Respond(data)
+	}
+	var subs []*nats.Subscription
+	for _, subject := range []string{wire.StatusSubject(self.ClusterID, self.NodeID), wire.ClusterStatusSubject(self.ClusterID)} {
+		sub, err := nc.Subscribe(subject, answer)
+		if err != nil {
+			for _, s := range subs {
+				_ = s.Unsubscribe()
+			}
+			return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+		}
+		subs = append(subs, sub)
+	}
+	return subs, nil
+}

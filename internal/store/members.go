@@ -1,0 +1,52 @@
+package store
+
+// The members bucket: where nodes announce themselves (internal/presence)
+// and tools list them. It is not the election's bucket: a write to that
+// one raises its stream's last sequence, which fails a pending Create and
+// raises the next jump (docs/design.md §2.1).
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/wire"
+)
+
+// MembersBucketConfig is the configuration the library creates the members
+// bucket of clusterID with: wire.MembersBucketName(clusterID), History 1
+// (only the latest record of each member counts), no TTL (a crashed
+// member's record stays, so that it shows as down), and opts, as the
+// election's bucket (BucketConfig).
+func MembersBucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
+	cfg := BucketConfig(clusterID, opts)
+	return jetstream.KeyValueConfig{
+		Bucket:      wire.MembersBucketName(clusterID),
+		Description: "go-cluster members",
+		History:     1,
+		Replicas:    cfg.Replicas,
+		Storage:     cfg.Storage,
+		Placement:   cfg.Placement,
+	}
+}
+
+// CreateMembers creates the members bucket of clusterID with
+// MembersBucketConfig, as a Node's Start does when it is absent, or finds
+// it already there; created says which. clusterID and opts are checked
+// first. An existing bucket is used as it is. It needs the permissions to
+// look up and create the bucket ($JS.API.STREAM.INFO and
+// $JS.API.STREAM.CREATE of the stream KV_members-<ClusterID>, under js's
+// prefix).
+func CreateMembers(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (kv jetstream.KeyValue, created bool, err error) {
+	if err := wire.CheckIdentifier("ClusterID", clusterID); err != nil {
+		return nil, false, err
+	}
+	if err := opts.Validate(""); err != nil {
+		return nil, false, err
+	}
+	return EnsureMembers(ctx, js, clusterID, opts)
+}
+
+// EnsureMembers is CreateMembers without the checks of its arguments.
+func EnsureMembers(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (jetstream.KeyValue, bool, error) {
+	return openOrCreate(ctx, js, MembersBucketConfig(clusterID, opts))
+}
