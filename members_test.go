@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -227,7 +228,7 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 func TestMemberKeyIsNoStateKey(t *testing.T) {
 	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
 		k := MemberKey(id)
-		if k == LeaseKey || k == CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
+		if k == LeaseKey || k == CooldownKey(id) || strings.HasPrefix(k, fenced.KeyPrefix) {
 			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
 		}
 		if toks := strings.Split(k, "."); len(toks) != 2 || toks[0] != "member" {
