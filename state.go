@@ -143,12 +143,13 @@ func (s *State) Delete(ctx context.Context, key string) error {
 // EnableCommit); otherwise it fails with an error wrapping
 // ErrBucketConfig. A compare-and-set of one key is a Commit of one write.
 //
+// A Commit takes at most 999 writes (the server takes 1000 messages in a
+// batch, and a Commit whose every write has an Expect sends one more).
 // Before anything is sent, writes are checked: a Commit of no writes, of
-// more than 999 (the server takes 1000 messages in a batch, and a Commit
-// whose every write has an Expect sends one more), or with a key twice (a
-// key may appear once per Commit) fails with an error wrapping
-// ErrInvalidCommit that says which; a key that is not a state key, with
-// one wrapping ErrInvalidKey that names it. Nothing is written then.
+// more than 999, or with a key twice (a key may appear once per Commit)
+// fails with an error wrapping ErrInvalidCommit that says which; a key
+// that is not a state key, with one wrapping ErrInvalidKey that names it.
+// Nothing is written then.
 func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
 	ws := make([]fenced.Write, len(writes))
 	for i, w := range writes {
