@@ -4,13 +4,15 @@ import (
 	"errors"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these (or a
 // context error), so callers test them with errors.Is. Each says
 // "cluster: ..." as its first words, like vip's and health's. Those the
-// election returns are the same values as internal/election's.
+// election returns are the same values as internal/election's, and the
+// fenced state's as internal/fenced's.
 var (
 	// ErrLeaseExpired: this node's tenure ran out (no renewal succeeded in
 	// time) before the operation could prove leadership.
@@ -113,7 +115,7 @@ var ErrNotReady = election.ErrNotReady
 // after this node's last record of it: another node took the lease, or it
 // was released or changed. Nothing was written. The error also wraps
 // ErrNotLeader.
-var ErrFenced = errors.New("cluster: write fenced: the lease moved")
+var ErrFenced = fenced.ErrFenced
 
 // ErrWriteUncertain: a fenced state write whose outcome is not known. It
 // was sent, and a server behind the stream refused it (a stream leader cut
@@ -121,11 +123,11 @@ var ErrFenced = errors.New("cluster: write fenced: the lease moved")
 // an answer that proves anything came; it may have landed, and if it did,
 // it landed while this node's tenure held the lease. Read the key to know.
 // Like a timeout, it is neither success nor ErrFenced (docs/design.md §10).
-var ErrWriteUncertain = errors.New("cluster: state write outcome unknown")
+var ErrWriteUncertain = fenced.ErrWriteUncertain
 
 // ErrInvalidKey: a state key is not one or more tokens of letters, digits,
 // '-' and '_' separated by '.'. The wrapping message names the key.
-var ErrInvalidKey = errors.New("cluster: invalid state key")
+var ErrInvalidKey = fenced.ErrInvalidKey
 
 // ErrKeyNotFound: the state key has no value (never written, or deleted).
-var ErrKeyNotFound = errors.New("cluster: state key not found")
+var ErrKeyNotFound = fenced.ErrKeyNotFound

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -121,7 +122,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 		t.Errorf("a's member metadata = %v", m.Metadata)
 	}
 	if wire.MemberKey("a.example.com") != "member.a=example=com" {
-		t.Errorf("MemberKey = %q", wire.MemberKey("a.example.com"))
+		t.Errorf("wire.MemberKey = %q", wire.MemberKey("a.example.com"))
 	}
 
 	// The cluster-wide subject: one reply per running node.
@@ -228,11 +229,11 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 func TestMemberKeyIsNoStateKey(t *testing.T) {
 	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
 		k := wire.MemberKey(id)
-		if k == wire.LeaseKey || k == wire.CooldownKey(id) || strings.HasPrefix(k, stateKeyPrefix) {
-			t.Errorf("MemberKey(%q) = %q meets another key", id, k)
+		if k == wire.LeaseKey || k == wire.CooldownKey(id) || strings.HasPrefix(k, fenced.KeyPrefix) {
+			t.Errorf("wire.MemberKey(%q) = %q meets another key", id, k)
 		}
 		if toks := strings.Split(k, "."); len(toks) != 2 || toks[0] != "member" {
-			t.Errorf("MemberKey(%q) = %q is not two tokens under member.", id, k)
+			t.Errorf("wire.MemberKey(%q) = %q is not two tokens under member.", id, k)
 		}
 	}
 }

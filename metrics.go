@@ -1,11 +1,11 @@
 package cluster
 
 import (
-	"errors"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 )
 
 // RenewalOutcome classifies one lease renewal, for metrics.
@@ -56,55 +56,36 @@ type Metrics interface {
 }
 
 // StateWriteOutcome classifies one fenced state write (State.Put, Delete
-// or Commit), for metrics.
+// or Commit), for metrics. A Metrics that also has the method
+// ObserveStateWrite(outcome StateWriteOutcome) is told the outcome of
+// every state write that was tried, on the writer's goroutine; like the
+// Metrics methods it must return quickly and not call the Node. Writes
+// refused before they are tried (an invalid key, a node not started or
+// stopped) are not reported. The method is not part of Metrics, so that
+// existing implementations keep compiling; package metrics' Collector has
+// it.
 type StateWriteOutcome string
 
 // State write outcomes.
 const (
-	StateWriteOK        StateWriteOutcome = "ok"         // the server stored it
-	StateWriteFenced    StateWriteOutcome = "fenced"     // the server refused it: the lease had moved (ErrFenced)
-	StateWriteNotLeader StateWriteOutcome = "not_leader" // refused locally: this node's tenure had ended (ErrNotLeader)
-	StateWriteConflict  StateWriteOutcome = "conflict"   // a Commit's Expect did not hold (ErrStateConflict)
-	StateWriteUncertain StateWriteOutcome = "uncertain"  // refused by a server behind the stream; it may have landed (ErrWriteUncertain)
-	StateWriteError     StateWriteOutcome = "error"      // any other failure (a timeout: it may have landed)
+	StateWriteOK        StateWriteOutcome = fenced.OutcomeOK        // the server stored it
+	StateWriteFenced    StateWriteOutcome = fenced.OutcomeFenced    // the server refused it: the lease had moved (ErrFenced)
+	StateWriteNotLeader StateWriteOutcome = fenced.OutcomeNotLeader // refused locally: this node's tenure had ended (ErrNotLeader)
+	StateWriteConflict  StateWriteOutcome = fenced.OutcomeConflict  // a Commit's Expect did not hold (ErrStateConflict)
+	StateWriteUncertain StateWriteOutcome = fenced.OutcomeUncertain // refused by a server behind the stream; it may have landed (ErrWriteUncertain)
+	StateWriteError     StateWriteOutcome = fenced.OutcomeError     // any other failure (a timeout: it may have landed)
 )
 
-// StateMetrics is an optional extension of Metrics: when Config.Metrics
-// also implements it, the node reports the outcome of every fenced state
-// write to it. It is separate so that existing Metrics implementations
-// keep compiling; package metrics implements it. Writes refused before
-// they are tried (an invalid key, a node not started or stopped) are not
-// reported. ObserveStateWrite is called on the writer's goroutine and,
-// like the Metrics methods, must return quickly and not call the Node.
-type StateMetrics interface {
-	// ObserveStateWrite reports how one state write ended.
+// stateMetrics is the optional extension of Metrics that StateWriteOutcome
+// describes.
+type stateMetrics interface {
 	ObserveStateWrite(outcome StateWriteOutcome)
 }
 
-// stateWriteOutcome classifies the error of a fenced write. A refusal by
-// the server wraps both ErrFenced and ErrNotLeader: it counts as fenced.
-func stateWriteOutcome(err error) StateWriteOutcome {
-	switch {
-	case err == nil:
-		return StateWriteOK
-	case errors.Is(err, ErrFenced):
-		return StateWriteFenced
-	case errors.Is(err, ErrStateConflict):
-		return StateWriteConflict
-	case errors.Is(err, ErrWriteUncertain):
-		return StateWriteUncertain
-	case errors.Is(err, ErrNotLeader):
-		return StateWriteNotLeader
-	default:
-		return StateWriteError
-	}
-}
-
-// observeStateWrite reports a fenced write's outcome when the configured
-// Metrics takes it.
-func observeStateWrite(m Metrics, err error) {
-	if sm, ok := m.(StateMetrics); ok {
-		sm.ObserveStateWrite(stateWriteOutcome(err))
+// observeStateWrite reports a fenced write's outcome when m takes it.
+func observeStateWrite(m Metrics, outcome string) {
+	if sm, ok := m.(stateMetrics); ok {
+		sm.ObserveStateWrite(StateWriteOutcome(outcome))
 	}
 }
 

@@ -2,23 +2,27 @@ package cluster
 
 // Fenced state: keys in the cluster's bucket that only the leader writes,
 // with the NATS server itself refusing a write once the lease has moved.
+// The face is here; the write path, the refusal's judgement, the reads
+// and the watch are internal/fenced.
 
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/store"
-	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // State is the cluster's replicated state: keys under "state." in the
 // cluster's bucket. Every node, observers too, reads it; only the leader
 // writes it, and every write is fenced on the lease by the NATS server.
+//
+// A key is one or more tokens of ASCII letters, digits, '-' and '_',
+// separated by single dots ("config", "orders.42.status"), at most 255
+// bytes: no wildcards, no empty tokens, so that a key is exactly one NATS
+// subject. Any other key fails with an error wrapping ErrInvalidKey that
+// names it.
 //
 // The guarantee: a write that returns success was accepted while this
 // node held the lease, and a write by a node that has lost the lease is
@@ -31,6 +35,8 @@ import (
 // fails with a timeout (or ErrWriteUncertain) may or may not have landed,
 // like any NATS write, but if it did, it landed before the lease moved.
 // Every attempt of a write carries one message ID, so it lands once.
+// Every write carries the header "Go-Cluster-Epoch": the epoch of the
+// tenure that wrote it, for any KV or stream client to read.
 //
 // Reads: Get asks the bucket stream's leader, which holds every write it
 // has acknowledged, so a Get after a successful Put (on any node) sees it
@@ -38,7 +44,7 @@ import (
 // steps down, could answer with less. Keys and Watch follow the stream with a consumer and
 // may trail writes that are being acknowledged at that moment.
 type State struct {
-	host    stateHost     // the node, reached through what State needs of it
+	host    *Node         // its bucket (stateStore) and tenure (view), through stateNode
 	nodeID  string        // Config.NodeID: whose lease records are this tenure's
 	timeout time.Duration // Config.RequestTimeout, for reads of the stream
 	metrics Metrics       // Config.Metrics
@@ -49,14 +55,55 @@ type StateEntry struct {
 	Key      string
 	Value    []byte
 	Revision uint64 // the bucket's revision (stream sequence) of this value
-	// Epoch is the epoch of the tenure that wrote the value (from
-	// StateEpochHeader); 0 when unknown: written by something else than
-	// State, or delivered by Watch, whose entries do not carry headers.
+	// Epoch is the epoch of the tenure that wrote the value (from its
+	// "Go-Cluster-Epoch" header); 0 when unknown: written by something
+	// else than State, or delivered by Watch, whose entries do not carry
+	// headers.
 	Epoch   int64
 	Created time.Time
 	// Deleted marks a deletion delivered by Watch.
 	Deleted bool
 }
+
+// StateWrite is one write of a Commit: Value under Key, or its deletion,
+// applied only if Expect holds.
+type StateWrite struct {
+	Key    string
+	Value  []byte
+	Delete bool
+	// Expect is a precondition on Key's latest revision (compare-and-set):
+	// ExpectRevision or ExpectAbsent. The zero value checks nothing.
+	Expect StateExpect
+}
+
+// StateExpect is what a Commit expects of a key before it writes it: the
+// server checks it with the lease, and when it does not hold the whole
+// Commit is refused with an error wrapping ErrStateConflict. The zero
+// StateExpect expects nothing.
+type StateExpect struct{ e fenced.Expect }
+
+// ExpectRevision expects Key's latest revision to be rev: the Revision of
+// a StateEntry that Get or Watch returned (a deletion has a revision too).
+// Revision 0 means no value, as ExpectAbsent: so the Revision of the zero
+// StateEntry that a Get of a missing key leaves suits a
+// read-modify-write loop either way.
+func ExpectRevision(rev uint64) StateExpect { return StateExpect{fenced.ExpectRevision(rev)} }
+
+// ExpectAbsent expects Key to have no value: never written, or deleted
+// (Get returns ErrKeyNotFound). It costs one read per key before the
+// write: the server compares revisions, and a deleted key has one.
+func ExpectAbsent() StateExpect { return StateExpect{fenced.ExpectAbsent()} }
+
+// ErrInvalidCommit: a Commit's writes are not one atomic batch: none,
+// more than 999, or a key twice. Nothing was sent; the wrapping message
+// says which (and names the key).
+var ErrInvalidCommit = fenced.ErrInvalidCommit
+
+// ErrStateConflict: a Commit's precondition on a key (StateWrite.Expect)
+// did not hold when the server checked it. Nothing of the Commit was
+// written; the wrapping message names the key. Unlike ErrFenced, the node
+// may still lead.
+var ErrStateConflict = fenced.ErrStateConflict
 
 // Put writes value under key and returns its revision. It fails with an
 // error wrapping ErrNotLeader when this node does not lead, and with one
@@ -68,7 +115,7 @@ type StateEntry struct {
 // (Stop closes the connection it dialled); a write begun after Stop gets
 // ErrStopped and sends nothing.
 func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := s.write(ctx, key, value, false)
+	rev, err := s.fenced().Put(ctx, key, value, false)
 	if err != nil {
 		return 0, fmt.Errorf("state put %q: %w", key, err)
 	}
@@ -78,88 +125,146 @@ func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, erro
 // Delete removes key (a deletion marker, as a KV Delete writes), with the
 // same fencing and errors as Put.
 func (s *State) Delete(ctx context.Context, key string) error {
-	if _, err := s.write(ctx, key, nil, true); err != nil {
+	if _, err := s.fenced().Put(ctx, key, nil, true); err != nil {
 		return fmt.Errorf("state delete %q: %w", key, err)
 	}
 	return nil
 }
 
+// Commit writes every one of writes, or none, fenced on the lease like
+// Put: all of them land together while this node holds the lease and
+// every write's Expect holds, or nothing lands. They are stored in order
+// at consecutive revisions; it returns the last write's. A precondition
+// that does not hold fails it with an error wrapping ErrStateConflict
+// that names the key; a lease that moved, with ErrFenced. After
+// ErrWriteUncertain or a timeout the outcome is unknown: if it landed, it
+// landed whole, once, within this tenure. It needs
+// nats-server 2.12 or later and a bucket that allows atomic batches (see
+// EnableCommit); otherwise it fails with an error wrapping
+// ErrBucketConfig. A compare-and-set of one key is a Commit of one write.
+//
+// A Commit takes at most 999 writes (the server takes 1000 messages in a
+// batch, and a Commit whose every write has an Expect sends one more).
+// Before anything is sent, writes are checked: a Commit of no writes, of
+// more than 999, or with a key twice (a key may appear once per Commit)
+// fails with an error wrapping ErrInvalidCommit that says which; a key
+// that is not a state key, with one wrapping ErrInvalidKey that names it.
+// Nothing is written then.
+func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
+	ws := make([]fenced.Write, len(writes))
+	for i, w := range writes {
+		ws[i] = fenced.Write{Key: w.Key, Value: w.Value, Delete: w.Delete, Expect: w.Expect.e}
+	}
+	rev, err := s.fenced().Commit(ctx, ws)
+	if err != nil {
+		return 0, fmt.Errorf("state commit: %w", err)
+	}
+	return rev, nil
+}
+
+// EnableCommit lets the cluster's bucket take atomic batches (the stream
+// setting AllowAtomicPublish), which Commit needs. It needs nats-server
+// 2.12 or later and permission to update the bucket's stream
+// ($JS.API.STREAM.UPDATE.KV_cluster-<id>); run it once, from any node.
+func (s *State) EnableCommit(ctx context.Context) error {
+	if err := s.fenced().EnableCommit(ctx); err != nil {
+		return fmt.Errorf("enable commit: %w", err)
+	}
+	return nil
+}
+
+// Get reads key through the bucket stream's leader. A KV Get may be
+// answered by any replica (direct get) and trail the latest writes; this
+// read goes to the one server that acknowledged them, so it returns the
+// latest value of every write acknowledged before it was sent. It fails
+// with an error wrapping ErrKeyNotFound when the key has no value.
+func (s *State) Get(ctx context.Context, key string) (StateEntry, error) {
+	if err := fenced.ValidateKey(key); err != nil {
+		return StateEntry{}, fmt.Errorf("state get: %w", err)
+	}
+	ent, err := s.fenced().Get(ctx, key)
+	if err != nil {
+		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
+	}
+	return StateEntry(ent), nil
+}
+
+// Keys returns, sorted, the state keys that are prefix or below it
+// ("orders" matches "orders" and "orders.42", not "orders2"); every key
+// when prefix is "". It reads through a consumer and may miss writes
+// being acknowledged at that moment.
+func (s *State) Keys(ctx context.Context, prefix string) ([]string, error) {
+	if err := validPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("state keys: %w", err)
+	}
+	keys, err := s.fenced().Keys(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("state keys: %w", err)
+	}
+	return keys, nil
+}
+
+// StateWatch delivers the values of state keys: first the current value
+// of every key watched, then each change as it is stored.
+type StateWatch struct {
+	updates <-chan StateEntry
+	synced  <-chan struct{}
+}
+
+// Updates delivers the entries. It is closed when the watch's ctx ends.
+// Entries have no Epoch (a consumer delivers no headers here): Get the key
+// for it.
+func (w *StateWatch) Updates() <-chan StateEntry { return w.updates }
+
+// Synced is closed once the current values have all been delivered: every
+// entry received before it is a current value (keys deleted before the
+// watch began are not delivered), every later one a change.
+func (w *StateWatch) Synced() <-chan struct{} { return w.synced }
+
+// Watch follows the state keys that are prefix or below it (every key when
+// prefix is ""), until ctx ends. Like Keys it may trail the latest writes
+// a little; deletions arrive as entries with Deleted set.
+func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
+	if err := validPrefix(prefix); err != nil {
+		return nil, fmt.Errorf("state watch: %w", err)
+	}
+	updates, synced, err := fenced.Watch(ctx, s.fenced(), prefix, func(e fenced.Entry) StateEntry { return StateEntry(e) })
+	if err != nil {
+		return nil, fmt.Errorf("state watch: %w", err)
+	}
+	return &StateWatch{updates: updates, synced: synced}, nil
+}
+
+// validPrefix checks the prefix of Keys and Watch: "" or a key.
+func validPrefix(prefix string) error {
+	if prefix == "" {
+		return nil
+	}
+	return fenced.ValidateKey(prefix)
+}
+
+// fenced is s as internal/fenced takes it.
+func (s *State) fenced() *fenced.State {
+	return &fenced.State{Node: (*stateNode)(s), NodeID: s.nodeID, Timeout: s.timeout}
+}
+
 // store is the started node's bucket, or why there is none.
 func (s *State) store() (*store.Store, error) { return s.host.stateStore() }
 
-// write publishes one fenced state write.
-func (s *State) write(ctx context.Context, key string, value []byte, del bool) (uint64, error) {
-	if err := ValidateStateKey(key); err != nil {
-		return 0, err
-	}
-	st, err := s.store()
-	if err != nil {
-		return 0, err
-	}
-	w := &putWrite{st: st, subject: stateSubject(st.Bucket(), key), value: value, del: del,
-		leaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), msgID: nuid.Next()}
-	return s.fenced(ctx, st, w)
-}
+// stateNode is a State as the node internal/fenced writes for: its
+// methods are not State's.
+type stateNode State
 
-// putWrite is one Put or Delete. One message ID serves every attempt:
-// nats.go resends a publish that met no responders, a server behind the
-// stream may refuse an attempt whose copy lands elsewhere, and the
-// server's duplicate window (2 minutes on a KV bucket) answers a copy
-// that landed already with its revision instead of storing it twice.
-type putWrite struct {
-	st           *store.Store
-	subject      string
-	value        []byte
-	del          bool
-	leaseSubject string
-	msgID        string
-}
+func (n *stateNode) Store() (*store.Store, error) { return n.host.stateStore() }
 
-func (w *putWrite) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
-	return w.st.JetStream().PublishMsg(ctx, fencedMsg(w.st.API().PublishSubject(w.subject), w.value, w.del, epoch, rev, w.leaseSubject, w.msgID))
-}
+func (n *stateNode) Tenure(now time.Time) (int64, uint64, bool) { return n.host.view.Fence(now) }
 
-func (w *putWrite) checked(string) (string, uint64, bool) { return "", 0, false }
-func (w *putWrite) conflict(context.Context) error        { return nil }
-func (w *putWrite) last() (string, string)                { return w.subject, w.msgID }
+func (n *stateNode) RenewalInFlight() <-chan struct{} { return n.host.view.RenewalInFlight() }
 
-// fencedMsg is the message of one attempt of a state write. Its headers
-// are set here rather than through PublishOpts (an allocation for each,
-// and the revision formatted twice), from one string holding both numbers
-// and one slice holding every value: a write is a few allocations fewer.
-func fencedMsg(subject string, value []byte, del bool, epoch int64, leaseRev uint64, leaseSubject, msgID string) *nats.Msg {
-	var buf [40]byte
-	nums := strconv.AppendInt(buf[:0], epoch, 10)
-	n := len(nums)
-	numText := string(strconv.AppendUint(nums, leaseRev, 10))
-	vals := []string{numText[:n], numText[n:], leaseSubject, msgID, "DEL"}
-	h := make(nats.Header, 5)
-	h[StateEpochHeader] = vals[0:1:1]
-	h[jetstream.ExpectedLastSubjSeqHeader] = vals[1:2:2]
-	h[jetstream.ExpectedLastSubjSeqSubjHeader] = vals[2:3:3]
-	h[jetstream.MsgIDHeader] = vals[3:4:4]
-	if del {
-		h[kvOperationHeader] = vals[4:5:5]
-	}
-	return &nats.Msg{Subject: subject, Data: value, Header: h}
-}
+func (n *stateNode) ObserveWrite(outcome string) { observeStateWrite(n.metrics, outcome) }
 
-// stateHost is all State reaches of its node: the bucket once the node
-// has started, and the node's tenure as its view records it. *Node
-// implements it, so that State depends on neither the node's lock nor its
-// lifecycle fields.
-type stateHost interface {
-	// stateStore is the started node's bucket, or why there is none
-	// (ErrNotStarted, ErrStopped).
-	stateStore() (*store.Store, error)
-	// tenure is the epoch and latest lease revision of this node's live
-	// tenure at now; ok is false when the node does not lead (docs/design.md §3.3).
-	tenure(now time.Time) (epoch int64, rev uint64, ok bool)
-	// renewalInFlight is closed when the renewal in flight ends, nil when
-	// none is: fenced writes let renewals go first.
-	renewalInFlight() <-chan struct{}
-}
-
+// stateStore is the started node's bucket, or why there is none
+// (ErrNotStarted, ErrStopped).
 func (n *Node) stateStore() (*store.Store, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -173,7 +278,3 @@ func (n *Node) stateStore() (*store.Store, error) {
 	}
 	return n.el.Store(), nil
 }
-
-func (n *Node) tenure(now time.Time) (int64, uint64, bool) { return n.view.Fence(now) }
-
-func (n *Node) renewalInFlight() <-chan struct{} { return n.view.RenewalInFlight() }

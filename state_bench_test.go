@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -142,15 +143,15 @@ func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writ
 	for i, w := range writes {
 		msg := nats.NewMsg(wire.KVSubject(wire.BucketName("bench"), "state.batch-"+w.Key))
 		msg.Data = w.Value
-		msg.Header.Set(batchIDHeader, id)
-		msg.Header.Set(batchSeqHeader, strconv.Itoa(i+1))
+		msg.Header.Set(fenced.BatchIDHeader, id)
+		msg.Header.Set(fenced.BatchSeqHeader, strconv.Itoa(i+1))
 		if i < len(writes)-1 {
 			if err := nc.PublishMsg(msg); err != nil {
 				return err
 			}
 			continue
 		}
-		msg.Header.Set(batchCommitHeader, "1")
+		msg.Header.Set(fenced.BatchCommitHeader, "1")
 		_, err := js.PublishMsg(ctx, msg)
 		return err
 	}
@@ -205,7 +206,7 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 		b.Fatal(err)
 	}
 	leaseSubject := wire.KVSubject(st.Bucket(), wire.LeaseKey)
-	subject := stateSubject(st.Bucket(), "parts")
+	subject := fenced.Subject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
 		_, rev, _ := leader.view.Fence(time.Now())
 		h := nats.Header{}

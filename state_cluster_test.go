@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -86,7 +87,7 @@ func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
 		t.Errorf("Get on a = %+v, %v; want %s's value at epoch %d", e, err, successor.NodeID(), successor.Epoch())
 	}
 	for _, m := range stateMsgs(t, rawJS(t, c.URLs()[0]), id) {
-		if m.Header.Get(StateEpochHeader) == strconv.FormatInt(oldEpoch, 10) && string(m.Data) != "a" {
+		if m.Header.Get(fenced.EpochHeader) == strconv.FormatInt(oldEpoch, 10) && string(m.Data) != "a" {
 			t.Errorf("a write of the deposed tenure landed: %q at %d", m.Data, m.Sequence)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 )
 
 // A Commit that cannot be one atomic batch fails before anything is sent,
@@ -19,7 +21,7 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 	if err := st.EnableCommit(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	tooMany := make([]StateWrite, MaxCommitWrites+1)
+	tooMany := make([]StateWrite, fenced.MaxCommitWrites+1)
 	for i := range tooMany {
 		tooMany[i] = StateWrite{Key: "k." + strconv.Itoa(i), Value: []byte("v")}
 	}
@@ -30,7 +32,7 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 		says   string
 	}{
 		{"no writes", nil, ErrInvalidCommit, "no writes"},
-		{"too many writes", tooMany, ErrInvalidCommit, strconv.Itoa(MaxCommitWrites+1) + " writes"},
+		{"too many writes", tooMany, ErrInvalidCommit, strconv.Itoa(fenced.MaxCommitWrites+1) + " writes"},
 		{"a key twice", []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b"}, {Key: "a", Delete: true}}, ErrInvalidCommit, `"a" written twice`},
 		{"a malformed key", []StateWrite{{Key: "a"}, {Key: "b c"}}, ErrInvalidKey, `"b c"`},
 	}
@@ -51,10 +53,14 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 	if !strings.HasPrefix(ErrInvalidCommit.Error(), "cluster: ") {
 		t.Errorf("ErrInvalidCommit = %q, want the package prefix", ErrInvalidCommit)
 	}
-	// MaxCommitWrites itself is allowed, and an empty Commit is refused
+	// fenced.MaxCommitWrites itself is allowed, and an empty Commit is refused
 	// before the node is looked at.
-	if err := checkCommit(tooMany[:MaxCommitWrites]); err != nil {
-		t.Errorf("checkCommit of MaxCommitWrites writes = %v", err)
+	maxed := make([]fenced.Write, fenced.MaxCommitWrites)
+	for i := range maxed {
+		maxed[i] = fenced.Write{Key: tooMany[i].Key, Value: tooMany[i].Value}
+	}
+	if err := fenced.CheckCommit(maxed); err != nil {
+		t.Errorf("checkCommit of fenced.MaxCommitWrites writes = %v", err)
 	}
 	idle, err := NewNode(testConfig(id, "idle", srv.URL()), nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -57,16 +58,16 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newBatch(st, []StateWrite{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
-		publish(ctx(t), epoch, stale)
+	_, err = fenced.NewBatch(st, []fenced.Write{{Key: "acct.1", Value: []byte("0")}, {Key: "acct.2", Value: []byte("200")}}, time.Second).
+		Publish(ctx(t), epoch, stale)
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 		t.Fatalf("stale batch = %v, want API error %d (leader: %v)", err, jetstream.JSErrCodeStreamWrongLastSequence, leader.Err())
 	}
-	if e, err := kv.Get(ctx(t), stateKVKey("acct.2")); err != nil || string(e.Value()) != "110" {
+	if e, err := kv.Get(ctx(t), fenced.KVKey("acct.2")); err != nil || string(e.Value()) != "110" {
 		t.Errorf("acct.2 after the stale batch = %v, %v; want 110", e, err)
 	}
-	if _, err := kv.Get(ctx(t), stateKVKey("acct.1")); !errors.Is(err, jetstream.ErrKeyDeleted) && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := kv.Get(ctx(t), fenced.KVKey("acct.1")); !errors.Is(err, jetstream.ErrKeyDeleted) && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("acct.1 after the stale batch: %v, want still deleted", err)
 	}
 }
@@ -217,10 +218,10 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 		t.Errorf("acct.2 after its conditional deletion: %v, want ErrKeyNotFound", err)
 	}
 	stl, _ := leader.State().store()
-	if m, err := lastRecord(ctx(t), stl, stateKVKey("acct.2"), time.Second); err != nil || m.Revision != rev || !m.Deleted {
+	if m, err := fenced.LastRecord(ctx(t), stl, fenced.KVKey("acct.2"), time.Second); err != nil || m.Revision != rev || !m.Deleted {
 		t.Errorf("acct.2's deletion = %+v, %v; want one at the revision returned, %d", m, err, rev)
 	}
-	if m, err := lastRecord(ctx(t), stl, commitFenceKey, time.Second); err != nil || m.Revision != rev+1 || !m.Deleted {
+	if m, err := fenced.LastRecord(ctx(t), stl, fenced.CommitFenceKey, time.Second); err != nil || m.Revision != rev+1 || !m.Deleted {
 		t.Errorf("lease-check marker = %+v, %v; want a deletion at %d", m, err, rev+1)
 	}
 	// A deleted key has no value: a compare-and-set of one key creates it.
@@ -268,7 +269,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var resp msgGetResponse
+		var resp fenced.MsgGetResponse
 		if err := json.Unmarshal(reply.Data, &resp); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -54,7 +55,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m.Subject) > 0 && m.Subject != wire.KVSubject(wire.BucketName(clusterID), wire.LeaseKey) && strings.Contains(m.Subject, "."+stateKeyPrefix) {
+		if len(m.Subject) > 0 && m.Subject != wire.KVSubject(wire.BucketName(clusterID), wire.LeaseKey) && strings.Contains(m.Subject, "."+fenced.KeyPrefix) {
 			out = append(out, m)
 		}
 	}
@@ -63,18 +64,18 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 
 func TestStateKeyValidation(t *testing.T) {
 	for _, k := range []string{"a", "config", "orders.42.status", "A-b_c.9"} {
-		if err := ValidateStateKey(k); err != nil {
-			t.Errorf("ValidateStateKey(%q) = %v", k, err)
+		if err := fenced.ValidateKey(k); err != nil {
+			t.Errorf("fenced.ValidateKey(%q) = %v", k, err)
 		}
 	}
-	long := make([]byte, MaxStateKeyLen+1)
+	long := make([]byte, fenced.MaxKeyLen+1)
 	for i := range long {
 		long[i] = 'a'
 	}
 	for _, k := range []string{"", ".", "a.", ".a", "a..b", "a.*", "a.>", "a b", "ü", "a/b", string(long)} {
-		err := ValidateStateKey(k)
+		err := fenced.ValidateKey(k)
 		if !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("ValidateStateKey(%q) = %v, want ErrInvalidKey", k, err)
+			t.Errorf("fenced.ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
 		}
 	}
 }
@@ -119,8 +120,8 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Header.Get(StateEpochHeader); got != strconv.FormatInt(leader.Epoch(), 10) {
-		t.Errorf("%s header = %q, want %d", StateEpochHeader, got, leader.Epoch())
+	if got := m.Header.Get(fenced.EpochHeader); got != strconv.FormatInt(leader.Epoch(), 10) {
+		t.Errorf("%s header = %q, want %d", fenced.EpochHeader, got, leader.Epoch())
 	}
 
 	if _, err := follower.State().Put(ctx(t), "config.mode", []byte("slow")); !errors.Is(err, ErrNotLeader) {
@@ -227,7 +228,7 @@ func TestStateFencedAtServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaseSubject := wire.KVSubject(wire.BucketName(id), wire.LeaseKey)
-	subject := wire.KVSubject(wire.BucketName(id), stateKVKey("k"))
+	subject := wire.KVSubject(wire.BucketName(id), fenced.KVKey("k"))
 	if _, err := js.Publish(ctx(t), subject, []byte("first"), jetstream.WithExpectLastSequenceForSubject(rev1, leaseSubject)); err != nil {
 		t.Fatalf("write fenced on the current lease revision: %v", err)
 	}
@@ -239,7 +240,7 @@ func TestStateFencedAtServer(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamWrongLastSequence {
 		t.Fatalf("stale write = %v, want API error %d", err, jetstream.JSErrCodeStreamWrongLastSequence)
 	}
-	e, err := kv.Get(ctx(t), stateKVKey("k"))
+	e, err := kv.Get(ctx(t), fenced.KVKey("k"))
 	if err != nil || string(e.Value()) != "first" {
 		t.Fatalf("state after the stale write = %v, %v; want first", e, err)
 	}
@@ -358,7 +359,7 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 	}
 	landed := 0
 	for _, m := range stateMsgs(t, js, id) {
-		if m.Header.Get(StateEpochHeader) != strconv.FormatInt(epoch, 10) {
+		if m.Header.Get(fenced.EpochHeader) != strconv.FormatInt(epoch, 10) {
 			continue
 		}
 		landed++
@@ -401,7 +402,7 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 		t.Fatalf("Put after the lease moved = %v, want ErrFenced (and ErrNotLeader)", err)
 	}
 	proxy.Restore()
-	e, err := kv.Get(ctx(t), stateKVKey("k"))
+	e, err := kv.Get(ctx(t), fenced.KVKey("k"))
 	if err != nil || string(e.Value()) != "before" {
 		t.Fatalf("state after the refused write = %v, %v; want before", e, err)
 	}

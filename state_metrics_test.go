@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 )
 
 func TestStateWriteOutcome(t *testing.T) {
@@ -18,10 +20,10 @@ func TestStateWriteOutcome(t *testing.T) {
 		{fmt.Errorf("state put: %w: %w: the tenure ended", ErrWriteUncertain, ErrNotLeader), StateWriteUncertain},
 		{fmt.Errorf("state put: %w", context.DeadlineExceeded), StateWriteError},
 	} {
-		if got := stateWriteOutcome(tc.err); got != tc.want {
-			t.Errorf("stateWriteOutcome(%v) = %q, want %q", tc.err, got, tc.want)
+		if got := StateWriteOutcome(fenced.Outcome(tc.err)); got != tc.want {
+			t.Errorf("fenced.Outcome(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 	// A Metrics without the extension is left alone.
-	observeStateWrite(noMetrics{}, nil)
+	observeStateWrite(noMetrics{}, fenced.OutcomeOK)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -20,20 +21,20 @@ import (
 // answers from its old copy while the write (or a copy held in a route)
 // lands at the leader that replaced it. Later attempts go to the leader.
 type behindFirst struct {
-	fencedWrite
-	behind fencedWrite // the same write (same message IDs), sent to the server behind
+	fenced.Sender
+	behind fenced.Sender // the same write (same message IDs), sent to the server behind
 	sent   int
 }
 
-func (w *behindFirst) send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
+func (w *behindFirst) Send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error) {
 	w.sent++
 	if w.sent > 1 {
-		return w.fencedWrite.send(ctx, epoch, rev)
+		return w.Sender.Send(ctx, epoch, rev)
 	}
-	if _, err := w.fencedWrite.send(ctx, epoch, rev); err != nil {
+	if _, err := w.Sender.Send(ctx, epoch, rev); err != nil {
 		return nil, fmt.Errorf("the copy to the stream's leader: %w", err)
 	}
-	return w.behind.send(ctx, epoch, rev)
+	return w.behind.Send(ctx, epoch, rev)
 }
 
 // storeBehind is a bucket of the cluster's name on a server of its own
@@ -107,11 +108,11 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 // ID and returns the revision of the copy that landed, stored once.
 func TestStatePutRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
-	put := &putWrite{st: st, subject: stateSubject(st.Bucket(), "k"), value: []byte("v"),
-		leaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), msgID: "put-1"}
+	put := &fenced.Single{Store: st, Subject: fenced.Subject(st.Bucket(), "k"), Value: []byte("v"),
+		LeaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), MsgID: "put-1"}
 	copyBehind := *put
-	copyBehind.st = behind
-	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: put, behind: &copyBehind})
+	copyBehind.Store = behind
+	rev, err := leader.State().fenced().Run(ctx(t), st, &behindFirst{Sender: put, behind: &copyBehind})
 	if err != nil {
 		t.Fatalf("Put whose copy landed = %v; want its revision", err)
 	}
@@ -125,11 +126,11 @@ func TestStatePutRefusedByAServerBehind(t *testing.T) {
 // Commit returns the revision of the copy that landed, stored once.
 func TestStateCommitRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
-	writes := []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}
-	b := newBatch(st, writes, time.Second)
+	writes := []fenced.Write{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}
+	b := fenced.NewBatch(st, writes, time.Second)
 	copyBehind := *b
-	copyBehind.st = behind
-	rev, err := leader.State().fenced(ctx(t), st, &behindFirst{fencedWrite: b, behind: &copyBehind})
+	copyBehind.Store = behind
+	rev, err := leader.State().fenced().Run(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind})
 	if err != nil {
 		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
 	}
@@ -144,11 +145,11 @@ func TestStateCommitRefusedByAServerBehind(t *testing.T) {
 // revision and returns the last write's.
 func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
-	writes := []StateWrite{{Key: "a", Value: []byte("1"), Expect: ExpectAbsent()}}
-	b := newBatch(st, writes, time.Second)
+	writes := []fenced.Write{{Key: "a", Value: []byte("1"), Expect: fenced.ExpectAbsent()}}
+	b := fenced.NewBatch(st, writes, time.Second)
 	copyBehind := *b
-	copyBehind.st = behind
-	rev, err := leader.State().commitWith(ctx(t), st, &behindFirst{fencedWrite: b, behind: &copyBehind}, b)
+	copyBehind.Store = behind
+	rev, err := leader.State().fenced().CommitWith(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind}, b)
 	if err != nil {
 		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
 	}

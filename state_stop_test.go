@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -31,7 +32,7 @@ func TestStateWriteInFlightWhenStopCloses(t *testing.T) {
 		put <- err
 	}()
 	natstest.WaitFor(t, 5*time.Second, func() bool {
-		e, err := kv.Get(ctx(t), stateKVKey("k"))
+		e, err := kv.Get(ctx(t), fenced.KVKey("k"))
 		return err == nil && string(e.Value()) == "v"
 	}, "the write never reached the server")
 	select {

@@ -12,8 +12,12 @@ import (
 // each only updates in-memory series (an atomic add after a read-locked
 // lookup of the label values), with no I/O.
 var (
-	_ cluster.Metrics      = (*Collector)(nil)
-	_ cluster.StateMetrics = (*Collector)(nil)
+	_ cluster.Metrics = (*Collector)(nil)
+	// The optional method that gets state write outcomes
+	// (cluster.StateWriteOutcome).
+	_ interface {
+		ObserveStateWrite(cluster.StateWriteOutcome)
+	} = (*Collector)(nil)
 )
 
 // ObserveRenewal counts a renewal by outcome and records its latency.
@@ -63,8 +67,8 @@ func (c *Collector) ObserveFencing(err error) {
 	c.fencing.WithLabelValues(FencingResult(err)).Inc()
 }
 
-// ObserveStateWrite counts a fenced state write by outcome
-// (cluster.StateMetrics).
+// ObserveStateWrite counts a fenced state write by outcome: the optional
+// method of a cluster.Metrics that cluster.StateWriteOutcome describes.
 func (c *Collector) ObserveStateWrite(outcome cluster.StateWriteOutcome) {
 	c.stateWrites.WithLabelValues(string(outcome)).Inc()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -114,7 +115,7 @@ func (r *stateReader) explain(what string, err error) error {
 // checkStateKey refuses a key (or prefix) the library would refuse, with
 // its error, as a bad argument.
 func checkStateKey(key string) error {
-	if err := cluster.ValidateStateKey(key); err != nil {
+	if err := fenced.ValidateKey(key); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil

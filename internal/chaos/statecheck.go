@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -148,7 +148,7 @@ func fencedBy(m StreamMsg, lease *StreamMsg, base int64, tenureOf map[int64][]st
 	}
 	epoch, err := strconv.ParseInt(m.Epoch, 10, 64)
 	if err != nil {
-		return fmt.Sprintf("its %s header %q is not an epoch", cluster.StateEpochHeader, m.Epoch)
+		return fmt.Sprintf("its %s header %q is not an epoch", fenced.EpochHeader, m.Epoch)
 	}
 	if lease == nil {
 		return "no lease record comes before it in its stream"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 )
 
 // StreamMsg is one message of the bucket's stream as the order recorder
@@ -230,7 +230,7 @@ func (o *orderRecorder) add(inc *Incarnation, msg jetstream.Msg, seq uint64) {
 	}
 	if h := msg.Headers(); h != nil {
 		m.Op = h.Get(kvOperationHeader)
-		m.Epoch = h.Get(cluster.StateEpochHeader)
+		m.Epoch = h.Get(fenced.EpochHeader)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -62,7 +63,7 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		t.Helper()
 		msg := nats.NewMsg("$KV." + bucket + ".state." + key)
 		msg.Data = []byte(stateTag(inst, epoch, seq))
-		msg.Header.Set(cluster.StateEpochHeader, strconv.FormatInt(epoch, 10))
+		msg.Header.Set(fenced.EpochHeader, strconv.FormatInt(epoch, 10))
 		if _, err := js.PublishMsg(ctx, msg); err != nil {
 			t.Fatal(err)
 		}

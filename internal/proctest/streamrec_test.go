@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -65,7 +65,7 @@ func recordStream(t *testing.T, urls []string, bucket string) *streamRecorder {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.msgs = append(r.msgs, streamMsg{Seq: meta.Sequence.Stream, Subject: m.Subject(),
-			Epoch: m.Headers().Get(cluster.StateEpochHeader), Data: m.Data()})
+			Epoch: m.Headers().Get(fenced.EpochHeader), Data: m.Data()})
 	})
 	if err != nil {
 		t.Fatal(err)

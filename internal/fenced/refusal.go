@@ -1,4 +1,4 @@
-package cluster
+package fenced
 
 // What a refused fenced write means. A server that answers "wrong last
 // sequence" may be one that is behind the stream: a stream leader cut off
@@ -16,25 +16,27 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// fencedWrite is a Put, a Delete or a Commit, as the fenced loop sees it.
-type fencedWrite interface {
-	// send publishes one attempt, checked on the lease's latest revision
+// Sender is a Put, a Delete or a Commit, as the fenced loop (Run) sees
+// it: Single or Batch.
+type Sender interface {
+	// Send publishes one attempt, checked on the lease's latest revision
 	// being rev. Every attempt carries the same message IDs, so the
 	// server stores a write that lands twice once.
-	send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error)
-	// checked says which key of the write has the subject subj, and
+	Send(ctx context.Context, epoch int64, rev uint64) (*jetstream.PubAck, error)
+	// Checked says which key of the write has the subject subj, and
 	// the revision the write expects it at, when it checks one.
-	checked(subj string) (key string, rev uint64, ok bool)
-	// conflict reads every checked key from the stream's leader and
+	Checked(subj string) (key string, rev uint64, ok bool)
+	// Conflict reads every checked key from the stream's leader and
 	// names one that is not at the revision expected; nil if none.
-	conflict(ctx context.Context) error
-	// last is the subject and message ID of the write's last message:
+	Conflict(ctx context.Context) error
+	// Last is the subject and message ID of the write's last message:
 	// its revision is the write's.
-	last() (subject, msgID string)
+	Last() (subject, msgID string)
 }
 
 // verdict is what a refusal of one attempt means for the next.
@@ -74,12 +76,12 @@ func refusedAt(apiErr *jetstream.APIError) (uint64, bool) {
 // judge says what a "wrong last sequence" refusal of an attempt checked on
 // the lease record rev of the tenure at epoch means: a verdict to retry,
 // or the write's final error (ErrFenced, ErrStateConflict).
-func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiErr *jetstream.APIError, epoch int64, rev uint64) (verdict, uint64, error) {
+func (s *State) judge(ctx context.Context, st *store.Store, w Sender, apiErr *jetstream.APIError, epoch int64, rev uint64) (verdict, uint64, error) {
 	at, ok := refusedAt(apiErr)
 	if !ok || at == 0 {
 		return s.judgeByReading(ctx, st, w, epoch, rev)
 	}
-	m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: at}, s.timeout)
+	m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: at}, s.Timeout)
 	if errors.Is(err, ErrKeyNotFound) {
 		return s.judgeByReading(ctx, st, w, epoch, rev) // removed since, or a reader behind
 	}
@@ -98,9 +100,9 @@ func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiEr
 		// it as a duplicate (message IDs are checked first), and no
 		// copy can land after it.
 		return 0, 0, fmt.Errorf("%w: %w: the lease is at revision %d, not this tenure's (epoch %d, revision %d)",
-			ErrFenced, ErrNotLeader, at, epoch, rev)
+			ErrFenced, election.ErrNotLeader, at, epoch, rev)
 	}
-	if key, want, ok := w.checked(m.Subject); ok {
+	if key, want, ok := w.Checked(m.Subject); ok {
 		if at > want {
 			return 0, 0, fmt.Errorf("%w: %q is at revision %d or later, expected %d", ErrStateConflict, key, at, want)
 		}
@@ -112,8 +114,8 @@ func (s *State) judge(ctx context.Context, st *store.Store, w fencedWrite, apiEr
 // judgeByReading judges a refusal that does not say where the subject it
 // failed on stands, from the lease's latest record read from the stream's
 // leader.
-func (s *State) judgeByReading(ctx context.Context, st *store.Store, w fencedWrite, epoch int64, rev uint64) (verdict, uint64, error) {
-	ent, err := lastRecord(ctx, st, wire.LeaseKey, s.timeout)
+func (s *State) judgeByReading(ctx context.Context, st *store.Store, w Sender, epoch int64, rev uint64) (verdict, uint64, error) {
+	ent, err := LastRecord(ctx, st, wire.LeaseKey, s.Timeout)
 	if err != nil && !errors.Is(err, ErrKeyNotFound) {
 		return 0, 0, err
 	}
@@ -126,23 +128,23 @@ func (s *State) judgeByReading(ctx context.Context, st *store.Store, w fencedWri
 		return verdictRenewed, ent.Revision, nil
 	case ent.Revision > rev:
 		return 0, 0, fmt.Errorf("%w: %w: lease revision %d is not this tenure's (epoch %d, revision %d)",
-			ErrFenced, ErrNotLeader, ent.Revision, epoch, rev)
+			ErrFenced, election.ErrNotLeader, ent.Revision, epoch, rev)
 	}
 	// The lease is at the revision the attempt was checked on: a key's
 	// check failed, or the refusing server was behind.
-	if err := w.conflict(ctx); err != nil {
+	if err := w.Conflict(ctx); err != nil {
 		return 0, 0, err
 	}
 	return verdictBehind, 0, nil
 }
 
 // ownLease says ent is a lease record of this node's tenure at epoch.
-func (s *State) ownLease(ent *StateEntry, epoch int64) bool {
+func (s *State) ownLease(ent *Entry, epoch int64) bool {
 	if ent.Deleted {
 		return false
 	}
-	l, err := decodeLease(ent.Value, ent.Revision)
-	return err == nil && l.NodeID == s.nodeID && l.Epoch == epoch
+	l, err := wire.DecodeLease(ent.Value, ent.Revision)
+	return err == nil && l.NodeID == s.NodeID && l.Epoch == epoch
 }
 
 // maxLandedScan bounds the messages landed reads on the last message's
@@ -153,11 +155,11 @@ const maxLandedScan = 1000
 // landed finds the revision of a Commit that the server reports stored
 // already (an earlier copy landed): the first message on the write's last
 // subject after from that carries its message ID.
-func (s *State) landed(ctx context.Context, st *store.Store, w fencedWrite, from uint64) (uint64, error) {
-	subj, id := w.last()
+func (s *State) landed(ctx context.Context, st *store.Store, w Sender, from uint64) (uint64, error) {
+	subj, id := w.Last()
 	seq := from + 1
 	for range maxLandedScan {
-		m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: seq, NextBySubject: subj}, s.timeout)
+		m, err := streamMsgGet(ctx, st, msgGetRequest{Seq: seq, NextBySubject: subj}, s.Timeout)
 		if errors.Is(err, ErrKeyNotFound) {
 			break
 		}

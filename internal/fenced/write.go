@@ -1,4 +1,4 @@
-package cluster
+package fenced
 
 // The attempts of one fenced write, shared by Put, Delete and Commit: each
 // checked on the tenure's latest lease record, sent again until the server
@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
@@ -19,31 +20,32 @@ import (
 // moved by this node's own renewal, or a write in flight on the lease.
 const maxWriteAttempts = 100
 
-// fenced runs the attempts of w and reports the outcome to the metrics.
-func (s *State) fenced(ctx context.Context, st *store.Store, w fencedWrite) (uint64, error) {
-	rev, err := s.fencedAttempts(ctx, st, w)
+// Run sends w to st, fenced on the lease, and tells the node how it
+// ended (Node.ObserveWrite). It returns the revision of w's last message.
+func (s *State) Run(ctx context.Context, st *store.Store, w Sender) (uint64, error) {
+	rev, err := s.attempts(ctx, st, w)
 	err = closedUnder(st, err)
-	observeStateWrite(s.metrics, err)
+	s.Node.ObserveWrite(Outcome(err))
 	return rev, err
 }
 
-// closedUnder wraps with ErrStopped the error of a write whose answer was
+// closedUnder wraps with election.ErrStopped the error of a write whose answer was
 // lost because the node's connection closed: Stop closes the connection
 // the node dialled, and a shared one that the application closes stops
 // the node. Like a timeout, it leaves the write's outcome unknown.
 func closedUnder(st *store.Store, err error) error {
-	if err == nil || errors.Is(err, ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.Conn().IsClosed() {
+	if err == nil || errors.Is(err, election.ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.Conn().IsClosed() {
 		return err
 	}
-	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", ErrStopped, err)
+	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", election.ErrStopped, err)
 }
 
-// fencedAttempts sends w, checked on the lease's latest revision being the
+// attempts sends w, checked on the lease's latest revision being the
 // tenure's latest record, until the server stores it or a refusal proves
 // the tenure over. The leader's own renewals move the lease revision, and
 // a server behind the stream may refuse a write the stream's leader takes,
-// so a refusal is judged before it is believed (state_refusal.go).
-func (s *State) fencedAttempts(ctx context.Context, st *store.Store, w fencedWrite) (uint64, error) {
+// so a refusal is judged before it is believed (refusal.go).
+func (s *State) attempts(ctx context.Context, st *store.Store, w Sender) (uint64, error) {
 	var a writeAttempts
 	for a.n = 1; ; a.n++ {
 		epoch, rev, ready, err := s.attemptOn(ctx, &a)
@@ -53,7 +55,7 @@ func (s *State) fencedAttempts(ctx context.Context, st *store.Store, w fencedWri
 		if !ready {
 			continue // a renewal was in flight: it may have moved the lease
 		}
-		ack, err := w.send(ctx, epoch, rev)
+		ack, err := w.Send(ctx, epoch, rev)
 		if err == nil {
 			return ack.Sequence, nil
 		}
@@ -80,14 +82,14 @@ type writeAttempts struct {
 // first, since this write would make the server refuse the renewal's
 // check, and be refused itself.
 func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, rev uint64, ready bool, err error) {
-	epoch, rev, ok := s.host.tenure(time.Now())
+	epoch, rev, ok := s.Node.Tenure(time.Now())
 	if !ok {
 		return 0, 0, false, a.tenureEnded()
 	}
 	if a.seenEpoch == epoch && a.seenRev > rev {
 		rev = a.seenRev
 	}
-	if renewing := s.host.renewalInFlight(); renewing != nil {
+	if renewing := s.Node.RenewalInFlight(); renewing != nil {
 		select {
 		case <-renewing:
 			return 0, 0, false, nil
@@ -104,7 +106,7 @@ func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, r
 // answered handles the error of an attempt checked on the lease record
 // rev of the tenure at epoch: done with the write's revision or error, or
 // not done (try again).
-func (s *State) answered(ctx context.Context, st *store.Store, w fencedWrite, a *writeAttempts, err error, epoch int64, rev uint64) (uint64, bool, error) {
+func (s *State) answered(ctx context.Context, st *store.Store, w Sender, a *writeAttempts, err error, epoch int64, rev uint64) (uint64, bool, error) {
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
 		return 0, true, a.uncertain(st.Explain(err)) // no answer: it may have landed, like any NATS write
@@ -148,11 +150,11 @@ func (s *State) answered(ctx context.Context, st *store.Store, w fencedWrite, a 
 func (a *writeAttempts) tenureEnded() error {
 	switch {
 	case a.behind:
-		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, ErrNotLeader)
+		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, election.ErrNotLeader)
 	case a.refused:
-		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, ErrNotLeader)
+		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, election.ErrNotLeader)
 	}
-	return ErrNotLeader
+	return election.ErrNotLeader
 }
 
 // uncertain wraps err with ErrWriteUncertain when a copy may have landed.
