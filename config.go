@@ -152,6 +152,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.OnBecomeLeaderError == "" {
+		c.OnBecomeLeaderError = LeaderHookErrorLogged
+	}
 	if c.Bucket.Replicas == 0 {
 		c.Bucket.Replicas = 1
 	}
@@ -179,11 +182,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Validate checks c as NewNode will use it: defaults are applied first, so a
+// check checks c as NewNode uses it: defaults are applied first, so a
 // zero duration is valid. It reports every problem at once: the error joins
 // one error per problem, each wrapping ErrInvalidConfig and naming its
-// field.
-func (c Config) Validate() error {
+// field. NewNode and NewObserver return it.
+func (c Config) check() error {
 	return c.withDefaults().validate()
 }
 

@@ -53,7 +53,7 @@ var (
 
 	// ErrInvalidConfig: a Config field (or an argument such as StepDownTo's
 	// node ID, or NewNode's hooks) is missing, out of range or unusable.
-	// The wrapping message names it; Config.Validate and NewNode join one
+	// The wrapping message names it; NewNode and NewObserver join one
 	// such error per problem, so every one is reported at once.
 	ErrInvalidConfig = wire.ErrInvalidConfig
 	// ErrBucketDeleted: the coordination bucket does not exist (deleted
@@ -73,9 +73,6 @@ var (
 	// error): a call made after, a Start after Stop (with
 	// ErrAlreadyStarted), or a state write whose connection Stop closed.
 	ErrStopped = election.ErrStopped
-	// ErrObserver: the operation needs a campaigning node, and this Node was
-	// made with NewObserver.
-	ErrObserver = errors.New("cluster: observer does not campaign")
 	// ErrEpochExhausted: the lease carries the largest epoch an int64 holds,
 	// so no further tenure can have a higher one. Permanent: the node stops
 	// rather than wrap the epoch or hand one epoch to two tenures. An

@@ -22,7 +22,7 @@ func TestSentinelsCarryThePackagePrefix(t *testing.T) {
 	seen := map[string]bool{}
 	for _, err := range []error{ErrLeaseExpired, ErrEpochMismatch, ErrNotLeader, ErrAlreadyLeader, ErrCASFailed,
 		ErrNotStarted, ErrAlreadyStarted, ErrInCooldown, ErrInvalidConfig, ErrBucketDeleted, ErrPermissionDenied,
-		ErrBucketConfig, ErrStopped, ErrObserver, ErrEpochExhausted, ErrNoJetStream, ErrCalledFromHook,
+		ErrBucketConfig, ErrStopped, ErrEpochExhausted, ErrNoJetStream, ErrCalledFromHook,
 		ErrConnect, wire.ErrInvalidLease, ErrNotReady, ErrReleaseFailed, ErrDuplicateNodeID} {
 		msg := err.Error()
 		if !strings.HasPrefix(msg, "cluster: ") {

@@ -5,33 +5,20 @@ import (
 	"sync"
 )
 
-// LeaderEventKind says what a LeaderEvent reports.
-type LeaderEventKind int
+// LeaderEventKind says what a LeaderEvent reports; it prints as its name.
+type LeaderEventKind string
 
 // The kinds of LeaderEvent, one per hook.
 const (
 	// LeaderChanged: the leader as this node knows it changed (Leader is
 	// "" when nobody leads). Also the first event of every Observe
 	// channel, with the leader known at that moment.
-	LeaderChanged LeaderEventKind = iota
+	LeaderChanged LeaderEventKind = "leader-changed"
 	// BecameLeader: this node became the leader; Tenure is the tenure ctx.
-	BecameLeader
+	BecameLeader LeaderEventKind = "became-leader"
 	// LostLeadership: this node's tenure ended.
-	LostLeadership
+	LostLeadership LeaderEventKind = "lost-leadership"
 )
-
-// String returns the kind's name.
-func (k LeaderEventKind) String() string {
-	switch k {
-	case LeaderChanged:
-		return "leader-changed"
-	case BecameLeader:
-		return "became-leader"
-	case LostLeadership:
-		return "lost-leadership"
-	}
-	return "unknown"
-}
 
 // LeaderEvent is what Observe delivers: the hooks, as values.
 type LeaderEvent struct {

@@ -111,7 +111,7 @@ func ExampleNewObserver() {
 	fmt.Printf("leader: %q\n", <-changes)
 	fmt.Println("observer leads:", obs.IsLeader())
 	err = obs.StepDown(ctx)
-	fmt.Println("observer cannot step down:", errors.Is(err, cluster.ErrObserver))
+	fmt.Println("observer cannot step down:", errors.Is(err, cluster.ErrNotLeader))
 
 	if err := node.Stop(ctx); err != nil { // releases the lease
 		fmt.Println(err)

@@ -56,7 +56,7 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 	rec.check(t)
 
 	proxy.Restore()
-	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as a follower")
+	natstest.WaitFor(t, 10*time.Second, func() bool { return a.Leader() == successor.Config().NodeID }, "a did not rejoin as a follower")
 	holdFor(t, 3*testTTL, func() bool { return !a.IsLeader() && successor.IsLeader() }, "successor keeps leading after the partition heals")
 	if want := firstEpoch(t, srv.URL(), id) + 1; successor.Epoch() != want {
 		t.Errorf("successor epoch = %d, want %d", successor.Epoch(), want)

@@ -274,7 +274,7 @@ func FuzzNodeIDToken(f *testing.F) {
 	})
 }
 
-// FuzzConfigValidate checks Config.Validate against the documented rules
+// FuzzConfigValidate checks Config.check (what NewNode returns) against the documented rules
 // (defaults first, then ranges), written independently; that it agrees with
 // NewNode; that every error wraps ErrInvalidConfig and names a field; and
 // that an accepted Config, with its defaults, keeps the timing invariants
@@ -301,7 +301,7 @@ func FuzzConfigValidate(f *testing.F) {
 			RequestTimeout: time.Duration(reqTimeout), DrainTimeout: time.Duration(drain), Cooldown: time.Duration(cooldown),
 			Bucket: BucketOptions{Replicas: replicas}, Logger: testLogger(),
 		}
-		err := cfg.Validate()
+		err := cfg.check()
 		field, want := configOracle(cfg)
 		if (err == nil) != want {
 			t.Fatalf("Validate(%+v) = %v; documented rules say valid=%v (field %s)", cfg, err, want, field)
@@ -325,7 +325,7 @@ func FuzzConfigValidate(f *testing.F) {
 			c.Bucket.Replicas < 1 || c.Bucket.Replicas > 5 || c.Logger == nil {
 			t.Fatalf("accepted config breaks the timing invariants: %+v", c)
 		}
-		if err := c.Validate(); err != nil {
+		if err := c.check(); err != nil {
 			t.Fatalf("the config NewNode uses does not validate: %v", err)
 		}
 	})

@@ -54,9 +54,9 @@ func TestStepDownRightAfterTheFirstElectionHandsOverAtOnce(t *testing.T) {
 				}
 			}
 			return false
-		}, "round %d: nobody took over from %s", round, first.NodeID())
+		}, "round %d: nobody took over from %s", round, first.Config().NodeID)
 		if took := time.Since(stepped); took > ttl/2 {
-			t.Errorf("round %d: the hand-back from %s took %v, want under %v (a LeaseTTL is %v)", round, first.NodeID(), took, ttl/2, ttl)
+			t.Errorf("round %d: the hand-back from %s took %v, want under %v (a LeaseTTL is %v)", round, first.Config().NodeID, took, ttl/2, ttl)
 		}
 		for _, n := range nodes {
 			stopNode(t, n)

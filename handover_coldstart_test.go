@@ -74,7 +74,7 @@ func TestStepDownRightAfterTheFirstElectionHandsOver(t *testing.T) {
 				}
 				return false
 			}) {
-				errs <- fmt.Errorf("cluster %d: no follower led within 2s of %s's StepDown (LeaseTTL 5s)", i, first.NodeID())
+				errs <- fmt.Errorf("cluster %d: no follower led within 2s of %s's StepDown (LeaseTTL 5s)", i, first.Config().NodeID)
 			}
 		})
 	}

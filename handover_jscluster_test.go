@@ -92,7 +92,7 @@ func TestJSClusterCrashAndPartition(t *testing.T) {
 	successor := waitOneLeader(t, others, 10*time.Second)
 	rec.check(t)
 	proxy.Restore()
-	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as follower")
+	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.Config().NodeID }, "a did not rejoin as follower")
 	if want := firstEpoch(t, c.Server(0).URL(), id) + 1; successor.Epoch() != want {
 		t.Errorf("epoch = %d, want %d", successor.Epoch(), want)
 	}

@@ -127,17 +127,17 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 	}
 	for round, want := range []string{"c", "b", "a", "c"} {
 		leader := waitOneLeader(t, nodes, 10*time.Second)
-		if leader.NodeID() == want {
+		if leader.Config().NodeID == want {
 			continue
 		}
 		epoch := leader.Epoch()
 		reply := ask(wire.ControlSubject(id), wire.StepDownRequest{To: want})
-		if !reply.OK || reply.Node != leader.NodeID() || reply.To != want || reply.Epoch != epoch {
+		if !reply.OK || reply.Node != leader.Config().NodeID || reply.To != want || reply.Epoch != epoch {
 			t.Fatalf("round %d: reply %+v", round, reply)
 		}
 		natstest.WaitFor(t, 5*time.Second, func() bool {
 			ls := leaders(nodes)
-			return len(ls) == 1 && ls[0].NodeID() == want
+			return len(ls) == 1 && ls[0].Config().NodeID == want
 		}, "round %d: %s did not become leader", round, want)
 	}
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -147,22 +147,22 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 			follower = n
 		}
 	}
-	if r := ask(wire.NodeControlSubject(id, follower.NodeID()), nil); r.OK || r.Leader != leader.NodeID() {
-		t.Errorf("follower's reply %+v, want an error naming %s", r, leader.NodeID())
+	if r := ask(wire.NodeControlSubject(id, follower.Config().NodeID), nil); r.OK || r.Leader != leader.Config().NodeID {
+		t.Errorf("follower's reply %+v, want an error naming %s", r, leader.Config().NodeID)
 	}
-	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), []byte("{garbage")); r.OK || r.Error == "" {
+	if r := ask(wire.NodeControlSubject(id, leader.Config().NodeID), []byte("{garbage")); r.OK || r.Error == "" {
 		t.Errorf("malformed request reply %+v, want an error", r)
 	}
-	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), wire.StepDownRequest{To: "no such"}); r.OK {
+	if r := ask(wire.NodeControlSubject(id, leader.Config().NodeID), wire.StepDownRequest{To: "no such"}); r.OK {
 		t.Errorf("invalid successor accepted: %+v", r)
 	}
 	if !leader.IsLeader() {
 		t.Error("a refused request moved leadership")
 	}
-	if err := leader.StepDownTo(ctx(t), leader.NodeID()); !errors.Is(err, ErrAlreadyLeader) {
+	if err := leader.StepDownTo(ctx(t), leader.Config().NodeID); !errors.Is(err, ErrAlreadyLeader) {
 		t.Errorf("StepDownTo(self) = %v, want ErrAlreadyLeader", err)
 	}
-	if r := ask(wire.NodeControlSubject(id, leader.NodeID()), wire.StepDownRequest{To: leader.NodeID()}); r.OK || !strings.HasPrefix(r.Error, ErrAlreadyLeader.Error()) {
+	if r := ask(wire.NodeControlSubject(id, leader.Config().NodeID), wire.StepDownRequest{To: leader.Config().NodeID}); r.OK || !strings.HasPrefix(r.Error, ErrAlreadyLeader.Error()) {
 		t.Errorf("handover to the leader itself: reply %+v, want %q", r, ErrAlreadyLeader)
 	}
 	rec.check(t)
@@ -171,7 +171,7 @@ func TestRemoteStepDownToNamedNode(t *testing.T) {
 // eventObserver records Observer calls.
 type eventObserver struct {
 	mu       sync.Mutex
-	renewals map[RenewalOutcome]int
+	renewals map[string]int
 	leading  []bool
 	leaders  []string
 	hooks    map[string]int
@@ -179,7 +179,7 @@ type eventObserver struct {
 	wins     []time.Duration
 }
 
-func (o *eventObserver) ObserveRenewal(out RenewalOutcome, _ time.Duration) {
+func (o *eventObserver) ObserveRenewal(out string, _ time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.renewals[out]++
@@ -189,7 +189,7 @@ func (o *eventObserver) ObserveLeadership(l bool, _ int64) {
 	defer o.mu.Unlock()
 	o.leading = append(o.leading, l)
 }
-func (o *eventObserver) ObserveElection(_ ElectionCause, w time.Duration) {
+func (o *eventObserver) ObserveElection(_ string, w time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.wins = append(o.wins, w)
@@ -212,7 +212,7 @@ func (o *eventObserver) ObserveFencing(err error) {
 
 func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 	srv, rec, id := setup(t)
-	obs := &eventObserver{renewals: map[RenewalOutcome]int{}, hooks: map[string]int{}}
+	obs := &eventObserver{renewals: map[string]int{}, hooks: map[string]int{}}
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Metrics = obs
 	a := startNode(t, acfg, rec, nil)
@@ -221,7 +221,7 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
-		return obs.renewals[RenewalOK] >= 2
+		return obs.renewals["ok"] >= 2
 	}, "no successful renewals observed")
 	if _, err := a.ValidateLeadership(ctx(t)); err != nil {
 		t.Fatal(err)

@@ -68,7 +68,7 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 	leader := waitOneLeader(t, []*Node{a, b}, 5*time.Second)
 	took := time.Since(start)
 	if leader != b {
-		t.Fatalf("leader after StepDown = %s, want b", leader.NodeID())
+		t.Fatalf("leader after StepDown = %s, want b", leader.Config().NodeID)
 	}
 	if took >= 10*time.Second {
 		t.Errorf("handover took %v: that is expiry, not release", took)
@@ -199,14 +199,16 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 		natstest.WaitFor(t, 5*time.Second, func() bool {
 			ls := leaders(nodes)
 			return len(ls) == 1 && ls[0].Epoch() > stepped
-		}, "no new tenure after %s stepped down at epoch %d", l.NodeID(), stepped)
+		}, "no new tenure after %s stepped down at epoch %d", l.Config().NodeID, stepped)
 	}
 	before := waitOneLeader(t, nodes, 5*time.Second)
 	beforeEpoch := before.Epoch()
 	// IsLeader turns true before OnBecomeLeader runs (hooks run on their
 	// own goroutine): wait for before's hook, so that the tenure counted
 	// below is the successor's, not before's (this raced under load).
-	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count(before.NodeID(), "become") > 0 && rec.lastTenure().epoch == beforeEpoch }, "OnBecomeLeader of %s not called", before.NodeID())
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		return rec.count(before.Config().NodeID, "become") > 0 && rec.lastTenure().epoch == beforeEpoch
+	}, "OnBecomeLeader of %s not called", before.Config().NodeID)
 	tenures := rec.tenureCount()
 
 	kv := openKV(t, srv.URL(), id)

@@ -106,7 +106,7 @@ func stopNode(t testing.TB, n *Node) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.Stop(ctx); err != nil {
-		t.Errorf("Stop(%s): %v", n.NodeID(), err)
+		t.Errorf("Stop(%s): %v", n.Config().NodeID, err)
 	}
 }
 
@@ -132,7 +132,7 @@ func waitOneLeader(t testing.TB, nodes []*Node, timeout time.Duration) *Node {
 			return false
 		}
 		for _, n := range nodes {
-			if n.Leader() != ls[0].NodeID() {
+			if n.Leader() != ls[0].Config().NodeID {
 				return false
 			}
 		}

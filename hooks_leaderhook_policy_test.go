@@ -18,7 +18,7 @@ func TestOnBecomeLeaderErrorPolicy(t *testing.T) {
 		policy    LeaderHookPolicy
 		handsOver bool
 	}{{LeaderHookErrorLogged, false}, {LeaderHookErrorStepsDown, true}} {
-		t.Run(tc.policy.String(), func(t *testing.T) {
+		t.Run(string(tc.policy), func(t *testing.T) {
 			srv, rec, id := setup(t)
 			var failed atomic.Int64
 			broken := HookFuncs{BecomeLeader: func(context.Context) error {
@@ -44,7 +44,7 @@ func TestOnBecomeLeaderErrorPolicy(t *testing.T) {
 			rec.check(t)
 		})
 	}
-	if _, err := NewNode(Config{ClusterID: "c", NodeID: "a", NATSURLs: []string{"nats://127.0.0.1:1"}, OnBecomeLeaderError: 7}, nil); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := NewNode(Config{ClusterID: "c", NodeID: "a", NATSURLs: []string{"nats://127.0.0.1:1"}, OnBecomeLeaderError: "restart"}, nil); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("an unknown policy = %v, want ErrInvalidConfig", err)
 	}
 }

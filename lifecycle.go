@@ -157,7 +157,7 @@ func (n *Node) driverConfig(st *store.Store, control <-chan driver.ControlReques
 	return driver.Config{Params: p, DrainTimeout: n.cfg.DrainTimeout, RequestTimeout: n.cfg.RequestTimeout,
 		StepDownOnHookError: n.cfg.OnBecomeLeaderError == LeaderHookErrorStepsDown,
 		ReadinessCheck:      n.cfg.ReadinessCheck, ReadinessInterval: n.cfg.ReadinessInterval,
-		ClusterID: n.cfg.ClusterID, Log: n.log, Metrics: driverMetrics{n.cfg.Metrics}, Hooks: n.hooks,
+		ClusterID: n.cfg.ClusterID, Log: n.log, Metrics: n.cfg.Metrics, Hooks: n.hooks,
 		View: n.view, Store: st, Control: control, BeforeAction: n.beforeAction}
 }
 

@@ -12,7 +12,7 @@ import (
 func TestConfigLeaseTTLIsNamedOnce(t *testing.T) {
 	cfg := testConfig("c", "n", "nats://127.0.0.1:4222")
 	cfg.LeaseTTL = wire.MinLeaseTTL - 1
-	if err := cfg.Validate(); err == nil || strings.Count(err.Error(), "LeaseTTL") != 1 || strings.Contains(err.Error(), "BucketLeaseTTL") {
-		t.Errorf("Config.Validate with LeaseTTL %v = %v; want it named once, as LeaseTTL", cfg.LeaseTTL, err)
+	if err := cfg.check(); err == nil || strings.Count(err.Error(), "LeaseTTL") != 1 || strings.Contains(err.Error(), "BucketLeaseTTL") {
+		t.Errorf("Config check with LeaseTTL %v = %v; want it named once, as LeaseTTL", cfg.LeaseTTL, err)
 	}
 }

@@ -27,7 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	// A short TTL alone gets a RenewInterval that fits it.
 	short := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}, LeaseTTL: wire.MinLeaseTTL}
-	if err := short.Validate(); err != nil {
+	if err := short.check(); err != nil {
 		t.Errorf("LeaseTTL %v with default RenewInterval: %v", wire.MinLeaseTTL, err)
 	}
 }
@@ -90,7 +90,7 @@ func TestConfigValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good
 			tc.mod(&c)
-			err := c.Validate()
+			err := c.check()
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -149,7 +149,7 @@ func TestConnectionSettingsRefusedByValidate(t *testing.T) {
 		})
 	}
 	// "host:port" without a scheme is what nats.go dials as nats://.
-	if err := (Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"127.0.0.1:4222", "tls://h:1"}}).Validate(); err != nil {
+	if err := (Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"127.0.0.1:4222", "tls://h:1"}}).check(); err != nil {
 		t.Errorf("URLs nats.go accepts: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestNilHooksRefused(t *testing.T) {
 // whole still wraps ErrInvalidConfig.
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := Config{ClusterID: "a b", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:notaport"}, Cooldown: -time.Second}
-	err := c.Validate()
+	err := c.check()
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("Validate = %v, want ErrInvalidConfig", err)
 	}

@@ -44,8 +44,8 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	}
 	if e, err := hkv.Get(ctx(t), wire.LeaseKey); err != nil {
 		t.Fatalf("hub read of the lease: %v", err)
-	} else if lease, err := decodeLease(e.Value(), e.Revision()); err != nil || lease.NodeID != l.NodeID() {
-		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.NodeID())
+	} else if lease, err := decodeLease(e.Value(), e.Revision()); err != nil || lease.NodeID != l.Config().NodeID {
+		t.Fatalf("hub's lease = %+v, %v; want held by %s", lease, err, l.Config().NodeID)
 	}
 	leafJS, _ := jetstream.New(leaf.Connect(t))
 	if _, err := leafJS.KeyValue(ctx(t), wire.BucketName(id)); !errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -78,6 +78,6 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	if err := l.StepDown(ctx(t)); err != nil {
 		t.Fatalf("StepDown: %v", err)
 	}
-	natstest.WaitFor(t, 10*time.Second, func() bool { return other.IsLeader() && other.Epoch() == first+1 }, "%s did not take over", other.NodeID())
+	natstest.WaitFor(t, 10*time.Second, func() bool { return other.IsLeader() && other.Epoch() == first+1 }, "%s did not take over", other.Config().NodeID)
 	rec.check(t)
 }

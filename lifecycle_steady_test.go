@@ -43,7 +43,7 @@ func TestSteadyStateFollowerSendsNothing(t *testing.T) {
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		for _, n := range nodes {
-			if n.Leader() != leader.NodeID() {
+			if n.Leader() != leader.Config().NodeID {
 				return false
 			}
 		}
@@ -51,8 +51,8 @@ func TestSteadyStateFollowerSendsNothing(t *testing.T) {
 	}, "followers did not see the leader")
 
 	// Past start-up: wait for one renewal, then count over 4 renewals.
-	start := inMsgs(t, srv, names[leader.NodeID()])
-	natstest.WaitFor(t, 5*time.Second, func() bool { return inMsgs(t, srv, names[leader.NodeID()]) > start }, "the leader did not renew")
+	start := inMsgs(t, srv, names[leader.Config().NodeID])
+	natstest.WaitFor(t, 5*time.Second, func() bool { return inMsgs(t, srv, names[leader.Config().NodeID]) > start }, "the leader did not renew")
 	before := map[string]int64{}
 	for n, name := range names {
 		before[n] = inMsgs(t, srv, name)
@@ -60,13 +60,13 @@ func TestSteadyStateFollowerSendsNothing(t *testing.T) {
 	window := 4 * stableConfig(id, "x").RenewInterval
 	holdFor(t, window, func() bool {
 		for _, f := range without(nodes, leader) {
-			if inMsgs(t, srv, names[f.NodeID()]) != before[f.NodeID()] {
+			if inMsgs(t, srv, names[f.Config().NodeID]) != before[f.Config().NodeID] {
 				return false
 			}
 		}
 		return true
 	}, "followers send no messages")
-	if got := inMsgs(t, srv, names[leader.NodeID()]) - before[leader.NodeID()]; got < 2 || got > 8 {
+	if got := inMsgs(t, srv, names[leader.Config().NodeID]) - before[leader.Config().NodeID]; got < 2 || got > 8 {
 		t.Errorf("leader sent %d messages over 4 renew intervals, want about 4", got)
 	}
 	if got := rec.tenureCount(); got != 1 {

@@ -44,11 +44,11 @@ func TestObserverFollowsAndNeverCampaigns(t *testing.T) {
 		t.Fatalf("WaitForLeader = %q, want a", got)
 	}
 	natstest.WaitFor(t, 2*time.Second, func() bool { return rec.count("watcher", "leader:a") == 1 }, "observer's OnLeaderChange(a) not called")
-	if err := obs.StepDown(ctx(t)); !errors.Is(err, ErrObserver) {
-		t.Errorf("observer StepDown = %v, want ErrObserver", err)
+	if err := obs.StepDown(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("observer StepDown = %v, want ErrNotLeader", err)
 	}
-	if _, err := obs.ValidateLeadership(ctx(t)); !errors.Is(err, ErrObserver) {
-		t.Errorf("observer ValidateLeadership = %v, want ErrObserver", err)
+	if _, err := obs.ValidateLeadership(ctx(t)); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("observer ValidateLeadership = %v, want ErrNotLeader", err)
 	}
 	// The leader crashes (its connection closes without release): the
 	// observer reports the expiry.
@@ -145,17 +145,17 @@ func TestBucketDeletedIsWaitedForUntilStop(t *testing.T) {
 	for _, n := range nodes {
 		select {
 		case <-n.Done():
-			t.Fatalf("%s stopped: %v", n.NodeID(), n.Err())
+			t.Fatalf("%s stopped: %v", n.Config().NodeID, n.Err())
 		default:
 		}
 		stopCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		err := n.Stop(stopCtx)
 		cancel()
 		if err != nil {
-			t.Errorf("Stop of %s while it waits for its bucket = %v", n.NodeID(), err)
+			t.Errorf("Stop of %s while it waits for its bucket = %v", n.Config().NodeID, err)
 		}
 		if n.Err() != nil {
-			t.Errorf("%s: Err() = %v after Stop, want nil", n.NodeID(), n.Err())
+			t.Errorf("%s: Err() = %v after Stop, want nil", n.Config().NodeID, n.Err())
 		}
 	}
 	rec.check(t)

@@ -74,7 +74,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	t.Cleanup(func() { _ = obs.Stop(context.Background()) })
 	nodes := []*Node{a, b, c}
 	leader := waitOneLeader(t, nodes, 10*time.Second)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return obs.Leader() == leader.NodeID() }, "the observer did not see the leader")
+	natstest.WaitFor(t, 5*time.Second, func() bool { return obs.Leader() == leader.Config().NodeID }, "the observer did not see the leader")
 
 	nc := srv.Connect(t)
 	js, err := jetstream.New(nc)
@@ -88,10 +88,10 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	checkMembersBucket(t, js, id)
 
 	// An observer is no member: it neither answers nor announces.
-	if _, err := askStatus(nc, id, obs.NodeID()); !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := askStatus(nc, id, obs.Config().NodeID); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("the observer answered status: %v", err)
 	}
-	if _, ok := memberRecord(t, kv, obs.NodeID()); ok {
+	if _, ok := memberRecord(t, kv, obs.Config().NodeID); ok {
 		t.Error("the observer announced itself")
 	}
 
@@ -99,20 +99,20 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	for _, n := range nodes {
 		var r wire.StatusReply
 		natstest.WaitFor(t, 5*time.Second, func() bool {
-			r, err = askStatus(nc, id, n.NodeID())
-			return err == nil && r.Leader == leader.NodeID()
-		}, "status of %s: %+v, %v", n.NodeID(), r, err)
+			r, err = askStatus(nc, id, n.Config().NodeID)
+			return err == nil && r.Leader == leader.Config().NodeID
+		}, "status of %s: %+v, %v", n.Config().NodeID, r, err)
 		want := wire.StatusFollower
 		if n == leader {
 			want = wire.StatusLeader
 		}
-		if r.Node != n.NodeID() || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
-			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.NodeID(), r, want, leader.Epoch())
+		if r.Node != n.Config().NodeID || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
+			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.Config().NodeID, r, want, leader.Epoch())
 		}
-		m, ok := memberRecord(t, kv, n.NodeID())
+		m, ok := memberRecord(t, kv, n.Config().NodeID)
 		wantKind := wire.MemberCampaigning
-		if !ok || m.NodeID != n.NodeID() || m.Kind != wantKind || m.StartedAt.IsZero() {
-			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.NodeID(), m, ok, wantKind)
+		if !ok || m.NodeID != n.Config().NodeID || m.Kind != wantKind || m.StartedAt.IsZero() {
+			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.Config().NodeID, m, ok, wantKind)
 		}
 	}
 	if r, _ := askStatus(nc, id, "a.example.com"); r.Metadata["addr"] != "10.0.0.1:5432" {

@@ -25,8 +25,8 @@ func TestSetMetadataWithoutElection(t *testing.T) {
 		info, ok := follower.Lease()
 		return ok && info.Metadata["addr"] == "10.0.0.1:8080"
 	}, "the follower did not see the leader's new metadata")
-	if info, _ := follower.Lease(); info.NodeID != leader.NodeID() || info.Epoch != epoch {
-		t.Errorf("follower sees %s at epoch %d, want %s at %d: SetMetadata must not elect", info.NodeID, info.Epoch, leader.NodeID(), epoch)
+	if info, _ := follower.Lease(); info.NodeID != leader.Config().NodeID || info.Epoch != epoch {
+		t.Errorf("follower sees %s at epoch %d, want %s at %d: SetMetadata must not elect", info.NodeID, info.Epoch, leader.Config().NodeID, epoch)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		info, ok := leader.Lease()
@@ -41,7 +41,7 @@ func TestSetMetadataWithoutElection(t *testing.T) {
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		info, ok := leader.Lease()
-		return ok && info.NodeID == follower.NodeID() && info.Metadata["addr"] == "10.0.0.2:8080"
+		return ok && info.NodeID == follower.Config().NodeID && info.Metadata["addr"] == "10.0.0.2:8080"
 	}, "the new leader did not publish the metadata it was given as a follower")
 
 	if err := follower.SetMetadata(ctx(t), map[string]string{"bad key": "x"}); !errors.Is(err, ErrInvalidConfig) {

@@ -33,10 +33,10 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 	t.Cleanup(func() { stopNode(t, obs) })
 
 	for _, n := range []*Node{a, b, obs} {
-		natstest.WaitFor(t, 5*time.Second, func() bool { _, ok := n.Lease(); return ok }, "%s: no leader info", n.NodeID())
+		natstest.WaitFor(t, 5*time.Second, func() bool { _, ok := n.Lease(); return ok }, "%s: no leader info", n.Config().NodeID)
 		info, _ := n.Lease()
 		if info.NodeID != "a" || info.Epoch != a.Epoch() || info.Metadata["addr"] != "10.0.0.7:8080" || info.Metadata["zone"] != "eu-1" {
-			t.Errorf("%s: Lease() = %+v", n.NodeID(), info)
+			t.Errorf("%s: Lease() = %+v", n.Config().NodeID, info)
 		}
 		info.Metadata["addr"] = "changed" // a copy: the node's view stays
 	}
@@ -80,7 +80,7 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 	} {
 		cfg := testConfig("c", "n", "nats://127.0.0.1:4222")
 		cfg.Metadata = md
-		err := cfg.Validate()
+		err := cfg.check()
 		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "Metadata") {
 			t.Errorf("%s: Validate() = %v, want ErrInvalidConfig naming Metadata", name, err)
 		}

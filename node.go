@@ -192,7 +192,7 @@ func (n *Node) send(ctx context.Context, c driver.Command) (*driver.Driver, erro
 		return nil, ErrStopped
 	}
 	if !n.campaign && c.Kind != driver.CmdStop {
-		return nil, ErrObserver
+		return nil, fmt.Errorf("%w: an observer never leads", ErrNotLeader)
 	}
 	return el, el.Send(ctx, c)
 }
@@ -277,13 +277,8 @@ func (n *Node) Ready() error {
 	return n.view.Snapshot().Ready
 }
 
-// NodeID returns the node's ID.
-func (n *Node) NodeID() string { return n.cfg.NodeID }
-
-// ClusterID returns the cluster's ID.
-func (n *Node) ClusterID() string { return n.cfg.ClusterID }
-
-// Config returns the configuration in use, with defaults applied.
+// Config returns the configuration in use, with defaults applied: its
+// ClusterID and NodeID name the node.
 func (n *Node) Config() Config {
 	c := n.cfg
 	c.Metadata = maps.Clone(c.Metadata)

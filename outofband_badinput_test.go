@@ -104,7 +104,7 @@ func TestHostileIdentifiersAreRejected(t *testing.T) {
 				t.Errorf("ValidateIdentifier(%q) = %v", id, err)
 			}
 			cfg.ClusterID, cfg.NodeID = "c", id
-			if err := cfg.Validate(); err != nil {
+			if err := cfg.check(); err != nil {
 				t.Errorf("NodeID %q refused: %v", id, err)
 			}
 		})
@@ -115,7 +115,7 @@ func TestHostileIdentifiersAreRejected(t *testing.T) {
 // cfg with an error wrapping ErrInvalidConfig that names field.
 func checkInvalid(t *testing.T, cfg Config, field string) {
 	t.Helper()
-	errs := map[string]error{"Validate": cfg.Validate()}
+	errs := map[string]error{"check": cfg.check()}
 	n, err := NewNode(cfg, nil)
 	errs["NewNode"] = err
 	o, oerr := NewObserver(cfg, nil)
@@ -294,7 +294,7 @@ func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
 		for _, n := range nodes {
 			select {
 			case <-n.Done():
-				t.Fatalf("%s: node %s stopped: %v", g.name, n.NodeID(), n.Err())
+				t.Fatalf("%s: node %s stopped: %v", g.name, n.Config().NodeID, n.Err())
 			default:
 			}
 		}

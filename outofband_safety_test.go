@@ -80,7 +80,7 @@ func TestP1LeaseTTLAbove24hIsRefused(t *testing.T) {
 	}
 	t.Run("accepted 24h", func(t *testing.T) {
 		c := cfg(24 * time.Hour)
-		if err := c.Validate(); err != nil {
+		if err := c.check(); err != nil {
 			t.Errorf("Validate = %v", err)
 		}
 		if _, err := NewNode(c, nil); err != nil {
@@ -176,15 +176,15 @@ func testBucketRecreated(t *testing.T, bc bucketCase, rec *recorder, id string, 
 	nodes := bc.start(t, rec, "a", "b", "c")
 	old := safetyRaiseEpoch(t, nodes, 3)
 	before := rec.highestEpoch()
-	loses := rec.count(old.NodeID(), "lose")
+	loses := rec.count(old.Config().NodeID, "lose")
 
 	safetyRecreateBucket(t, bc.url, id, bc.replicas)
 	recreated := time.Now()
 	if newNode {
 		nodes = append(nodes, startNode(t, bc.config("d"), rec, nil))
 	}
-	if !safetyEventually(bc.ttl, func() bool { return rec.count(old.NodeID(), "lose") > loses }) {
-		t.Errorf("old leader %s (epoch %d) still led one LeaseTTL (%v) after the bucket was recreated", old.NodeID(), before, bc.ttl)
+	if !safetyEventually(bc.ttl, func() bool { return rec.count(old.Config().NodeID, "lose") > loses }) {
+		t.Errorf("old leader %s (epoch %d) still led one LeaseTTL (%v) after the bucket was recreated", old.Config().NodeID, before, bc.ttl)
 	}
 	if !safetyEventually(6*bc.ttl-time.Since(recreated), func() bool { return safetyLeadsAbove(nodes, before) }) {
 		t.Errorf("6 LeaseTTLs (%v) after the bucket was recreated, no single node leads with an epoch above %d:%v",
@@ -366,7 +366,7 @@ func safetyNoneStopped(t *testing.T, nodes []*Node) {
 	for _, n := range nodes {
 		select {
 		case <-n.Done():
-			t.Errorf("node %s stopped: %v", n.NodeID(), n.Err())
+			t.Errorf("node %s stopped: %v", n.Config().NodeID, n.Err())
 		default:
 		}
 	}
@@ -401,11 +401,11 @@ func (s safetyState) String() string {
 	for _, n := range s {
 		select {
 		case <-n.Done():
-			fmt.Fprintf(&b, "\n\t%s: stopped, Err=%v", n.NodeID(), n.Err())
+			fmt.Fprintf(&b, "\n\t%s: stopped, Err=%v", n.Config().NodeID, n.Err())
 			continue
 		default:
 		}
-		fmt.Fprintf(&b, "\n\t%s: leader=%v epoch=%d sees leader %q", n.NodeID(), n.IsLeader(), n.Epoch(), n.Leader())
+		fmt.Fprintf(&b, "\n\t%s: leader=%v epoch=%d sees leader %q", n.Config().NodeID, n.IsLeader(), n.Epoch(), n.Leader())
 	}
 	return b.String()
 }
@@ -499,7 +499,7 @@ func TestP2CompactedUnderCutOffLeader(t *testing.T) {
 	nodes := []*Node{b, c}
 	leader := waitOneLeader(t, nodes, 15*time.Second)
 	if leader.Epoch() <= epoch {
-		t.Errorf("%s leads at epoch %d after the lease key was compacted; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+		t.Errorf("%s leads at epoch %d after the lease key was compacted; epoch %d was handed out before", leader.Config().NodeID, leader.Epoch(), epoch)
 	}
 	rec.check(t)
 }
@@ -527,7 +527,7 @@ func TestP7RecreatedAfterTheProbe(t *testing.T) {
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
 	leader := waitOneLeader(t, []*Node{b, c}, 15*time.Second)
 	if leader.Epoch() <= epoch {
-		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.Config().NodeID, leader.Epoch(), epoch)
 	}
 	rec.check(t)
 }
@@ -552,7 +552,7 @@ func TestP6RecreatedUnderLongTTLHolder(t *testing.T) {
 	c := startNode(t, testConfig(id, "c", srv.URL()), rec, nil)
 	leader := waitOneLeader(t, []*Node{b, c}, 15*time.Second)
 	if leader.Epoch() <= epoch {
-		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.NodeID(), leader.Epoch(), epoch)
+		t.Errorf("%s leads at epoch %d in the recreated bucket; epoch %d was handed out before", leader.Config().NodeID, leader.Epoch(), epoch)
 	}
 	rec.check(t) // nobody leads while a, cut off, still does
 }
@@ -616,7 +616,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	}
 	l := waitOneLeader(t, nodes, 15*time.Second)
 	if l.Epoch() <= epoch {
-		t.Errorf("%s leads at epoch %d in the bucket created again; epoch %d was handed out before", l.NodeID(), l.Epoch(), epoch)
+		t.Errorf("%s leads at epoch %d in the bucket created again; epoch %d was handed out before", l.Config().NodeID, l.Epoch(), epoch)
 	}
 	safetyNoneStopped(t, nodes)
 	rec.check(t)

@@ -139,12 +139,12 @@ func TestStateJSClusterBusyLeaderHandsOver(t *testing.T) {
 				to = n
 			}
 		}
-		natstest.WaitFor(t, 5*time.Second, func() bool { return to.Leader() == leader.NodeID() }, "named node did not see the leader")
-		if err := leader.StepDownTo(ctx(t), to.NodeID()); err != nil {
-			t.Fatalf("round %d: StepDownTo(%s) by a busy leader: %v", round, to.NodeID(), err)
+		natstest.WaitFor(t, 5*time.Second, func() bool { return to.Leader() == leader.Config().NodeID }, "named node did not see the leader")
+		if err := leader.StepDownTo(ctx(t), to.Config().NodeID); err != nil {
+			t.Fatalf("round %d: StepDownTo(%s) by a busy leader: %v", round, to.Config().NodeID, err)
 		}
 		if next := handedOver("StepDownTo", leader, epoch); next != to {
-			t.Fatalf("round %d: StepDownTo(%s) handed over to %s", round, to.NodeID(), next.NodeID())
+			t.Fatalf("round %d: StepDownTo(%s) handed over to %s", round, to.Config().NodeID, next.Config().NodeID)
 		}
 		leader = to
 	}
@@ -154,7 +154,7 @@ func TestStateJSClusterBusyLeaderHandsOver(t *testing.T) {
 		t.Fatalf("Stop by a busy leader: %v", err)
 	}
 	l, rev := leaseNow(t, js, id)
-	if l.Epoch == epoch && l.NodeID == leader.NodeID() {
+	if l.Epoch == epoch && l.NodeID == leader.Config().NodeID {
 		t.Fatalf("after Stop the lease at %d still holds %s at epoch %d: the release did not land", rev, l.NodeID, l.Epoch)
 	}
 	handedOver("Stop", leader, epoch)

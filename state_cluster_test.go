@@ -32,11 +32,11 @@ func TestStateJSClusterPutGetAndRenewals(t *testing.T) {
 	for _, n := range nodes {
 		e, err := n.State().Get(ctx(t), "k")
 		if err != nil || string(e.Value) != "v" || e.Revision != rev || e.Epoch != leader.Epoch() {
-			t.Errorf("%s Get = %+v, %v; want v at %d, epoch %d", n.NodeID(), e, err, rev, leader.Epoch())
+			t.Errorf("%s Get = %+v, %v; want v at %d, epoch %d", n.Config().NodeID, e, err, rev, leader.Epoch())
 		}
 		if n != leader {
 			if _, err := n.State().Put(ctx(t), "k", nil); !errors.Is(err, ErrNotLeader) {
-				t.Errorf("%s (follower) Put = %v, want ErrNotLeader", n.NodeID(), err)
+				t.Errorf("%s (follower) Put = %v, want ErrNotLeader", n.Config().NodeID, err)
 			}
 		}
 	}
@@ -74,17 +74,17 @@ func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
 		t.Errorf("cut-off leader Put = %v, want ErrNotLeader", err)
 	}
 	successor := waitOneLeader(t, others, 10*time.Second)
-	if _, err := successor.State().Put(ctx(t), "owner", []byte(successor.NodeID())); err != nil {
+	if _, err := successor.State().Put(ctx(t), "owner", []byte(successor.Config().NodeID)); err != nil {
 		t.Fatal(err)
 	}
 	proxy.Restore()
-	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.NodeID() }, "a did not rejoin as follower")
+	natstest.WaitFor(t, 15*time.Second, func() bool { return a.Leader() == successor.Config().NodeID }, "a did not rejoin as follower")
 	if _, err := a.State().Put(ctx(t), "owner", []byte("a-again")); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("deposed leader Put = %v, want ErrNotLeader", err)
 	}
 	e, err := a.State().Get(ctx(t), "owner")
-	if err != nil || string(e.Value) != successor.NodeID() || e.Epoch != successor.Epoch() {
-		t.Errorf("Get on a = %+v, %v; want %s's value at epoch %d", e, err, successor.NodeID(), successor.Epoch())
+	if err != nil || string(e.Value) != successor.Config().NodeID || e.Epoch != successor.Epoch() {
+		t.Errorf("Get on a = %+v, %v; want %s's value at epoch %d", e, err, successor.Config().NodeID, successor.Epoch())
 	}
 	for _, m := range stateMsgs(t, rawJS(t, c.URLs()[0]), id) {
 		if m.Header.Get(fenced.EpochHeader) == strconv.FormatInt(oldEpoch, 10) && string(m.Data) != "a" {
@@ -180,9 +180,9 @@ func TestStateJSClusterSuccessorReadsLastWriteAfterStreamLeaderDies(t *testing.T
 	e, err := successor.State().Get(ctx(t), "owner")
 	if err != nil || string(e.Value) != "last" || e.Revision != rev || e.Epoch != epoch {
 		t.Fatalf("successor %s Get = %+v, %v; want the predecessor's last write at %d, epoch %d",
-			successor.NodeID(), e, err, rev, epoch)
+			successor.Config().NodeID, e, err, rev, epoch)
 	}
-	next, err := successor.State().Put(ctx(t), "owner", []byte(successor.NodeID()))
+	next, err := successor.State().Put(ctx(t), "owner", []byte(successor.Config().NodeID))
 	if err != nil || next <= rev {
 		t.Errorf("successor Put = %d, %v; want a revision after %d", next, err, rev)
 	}

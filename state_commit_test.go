@@ -98,7 +98,7 @@ func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
 		a, err1 := n.State().Get(ctx(t), "a")
 		b, err2 := n.State().Get(ctx(t), "b")
 		if err1 != nil || err2 != nil || string(a.Value) != string(b.Value) {
-			t.Errorf("%s: a = %q (%v), b = %q (%v)", n.NodeID(), a.Value, err1, b.Value, err2)
+			t.Errorf("%s: a = %q (%v), b = %q (%v)", n.Config().NodeID, a.Value, err1, b.Value, err2)
 		}
 	}
 	rec.check(t)

@@ -104,10 +104,10 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	for _, n := range []*Node{leader, follower, obs} {
 		e, err := n.State().Get(ctx(t), "config.mode")
 		if err != nil {
-			t.Fatalf("%s Get: %v", n.NodeID(), err)
+			t.Fatalf("%s Get: %v", n.Config().NodeID, err)
 		}
 		if string(e.Value) != "fast" || e.Revision != rev || e.Epoch != leader.Epoch() || e.Key != "config.mode" {
-			t.Errorf("%s Get = %+v, want fast at revision %d epoch %d", n.NodeID(), e, rev, leader.Epoch())
+			t.Errorf("%s Get = %+v, want fast at revision %d epoch %d", n.Config().NodeID, e, rev, leader.Epoch())
 		}
 	}
 	// Any KV client sees the value and the writer's epoch.
@@ -257,7 +257,7 @@ func TestStateWritesRaceRenewals(t *testing.T) {
 
 func raceRenewals(t *testing.T, a *Node, url string) {
 	t.Helper()
-	kv := bindKV(t, url, a.ClusterID())
+	kv := bindKV(t, url, a.Config().ClusterID)
 	first, err := kv.Get(ctx(t), wire.LeaseKey)
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ func waitLeader(t *testing.T, nodes []hostNode, want string) {
 	t.Helper()
 	natstest.WaitFor(t, 10*time.Second, func() bool {
 		for _, n := range nodes {
-			if n.node.Leader() != want || n.node.IsLeader() != (n.node.NodeID() == want) {
+			if n.node.Leader() != want || n.node.IsLeader() != (n.node.Config().NodeID == want) {
 				return false
 			}
 		}
@@ -104,14 +104,14 @@ func TestHostNameNodesEndToEnd(t *testing.T) {
 	var leader, follower hostNode
 	natstest.WaitFor(t, 10*time.Second, func() bool {
 		for i, n := range nodes {
-			if n.node.IsLeader() && nodes[1-i].node.Leader() == n.node.NodeID() {
+			if n.node.IsLeader() && nodes[1-i].node.Leader() == n.node.Config().NodeID {
 				leader, follower = n, nodes[1-i]
 				return true
 			}
 		}
 		return false
 	}, "no agreed leader")
-	from, to := leader.node.NodeID(), follower.node.NodeID()
+	from, to := leader.node.Config().NodeID, follower.node.Config().NodeID
 
 	// StepDownTo names the dotted successor, which takes the lease.
 	if err := leader.node.StepDownTo(ctx, to); err != nil {

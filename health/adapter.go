@@ -8,11 +8,10 @@ import (
 )
 
 // NodeInfo is what an Adapter reads from the node it follows; *cluster.Node
-// implements it. Ready returns nil when the node may lead (see
-// cluster.Node.Ready).
+// implements it. Config names the node (ClusterID, NodeID); Ready returns
+// nil when the node may lead (see cluster.Node.Ready).
 type NodeInfo interface {
-	ClusterID() string
-	NodeID() string
+	Config() cluster.Config
 	Epoch() int64
 	Ready() error
 }
@@ -55,9 +54,9 @@ func (a *Adapter) Bind(n NodeInfo) error {
 	if node, ok := n.(*cluster.Node); n == nil || ok && node == nil {
 		return fmt.Errorf("health: bind: %w: nil node", ErrInvalidConfig)
 	}
-	if n.ClusterID() != a.checker.ClusterID() || n.NodeID() != a.checker.NodeID() {
+	if cfg := n.Config(); cfg.ClusterID != a.checker.ClusterID() || cfg.NodeID != a.checker.NodeID() {
 		return fmt.Errorf("health: bind: %w: node is %s/%s, checker is %s/%s", ErrInvalidConfig,
-			n.ClusterID(), n.NodeID(), a.checker.ClusterID(), a.checker.NodeID())
+			cfg.ClusterID, cfg.NodeID, a.checker.ClusterID(), a.checker.NodeID())
 	}
 	a.checker.SetEpochFunc(n.Epoch)
 	a.checker.SetReadyFunc(n.Ready)

@@ -16,10 +16,11 @@ type fakeNode struct {
 	epoch         int64
 }
 
-func (f fakeNode) ClusterID() string { return f.cluster }
-func (f fakeNode) NodeID() string    { return f.node }
-func (f fakeNode) Epoch() int64      { return f.epoch }
-func (f fakeNode) Ready() error      { return nil }
+func (f fakeNode) Config() cluster.Config {
+	return cluster.Config{ClusterID: f.cluster, NodeID: f.node}
+}
+func (f fakeNode) Epoch() int64 { return f.epoch }
+func (f fakeNode) Ready() error { return nil }
 
 // TestAdapterHooks drives the Adapter's hooks by hand, as a Node calls them.
 func TestAdapterHooks(t *testing.T) {

@@ -164,9 +164,9 @@ func (c *Collector) Bind(n *cluster.Node) error {
 	if n == nil {
 		return fmt.Errorf("%w: Bind: nil node", ErrInvalidConfig)
 	}
-	if n.ClusterID() != c.clusterID || n.NodeID() != c.nodeID {
+	if n.Config().ClusterID != c.clusterID || n.Config().NodeID != c.nodeID {
 		return fmt.Errorf("%w: Bind: node %s/%s, collector %s/%s", ErrInvalidConfig,
-			n.ClusterID(), n.NodeID(), c.clusterID, c.nodeID)
+			n.Config().ClusterID, n.Config().NodeID, c.clusterID, c.nodeID)
 	}
 	c.node.Store(n)
 	return nil

@@ -24,19 +24,19 @@ func TestEventsWithoutNode(t *testing.T) {
 	}
 	m.ObserveLeader("node-1")
 	m.ObserveLeadership(true, 7)
-	m.ObserveElection(cluster.ElectionCreated, 0) // a new key: not recorded
-	m.ObserveElection(cluster.ElectionExpired, 1500*time.Millisecond)
-	m.ObserveRenewal(cluster.RenewalOK, 2*time.Millisecond)
-	m.ObserveRenewal(cluster.RenewalTimeout, 3*time.Second)
+	m.ObserveElection("created", 0) // a new key: not recorded
+	m.ObserveElection("expired", 1500*time.Millisecond)
+	m.ObserveRenewal("ok", 2*time.Millisecond)
+	m.ObserveRenewal("timeout", 3*time.Second)
 	m.ObserveHook("OnBecomeLeader", time.Millisecond, nil)
 	m.ObserveHook("OnLoseLeadership", time.Millisecond, errors.New("drain failed"))
 	m.ObserveFencing(nil)
 	m.ObserveFencing(fmt.Errorf("validate leadership: %w", cluster.ErrEpochMismatch))
 	m.ObserveFencing(context.DeadlineExceeded)
 	m.ObserveFencing(cluster.ErrStopped)
-	m.ObserveStateWrite(cluster.StateWriteOK)
-	m.ObserveStateWrite(cluster.StateWriteOK)
-	m.ObserveStateWrite(cluster.StateWriteFenced)
+	m.ObserveStateWrite("ok")
+	m.ObserveStateWrite("ok")
+	m.ObserveStateWrite("fenced")
 
 	const labels = `cluster="orders",node="node-1",region="eu"`
 	expected := strings.ReplaceAll(`

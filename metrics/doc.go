@@ -45,7 +45,7 @@
 //
 // state_writes_total counts the node's fenced state writes (State Put,
 // Delete and Commit; the node finds the Collector's ObserveStateWrite, the
-// optional method cluster.StateWriteOutcome describes). fenced: the
+// optional method ObserveStateWrite that cluster.Metrics describes). fenced: the
 // NATS server refused a write because the lease had moved, a write of a
 // tenure that had ended without the node knowing yet; not_leader: the node
 // refused it itself, its tenure over; conflict: a Commit's Expect did not

@@ -1,6 +1,10 @@
 package metrics
 
-import cluster "github.com/ozanturksever/go-cluster"
+import (
+	"github.com/ozanturksever/go-cluster/internal/driver"
+	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/fenced"
+)
 
 // DefaultNamespace is the prefix of every metric name unless WithNamespace
 // says otherwise: "gocluster_is_leader", "gocluster_epoch", ...
@@ -32,9 +36,9 @@ const (
 	LabelCluster    = "cluster"
 	LabelNode       = "node"
 	LabelTransition = "transition" // "acquired" or "lost"
-	LabelOutcome    = "outcome"    // a cluster.RenewalOutcome ("ok", "conflict", "timeout", "error") or cluster.StateWriteOutcome ("ok", "fenced", "not_leader", "error")
+	LabelOutcome    = "outcome"    // a renewal's ("ok", "conflict", "timeout", "error") or a state write's ("ok", "fenced", "not_leader", "conflict", "uncertain", "error"): see cluster.Metrics
 	LabelHook       = "hook"       // "OnBecomeLeader", "OnLoseLeadership", "OnLeaderChange"
-	LabelCause      = "cause"      // a cluster.ElectionCause: "released" or "expired"
+	LabelCause      = "cause"      // why the lease was free: "released" or "expired" (cluster.Metrics)
 	LabelResult     = "result"     // a fencing result: see the Fencing constants
 	LabelState      = "state"      // a NATS connection state: see ConnectionStates
 )
@@ -65,17 +69,18 @@ func hookNames() []string { return []string{"OnBecomeLeader", "OnLoseLeadership"
 
 // electionCauses are the causes recorded in election_wait_seconds.
 func electionCauses() []string {
-	return []string{string(cluster.ElectionReleased), string(cluster.ElectionExpired)}
+	return []string{string(election.CauseReleased), string(election.CauseExpired)}
 }
 
 // renewalOutcomes are the outcomes the core reports.
-func renewalOutcomes() []string { return []string{"ok", "conflict", "timeout", "error"} }
+func renewalOutcomes() []string {
+	return []string{driver.RenewalOK, driver.RenewalConflict, driver.RenewalTimeout, driver.RenewalError}
+}
 
 // stateWriteOutcomes are the outcomes of fenced state writes.
 func stateWriteOutcomes() []string {
-	return []string{string(cluster.StateWriteOK), string(cluster.StateWriteFenced),
-		string(cluster.StateWriteNotLeader), string(cluster.StateWriteConflict),
-		string(cluster.StateWriteUncertain), string(cluster.StateWriteError)}
+	return []string{fenced.OutcomeOK, fenced.OutcomeFenced, fenced.OutcomeNotLeader,
+		fenced.OutcomeConflict, fenced.OutcomeUncertain, fenced.OutcomeError}
 }
 
 // fencingResults are the values of LabelResult.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 // The cluster.Metrics methods are called by the node, some on its election loop:
@@ -13,16 +14,15 @@ import (
 // lookup of the label values), with no I/O.
 var (
 	_ cluster.Metrics = (*Collector)(nil)
-	// The optional method that gets state write outcomes
-	// (cluster.StateWriteOutcome).
+	// The optional method that gets state write outcomes (cluster.Metrics).
 	_ interface {
-		ObserveStateWrite(cluster.StateWriteOutcome)
+		ObserveStateWrite(string)
 	} = (*Collector)(nil)
 )
 
 // ObserveRenewal counts a renewal by outcome and records its latency.
-func (c *Collector) ObserveRenewal(outcome cluster.RenewalOutcome, latency time.Duration) {
-	c.renewals.WithLabelValues(string(outcome)).Inc()
+func (c *Collector) ObserveRenewal(outcome string, latency time.Duration) {
+	c.renewals.WithLabelValues(outcome).Inc()
 	c.renewalLatency.Observe(latency.Seconds())
 }
 
@@ -40,12 +40,12 @@ func (c *Collector) ObserveLeadership(leader bool, epoch int64) {
 
 // ObserveElection records how long the cluster had no live tenure, as the
 // winner saw it, by cause. The first election of a new key
-// (cluster.ElectionCreated) measures nothing and is not recorded.
-func (c *Collector) ObserveElection(cause cluster.ElectionCause, wait time.Duration) {
-	if cause == cluster.ElectionCreated {
+// (cause "created") measures nothing and is not recorded.
+func (c *Collector) ObserveElection(cause string, wait time.Duration) {
+	if cause == string(election.CauseCreated) {
 		return
 	}
-	c.electionWait.WithLabelValues(string(cause)).Observe(wait.Seconds())
+	c.electionWait.WithLabelValues(cause).Observe(wait.Seconds())
 }
 
 // ObserveLeader counts a change of the leader this node knows.
@@ -68,9 +68,9 @@ func (c *Collector) ObserveFencing(err error) {
 }
 
 // ObserveStateWrite counts a fenced state write by outcome: the optional
-// method of a cluster.Metrics that cluster.StateWriteOutcome describes.
-func (c *Collector) ObserveStateWrite(outcome cluster.StateWriteOutcome) {
-	c.stateWrites.WithLabelValues(string(outcome)).Inc()
+// method of a cluster.Metrics.
+func (c *Collector) ObserveStateWrite(outcome string) {
+	c.stateWrites.WithLabelValues(outcome).Inc()
 }
 
 // FencingResult maps the error of cluster.Node.ValidateLeadership to the

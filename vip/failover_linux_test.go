@@ -116,7 +116,7 @@ func TestFailoverBetweenNodes(t *testing.T) {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		if err := n.Stop(sctx); err != nil {
-			t.Errorf("Stop %s: %v", n.NodeID(), err)
+			t.Errorf("Stop %s: %v", n.Config().NodeID, err)
 		}
 	}
 	t.Cleanup(func() { stop(nodeA); stop(nodeB) })

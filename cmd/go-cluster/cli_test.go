@@ -49,7 +49,7 @@ func TestCLI(t *testing.T) {
 			t.Errorf("stderr is not a terminal, yet status wrote to it: %q", r.stderr)
 		}
 		lines := strings.Split(r.stdout, "\n")
-		if want := "leader   " + leader.node.NodeID(); !strings.HasPrefix(lines[1], want) {
+		if want := "leader   " + leader.node.Config().NodeID; !strings.HasPrefix(lines[1], want) {
 			t.Errorf("second line %q, want %q\n%s", lines[1], want, r.stdout)
 		}
 		for _, m := range ms {
@@ -57,8 +57,8 @@ func TestCLI(t *testing.T) {
 			if m == leader {
 				role = wire.StatusLeader
 			}
-			if !containsRow(r.stdout, m.node.NodeID(), role, "ok", leader.node.NodeID()) {
-				t.Errorf("no row for %s as %s:\n%s", m.node.NodeID(), role, r.stdout)
+			if !containsRow(r.stdout, m.node.Config().NodeID, role, "ok", leader.node.Config().NodeID) {
+				t.Errorf("no row for %s as %s:\n%s", m.node.Config().NodeID, role, r.stdout)
 			}
 		}
 		if !strings.Contains(r.stdout, "wall-clock estimate") {
@@ -74,8 +74,8 @@ func TestCLI(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
 			t.Fatalf("json: %v\n%s", err, r.stdout)
 		}
-		if st.Leader != leader.node.NodeID() || st.Lease != stateHeld || st.Epoch != leader.node.Epoch() || st.Revision == 0 {
-			t.Errorf("json status %+v, want leader %s epoch %d", st, leader.node.NodeID(), leader.node.Epoch())
+		if st.Leader != leader.node.Config().NodeID || st.Lease != stateHeld || st.Epoch != leader.node.Epoch() || st.Revision == 0 {
+			t.Errorf("json status %+v, want leader %s epoch %d", st, leader.node.Config().NodeID, leader.node.Epoch())
 		}
 		if st.LeadingForMs == nil || st.AcquiredAt == nil || len(st.Members) != 3 {
 			t.Errorf("json status lacks the tenure or members: %s", r.stdout)
@@ -97,12 +97,12 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("exit %d: %q", r.code, r.stderr)
 		}
 		for _, m := range ms {
-			if !containsRow(r.stdout, m.node.NodeID()) {
-				t.Errorf("%s missing:\n%s", m.node.NodeID(), r.stdout)
+			if !containsRow(r.stdout, m.node.Config().NodeID) {
+				t.Errorf("%s missing:\n%s", m.node.Config().NodeID, r.stdout)
 			}
 		}
 		// One node, with the flag after the argument.
-		r = cli("health", leader.node.NodeID(), "--json")
+		r = cli("health", leader.node.Config().NodeID, "--json")
 		if r.code != 0 {
 			t.Fatalf("one node: exit %d: %s", r.code, r.stderr)
 		}
@@ -110,7 +110,7 @@ func TestCLI(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil {
 			t.Fatalf("%v\n%s", err, r.stdout)
 		}
-		if resp.NodeID != leader.node.NodeID() || !resp.IsLeader() {
+		if resp.NodeID != leader.node.Config().NodeID || !resp.IsLeader() {
 			t.Errorf("health of the leader: %+v", resp)
 		}
 		r = cli("health", "--json", "--timeout", "3s", "--settle", "0") // the whole timeout: generous, CI is loaded
@@ -127,24 +127,24 @@ func TestCLI(t *testing.T) {
 	t.Run("stepdown to a named node", func(t *testing.T) {
 		to := other(ms, leader)
 		old := leader.node.Epoch()
-		r := cli("stepdown", "--to", to.node.NodeID(), "--timeout", "5s")
+		r := cli("stepdown", "--to", to.node.Config().NodeID, "--timeout", "5s")
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s%s", r.code, r.stdout, r.stderr)
 		}
-		want := leader.node.NodeID() + " stepped down from epoch " + itoa(old) + ", handing over to " + to.node.NodeID()
-		if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, to.node.NodeID()+" leads now, epoch "+itoa(old+1)) {
+		want := leader.node.Config().NodeID + " stepped down from epoch " + itoa(old) + ", handing over to " + to.node.Config().NodeID
+		if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, to.node.Config().NodeID+" leads now, epoch "+itoa(old+1)) {
 			t.Errorf("output %q, want %q and the new leader", r.stdout, want)
 		}
 		if got := waitLeader(t, ms); got != to {
-			t.Fatalf("%s leads, want %s", got.node.NodeID(), to.node.NodeID())
+			t.Fatalf("%s leads, want %s", got.node.Config().NodeID, to.node.Config().NodeID)
 		}
 		r = cli("status", "--json", "--timeout", "500ms")
 		var st statusReport
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Leader != to.node.NodeID() {
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Leader != to.node.Config().NodeID {
 			t.Errorf("status after the handover: %v %s", err, r.stdout)
 		}
 		// Asking for the leader it already has sends nothing.
-		r = cli("stepdown", "--to", to.node.NodeID())
+		r = cli("stepdown", "--to", to.node.Config().NodeID)
 		if r.code != 0 || !strings.Contains(r.stdout, "already leads") || !to.node.IsLeader() {
 			t.Errorf("stepdown to the leader: exit %d, %q %q", r.code, r.stdout, r.stderr)
 		}
@@ -195,11 +195,11 @@ func TestCLI(t *testing.T) {
 			}
 			return watchEvent{}
 		}
-		if ev := next(); ev.Event != eventLeader || ev.Leader != leader.node.NodeID() {
-			t.Fatalf("first event %+v, want %s leading", ev, leader.node.NodeID())
+		if ev := next(); ev.Event != eventLeader || ev.Leader != leader.node.Config().NodeID {
+			t.Fatalf("first event %+v, want %s leading", ev, leader.node.Config().NodeID)
 		}
 		epoch := leader.node.Epoch()
-		r := cli("stepdown", "--to", to.node.NodeID(), "--timeout", "5s")
+		r := cli("stepdown", "--to", to.node.Config().NodeID, "--timeout", "5s")
 		if r.code != 0 {
 			t.Fatalf("stepdown: exit %d: %s", r.code, r.stderr)
 		}
@@ -208,15 +208,15 @@ func TestCLI(t *testing.T) {
 		// may not show, and then the new leader's event names the old one.
 		ev := next()
 		if ev.Event == stateReleased {
-			if ev.Next != to.node.NodeID() || ev.Previous != leader.node.NodeID() || ev.Epoch != epoch {
-				t.Errorf("release %+v, want by %s to %s", ev, leader.node.NodeID(), to.node.NodeID())
+			if ev.Next != to.node.Config().NodeID || ev.Previous != leader.node.Config().NodeID || ev.Epoch != epoch {
+				t.Errorf("release %+v, want by %s to %s", ev, leader.node.Config().NodeID, to.node.Config().NodeID)
 			}
 			ev = next()
-		} else if ev.Previous != leader.node.NodeID() {
+		} else if ev.Previous != leader.node.Config().NodeID {
 			t.Errorf("takeover %+v without the release names no previous leader", ev)
 		}
-		if ev.Event != eventLeader || ev.Leader != to.node.NodeID() {
-			t.Errorf("event %+v, want %s leading", ev, to.node.NodeID())
+		if ev.Event != eventLeader || ev.Leader != to.node.Config().NodeID {
+			t.Errorf("event %+v, want %s leading", ev, to.node.Config().NodeID)
 		}
 		// Interrupted, it ends cleanly.
 		if err := cmd.Process.Signal(os.Interrupt); err != nil {

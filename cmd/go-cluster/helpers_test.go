@@ -144,7 +144,7 @@ func (m *member) stop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.node.Stop(ctx); err != nil && !errors.Is(err, cluster.ErrStopped) {
-		t.Errorf("stop %s: %v", m.node.NodeID(), err)
+		t.Errorf("stop %s: %v", m.node.Config().NodeID, err)
 	}
 	m.checker.Stop()
 }
@@ -167,7 +167,7 @@ func waitLeader(t *testing.T, ms []*member) *member {
 			return false
 		}
 		for _, m := range ms {
-			if m.node.Leader() != leader.node.NodeID() {
+			if m.node.Leader() != leader.node.Config().NodeID {
 				return false
 			}
 		}

@@ -30,34 +30,34 @@ func TestCLIHostNames(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
 		t.Fatalf("status: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
-	if st.Leader != leader.node.NodeID() || len(st.Members) != 2 {
-		t.Errorf("status %+v, want leader %s and two members", st, leader.node.NodeID())
+	if st.Leader != leader.node.Config().NodeID || len(st.Members) != 2 {
+		t.Errorf("status %+v, want leader %s and two members", st, leader.node.Config().NodeID)
 	}
 	for _, m := range st.Members {
-		if m.Health != healthOK || m.HoldsLease != (m.Node == leader.node.NodeID()) || !strings.HasSuffix(m.Node, ".example.com") {
+		if m.Health != healthOK || m.HoldsLease != (m.Node == leader.node.Config().NodeID) || !strings.HasSuffix(m.Node, ".example.com") {
 			t.Errorf("member %+v", m)
 		}
 	}
 
-	r = cli("health", follower.node.NodeID(), "--json", "--timeout", "10s")
+	r = cli("health", follower.node.Config().NodeID, "--json", "--timeout", "10s")
 	var resp health.Response
 	if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil || r.code != 0 {
-		t.Fatalf("health %s: exit %d, %v\n%s%s", follower.node.NodeID(), r.code, err, r.stdout, r.stderr)
+		t.Fatalf("health %s: exit %d, %v\n%s%s", follower.node.Config().NodeID, r.code, err, r.stdout, r.stderr)
 	}
-	if resp.NodeID != follower.node.NodeID() || resp.IsLeader() || resp.Leader != leader.node.NodeID() {
-		t.Errorf("health of %s: %+v", follower.node.NodeID(), resp)
+	if resp.NodeID != follower.node.Config().NodeID || resp.IsLeader() || resp.Leader != leader.node.Config().NodeID {
+		t.Errorf("health of %s: %+v", follower.node.Config().NodeID, resp)
 	}
 
-	r = cli("stepdown", "--to", follower.node.NodeID(), "--json", "--timeout", "10s")
+	r = cli("stepdown", "--to", follower.node.Config().NodeID, "--json", "--timeout", "10s")
 	var sd stepdownReport
 	if err := json.Unmarshal([]byte(r.stdout), &sd); err != nil || r.code != 0 {
-		t.Fatalf("stepdown --to %s: exit %d, %v\n%s%s", follower.node.NodeID(), r.code, err, r.stdout, r.stderr)
+		t.Fatalf("stepdown --to %s: exit %d, %v\n%s%s", follower.node.Config().NodeID, r.code, err, r.stdout, r.stderr)
 	}
-	if sd.NewLeader != follower.node.NodeID() || sd.Reply == nil || sd.Reply.To != follower.node.NodeID() {
+	if sd.NewLeader != follower.node.Config().NodeID || sd.Reply == nil || sd.Reply.To != follower.node.Config().NodeID {
 		t.Errorf("stepdown report %+v", sd)
 	}
 	if now := waitLeader(t, ms); now != follower {
-		t.Errorf("%s leads, want %s", now.node.NodeID(), follower.node.NodeID())
+		t.Errorf("%s leads, want %s", now.node.Config().NodeID, follower.node.Config().NodeID)
 	}
 
 	// Malformed host names are usage errors, refused before anything is sent.

@@ -45,7 +45,7 @@ func TestCLIThroughLeafNode(t *testing.T) {
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
 		t.Fatalf("status: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
-	if st.Leader != leader.node.NodeID() || st.Epoch != leader.node.Epoch() || len(st.Members) != 2 {
+	if st.Leader != leader.node.Config().NodeID || st.Epoch != leader.node.Epoch() || len(st.Members) != 2 {
 		t.Errorf("status through the leaf: %s", r.stdout)
 	}
 
@@ -71,5 +71,5 @@ func TestCLIThroughLeafNode(t *testing.T) {
 	}
 	next := other(ms, leader)
 	natstest.WaitFor(t, 10*time.Second, func() bool { return next.node.IsLeader() && next.node.Epoch() == old+1 },
-		"%s did not take over after the stepdown", next.node.NodeID())
+		"%s did not take over after the stepdown", next.node.Config().NodeID)
 }

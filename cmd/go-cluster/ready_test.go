@@ -42,12 +42,12 @@ func TestCLINotReady(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
 		}
-		if !containsRow(r.stdout, "sick", "not", "ready", "not", "ready", leader.node.NodeID()) || !strings.Contains(r.stdout, reason) {
+		if !containsRow(r.stdout, "sick", "not", "ready", "not", "ready", leader.node.Config().NodeID) || !strings.Contains(r.stdout, reason) {
 			t.Errorf("sick is not shown as not ready, with the reason:\n%s", r.stdout)
 		}
 		for _, m := range ms[:2] {
-			if f := rowOf(r.stdout, m.node.NodeID()); len(f) < 3 || f[2] != healthOK {
-				t.Errorf("%s is not ok:\n%s", m.node.NodeID(), r.stdout)
+			if f := rowOf(r.stdout, m.node.Config().NodeID); len(f) < 3 || f[2] != healthOK {
+				t.Errorf("%s is not ok:\n%s", m.node.Config().NodeID, r.stdout)
 			}
 		}
 

@@ -145,7 +145,7 @@ func run(ctx context.Context, logger *slog.Logger, urls, clusterID, nodeID strin
 		if !steppedDown && time.Since(start) > duration/2 {
 			for _, m := range members {
 				if m.node.IsLeader() {
-					fmt.Printf("--- %s steps down\n", m.node.NodeID())
+					fmt.Printf("--- %s steps down\n", m.node.Config().NodeID)
 					if err := m.node.StepDown(ctx); err != nil {
 						fmt.Println("step down:", err)
 					}
@@ -204,7 +204,7 @@ func (m *member) stop(logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := m.node.Stop(ctx); err != nil {
-		logger.Warn("node stop", "node", m.node.NodeID(), "error", err)
+		logger.Warn("node stop", "node", m.node.Config().NodeID, "error", err)
 	}
 	m.checker.Stop()
 	m.nc.Close()

@@ -84,7 +84,7 @@ func (m *member) stop(logger *slog.Logger) {
 	defer cancel()
 	if m.node != nil {
 		if err := m.node.Stop(ctx); err != nil {
-			logger.Warn("node stop", "node", m.node.NodeID(), "error", err)
+			logger.Warn("node stop", "node", m.node.Config().NodeID, "error", err)
 		}
 	}
 	if m.checker != nil {

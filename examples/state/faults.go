@@ -43,7 +43,7 @@ func (f *faults) leader(ctx context.Context) (int, error) {
 // stepDown hands over gracefully. Each fault takes the leader's index and
 // the increments acknowledged so far.
 func (f *faults) stepDown(ctx context.Context, i int, acked int64) error {
-	fmt.Fprintf(f.out, "at %d acknowledged increments: %s steps down\n", acked, f.nodes[i].NodeID())
+	fmt.Fprintf(f.out, "at %d acknowledged increments: %s steps down\n", acked, f.nodes[i].Config().NodeID)
 	if err := f.nodes[i].StepDown(ctx); err != nil && !errors.Is(err, cluster.ErrNotLeader) {
 		return err
 	}
@@ -52,7 +52,7 @@ func (f *faults) stepDown(ctx context.Context, i int, acked int64) error {
 
 // pause stalls node i's connection until another node leads.
 func (f *faults) pause(ctx context.Context, i int, acked int64) error {
-	id := f.nodes[i].NodeID()
+	id := f.nodes[i].Config().NodeID
 	if len(f.links) == 0 {
 		fmt.Fprintf(f.out, "at %d acknowledged increments: %s is not paused: its connection goes straight to NATS (the example's test stalls a proxy)\n", acked, id)
 		return nil
@@ -75,7 +75,7 @@ func (f *faults) pause(ctx context.Context, i int, acked int64) error {
 		return fmt.Errorf("waiting for a leader while %s is paused: %w", id, err)
 	}
 	fmt.Fprintf(f.out, "%s leads %v later; %s's connection delivers what it held\n",
-		f.nodes[succ].NodeID(), time.Since(start).Round(time.Millisecond), id)
+		f.nodes[succ].Config().NodeID, time.Since(start).Round(time.Millisecond), id)
 	return nil
 }
 
@@ -84,7 +84,7 @@ func (f *faults) pause(ctx context.Context, i int, acked int64) error {
 // acknowledged by now, and the run would otherwise end before anyone took
 // over.
 func (f *faults) kill(ctx context.Context, i int, acked int64) error {
-	fmt.Fprintf(f.out, "at %d acknowledged increments: %s is killed: its connection closed, no release\n", acked, f.nodes[i].NodeID())
+	fmt.Fprintf(f.out, "at %d acknowledged increments: %s is killed: its connection closed, no release\n", acked, f.nodes[i].Config().NodeID)
 	f.killed[i] = true
 	f.conns[i].Close()
 	start := time.Now()
@@ -99,9 +99,9 @@ func (f *faults) kill(ctx context.Context, i int, acked int64) error {
 		return false
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for a leader after %s was killed: %w", f.nodes[i].NodeID(), err)
+		return fmt.Errorf("waiting for a leader after %s was killed: %w", f.nodes[i].Config().NodeID, err)
 	}
-	fmt.Fprintf(f.out, "%s leads %v after the kill\n", f.nodes[succ].NodeID(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(f.out, "%s leads %v after the kill\n", f.nodes[succ].Config().NodeID, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -273,7 +273,7 @@ type worker struct {
 // enough increments are acknowledged.
 func (w *worker) OnBecomeLeader(ctx context.Context) error {
 	epoch, _ := cluster.TenureEpoch(ctx)
-	fmt.Fprintf(w.out, "%s leads (epoch %d)\n", w.node.NodeID(), epoch)
+	fmt.Fprintf(w.out, "%s leads (epoch %d)\n", w.node.Config().NodeID, epoch)
 	w.c.workers.Go(func() { w.increment(ctx) })
 	return nil
 }

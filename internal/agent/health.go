@@ -43,7 +43,7 @@ func (h healthHooks) OnLeaderChange(ctx context.Context, nodeID string) error {
 // startHealth makes node answer health queries (go-cluster status and
 // health), as every node of the library's own programs does.
 func (m *member) startHealth(node *cluster.Node) {
-	c, err := health.NewChecker(health.Config{ClusterID: node.ClusterID(), NodeID: node.NodeID(), Conn: node.Conn(), Logger: m.log})
+	c, err := health.NewChecker(health.Config{ClusterID: node.Config().ClusterID, NodeID: node.Config().NodeID, Conn: node.Conn(), Logger: m.log})
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = c.Start(ctx)

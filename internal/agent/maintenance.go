@@ -39,7 +39,7 @@ type MaintenanceReply struct {
 // Maintenance makes the node not ready, as a failing check does: a leader
 // steps down, a follower does not campaign.
 func (m *member) serveMaintenance(node *cluster.Node) {
-	sub, err := node.Conn().Subscribe(MaintenanceSubject(node.ClusterID(), node.NodeID()), func(msg *nats.Msg) {
+	sub, err := node.Conn().Subscribe(MaintenanceSubject(node.Config().ClusterID, node.Config().NodeID), func(msg *nats.Msg) {
 		reply := m.maintenance(msg.Data)
 		data, _ := json.Marshal(reply)
 		_ = msg.Respond(data)

@@ -15,7 +15,7 @@ import (
 func (m *member) startStandings(node *cluster.Node) {
 	ttl := node.Config().LeaseTTL
 	d := newDeference(ttl, m.log)
-	s := startStandings(node.Conn(), node.ClusterID(), node.NodeID(), ttl, m.standing, m.log)
+	s := startStandings(node.Conn(), node.Config().ClusterID, node.Config().NodeID, ttl, m.standing, m.log)
 	m.mu.Lock()
 	m.standings, m.deference = s, d
 	m.mu.Unlock()

@@ -151,7 +151,7 @@ func (v *validator) election(p string, e *Election) {
 		return
 	}
 	nc := e.nodeConfig("c", "n")
-	if err := nc.Validate(); err != nil {
+	if _, err := cluster.NewNode(nc, nil); err != nil { // checks the config; connects nothing
 		v.bad(p+electionField(err), "%s", trimInvalid(err))
 	}
 	if e.Priority < 0 {

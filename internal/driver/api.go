@@ -88,6 +88,5 @@ func (d *Driver) StopHooks() { d.stopHooks() }
 // InHook says the caller runs on the hook dispatcher: a hook.
 func (d *Driver) InHook() bool { return d.disp.isCaller() }
 
-
 // Store is the store the driver writes through.
 func (d *Driver) Store() *store.Store { return d.store }

@@ -156,7 +156,7 @@ func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	}
 }
 
-// The outcomes of a renewal, for the metrics (cluster.RenewalOutcome).
+// The outcomes of a renewal, for the metrics (string).
 const (
 	RenewalOK       = "ok"
 	RenewalConflict = "conflict"

@@ -6,7 +6,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
-// How a fenced write ended, for metrics (cluster.StateWriteOutcome).
+// How a fenced write ended, for metrics (string).
 const (
 	OutcomeOK        = "ok"         // the server stored it
 	OutcomeFenced    = "fenced"     // the server refused it: the lease had moved (ErrFenced)

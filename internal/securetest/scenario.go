@@ -83,11 +83,11 @@ func (s Scenario) Run(t testing.TB) (err error) {
 		for _, m := range members {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if serr := m.node.Stop(ctx); serr != nil && err == nil {
-				err = fmt.Errorf("stop %s: %w", m.node.NodeID(), serr)
+				err = fmt.Errorf("stop %s: %w", m.node.Config().NodeID, serr)
 			}
 			cancel()
 			if nerr := m.node.Err(); nerr != nil && err == nil {
-				err = fmt.Errorf("node %s stopped on its own: %w", m.node.NodeID(), nerr)
+				err = fmt.Errorf("node %s stopped on its own: %w", m.node.Config().NodeID, nerr)
 			}
 			m.checker.Stop()
 			if m.nc != nil {
@@ -107,45 +107,45 @@ func (s Scenario) Run(t testing.TB) (err error) {
 	}
 	members = append(members, a)
 	if err := waitUntil(5*time.Second, a.node.IsLeader); err != nil {
-		return fmt.Errorf("%s never led: %w (Err: %v)", a.node.NodeID(), err, a.node.Err())
+		return fmt.Errorf("%s never led: %w (Err: %v)", a.node.Config().NodeID, err, a.node.Err())
 	}
 	// The checker learns the role from the hooks, a moment after IsLeader.
 	var r health.Response
 	if err := waitUntil(5*time.Second, func() bool {
-		r, err = client.QueryNode(ctx, a.node.NodeID(), time.Second)
+		r, err = client.QueryNode(ctx, a.node.Config().NodeID, time.Second)
 		return err == nil && r.IsLeader()
 	}); err != nil {
-		return fmt.Errorf("health query of the leader %s: %+v, %v", a.node.NodeID(), r, err)
+		return fmt.Errorf("health query of the leader %s: %+v, %v", a.node.Config().NodeID, r, err)
 	}
 	b, err := s.start(s.Members[1], asyncErrs)
 	if err != nil {
 		return err
 	}
 	members = append(members, b)
-	if err := waitUntil(5*time.Second, func() bool { return b.node.Leader() == a.node.NodeID() }); err != nil {
-		return fmt.Errorf("%s never saw %s lead: %w", b.node.NodeID(), a.node.NodeID(), err)
+	if err := waitUntil(5*time.Second, func() bool { return b.node.Leader() == a.node.Config().NodeID }); err != nil {
+		return fmt.Errorf("%s never saw %s lead: %w", b.node.Config().NodeID, a.node.Config().NodeID, err)
 	}
 	if err := s.checkMembers(ctx, admin); err != nil {
 		return err
 	}
 	epoch, err := a.node.ValidateLeadership(ctx)
 	if err != nil {
-		return fmt.Errorf("ValidateLeadership on %s: %w", a.node.NodeID(), err)
+		return fmt.Errorf("ValidateLeadership on %s: %w", a.node.Config().NodeID, err)
 	}
 	if err := a.node.StepDown(ctx); err != nil {
 		return fmt.Errorf("StepDown: %w", err)
 	}
 	if err := waitUntil(5*time.Second, b.node.IsLeader); err != nil {
-		return fmt.Errorf("%s did not take over after StepDown: %w (Err: %v)", b.node.NodeID(), err, b.node.Err())
+		return fmt.Errorf("%s did not take over after StepDown: %w (Err: %v)", b.node.Config().NodeID, err, b.node.Err())
 	}
 	if e, err := b.node.ValidateLeadership(ctx); err != nil || e <= epoch {
-		return fmt.Errorf("ValidateLeadership on %s: epoch %d after %d, %v", b.node.NodeID(), e, epoch, err)
+		return fmt.Errorf("ValidateLeadership on %s: epoch %d after %d, %v", b.node.Config().NodeID, e, epoch, err)
 	}
 	rs, err := client.QueryClusterN(ctx, 2, 2*time.Second)
 	if err != nil || len(rs) != 2 {
 		return fmt.Errorf("cluster health query: %d responses, %w", len(rs), err)
 	}
-	if err := s.checkCooldown(ctx, admin, a.node.NodeID()); err != nil {
+	if err := s.checkCooldown(ctx, admin, a.node.Config().NodeID); err != nil {
 		return err
 	}
 	// A remote step-down over NATS: the leader answers and hands over.
