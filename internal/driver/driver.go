@@ -70,6 +70,7 @@ type Driver struct {
 	replies map[uint64]func(election.Reply)
 	tokens  uint64
 	conn    election.Conn // the connection as it was at Start
+	ready   readiness     // ReadinessCheck's results
 	timer   *time.Timer
 
 	err      error // permanent failure
@@ -117,6 +118,7 @@ type Config struct {
 	StepDownOnHookError bool
 	ReadinessCheck      func(context.Context) error // nil: none
 	ReadinessInterval   time.Duration
+	ReadinessThreshold  int // failures in a row that make the node not ready (P14)
 	ClusterID           string
 	Log                 *slog.Logger
 	Metrics             Metrics
@@ -159,6 +161,7 @@ func New(cfg Config) *Driver {
 		checks:    make(chan struct{}),
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
+		ready:     readiness{threshold: cfg.ReadinessThreshold},
 	}
 	d.publish()
 	return d
@@ -216,9 +219,11 @@ func (d *Driver) run() {
 		case c := <-d.cmds:
 			d.feed(d.commandEvent(c))
 		case r := <-d.control:
-			d.feed(d.controlEvent(r))
+			if ev := d.controlEvent(r); ev != nil {
+				d.feed(ev)
+			}
 		case err := <-d.health:
-			d.feed(election.Health{Err: err})
+			d.onCheck(err)
 		}
 	}
 }
@@ -362,6 +367,10 @@ func (d *Driver) shutdown() {
 	if !d.finished {
 		d.carryOut(d.m.StopNow())
 		d.publish()
+	}
+	for token, answer := range d.replies { // every call still waiting (E9)
+		delete(d.replies, token)
+		answer(election.Reply{Token: token, Err: election.ErrStopped})
 	}
 	d.stopWatch()
 }

@@ -57,7 +57,7 @@ func (d *Driver) become(a election.Become) {
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
-	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev)
+	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev, "cause", a.Cause)
 	d.cfg.Metrics.ObserveElection(string(a.Cause), a.Wait)
 	d.cfg.Metrics.ObserveLeadership(true, a.Epoch)
 	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error {

@@ -7,8 +7,6 @@ package election
 import (
 	"log/slog"
 	"time"
-
-	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Action is one output of the machine.
@@ -81,22 +79,20 @@ type (
 	}
 	// LeaderChange queues OnLeaderChange.
 	LeaderChange struct{ Leader string }
-	// AskToLead publishes a priority request to the holder's control
-	// subject.
+	// AskToLead asks the holder, over its control subject, to hand over
+	// to this node, of Priority (P13).
 	AskToLead struct {
-		Holder  string
-		Request wire.StepDownRequest
+		Holder   string
+		Priority int
 	}
 	// CooldownKey records cooldown-<NodeID> (informational, no answer).
 	CooldownKey struct{ Cooldown time.Duration }
-	// Reply answers a command or a control request named by Token.
+	// Reply answers the call named by Token: Epoch is the tenure a
+	// ValidateLeadership proved or a StepDown ended.
 	Reply struct {
-		Token   uint64
-		Err     error
-		Epoch   int64
-		Control bool
-		Silent  bool
-		Answer  wire.StepDownReply
+		Token uint64
+		Err   error
+		Epoch int64
 	}
 	// Fail reports a permanent error: the node stops.
 	Fail struct{ Err error }

@@ -42,21 +42,29 @@ type (
 		Connected  bool
 		Reconnects uint64
 	}
-	// Health is one ReadinessCheck result.
-	Health struct{ Err error }
+	// Readiness says whether ReadinessCheck lets this node campaign: the
+	// driver counts the results and sends it when that changes (P14).
+	Readiness struct{ Ready bool }
 	// LoseStarted says OnLoseLeadership of the tenure at Epoch began.
 	LoseStarted struct{ Epoch int64 }
 	// LoseDone says OnLoseLeadership of the tenure at Epoch returned.
 	LoseDone struct{ Epoch int64 }
-	// StepDown is Node.StepDown(To); Epoch, when set, is the tenure to end.
+	// StepDown is Node.StepDown(To), or a step-down request over NATS
+	// received at Received (the driver decodes it and renders the Reply).
+	// Epoch, when set, is the tenure to end; Preempt asks on behalf of a
+	// node of Priority (P13). Async: the Reply comes when the drain
+	// begins, not after the release.
 	StepDown struct {
-		To    string
-		Async bool
-		Token uint64
-		Epoch int64
+		To       string
+		Epoch    int64
+		Preempt  bool
+		Priority int
+		Received time.Time
+		Async    bool
+		Token    uint64
 	}
-	// Stop is Node.Stop.
-	Stop struct{ Token uint64 }
+	// Stop is Node.Stop: the machine drains a tenure, then Finishes.
+	Stop struct{}
 	// Validate is Node.ValidateLeadership.
 	Validate struct{ Token uint64 }
 	// SetMetadata is Node.SetMetadata.
@@ -67,13 +75,6 @@ type (
 	// SetPriority is Node.SetPriority: the priority this node's records
 	// carry, its requests ask with and its answers judge by, from now on.
 	SetPriority struct{ Priority int }
-	// Control is a step-down request received over NATS at Received.
-	Control struct {
-		Data     []byte
-		Generic  bool
-		Received time.Time
-		Token    uint64
-	}
 )
 
 // The answers to the requests (actions.go), each with its request's ID.
@@ -108,7 +109,7 @@ func (Entry) event()         {}
 func (Synced) event()        {}
 func (WatchClosed) event()   {}
 func (Conn) event()          {}
-func (Health) event()        {}
+func (Readiness) event()     {}
 func (LoseStarted) event()   {}
 func (LoseDone) event()      {}
 func (StepDown) event()      {}
@@ -116,7 +117,6 @@ func (Stop) event()          {}
 func (Validate) event()      {}
 func (SetMetadata) event()   {}
 func (SetPriority) event()   {}
-func (Control) event()       {}
 func (WriteResult) event()   {}
 func (ConfirmResult) event() {}
 func (WatchStarted) event()  {}

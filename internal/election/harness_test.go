@@ -16,8 +16,7 @@ const ttl = 2 * time.Second
 
 func params(id string) Params {
 	return Params{NodeID: id, Instance: id + "-i", LeaseTTL: ttl, RenewInterval: 500 * time.Millisecond,
-		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl,
-		ReadinessThreshold: 3}
+		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl}
 }
 
 // bucket is an incarnation created at t0 - 1 h, with this test's TTL.

@@ -69,7 +69,7 @@ type Machine struct {
 	dupRev      uint64 // the highest of them
 
 	conn    connState
-	ready   readiness
+	ready   bool     // ReadinessCheck lets this node campaign (P14)
 	req     *request // the request out, nil when none
 	kept    []Event  // events kept while a request is out
 	nextID  uint64
@@ -83,9 +83,8 @@ type Machine struct {
 	drain    *drain
 	cooldown time.Time // no campaign before (unless named successor)
 	checks   []uint64  // ValidateLeadership calls waiting for a confirmed renewal
-	stopReq  *uint64
-	known    string // leader last reported
-	coldSaid bool   // the wait of a new bucket's first election was logged
+	stopping bool      // Stop: done once the drain and the request out are
+	known    string    // leader last reported
 	out      []Action
 }
 
@@ -107,13 +106,6 @@ type connState struct {
 	reconnects  uint64
 	stableSince time.Time // connected, synced and ready since
 	askedAt     time.Time // last priority request
-}
-
-// readiness is what the machine knows of ReadinessCheck.
-type readiness struct {
-	passed bool
-	fails  int
-	last   error
 }
 
 // lostRace is a compare-and-swap lost at rev (P10): wait for the watch
@@ -138,7 +130,7 @@ func New(p Params, seed uint64) *Machine {
 		p.Instance = strconv.FormatUint(seed, 36)
 	}
 	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	m.conn.connected = true
+	m.conn.connected, m.ready = true, !p.ReadinessCheck
 	return m
 }
 
@@ -181,20 +173,18 @@ func (m *Machine) apply(now time.Time, ev Event) {
 		m.onSynced(now)
 	case WatchClosed:
 		m.watching, m.synced = false, false
-	case Health:
-		m.onHealth(now, e.Err)
+	case Readiness:
+		m.onReadiness(now, e.Ready)
 	case StepDown:
 		m.onStepDown(now, e)
 	case Stop:
-		m.onStop(now, e)
+		m.onStop(now)
 	case Validate:
 		m.onValidate(now, e)
 	case SetMetadata:
 		m.onSetMetadata(now, e)
 	case SetPriority:
 		m.p.Priority = e.Priority // a leader's next renewal carries it
-	case Control:
-		m.onControl(now, e)
 	}
 }
 
@@ -205,9 +195,8 @@ func (m *Machine) step(now time.Time) {
 		m.kept = m.kept[1:]
 		m.apply(now, ev)
 	}
-	if m.stopReq != nil && m.req == nil && m.t == nil && !m.stopped {
-		m.emit(Reply{Token: *m.stopReq}) // a requested Stop has nothing left to do
-		m.stop()
+	if m.stopping && m.req == nil && m.t == nil && !m.stopped {
+		m.stop() // a requested Stop has nothing left to do
 	}
 	var next time.Time
 	if m.req == nil && !m.stopped {
@@ -259,8 +248,8 @@ func (m *Machine) fail(err error) {
 }
 
 // StopNow ends the machine at once, without a release: the driver's
-// teardown gave up waiting. The tenure ends, and every caller waiting
-// hears ErrStopped.
+// teardown gave up waiting. The tenure ends; the driver answers every
+// call still waiting with ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
 	if m.stopped {
@@ -268,28 +257,6 @@ func (m *Machine) StopNow() []Action {
 	}
 	if m.t != nil && !m.t.ended {
 		m.endTenure(ErrStopped)
-	}
-	if d := m.drain; d != nil && d.reply != nil {
-		m.emit(d.reply(ErrStopped))
-	}
-	m.drain, m.t = nil, nil
-	for _, ev := range m.kept {
-		switch e := ev.(type) {
-		case StepDown:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case Validate:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case SetMetadata:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case Stop:
-			m.emit(Reply{Token: e.Token})
-		case Control:
-			m.emit(Reply{Token: e.Token, Control: true, Silent: true})
-		}
-	}
-	m.kept = nil
-	if m.stopReq != nil {
-		m.emit(Reply{Token: *m.stopReq})
 	}
 	m.stop()
 	return m.out

@@ -407,7 +407,7 @@ func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
 // view of the key includes its own writes before the watch shows them.
 func TestStopCampaignsNoMore(t *testing.T) {
 	h := leader(t)
-	h.do(Stop{Token: 3})
+	h.do(Stop{})
 	h.do(LoseStarted{Epoch: base + 4})
 	h.do(LoseDone{Epoch: base + 4})
 	h.do(WriteResult{ID: h.write().ID, Rev: 8})
@@ -568,6 +568,6 @@ func TestStatesOfOneLife(t *testing.T) {
 	h.do(LoseDone{Epoch: base + 4})
 	h.do(WriteResult{ID: h.write().ID, Rev: 8})
 	state(Following)
-	h.do(Stop{Token: 10})
+	h.do(Stop{})
 	state(Stopped)
 }

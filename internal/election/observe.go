@@ -113,6 +113,11 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 		if p := m.prev; p.kind != None && p.kind != Absent && b.LastSeq == p.rev && p.first.Before(now) {
 			c.first = p.first
 		}
+		if wait := c.ceiling - c.age; b.LastSeq == 0 && wait > 0 && !m.p.Observer {
+			// P6 is the design, not a fault: an operator needs to know.
+			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
+				"wait", wait.Round(time.Millisecond), "bucket_age", c.age.Round(time.Millisecond))
+		}
 	}
 }
 

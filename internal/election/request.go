@@ -34,7 +34,6 @@ const (
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	over  uint64 // the revision, or an absent key's last sequence, it was written over
 	epoch int64
 	value []byte // the record written: its send time makes it this attempt's own
 	ttl   time.Duration

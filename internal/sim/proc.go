@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -56,10 +55,9 @@ func (w *world) makeProcs() {
 		if mixed && i%2 == 1 {
 			ttl = 3 * time.Second
 		}
-		// DrainTimeout, Cooldown and ReadinessThreshold: cluster.Config's
-		// defaults.
+		// DrainTimeout and Cooldown: cluster.Config's defaults.
 		cfg := election.Params{NodeID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, DrainTimeout: ttl, Cooldown: ttl, ReadinessThreshold: 3}
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, DrainTimeout: ttl, Cooldown: ttl}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -260,12 +258,11 @@ func (p *proc) ask(e election.AskToLead) {
 		if h.cfg.NodeID != e.Holder || !h.connected || !h.up {
 			continue
 		}
-		data, _ := json.Marshal(e.Request)
 		w.tokens++
 		tok, gen := w.tokens, h.gen
 		w.at(w.now+w.delay(p)+w.delay(h), func() {
 			if h.gen == gen {
-				h.deliver(election.Control{Data: data, Received: h.local(w.now), Token: tok})
+				h.deliver(election.StepDown{To: p.cfg.NodeID, Preempt: true, Priority: e.Priority, Received: h.local(w.now), Token: tok})
 			}
 		})
 		return
