@@ -49,8 +49,8 @@ func (d *Driver) recordCooldown(cooldown time.Duration) {
 	})
 }
 
-// commandEvent turns an API call into the machine's event; the answer goes
-// back on the command's channels.
+// commandEvent turns an API call into the machine's event (nil for none);
+// the answer goes back on the command's channels.
 func (d *Driver) commandEvent(c Command) election.Event {
 	switch c.Kind {
 	case CmdStepDown:
@@ -59,15 +59,15 @@ func (d *Driver) commandEvent(c Command) election.Event {
 		c.Reply <- nil
 		return election.SetPriority{Priority: c.Priority}
 	case CmdSetMetadata:
-		return election.SetMetadata{Metadata: c.Metadata, Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
+		c.Reply <- nil
+		return election.SetMetadata{Metadata: c.Metadata}
 	case CmdValidate:
-		return election.Validate{Token: d.newToken(func(a election.Reply) {
-			if a.Err != nil {
-				c.Reply <- a.Err
-				return
-			}
-			c.Epoch <- a.Epoch
-		})}
+		if t := d.tenure; t != nil && d.view.Leading(time.Now()) {
+			t.checks = append(t.checks, c) // answered by its next Extend or its Lose
+			return election.Validate{}
+		}
+		c.Reply <- election.ErrNotLeader
+		return nil
 	}
 	d.newToken(func(election.Reply) { c.Reply <- nil }) // answered when the loop ends
 	return election.Stop{}

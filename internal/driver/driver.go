@@ -71,6 +71,7 @@ type Driver struct {
 	tokens  uint64
 	conn    election.Conn // the connection as it was at Start
 	ready   readiness     // ReadinessCheck's results
+	self    foreignSelf   // records under this NodeID by another process (E14)
 	timer   *time.Timer
 
 	err      error // permanent failure
@@ -162,6 +163,7 @@ func New(cfg Config) *Driver {
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 		ready:     readiness{threshold: cfg.ReadinessThreshold},
+		self:      foreignSelf{nodeID: cfg.Params.NodeID, instance: cfg.Params.Instance},
 	}
 	d.publish()
 	return d
@@ -199,7 +201,7 @@ func (d *Driver) run() {
 		started, done := d.losing.channels()
 		select {
 		case ent, ok := <-d.updates():
-			d.feed(watchEvent(ent, ok))
+			d.onWatch(watchEvent(ent, ok))
 		case <-d.timer.C:
 			d.feed(election.Tick{})
 		case <-d.expired:
@@ -219,9 +221,7 @@ func (d *Driver) run() {
 		case c := <-d.cmds:
 			d.feed(d.commandEvent(c))
 		case r := <-d.control:
-			if ev := d.controlEvent(r); ev != nil {
-				d.feed(ev)
-			}
+			d.feed(d.controlEvent(r))
 		case err := <-d.health:
 			d.onCheck(err)
 		}
@@ -248,6 +248,17 @@ func watchEvent(ent jetstream.KeyValueEntry, ok bool) election.Event {
 	return election.Entry{KV: toEntry(ent)}
 }
 
+// onWatch feeds what the watch delivered; an entry that shows another
+// process using this NodeID (E14) stops the machine.
+func (d *Driver) onWatch(ev election.Event) {
+	d.feed(ev)
+	if e, ok := ev.(election.Entry); ok && !d.cfg.Params.Observer {
+		if err := d.self.note(e.KV); err != nil {
+			d.feed(election.Abort{Err: err})
+		}
+	}
+}
+
 // toEntry is a KV entry as the machine sees it.
 func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 	op := election.Put
@@ -260,9 +271,12 @@ func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 	return election.KVEntry{Rev: ent.Revision(), Op: op, Value: ent.Value()}
 }
 
-// feed hands the machine one event at this process's now, and carries out
-// what it returns.
+// feed hands the machine one event (nil: none) at this process's now,
+// and carries out what it returns.
 func (d *Driver) feed(ev election.Event) {
+	if ev == nil {
+		return
+	}
 	d.carryOut(d.m.Handle(time.Now(), ev))
 	d.publish()
 }

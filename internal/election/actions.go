@@ -87,8 +87,8 @@ type (
 	}
 	// CooldownKey records cooldown-<NodeID> (informational, no answer).
 	CooldownKey struct{ Cooldown time.Duration }
-	// Reply answers the call named by Token: Epoch is the tenure a
-	// ValidateLeadership proved or a StepDown ended.
+	// Reply answers the StepDown named by Token: Epoch is the tenure it
+	// ended.
 	Reply struct {
 		Token uint64
 		Err   error

@@ -1,9 +1,9 @@
 package election
 
 // What Node's methods ask of the machine: StepDown (also a step-down
-// request over NATS, which the driver decodes and answers), Stop,
-// ValidateLeadership, SetMetadata, readiness as the driver counts it,
-// and the View its queries read.
+// request over NATS, which the driver decodes and answers), Stop, a
+// renewal now (ValidateLeadership, SetMetadata), readiness as the driver
+// counts it, and the View its queries read.
 
 import (
 	"errors"
@@ -53,40 +53,13 @@ func (m *Machine) onStop(now time.Time) {
 	}
 }
 
-// onValidate proves the tenure with a renewal on demand: answered once a
-// renewal is confirmed, never from a read.
-func (m *Machine) onValidate(now time.Time, e Validate) {
-	if !m.leading(now) || m.drain != nil {
-		m.emit(Reply{Token: e.Token, Err: ErrNotLeader})
-		return
-	}
-	m.checks = append(m.checks, e.Token)
-	m.t.renewDue = now
-}
-
-// answerChecksAfter answers the waiting calls after a renewal: a
-// confirmed one proves the epoch; a failed one asks again at once.
-func (m *Machine) answerChecksAfter(now time.Time, ok bool) {
-	if len(m.checks) == 0 {
-		return
-	}
-	if ok && m.leading(now) {
-		for _, tok := range m.checks {
-			m.emit(Reply{Token: tok, Epoch: m.t.epoch})
-		}
-		m.checks = nil
-		return
-	}
-	m.t.renewDue = now
-}
-
-// onSetMetadata: the next records carry it; a leader renews at once.
-func (m *Machine) onSetMetadata(now time.Time, e SetMetadata) {
-	m.p.Metadata = e.Metadata
-	if m.leading(now) {
+// onRenewNow renews a live tenure at once: ValidateLeadership (which
+// the driver answers with the Extend of the confirmed renewal, P7) and
+// SetMetadata (the next records carry it).
+func (m *Machine) onRenewNow(now time.Time) {
+	if m.leading(now) && m.drain == nil {
 		m.t.renewDue = now
 	}
-	m.emit(Reply{Token: e.Token})
 }
 
 // onReadiness takes the driver's word on whether ReadinessCheck lets this

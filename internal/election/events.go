@@ -65,13 +65,15 @@ type (
 	}
 	// Stop is Node.Stop: the machine drains a tenure, then Finishes.
 	Stop struct{}
-	// Validate is Node.ValidateLeadership.
-	Validate struct{ Token uint64 }
-	// SetMetadata is Node.SetMetadata.
-	SetMetadata struct {
-		Metadata map[string]string
-		Token    uint64
-	}
+	// Validate is Node.ValidateLeadership: a live tenure renews at once;
+	// the driver answers with its next Extend, or ErrNotLeader at Lose.
+	Validate struct{}
+	// SetMetadata is Node.SetMetadata: the next records carry it, and a
+	// live tenure renews at once.
+	SetMetadata struct{ Metadata map[string]string }
+	// Abort stops the machine with a permanent error the driver found
+	// (E14: ErrDuplicateNodeID).
+	Abort struct{ Err error }
 	// SetPriority is Node.SetPriority: the priority this node's records
 	// carry, its requests ask with and its answers judge by, from now on.
 	SetPriority struct{ Priority int }
@@ -117,6 +119,7 @@ func (Stop) event()          {}
 func (Validate) event()      {}
 func (SetMetadata) event()   {}
 func (SetPriority) event()   {}
+func (Abort) event()         {}
 func (WriteResult) event()   {}
 func (ConfirmResult) event() {}
 func (WatchStarted) event()  {}

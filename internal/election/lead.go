@@ -113,7 +113,6 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	default:
 		t.renewals++
 		t.renewDue = now.Add(min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2))
-		m.answerChecksAfter(now, false)
 	}
 }
 
@@ -128,7 +127,6 @@ func (m *Machine) extend(now time.Time, sent time.Time) {
 		m.emit(Extend{Epoch: t.epoch, Deadline: d})
 	}
 	t.renewDue = sent.Add(m.renewEvery(t.ttl))
-	m.answerChecksAfter(now, true)
 }
 
 // lose ends the live tenure on a decision or its deadline; never while
@@ -139,16 +137,12 @@ func (m *Machine) lose(now time.Time, cause error) {
 	m.reportLeader(now)
 }
 
-// endTenure emits Lose for the live tenure and fails the waiting
-// validations; its callers check it has not ended.
+// endTenure emits Lose for the live tenure; its callers check it has not
+// ended.
 func (m *Machine) endTenure(cause error) {
 	t := m.t
 	t.ended = true
 	m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	for _, tok := range m.checks {
-		m.emit(Reply{Token: tok, Err: ErrNotLeader})
-	}
-	m.checks = nil
 }
 
 // beginDrain ends the tenure for a step-down or Stop; the lease is

@@ -64,9 +64,6 @@ type Machine struct {
 	cur         seen // the key as seen
 	prev        seen // what the watch a Watch replaced last showed (learnCeiling)
 	ttlSeen     time.Duration
-	entries     int    // entries seen since Start
-	dupSeen     int    // revisions naming this NodeID with another instance
-	dupRev      uint64 // the highest of them
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -82,7 +79,6 @@ type Machine struct {
 	t        *tenure
 	drain    *drain
 	cooldown time.Time // no campaign before (unless named successor)
-	checks   []uint64  // ValidateLeadership calls waiting for a confirmed renewal
 	stopping bool      // Stop: done once the drain and the request out are
 	known    string    // leader last reported
 	out      []Action
@@ -180,9 +176,12 @@ func (m *Machine) apply(now time.Time, ev Event) {
 	case Stop:
 		m.onStop(now)
 	case Validate:
-		m.onValidate(now, e)
+		m.onRenewNow(now)
 	case SetMetadata:
-		m.onSetMetadata(now, e)
+		m.p.Metadata = e.Metadata
+		m.onRenewNow(now)
+	case Abort:
+		m.fail(e.Err)
 	case SetPriority:
 		m.p.Priority = e.Priority // a leader's next renewal carries it
 	}
@@ -241,7 +240,7 @@ func (m *Machine) fail(err error) {
 		return
 	}
 	if m.t != nil && !m.t.ended {
-		m.endTenure(err) // answers the waiting ValidateLeadership calls
+		m.endTenure(err)
 	}
 	m.emit(Fail{Err: err})
 	m.stop()

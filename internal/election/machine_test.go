@@ -516,34 +516,6 @@ func TestUnansweredAcquisitionThatLandedIsKnownByItsValue(t *testing.T) {
 	}
 }
 
-// E14: a record of another process with this NodeID seen first is a
-// predecessor's, and a watch opened again delivers it again: it counts
-// once with the predecessor's one late write, and the node runs on. Two
-// foreign revisions after it stop the node.
-func TestPredecessorRecordSeenAgainByAReopenedWatchCountsOnce(t *testing.T) {
-	old := func(epoch int64) []byte {
-		return wire.Lease{NodeID: "a", Epoch: epoch, TTLMillis: ttl.Milliseconds(), Instance: "a-old", ExpiresAt: t0, AcquiredAt: t0}.Encode()
-	}
-	h := newHarness(t, params("a"))
-	h.open(bucket(6), put(6, old(base+3)))
-	h.do(WatchClosed{})
-	h.want("Watch")
-	h.do(WatchStarted{ID: h.reqID()})
-	h.do(Entry{KV: put(6, old(base+3))})
-	h.do(Synced{})
-	if _, ok := h.req.(Confirm); ok {
-		h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-	}
-	h.do(Entry{KV: put(7, old(base+4))})
-	for _, a := range h.all {
-		if f, ok := a.(Fail); ok {
-			t.Fatalf("the node stopped on its predecessor's records: %v", f.Err)
-		}
-	}
-	h.do(Entry{KV: put(8, old(base+5))})
-	h.want("Fail")
-}
-
 // §4.10: the states of one life, as Machine.State derives them.
 func TestStatesOfOneLife(t *testing.T) {
 	h := newHarness(t, params("a"))
