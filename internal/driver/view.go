@@ -235,7 +235,7 @@ func (v *View) setReady(err error) {
 func (v *View) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
-	v.lease, v.hasRec = s.Lease, s.HasRec
+	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
 	if s.Tenure && v.tenureCtx != nil && v.tenureEpoch == s.Epoch {
 		v.tenureRev = s.Rev // the deadline moves with Extend only
 	}

@@ -76,9 +76,8 @@ func (m *Machine) onReadiness(now time.Time, ready bool) {
 
 // View is what Node's queries read of the machine.
 type View struct {
-	Lease  wire.Lease // the record the key holds, as seen
-	HasRec bool       // the key holds a record (P1)
-	Epoch  int64      // the tenure's, else the record's
+	Lease wire.Lease // the record the key holds, as seen (P1); zero for none
+	Epoch int64      // the tenure's, else the record's
 	// Tenure: a live tenure, at revision Rev, ending at Deadline.
 	Tenure   bool
 	Rev      uint64
@@ -89,7 +88,7 @@ type View struct {
 func (m *Machine) Snapshot() View {
 	var v View
 	if k := m.cur.kind; k == Held || k == Released {
-		v.Lease, v.HasRec, v.Epoch = m.cur.d.lease, true, m.cur.d.lease.Epoch
+		v.Lease, v.Epoch = m.cur.d.lease, m.cur.d.lease.Epoch
 	}
 	if t := m.t; t != nil && !t.ended {
 		v.Epoch, v.Tenure, v.Rev, v.Deadline = t.epoch, true, t.rev, t.deadline
