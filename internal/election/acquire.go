@@ -5,7 +5,6 @@ package election
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"time"
 )
@@ -20,12 +19,8 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 			return
 		}
 		m.confirmLanding(now, a)
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: m.cur.rev, resync: now.Add(m.p.RequestTimeout)}
-	case r.Class == Permanent:
-		m.fail(r.Err)
 	default:
 		// Unknown outcome: the write may land, and if the watch shows it,
 		// it is confirmed like any landing (observe). Kept with the first

@@ -4,7 +4,6 @@ package election
 // drain and release that end a step-down (P11).
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -104,12 +103,8 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 		default:
 			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})
 		}
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: t.rev, resync: now.Add(m.p.RequestTimeout)}
-	case r.Class == Permanent:
-		m.fail(r.Err)
 	default:
 		t.renewals++
 		t.renewDue = now.Add(min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2))
