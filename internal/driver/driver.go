@@ -213,11 +213,11 @@ func (d *Driver) run() {
 		case <-d.base.Done():
 		case <-started:
 			d.losing.started = nil
-			d.feed(election.LoseStarted{Epoch: d.losing.epoch})
+			d.feed(election.LoseHook{Epoch: d.losing.epoch})
 		case <-done:
 			epoch := d.losing.epoch
 			d.losing = nil
-			d.feed(election.LoseDone{Epoch: epoch})
+			d.feed(election.LoseHook{Epoch: epoch, Done: true})
 		case c := <-d.cmds:
 			d.feed(d.commandEvent(c))
 		case r := <-d.control:
@@ -355,10 +355,11 @@ func (d *Driver) carryOutLocal(a election.Action) {
 		d.recordCooldown(a.Cooldown)
 	case election.Reply:
 		d.reply(a)
-	case election.Fail:
-		d.log.Error("permanent error; the node stops campaigning", "error", a.Err)
-		d.err = a.Err
 	case election.Finished:
+		if a.Err != nil {
+			d.log.Error("permanent error; the node stops campaigning", "error", a.Err)
+			d.err = a.Err
+		}
 		d.finished = true
 	case election.Log:
 		d.log.Log(context.Background(), a.Level, a.Msg, a.Args...)

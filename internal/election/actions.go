@@ -94,10 +94,8 @@ type (
 		Err   error
 		Epoch int64
 	}
-	// Fail reports a permanent error: the node stops.
-	Fail struct{ Err error }
-	// Finished says the machine is done (Stop, or a permanent error).
-	Finished struct{}
+	// Finished says the machine is done: Stop, or the permanent error Err.
+	Finished struct{ Err error }
 	// Log is a line for the node's log.
 	Log struct {
 		Level slog.Level
@@ -118,7 +116,6 @@ func (LeaderChange) action() {}
 func (AskToLead) action()    {}
 func (CooldownKey) action()  {}
 func (Reply) action()        {}
-func (Fail) action()         {}
 func (Finished) action()     {}
 func (Log) action()          {}
 func (Arm) action()          {}

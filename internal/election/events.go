@@ -45,10 +45,12 @@ type (
 	// Readiness says whether ReadinessCheck lets this node campaign: the
 	// driver counts the results and sends it when that changes (P14).
 	Readiness struct{ Ready bool }
-	// LoseStarted says OnLoseLeadership of the tenure at Epoch began.
-	LoseStarted struct{ Epoch int64 }
-	// LoseDone says OnLoseLeadership of the tenure at Epoch returned.
-	LoseDone struct{ Epoch int64 }
+	// LoseHook says OnLoseLeadership of the tenure at Epoch began, or
+	// returned (Done).
+	LoseHook struct {
+		Epoch int64
+		Done  bool
+	}
 	// StepDown is Node.StepDown(To), or a step-down request over NATS
 	// received at Received (the driver decodes it and renders the Reply).
 	// Epoch, when set, is the tenure to end; Preempt asks on behalf of a
@@ -112,8 +114,7 @@ func (Synced) event()        {}
 func (WatchClosed) event()   {}
 func (Conn) event()          {}
 func (Readiness) event()     {}
-func (LoseStarted) event()   {}
-func (LoseDone) event()      {}
+func (LoseHook) event()      {}
 func (StepDown) event()      {}
 func (Stop) event()          {}
 func (Validate) event()      {}

@@ -136,6 +136,18 @@ func (h *harness) write() Write {
 	return w
 }
 
+// finished is the Finished among the last actions.
+func (h *harness) finished() Finished {
+	h.t.Helper()
+	for _, a := range h.out {
+		if f, ok := a.(Finished); ok {
+			return f
+		}
+	}
+	h.t.Fatalf("no Finished among [%s]", h.kinds())
+	return Finished{}
+}
+
 func (h *harness) become() Become {
 	h.t.Helper()
 	for _, a := range h.out {

@@ -148,15 +148,15 @@ func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, token ui
 	m.reportLeader(now)
 }
 
-func (m *Machine) onLoseStarted(now time.Time, epoch int64) {
-	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch && !d.hookStarted {
-		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
-	}
-}
-
-func (m *Machine) onLoseDone(epoch int64) {
-	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch {
+// onLoseHook times the drain by its OnLoseLeadership: DrainTimeout from
+// when it began, or until it returned (§4.4).
+func (m *Machine) onLoseHook(now time.Time, e LoseHook) {
+	switch d := m.drain; {
+	case d == nil || m.t.epoch != e.Epoch:
+	case e.Done:
 		d.hookDone = true
+	case !d.hookStarted:
+		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
 	}
 }
 

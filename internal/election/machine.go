@@ -143,10 +143,8 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	case Start, Tick:
 	case Conn:
 		m.onConn(now, e)
-	case LoseStarted:
-		m.onLoseStarted(now, e.Epoch)
-	case LoseDone:
-		m.onLoseDone(e.Epoch)
+	case LoseHook:
+		m.onLoseHook(now, e)
 	case answer:
 		m.onAnswer(now, e)
 	default:
@@ -195,7 +193,7 @@ func (m *Machine) step(now time.Time) {
 		m.apply(now, ev)
 	}
 	if m.stopping && m.req == nil && m.t == nil && !m.stopped {
-		m.stop() // a requested Stop has nothing left to do
+		m.stop(nil, nil) // a requested Stop has nothing left to do
 	}
 	var next time.Time
 	if m.req == nil && !m.stopped {
@@ -229,35 +227,28 @@ func (m *Machine) decide(now time.Time) time.Time {
 	return m.follow(now)
 }
 
-func (m *Machine) stop() {
-	m.stopped = true
-	m.emit(Finished{})
-}
-
-// fail reports a permanent error and stops.
-func (m *Machine) fail(err error) {
+// stop ends the machine once, a live tenure with cause; err is the
+// permanent error that stops it, nil for Stop.
+func (m *Machine) stop(cause, err error) {
 	if m.stopped { // a permanent error is reported once
 		return
 	}
 	if m.t != nil && !m.t.ended {
-		m.endTenure(err)
+		m.endTenure(cause)
 	}
-	m.emit(Fail{Err: err})
-	m.stop()
+	m.stopped = true
+	m.emit(Finished{Err: err})
 }
+
+// fail reports a permanent error and stops.
+func (m *Machine) fail(err error) { m.stop(err, err) }
 
 // StopNow ends the machine at once, without a release: the driver's
 // teardown gave up waiting. The tenure ends; the driver answers every
 // call still waiting with ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
-	if m.stopped {
-		return nil
-	}
-	if m.t != nil && !m.t.ended {
-		m.endTenure(ErrStopped)
-	}
-	m.stop()
+	m.stop(ErrStopped, nil)
 	return m.out
 }
 

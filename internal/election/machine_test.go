@@ -309,8 +309,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 	h.do(StepDown{Token: 9})
 	h.want("Lose")
 	h.none("Reply")
-	h.do(LoseStarted{Epoch: base + 4})
-	h.do(LoseDone{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4, Done: true})
 	w := h.write()
 	if w.Purpose != Release {
 		t.Fatalf("want the release, got %+v", w)
@@ -328,8 +328,8 @@ func TestStepDownDrainsThenReleases(t *testing.T) {
 func TestStepDownCoolsDownWhenTheReleaseFails(t *testing.T) {
 	h := leader(t)
 	h.do(StepDown{Token: 9})
-	h.do(LoseStarted{Epoch: base + 4})
-	h.do(LoseDone{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4, Done: true})
 	for range 3 {
 		w := h.write()
 		if w.Purpose != Release {
@@ -348,7 +348,7 @@ func TestAnotherProtocolRefusesToStart(t *testing.T) {
 	h.open(bucket(5), put(5, []byte(`{"node_id":"b","epoch":4,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z"}`)))
 	said := false
 	for _, a := range h.all {
-		if _, ok := a.(Fail); ok {
+		if _, ok := a.(Finished); ok {
 			t.Fatalf("a record of protocol 1 stopped the machine: [%s]", h.kinds())
 		}
 		if l, ok := a.(Log); ok && l.Level == slog.LevelError {
@@ -364,7 +364,9 @@ func TestAnotherProtocolRefusesToStart(t *testing.T) {
 	old := bucket(5)
 	old.Protocol = 1
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: old})
-	h.want("Fail")
+	if f := h.finished(); !errors.Is(f.Err, wire.ErrProtocolVersion) {
+		t.Errorf("a bucket of protocol 1: finished with %v, want ErrProtocolVersion", f.Err)
+	}
 }
 
 // Simulator seed 37978: entries the watch a node starts with delivered
@@ -408,8 +410,8 @@ func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
 func TestStopCampaignsNoMore(t *testing.T) {
 	h := leader(t)
 	h.do(Stop{})
-	h.do(LoseStarted{Epoch: base + 4})
-	h.do(LoseDone{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4, Done: true})
 	h.do(WriteResult{ID: h.write().ID, Rev: 8})
 	h.none("Write")
 	h.want("Finished")
@@ -536,8 +538,8 @@ func TestStatesOfOneLife(t *testing.T) {
 	state(Leading)
 	h.do(StepDown{Token: 9})
 	state(Draining)
-	h.do(LoseStarted{Epoch: base + 4})
-	h.do(LoseDone{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4, Done: true})
 	h.do(WriteResult{ID: h.write().ID, Rev: 8})
 	state(Following)
 	h.do(Stop{})

@@ -34,7 +34,7 @@ type proc struct {
 	needWatch  bool // started while cut off: Start's watch opens at reconnect
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
-	failed     error         // the permanent error the logic reported (Fail)
+	failed     error         // the permanent error the logic reported (Finished.Err)
 }
 
 // watcher is a watch on the lease key: it delivers the key's entries
@@ -182,7 +182,7 @@ func (p *proc) act(a election.Action) {
 	case election.Lose:
 		w.logf("%s: LOSE epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		began := p.hook(w.dur(0, p.hookDuration()), election.LoseStarted{Epoch: e.Epoch}, election.LoseDone{Epoch: e.Epoch})
+		began := p.hook(w.dur(0, p.hookDuration()), election.LoseHook{Epoch: e.Epoch}, election.LoseHook{Epoch: e.Epoch, Done: true})
 		w.chk.loseHookBegins(p, began)
 		if e.Cause == nil {
 			w.chk.drained(w.now, began) // a step-down or Stop: released once its hook began
@@ -195,9 +195,8 @@ func (p *proc) act(a election.Action) {
 		if !w.kv.deleted {
 			w.kv.seq++ // a write to another key of the stream
 		}
-	case election.Fail:
-		p.failed = e.Err // Finished follows
 	case election.Finished:
+		p.failed = e.Err
 		p.finished()
 	}
 }
