@@ -61,7 +61,11 @@ func (d *Driver) become(a election.Become) {
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
 	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev, "cause", a.Cause)
-	d.cfg.Metrics.ObserveElection(string(a.Cause), a.Wait)
+	var wait time.Duration // how long the node saw the value it took over; 0 for an absent key
+	if !a.Seen.IsZero() {
+		wait = time.Since(a.Seen)
+	}
+	d.cfg.Metrics.ObserveElection(string(a.Cause), wait)
 	d.cfg.Metrics.ObserveLeadership(true, a.Epoch)
 	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error {
 		err := d.hooks.OnBecomeLeader(ctx)

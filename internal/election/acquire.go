@@ -78,10 +78,6 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
 		renewDue: a.sent.Add(m.renewEvery(a.ttl))}
 	m.conn.askedAt = time.Time{}
-	var wait time.Duration // Metrics.ObserveElection; 0 for a key that did not exist
-	if !a.seen.IsZero() {
-		wait = now.Sub(a.seen)
-	}
-	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Wait: wait})
+	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Seen: a.seen})
 	m.reportLeader(now)
 }

@@ -65,7 +65,7 @@ type (
 		Rev      uint64
 		Deadline time.Time
 		Cause    Cause
-		Wait     time.Duration // how long the node saw the value it took over
+		Seen     time.Time // when the node first saw the value it took over; zero for an absent key
 	}
 	// Extend moves the tenure's deadline after a confirmed renewal.
 	Extend struct {

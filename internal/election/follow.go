@@ -114,7 +114,7 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 	var at time.Time
 	switch {
 	case !m.ready:
-		return now.Add(m.p.RenewInterval) // a result wakes it sooner
+		return now.Add(m.p.RenewInterval) // a Readiness event wakes it sooner
 	case named && c.d.lease.Next != m.p.NodeID && now.Before(c.first.Add(m.p.RenewInterval)):
 		at = c.first.Add(m.p.RenewInterval) // the named node's window (P12)
 	case !(named && c.d.lease.Next == m.p.NodeID) && now.Before(m.cooldown):

@@ -140,9 +140,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 		}
 		m.inc, m.incKnown = r.Bucket, true
-		switch c.why {
-		case toOpen:
-			m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
+		switch c.why { // toOpen: decide opens the watch
 		case toWait:
 			m.viewChecked = true
 			m.learnCeiling(now, r.Bucket)
