@@ -157,7 +157,8 @@ func (n *Node) driverConfig(st *store.Store, control <-chan driver.ControlReques
 	return driver.Config{Params: p, DrainTimeout: n.cfg.DrainTimeout, RequestTimeout: n.cfg.RequestTimeout,
 		StepDownOnHookError: n.cfg.OnBecomeLeaderError == LeaderHookErrorStepsDown,
 		ReadinessCheck:      n.cfg.ReadinessCheck, ReadinessInterval: n.cfg.ReadinessInterval,
-		ClusterID: n.cfg.ClusterID, Log: n.log, Metrics: n.cfg.Metrics, Hooks: n.hooks,
+		ReadinessThreshold: n.cfg.ReadinessThreshold,
+		ClusterID:          n.cfg.ClusterID, Log: n.log, Metrics: n.cfg.Metrics, Hooks: n.hooks,
 		View: n.view, Store: st, Control: control, BeforeAction: n.beforeAction}
 }
 
@@ -167,7 +168,7 @@ func electionParams(cfg Config, campaign bool, instance string) election.Params 
 		LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
 		RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
 		Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
-		ReadinessCheck: cfg.ReadinessCheck != nil, ReadinessThreshold: cfg.ReadinessThreshold}
+		ReadinessCheck: cfg.ReadinessCheck != nil}
 }
 
 // subscribe answers step-down and status requests: a campaigning node

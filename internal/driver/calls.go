@@ -8,6 +8,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -17,8 +18,8 @@ import (
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
 func (d *Driver) askToLead(a election.AskToLead) {
-	data, _ := json.Marshal(a.Request)
-	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Request.Priority)
+	data, _ := json.Marshal(wire.StepDownRequest{To: d.cfg.Params.NodeID, Reason: wire.ReasonPriority, Priority: a.Priority})
+	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Priority)
 	d.offLoop(func() {
 		if err := d.store.Conn().Publish(wire.NodeControlSubject(d.cfg.ClusterID, a.Holder), data); err != nil {
 			d.log.Debug("could not ask the leader to yield", "error", err)
@@ -48,8 +49,8 @@ func (d *Driver) recordCooldown(cooldown time.Duration) {
 	})
 }
 
-// commandEvent turns an API call into the machine's event; the answer goes
-// back on the command's channels.
+// commandEvent turns an API call into the machine's event (nil for none);
+// the answer goes back on the command's channels.
 func (d *Driver) commandEvent(c Command) election.Event {
 	switch c.Kind {
 	case CmdStepDown:
@@ -58,27 +59,50 @@ func (d *Driver) commandEvent(c Command) election.Event {
 		c.Reply <- nil
 		return election.SetPriority{Priority: c.Priority}
 	case CmdSetMetadata:
-		return election.SetMetadata{Metadata: c.Metadata, Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
+		c.Reply <- nil
+		return election.SetMetadata{Metadata: c.Metadata}
 	case CmdValidate:
-		return election.Validate{Token: d.newToken(func(a election.Reply) {
-			if a.Err != nil {
-				c.Reply <- a.Err
-				return
-			}
-			c.Epoch <- a.Epoch
-		})}
+		if t := d.tenure; t != nil && d.view.Leading(time.Now()) {
+			t.checks = append(t.checks, c) // answered by its next Extend or its Lose
+			return election.Validate{}
+		}
+		c.Reply <- election.ErrNotLeader
+		return nil
 	}
-	return election.Stop{Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
+	d.newToken(func(election.Reply) { c.Reply <- nil }) // answered when the loop ends
+	return election.Stop{}
 }
 
-// controlEvent turns a step-down request from NATS into the machine's
-// event; the answer goes back to the requester.
+// controlEvent decodes a step-down request from NATS into the machine's
+// StepDown; nil for a malformed one, answered here. The machine's answer
+// goes back to the requester as a StepDownReply; on the cluster's subject
+// only the leader answers.
 func (d *Driver) controlEvent(r ControlRequest) election.Event {
-	msg := r.Msg
-	token := d.newToken(func(a election.Reply) {
-		if !a.Silent {
-			d.offLoop(func() { respond(msg, a.Answer) })
+	msg, node := r.Msg, d.cfg.Params.NodeID
+	req, err := wire.DecodeStepDown(msg.Data)
+	if err != nil {
+		if !r.Generic || d.view.Leading(time.Now()) {
+			d.offLoop(func() { respond(msg, wire.StepDownReply{Node: node, Error: err.Error()}) })
 		}
+		return nil
+	}
+	token := d.newToken(func(a election.Reply) {
+		out := wire.StepDownReply{OK: a.Err == nil, Node: node, Epoch: a.Epoch}
+		switch {
+		case errors.Is(a.Err, election.ErrNotLeader) && r.Generic:
+			return
+		case errors.Is(a.Err, election.ErrNotLeader):
+			out.Leader = d.view.Snapshot().Leader
+		}
+		if a.Epoch != 0 {
+			out.To = req.To
+		}
+		if a.Err != nil {
+			out.Error = a.Err.Error()
+		}
+		d.offLoop(func() { respond(msg, out) })
 	})
-	return election.Control{Data: msg.Data, Generic: r.Generic, Received: r.Received, Token: token}
+	d.log.Info("step-down requested over NATS", "to", req.To, "reason", req.Reason)
+	return election.StepDown{To: req.To, Epoch: req.Epoch, Preempt: req.Reason == wire.ReasonPriority,
+		Priority: req.Priority, Received: r.Received, Token: token}
 }

@@ -70,6 +70,8 @@ type Driver struct {
 	replies map[uint64]func(election.Reply)
 	tokens  uint64
 	conn    election.Conn // the connection as it was at Start
+	ready   readiness     // ReadinessCheck's results
+	self    foreignSelf   // records under this NodeID by another process (E14)
 	timer   *time.Timer
 
 	err      error // permanent failure
@@ -117,6 +119,7 @@ type Config struct {
 	StepDownOnHookError bool
 	ReadinessCheck      func(context.Context) error // nil: none
 	ReadinessInterval   time.Duration
+	ReadinessThreshold  int // failures in a row that make the node not ready (P14)
 	ClusterID           string
 	Log                 *slog.Logger
 	Metrics             Metrics
@@ -159,6 +162,8 @@ func New(cfg Config) *Driver {
 		checks:    make(chan struct{}),
 		replies:   make(map[uint64]func(election.Reply)),
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
+		ready:     readiness{threshold: cfg.ReadinessThreshold},
+		self:      foreignSelf{nodeID: cfg.Params.NodeID, instance: cfg.Params.Instance},
 	}
 	d.publish()
 	return d
@@ -196,7 +201,7 @@ func (d *Driver) run() {
 		started, done := d.losing.channels()
 		select {
 		case ent, ok := <-d.updates():
-			d.feed(watchEvent(ent, ok))
+			d.onWatch(watchEvent(ent, ok))
 		case <-d.timer.C:
 			d.feed(election.Tick{})
 		case <-d.expired:
@@ -208,17 +213,17 @@ func (d *Driver) run() {
 		case <-d.base.Done():
 		case <-started:
 			d.losing.started = nil
-			d.feed(election.LoseStarted{Epoch: d.losing.epoch})
+			d.feed(election.LoseHook{Epoch: d.losing.epoch})
 		case <-done:
 			epoch := d.losing.epoch
 			d.losing = nil
-			d.feed(election.LoseDone{Epoch: epoch})
+			d.feed(election.LoseHook{Epoch: epoch, Done: true})
 		case c := <-d.cmds:
 			d.feed(d.commandEvent(c))
 		case r := <-d.control:
 			d.feed(d.controlEvent(r))
 		case err := <-d.health:
-			d.feed(election.Health{Err: err})
+			d.onCheck(err)
 		}
 	}
 }
@@ -243,6 +248,17 @@ func watchEvent(ent jetstream.KeyValueEntry, ok bool) election.Event {
 	return election.Entry{KV: toEntry(ent)}
 }
 
+// onWatch feeds what the watch delivered; an entry that shows another
+// process using this NodeID (E14) stops the machine.
+func (d *Driver) onWatch(ev election.Event) {
+	d.feed(ev)
+	if e, ok := ev.(election.Entry); ok && !d.cfg.Params.Observer {
+		if err := d.self.note(e.KV); err != nil {
+			d.feed(election.Abort{Err: err})
+		}
+	}
+}
+
 // toEntry is a KV entry as the machine sees it.
 func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 	op := election.Put
@@ -255,9 +271,12 @@ func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 	return election.KVEntry{Rev: ent.Revision(), Op: op, Value: ent.Value()}
 }
 
-// feed hands the machine one event at this process's now, and carries out
-// what it returns.
+// feed hands the machine one event (nil: none) at this process's now,
+// and carries out what it returns.
 func (d *Driver) feed(ev election.Event) {
+	if ev == nil {
+		return
+	}
 	d.carryOut(d.m.Handle(time.Now(), ev))
 	d.publish()
 }
@@ -336,10 +355,11 @@ func (d *Driver) carryOutLocal(a election.Action) {
 		d.recordCooldown(a.Cooldown)
 	case election.Reply:
 		d.reply(a)
-	case election.Fail:
-		d.log.Error("permanent error; the node stops campaigning", "error", a.Err)
-		d.err = a.Err
 	case election.Finished:
+		if a.Err != nil {
+			d.log.Error("permanent error; the node stops campaigning", "error", a.Err)
+			d.err = a.Err
+		}
 		d.finished = true
 	case election.Log:
 		d.log.Log(context.Background(), a.Level, a.Msg, a.Args...)
@@ -362,6 +382,10 @@ func (d *Driver) shutdown() {
 	if !d.finished {
 		d.carryOut(d.m.StopNow())
 		d.publish()
+	}
+	for token, answer := range d.replies { // every call still waiting (E9)
+		delete(d.replies, token)
+		answer(election.Reply{Token: token, Err: election.ErrStopped})
 	}
 	d.stopWatch()
 }

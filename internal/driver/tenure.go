@@ -25,6 +25,9 @@ type driverTenure struct {
 	timer    *time.Timer
 	loseOnce sync.Once
 	lose     *loseSignals
+	// checks are ValidateLeadership calls: the machine's next Extend (a
+	// renewal confirmed, P7) proves the epoch; its Lose refuses them.
+	checks []Command
 }
 
 // loseSignals are the dispatcher's signals for the OnLoseLeadership last
@@ -57,8 +60,12 @@ func (d *Driver) become(a election.Become) {
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
-	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev)
-	d.cfg.Metrics.ObserveElection(string(a.Cause), a.Wait)
+	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev, "cause", a.Cause)
+	var wait time.Duration // how long the node saw the value it took over; 0 for an absent key
+	if !a.Seen.IsZero() {
+		wait = time.Since(a.Seen)
+	}
+	d.cfg.Metrics.ObserveElection(string(a.Cause), wait)
 	d.cfg.Metrics.ObserveLeadership(true, a.Epoch)
 	d.disp.enqueue(hookCall{name: "OnBecomeLeader", fn: func() error {
 		err := d.hooks.OnBecomeLeader(ctx)
@@ -72,8 +79,12 @@ func (d *Driver) become(a election.Become) {
 
 // extend moves the live tenure's deadline after a confirmed renewal.
 func (d *Driver) extend(a election.Extend) {
-	if d.tenure != nil && d.tenure.epoch == a.Epoch {
+	if t := d.tenure; t != nil && t.epoch == a.Epoch {
 		d.view.extend(a.Epoch, a.Deadline)
+		for _, c := range t.checks {
+			c.Epoch <- a.Epoch
+		}
+		t.checks = nil
 	}
 }
 
@@ -122,6 +133,9 @@ func (d *Driver) lose(a election.Lose) {
 	d.tenure = nil
 	t.timer.Stop()
 	d.view.end(t.cancel)
+	for _, c := range t.checks {
+		c.Reply <- election.ErrNotLeader
+	}
 	if a.Cause != nil {
 		d.log.Warn("lost leadership", "epoch", a.Epoch, "cause", a.Cause)
 	}

@@ -224,12 +224,18 @@ func (v *View) setLeader(leader string) {
 	v.mu.Unlock()
 }
 
+// setReady records what Node.Ready reports.
+func (v *View) setReady(err error) {
+	v.mu.Lock()
+	v.ready = err
+	v.mu.Unlock()
+}
+
 // publish copies the machine's state s.
 func (v *View) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
-	v.lease, v.hasRec = s.Lease, s.HasRec
-	v.ready = s.Ready
+	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
 	if s.Tenure && v.tenureCtx != nil && v.tenureEpoch == s.Epoch {
 		v.tenureRev = s.Rev // the deadline moves with Extend only
 	}

@@ -5,7 +5,6 @@ package election
 
 import (
 	"bytes"
-	"errors"
 	"log/slog"
 	"time"
 )
@@ -20,12 +19,8 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 			return
 		}
 		m.confirmLanding(now, a)
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: m.cur.rev, resync: now.Add(m.p.RequestTimeout)}
-	case r.Class == Permanent:
-		m.fail(r.Err)
 	default:
 		// Unknown outcome: the write may land, and if the watch shows it,
 		// it is confirmed like any landing (observe). Kept with the first
@@ -37,7 +32,6 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 			m.pending = append(m.pending, a)
 		}
 		m.retryAt = now.Add(m.backoff())
-		m.logf(slog.LevelDebug, "acquisition unanswered", "epoch", a.epoch, "error", r.Err)
 	}
 }
 
@@ -55,7 +49,8 @@ func (m *Machine) confirmLanding(now time.Time, a *attempt) {
 
 // landed is the unanswered acquisition an entry shows landed, or nil: the
 // one whose value it holds (each value has its own send time in it), or
-// one not kept, sent after the first, counted from the first.
+// one not kept, sent after the first, counted from the first. Its
+// revision is above what it was written over: epochs grow (Claim B).
 func (m *Machine) landed(d decoded, e KVEntry) *attempt {
 	if len(m.pending) == 0 || !m.ownLateWrite(d, m.pending[0].epoch) {
 		return nil
@@ -66,9 +61,6 @@ func (m *Machine) landed(d decoded, e KVEntry) *attempt {
 			a = p
 			break
 		}
-	}
-	if e.Rev <= a.over {
-		return nil
 	}
 	a.rev = e.Rev
 	return a
@@ -86,11 +78,6 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
 		renewDue: a.sent.Add(m.renewEvery(a.ttl))}
 	m.conn.askedAt = time.Time{}
-	m.logf(slog.LevelInfo, "leading", "epoch", a.epoch, "cause", a.cause)
-	var wait time.Duration // Metrics.ObserveElection; 0 for a key that did not exist
-	if !a.seen.IsZero() {
-		wait = now.Sub(a.seen)
-	}
-	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Wait: wait})
+	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Seen: a.seen})
 	m.reportLeader(now)
 }

@@ -7,8 +7,6 @@ package election
 import (
 	"log/slog"
 	"time"
-
-	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Action is one output of the machine.
@@ -67,7 +65,7 @@ type (
 		Rev      uint64
 		Deadline time.Time
 		Cause    Cause
-		Wait     time.Duration // how long the node saw the value it took over
+		Seen     time.Time // when the node first saw the value it took over; zero for an absent key
 	}
 	// Extend moves the tenure's deadline after a confirmed renewal.
 	Extend struct {
@@ -81,27 +79,23 @@ type (
 	}
 	// LeaderChange queues OnLeaderChange.
 	LeaderChange struct{ Leader string }
-	// AskToLead publishes a priority request to the holder's control
-	// subject.
+	// AskToLead asks the holder, over its control subject, to hand over
+	// to this node, of Priority (P13).
 	AskToLead struct {
-		Holder  string
-		Request wire.StepDownRequest
+		Holder   string
+		Priority int
 	}
 	// CooldownKey records cooldown-<NodeID> (informational, no answer).
 	CooldownKey struct{ Cooldown time.Duration }
-	// Reply answers a command or a control request named by Token.
+	// Reply answers the StepDown named by Token: Epoch is the tenure it
+	// ended.
 	Reply struct {
-		Token   uint64
-		Err     error
-		Epoch   int64
-		Control bool
-		Silent  bool
-		Answer  wire.StepDownReply
+		Token uint64
+		Err   error
+		Epoch int64
 	}
-	// Fail reports a permanent error: the node stops.
-	Fail struct{ Err error }
-	// Finished says the machine is done (Stop, or a permanent error).
-	Finished struct{}
+	// Finished says the machine is done: Stop, or the permanent error Err.
+	Finished struct{ Err error }
 	// Log is a line for the node's log.
 	Log struct {
 		Level slog.Level
@@ -122,7 +116,6 @@ func (LeaderChange) action() {}
 func (AskToLead) action()    {}
 func (CooldownKey) action()  {}
 func (Reply) action()        {}
-func (Fail) action()         {}
 func (Finished) action()     {}
 func (Log) action()          {}
 func (Arm) action()          {}

@@ -42,38 +42,43 @@ type (
 		Connected  bool
 		Reconnects uint64
 	}
-	// Health is one ReadinessCheck result.
-	Health struct{ Err error }
-	// LoseStarted says OnLoseLeadership of the tenure at Epoch began.
-	LoseStarted struct{ Epoch int64 }
-	// LoseDone says OnLoseLeadership of the tenure at Epoch returned.
-	LoseDone struct{ Epoch int64 }
-	// StepDown is Node.StepDown(To); Epoch, when set, is the tenure to end.
-	StepDown struct {
-		To    string
-		Async bool
-		Token uint64
+	// Readiness says whether ReadinessCheck lets this node campaign: the
+	// driver counts the results and sends it when that changes (P14).
+	Readiness struct{ Ready bool }
+	// LoseHook says OnLoseLeadership of the tenure at Epoch began, or
+	// returned (Done).
+	LoseHook struct {
 		Epoch int64
+		Done  bool
 	}
-	// Stop is Node.Stop.
-	Stop struct{ Token uint64 }
-	// Validate is Node.ValidateLeadership.
-	Validate struct{ Token uint64 }
-	// SetMetadata is Node.SetMetadata.
-	SetMetadata struct {
-		Metadata map[string]string
+	// StepDown is Node.StepDown(To), or a step-down request over NATS
+	// received at Received (the driver decodes it and renders the Reply).
+	// Epoch, when set, is the tenure to end; Preempt asks on behalf of a
+	// node of Priority (P13). Async: the Reply comes when the drain
+	// begins, not after the release.
+	StepDown struct {
+		To       string
+		Epoch    int64
+		Preempt  bool
+		Priority int
+		Received time.Time
+		Async    bool
 		Token    uint64
 	}
+	// Stop is Node.Stop: the machine drains a tenure, then Finishes.
+	Stop struct{}
+	// Validate is Node.ValidateLeadership: a live tenure renews at once;
+	// the driver answers with its next Extend, or ErrNotLeader at Lose.
+	Validate struct{}
+	// SetMetadata is Node.SetMetadata: the next records carry it, and a
+	// live tenure renews at once.
+	SetMetadata struct{ Metadata map[string]string }
+	// Abort stops the machine with a permanent error the driver found
+	// (E14: ErrDuplicateNodeID).
+	Abort struct{ Err error }
 	// SetPriority is Node.SetPriority: the priority this node's records
 	// carry, its requests ask with and its answers judge by, from now on.
 	SetPriority struct{ Priority int }
-	// Control is a step-down request received over NATS at Received.
-	Control struct {
-		Data     []byte
-		Generic  bool
-		Received time.Time
-		Token    uint64
-	}
 )
 
 // The answers to the requests (actions.go), each with its request's ID.
@@ -108,15 +113,14 @@ func (Entry) event()         {}
 func (Synced) event()        {}
 func (WatchClosed) event()   {}
 func (Conn) event()          {}
-func (Health) event()        {}
-func (LoseStarted) event()   {}
-func (LoseDone) event()      {}
+func (Readiness) event()     {}
+func (LoseHook) event()      {}
 func (StepDown) event()      {}
 func (Stop) event()          {}
 func (Validate) event()      {}
 func (SetMetadata) event()   {}
 func (SetPriority) event()   {}
-func (Control) event()       {}
+func (Abort) event()         {}
 func (WriteResult) event()   {}
 func (ConfirmResult) event() {}
 func (WatchStarted) event()  {}

@@ -6,8 +6,6 @@ package election
 import (
 	"log/slog"
 	"time"
-
-	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // ceiling is the longest TTL a holder of this incarnation may be using
@@ -74,24 +72,12 @@ func (m *Machine) follow(now time.Time) time.Time {
 		}
 		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	case now.Before(expiry):
-		m.sayColdStart(now, expiry)
 		return next
 	case !gate.IsZero():
 		return gate
 	}
 	m.takeOver(now)
 	return time.Time{}
-}
-
-// sayColdStart logs, once, that the node waits out a new bucket's first
-// election (P6): an operator needs to know it is the design, not a fault.
-func (m *Machine) sayColdStart(now, until time.Time) {
-	if m.coldSaid || m.cur.kind != Absent || m.cur.lastSeq != 0 {
-		return
-	}
-	m.coldSaid = true
-	m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
-		"wait", until.Sub(now).Round(time.Millisecond), "bucket_age", m.cur.age.Round(time.Millisecond))
 }
 
 // waitsTheCeiling says the value seen is waited out for the ceiling
@@ -127,8 +113,8 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 	named := c.kind == Released && c.d.lease.Next != ""
 	var at time.Time
 	switch {
-	case !m.healthy():
-		return now.Add(m.p.RenewInterval) // a result wakes it sooner
+	case !m.ready:
+		return now.Add(m.p.RenewInterval) // a Readiness event wakes it sooner
 	case named && c.d.lease.Next != m.p.NodeID && now.Before(c.first.Add(m.p.RenewInterval)):
 		at = c.first.Add(m.p.RenewInterval) // the named node's window (P12)
 	case !(named && c.d.lease.Next == m.p.NodeID) && now.Before(m.cooldown):
@@ -152,7 +138,7 @@ func (m *Machine) takeOver(now time.Time) {
 	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
 		ttl = m.inc.LeaseTTL
 	}
-	a := &attempt{over: max(c.rev, c.lastSeq), epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
+	a := &attempt{epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
 	a.value = m.held(epoch, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
 	switch c.kind {
@@ -171,7 +157,7 @@ func (m *Machine) takeOver(now time.Time) {
 // and at most once a LeaseTTL; it returns when to ask next.
 func (m *Machine) askToLead(now time.Time) time.Time {
 	h := m.cur.d.lease
-	if m.cur.kind != Held || m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.healthy() || m.conn.stableSince.IsZero() {
+	if m.cur.kind != Held || m.p.Observer || m.p.Priority <= h.Priority || h.NodeID == m.p.NodeID || !m.ready || m.conn.stableSince.IsZero() {
 		return time.Time{}
 	}
 	at := m.conn.stableSince.Add(max(m.p.LeaseTTL, m.p.PreemptDelay))
@@ -182,6 +168,6 @@ func (m *Machine) askToLead(now time.Time) time.Time {
 		return at
 	}
 	m.conn.askedAt = now
-	m.emit(AskToLead{Holder: h.NodeID, Request: wire.StepDownRequest{To: m.p.NodeID, Reason: wire.ReasonPriority, Priority: m.p.Priority}})
+	m.emit(AskToLead{Holder: h.NodeID, Priority: m.p.Priority})
 	return now.Add(m.p.LeaseTTL)
 }

@@ -16,8 +16,7 @@ const ttl = 2 * time.Second
 
 func params(id string) Params {
 	return Params{NodeID: id, Instance: id + "-i", LeaseTTL: ttl, RenewInterval: 500 * time.Millisecond,
-		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl,
-		ReadinessThreshold: 3}
+		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl}
 }
 
 // bucket is an incarnation created at t0 - 1 h, with this test's TTL.
@@ -135,6 +134,18 @@ func (h *harness) write() Write {
 		h.t.Fatalf("want a Write out, have %T", h.req)
 	}
 	return w
+}
+
+// finished is the Finished among the last actions.
+func (h *harness) finished() Finished {
+	h.t.Helper()
+	for _, a := range h.out {
+		if f, ok := a.(Finished); ok {
+			return f
+		}
+	}
+	h.t.Fatalf("no Finished among [%s]", h.kinds())
+	return Finished{}
 }
 
 func (h *harness) become() Become {

@@ -4,9 +4,7 @@ package election
 // drain and release that end a step-down (P11).
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -28,7 +26,7 @@ type tenure struct {
 type drain struct {
 	stepDown    bool
 	next        string
-	reply       func(error) Action
+	token       uint64 // the StepDown waiting for the release; 0: none
 	hookStarted bool
 	hookDone    bool
 	until       time.Time // DrainTimeout after OnLoseLeadership began
@@ -105,16 +103,11 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 		default:
 			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})
 		}
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: t.rev, resync: now.Add(m.p.RequestTimeout)}
-	case r.Class == Permanent:
-		m.fail(r.Err)
 	default:
 		t.renewals++
 		t.renewDue = now.Add(min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2))
-		m.answerChecksAfter(now, false)
 	}
 }
 
@@ -129,51 +122,41 @@ func (m *Machine) extend(now time.Time, sent time.Time) {
 		m.emit(Extend{Epoch: t.epoch, Deadline: d})
 	}
 	t.renewDue = sent.Add(m.renewEvery(t.ttl))
-	m.answerChecksAfter(now, true)
 }
 
-// lose ends the tenure on a decision or its deadline.
+// lose ends the live tenure on a decision or its deadline; never while
+// draining (the drain ended it already).
 func (m *Machine) lose(now time.Time, cause error) {
-	m.logf(slog.LevelWarn, "leadership lost", "epoch", m.t.epoch, "cause", cause)
 	m.endTenure(cause)
 	m.t, m.lost = nil, lostRace{}
-	if m.drain != nil {
-		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, cause))
-	}
 	m.reportLeader(now)
 }
 
-// endTenure emits Lose once and fails the waiting validations.
+// endTenure emits Lose for the live tenure; its callers check it has not
+// ended.
 func (m *Machine) endTenure(cause error) {
 	t := m.t
-	if t.ended {
-		return
-	}
 	t.ended = true
 	m.emit(Lose{Epoch: t.epoch, Cause: cause})
-	for _, tok := range m.checks {
-		m.emit(Reply{Token: tok, Err: ErrNotLeader})
-	}
-	m.checks = nil
 }
 
 // beginDrain ends the tenure for a step-down or Stop; the lease is
 // renewed until OnLoseLeadership has returned, then released (P11).
-func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, reply func(error) Action) {
-	m.drain = &drain{stepDown: stepDown, next: next, reply: reply}
+func (m *Machine) beginDrain(now time.Time, stepDown bool, next string, token uint64) {
+	m.drain = &drain{stepDown: stepDown, next: next, token: token}
 	m.endTenure(nil)
 	m.reportLeader(now)
 }
 
-func (m *Machine) onLoseStarted(now time.Time, epoch int64) {
-	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch && !d.hookStarted {
-		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
-	}
-}
-
-func (m *Machine) onLoseDone(epoch int64) {
-	if d := m.drain; d != nil && m.t != nil && m.t.epoch == epoch {
+// onLoseHook times the drain by its OnLoseLeadership: DrainTimeout from
+// when it began, or until it returned (§4.4).
+func (m *Machine) onLoseHook(now time.Time, e LoseHook) {
+	switch d := m.drain; {
+	case d == nil || m.t.epoch != e.Epoch:
+	case e.Done:
 		d.hookDone = true
+	case !d.hookStarted:
+		d.hookStarted, d.until = true, now.Add(m.p.DrainTimeout)
 	}
 }
 
@@ -192,14 +175,14 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 // finishDrain ends a drain: cooldown after a step-down that released,
 // and the caller's answer.
 func (m *Machine) finishDrain(now time.Time, err error) {
-	d := m.drain
+	d, epoch := m.drain, m.t.epoch
 	m.drain, m.t = nil, nil
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})
 	}
-	if d.reply != nil {
-		m.emit(d.reply(err))
+	if d.token != 0 {
+		m.emit(Reply{Token: d.token, Err: err, Epoch: epoch})
 	}
 	m.reportLeader(now) // the released record names nobody
 }

@@ -64,12 +64,9 @@ type Machine struct {
 	cur         seen // the key as seen
 	prev        seen // what the watch a Watch replaced last showed (learnCeiling)
 	ttlSeen     time.Duration
-	entries     int    // entries seen since Start
-	dupSeen     int    // revisions naming this NodeID with another instance
-	dupRev      uint64 // the highest of them
 
 	conn    connState
-	ready   readiness
+	ready   bool     // ReadinessCheck lets this node campaign (P14)
 	req     *request // the request out, nil when none
 	kept    []Event  // events kept while a request is out
 	nextID  uint64
@@ -82,10 +79,8 @@ type Machine struct {
 	t        *tenure
 	drain    *drain
 	cooldown time.Time // no campaign before (unless named successor)
-	checks   []uint64  // ValidateLeadership calls waiting for a confirmed renewal
-	stopReq  *uint64
-	known    string // leader last reported
-	coldSaid bool   // the wait of a new bucket's first election was logged
+	stopping bool      // Stop: done once the drain and the request out are
+	known    string    // leader last reported
 	out      []Action
 }
 
@@ -107,13 +102,6 @@ type connState struct {
 	reconnects  uint64
 	stableSince time.Time // connected, synced and ready since
 	askedAt     time.Time // last priority request
-}
-
-// readiness is what the machine knows of ReadinessCheck.
-type readiness struct {
-	passed bool
-	fails  int
-	last   error
 }
 
 // lostRace is a compare-and-swap lost at rev (P10): wait for the watch
@@ -138,7 +126,7 @@ func New(p Params, seed uint64) *Machine {
 		p.Instance = strconv.FormatUint(seed, 36)
 	}
 	m := &Machine{p: p, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	m.conn.connected = true
+	m.conn.connected, m.ready = true, !p.ReadinessCheck
 	return m
 }
 
@@ -155,10 +143,8 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	case Start, Tick:
 	case Conn:
 		m.onConn(now, e)
-	case LoseStarted:
-		m.onLoseStarted(now, e.Epoch)
-	case LoseDone:
-		m.onLoseDone(e.Epoch)
+	case LoseHook:
+		m.onLoseHook(now, e)
 	case answer:
 		m.onAnswer(now, e)
 	default:
@@ -181,20 +167,21 @@ func (m *Machine) apply(now time.Time, ev Event) {
 		m.onSynced(now)
 	case WatchClosed:
 		m.watching, m.synced = false, false
-	case Health:
-		m.onHealth(now, e.Err)
+	case Readiness:
+		m.onReadiness(now, e.Ready)
 	case StepDown:
 		m.onStepDown(now, e)
 	case Stop:
-		m.onStop(now, e)
+		m.onStop(now)
 	case Validate:
-		m.onValidate(now, e)
+		m.onRenewNow(now)
 	case SetMetadata:
-		m.onSetMetadata(now, e)
+		m.p.Metadata = e.Metadata
+		m.onRenewNow(now)
+	case Abort:
+		m.fail(e.Err)
 	case SetPriority:
 		m.p.Priority = e.Priority // a leader's next renewal carries it
-	case Control:
-		m.onControl(now, e)
 	}
 }
 
@@ -205,9 +192,8 @@ func (m *Machine) step(now time.Time) {
 		m.kept = m.kept[1:]
 		m.apply(now, ev)
 	}
-	if m.stopReq != nil && m.req == nil && m.t == nil && !m.stopped {
-		m.emit(Reply{Token: *m.stopReq}) // a requested Stop has nothing left to do
-		m.stop()
+	if m.stopping && m.req == nil && m.t == nil && !m.stopped {
+		m.stop(nil, nil) // a requested Stop has nothing left to do
 	}
 	var next time.Time
 	if m.req == nil && !m.stopped {
@@ -241,57 +227,28 @@ func (m *Machine) decide(now time.Time) time.Time {
 	return m.follow(now)
 }
 
-func (m *Machine) stop() {
-	m.stopped = true
-	m.emit(Finished{})
-}
-
-// fail reports a permanent error and stops.
-func (m *Machine) fail(err error) {
+// stop ends the machine once, a live tenure with cause; err is the
+// permanent error that stops it, nil for Stop.
+func (m *Machine) stop(cause, err error) {
 	if m.stopped { // a permanent error is reported once
 		return
 	}
 	if m.t != nil && !m.t.ended {
-		m.endTenure(err) // answers the waiting ValidateLeadership calls
+		m.endTenure(cause)
 	}
-	m.emit(Fail{Err: err})
-	m.stop()
+	m.stopped = true
+	m.emit(Finished{Err: err})
 }
 
+// fail reports a permanent error and stops.
+func (m *Machine) fail(err error) { m.stop(err, err) }
+
 // StopNow ends the machine at once, without a release: the driver's
-// teardown gave up waiting. The tenure ends, and every caller waiting
-// hears ErrStopped.
+// teardown gave up waiting. The tenure ends; the driver answers every
+// call still waiting with ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
-	if m.stopped {
-		return nil
-	}
-	if m.t != nil && !m.t.ended {
-		m.endTenure(ErrStopped)
-	}
-	if d := m.drain; d != nil && d.reply != nil {
-		m.emit(d.reply(ErrStopped))
-	}
-	m.drain, m.t = nil, nil
-	for _, ev := range m.kept {
-		switch e := ev.(type) {
-		case StepDown:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case Validate:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case SetMetadata:
-			m.emit(Reply{Token: e.Token, Err: ErrStopped})
-		case Stop:
-			m.emit(Reply{Token: e.Token})
-		case Control:
-			m.emit(Reply{Token: e.Token, Control: true, Silent: true})
-		}
-	}
-	m.kept = nil
-	if m.stopReq != nil {
-		m.emit(Reply{Token: *m.stopReq})
-	}
-	m.stop()
+	m.stop(ErrStopped, nil)
 	return m.out
 }
 

@@ -41,11 +41,10 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 	}
 }
 
-// learn notes what an entry tells beyond the value: a TTL, another
-// process with this NodeID, a record of another protocol version (which
-// Start refuses; seen while running, it is unknown, P1).
+// learn notes what an entry tells beyond the value: a TTL, a record of
+// another protocol version (which Start refuses; seen while running, it
+// is unknown, P1).
 func (m *Machine) learn(e KVEntry, d decoded) {
-	m.entries++
 	switch {
 	case d.kind == Unknown && d.lease.Epoch != 0 && d.lease.Version != wire.Protocol:
 		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.lease.Version, 1))
@@ -53,7 +52,6 @@ func (m *Machine) learn(e KVEntry, d decoded) {
 		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
 	case d.kind == Held:
 		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
-		m.noteForeignSelf(d.lease, e.Rev)
 	}
 }
 
@@ -113,6 +111,11 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 		if p := m.prev; p.kind != None && p.kind != Absent && b.LastSeq == p.rev && p.first.Before(now) {
 			c.first = p.first
 		}
+		if wait := c.ceiling - c.age; b.LastSeq == 0 && wait > 0 && !m.p.Observer {
+			// P6 is the design, not a fault: an operator needs to know.
+			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
+				"wait", wait.Round(time.Millisecond), "bucket_age", c.age.Round(time.Millisecond))
+		}
 	}
 }
 
@@ -122,7 +125,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
 	m.inc, m.incKnown = b, true
-	m.ttlSeen, m.entries, m.dupSeen, m.dupRev = 0, 0, 0, 0
+	m.ttlSeen = 0
 }
 
 // forget drops what was seen of an incarnation no longer followed.
@@ -135,23 +138,6 @@ func (m *Machine) forget(now time.Time, cause error) {
 	m.dropWatchEvents()
 	if m.t == nil && !m.stopped {
 		m.caughtUp = false
-	}
-}
-
-// noteForeignSelf stops a node whose NodeID another live process uses:
-// two revisions of such records after the first entry, which is a
-// predecessor's (one late write of its may follow). Each revision counts
-// once, the first entry's too: a reopened watch delivers them again.
-func (m *Machine) noteForeignSelf(l wire.Lease, rev uint64) {
-	if l.NodeID != m.p.NodeID || l.Instance == m.p.Instance || m.p.Observer || rev <= m.dupRev {
-		return
-	}
-	m.dupRev = rev
-	if m.entries == 1 {
-		return
-	}
-	if m.dupSeen++; m.dupSeen >= 2 {
-		m.fail(fmt.Errorf("%w: records of instance %q name %s", ErrDuplicateNodeID, l.Instance, l.NodeID))
 	}
 }
 

@@ -22,10 +22,8 @@ type Params struct {
 	PreemptDelay time.Duration
 	Metadata     map[string]string
 
-	// ReadinessCheck: campaign only once a check has passed, and until
-	// ReadinessThreshold fail in a row.
-	ReadinessCheck     bool
-	ReadinessThreshold int
+	// ReadinessCheck: campaign only once a Readiness event says so.
+	ReadinessCheck bool
 
 	Knobs Knobs // the simulator's negative controls only; zero: the protocol
 }

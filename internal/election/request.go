@@ -34,7 +34,6 @@ const (
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	over  uint64 // the revision, or an absent key's last sequence, it was written over
 	epoch int64
 	value []byte // the record written: its send time makes it this attempt's own
 	ttl   time.Duration
@@ -75,20 +74,32 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 // answer is a request's answer: WriteResult, ConfirmResult, WatchStarted.
 type answer interface {
 	Event
-	id() uint64
+	result() (uint64, ErrClass, error)
 }
 
-func (r WriteResult) id() uint64   { return r.ID }
-func (r ConfirmResult) id() uint64 { return r.ID }
-func (r WatchStarted) id() uint64  { return r.ID }
+func (r WriteResult) result() (uint64, ErrClass, error)   { return r.ID, r.Class, r.Err }
+func (r ConfirmResult) result() (uint64, ErrClass, error) { return r.ID, r.Class, r.Err }
+func (r WatchStarted) result() (uint64, ErrClass, error)  { return r.ID, r.Class, r.Err }
 
-// onAnswer routes a request's answer to the decision it continues.
+// onAnswer routes a request's answer to the decision it continues. A
+// bucket gone or a permanent error ends whatever the request was for,
+// except a release, which ends its drain on its own terms (onReleased).
 func (m *Machine) onAnswer(now time.Time, ev answer) {
 	q := m.req
-	if q == nil || q.id != ev.id() {
+	id, class, err := ev.result()
+	if q == nil || q.id != id {
 		return // an answer to a request given up on
 	}
 	m.req = nil
+	switch _, write := ev.(WriteResult); {
+	case write && q.purpose == Release:
+	case errors.Is(err, ErrBucketDeleted):
+		m.bucketGone(now, err)
+		return
+	case err != nil && class == Permanent:
+		m.fail(err)
+		return
+	}
 	switch r := ev.(type) {
 	case WriteResult:
 		if r.Err == nil {
@@ -113,10 +124,6 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 // incarnation than the one followed moves the node to it (P7).
 func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch {
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
-	case r.Err != nil && r.Class == Permanent:
-		m.fail(r.Err)
 	case r.Err != nil:
 		m.confirmFailed(now, c)
 	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
@@ -133,9 +140,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 		}
 		m.inc, m.incKnown = r.Bucket, true
-		switch c.why {
-		case toOpen:
-			m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
+		switch c.why { // toOpen: decide opens the watch
 		case toWait:
 			m.viewChecked = true
 			m.learnCeiling(now, r.Bucket)
@@ -165,12 +170,7 @@ func (m *Machine) confirmFailed(now time.Time, c *request) {
 // onWatchStarted: the watch is open (its current value follows, kept
 // until now), or it could not be opened.
 func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
-	switch {
-	case errors.Is(r.Err, ErrBucketDeleted):
-		m.bucketGone(now, r.Err)
-	case r.Err != nil && r.Class == Permanent:
-		m.fail(r.Err)
-	case r.Err != nil:
+	if r.Err != nil {
 		m.retryAt = now.Add(m.backoff())
 		m.watching, m.incKnown = false, false // ask again before the next try
 		m.dropWatchEvents()                   // of a watch taken for not opened

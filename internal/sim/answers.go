@@ -49,5 +49,5 @@ func withError(req election.Action, err error, c election.ErrClass) election.Eve
 	return nil
 }
 
-// replied says a reply answered its StepDown or Control with success.
-func replied(r election.Reply) bool { return r.Err == nil && (!r.Control || r.Answer.OK) }
+// replied says a reply answered its StepDown with success.
+func replied(r election.Reply) bool { return r.Err == nil }

@@ -106,9 +106,8 @@ func (w *world) fault(k faultKind) {
 		w.apiStepDown()
 	case fStop:
 		if p := w.anyProc(); p.up {
-			w.tokens++
 			w.logf("%s: Stop", p.cfg.NodeID)
-			p.deliver(election.Stop{Token: w.tokens})
+			p.deliver(election.Stop{})
 		}
 	case fSlow:
 		p := w.anyProc()

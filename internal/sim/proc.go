@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -35,7 +34,7 @@ type proc struct {
 	needWatch  bool // started while cut off: Start's watch opens at reconnect
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
-	failed     error         // the permanent error the logic reported (Fail)
+	failed     error         // the permanent error the logic reported (Finished.Err)
 }
 
 // watcher is a watch on the lease key: it delivers the key's entries
@@ -56,10 +55,9 @@ func (w *world) makeProcs() {
 		if mixed && i%2 == 1 {
 			ttl = 3 * time.Second
 		}
-		// DrainTimeout, Cooldown and ReadinessThreshold: cluster.Config's
-		// defaults.
+		// DrainTimeout and Cooldown: cluster.Config's defaults.
 		cfg := election.Params{NodeID: fmt.Sprintf("n%d", i+1), LeaseTTL: ttl, RenewInterval: ttl / 4,
-			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, DrainTimeout: ttl, Cooldown: ttl, ReadinessThreshold: 3}
+			SafetyMargin: ttl / 10, RequestTimeout: ttl / 4, DrainTimeout: ttl, Cooldown: ttl}
 		if w.opt.MarginZero {
 			cfg.SafetyMargin = 0
 		}
@@ -184,7 +182,7 @@ func (p *proc) act(a election.Action) {
 	case election.Lose:
 		w.logf("%s: LOSE epoch %d", p.cfg.NodeID, e.Epoch)
 		w.chk.lose(p, e.Epoch)
-		began := p.hook(w.dur(0, p.hookDuration()), election.LoseStarted{Epoch: e.Epoch}, election.LoseDone{Epoch: e.Epoch})
+		began := p.hook(w.dur(0, p.hookDuration()), election.LoseHook{Epoch: e.Epoch}, election.LoseHook{Epoch: e.Epoch, Done: true})
 		w.chk.loseHookBegins(p, began)
 		if e.Cause == nil {
 			w.chk.drained(w.now, began) // a step-down or Stop: released once its hook began
@@ -197,9 +195,8 @@ func (p *proc) act(a election.Action) {
 		if !w.kv.deleted {
 			w.kv.seq++ // a write to another key of the stream
 		}
-	case election.Fail:
-		p.failed = e.Err // Finished follows
 	case election.Finished:
+		p.failed = e.Err
 		p.finished()
 	}
 }
@@ -260,12 +257,11 @@ func (p *proc) ask(e election.AskToLead) {
 		if h.cfg.NodeID != e.Holder || !h.connected || !h.up {
 			continue
 		}
-		data, _ := json.Marshal(e.Request)
 		w.tokens++
 		tok, gen := w.tokens, h.gen
 		w.at(w.now+w.delay(p)+w.delay(h), func() {
 			if h.gen == gen {
-				h.deliver(election.Control{Data: data, Received: h.local(w.now), Token: tok})
+				h.deliver(election.StepDown{To: p.cfg.NodeID, Preempt: true, Priority: e.Priority, Received: h.local(w.now), Token: tok})
 			}
 		})
 		return
