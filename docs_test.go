@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestLayoutMatchesFiles keeps the layout in docs/design.md §1.2 true:
+// TestLayoutMatchesFiles keeps the layout in docs/design.md §11.1 true:
 // every non-test Go file of the root package and of internal/election is
 // named there (directly, or by a pattern such as state_*.go), and every
 // file named there exists in one of them.
@@ -18,10 +18,10 @@ func TestLayoutMatchesFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	start := strings.Index(text, "**1.2**")
+	start := strings.Index(text, "**11.1**")
 	end := strings.Index(text, "Other packages:")
 	if start < 0 || end < start {
-		t.Fatal("docs/design.md has no §1.2 layout followed by \"Other packages:\"")
+		t.Fatal("docs/design.md has no §11.1 layout followed by \"Other packages:\"")
 	}
 	named := regexp.MustCompile(`[a-z_*]+\.go`).FindAllString(text[start:end], -1)
 	dirs := []string{".", filepath.Join("internal", "election")}
@@ -43,7 +43,7 @@ func TestLayoutMatchesFiles(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Errorf("%s is not in the layout of docs/design.md §1.2", filepath.Join(dir, f))
+				t.Errorf("%s is not in the layout of docs/design.md §11.1", filepath.Join(dir, f))
 			}
 		}
 	}
@@ -55,7 +55,7 @@ func TestLayoutMatchesFiles(t *testing.T) {
 			}
 		}
 		if !exists {
-			t.Errorf("the layout of docs/design.md §1.2 names %s, which does not exist", n)
+			t.Errorf("the layout of docs/design.md §11.1 names %s, which does not exist", n)
 		}
 	}
 }

@@ -1,12 +1,17 @@
 package election
 
-// An acquisition's answer, and the Confirm it needs before the node
-// leads (P2, P7).
+// The acquisition: the takeover written over the value seen, its epoch
+// (P2) and record, its answer, and the Confirm it needs before the node
+// leads (P7).
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"math"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // onAcquired takes the answer of an acquisition's write.
@@ -80,4 +85,78 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.conn.askedAt = time.Time{}
 	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Seen: a.seen})
 	m.reportLeader(now)
+}
+
+// takeOver writes the acquisition over the value seen (P2).
+func (m *Machine) takeOver(now time.Time) {
+	c := m.cur
+	epoch, err := nextEpoch(c.kind, c.d.lease.Epoch, c.rev, c.lastSeq, m.inc.base())
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	ttl := m.p.LeaseTTL // the tenure keeps the bucket's TTL (I2), this node's when it says nothing
+	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
+		ttl = m.inc.LeaseTTL
+	}
+	a := &attempt{epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
+	a.value = m.held(epoch, a.ttl, now, now)
+	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
+	switch c.kind {
+	case Absent:
+		a.cause, a.seen = CauseCreated, time.Time{}
+		w.Create, w.LastSeq, w.Rev = true, c.lastSeq, 0
+	case Released:
+		a.cause = CauseReleased
+	}
+	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
+	m.send(now, w, request{a: a})
+}
+
+// nextEpoch is P2: over a held or released record at rev, its epoch +1;
+// over an unknown value at rev, base + rev + 1; into a key absent at
+// lastSeq, base + lastSeq + 1.
+func nextEpoch(kind Kind, epoch int64, rev, lastSeq uint64, base int64) (int64, error) {
+	from := epoch
+	switch kind {
+	case Unknown:
+		from = addSeq(base, rev)
+	case Absent:
+		from = addSeq(base, lastSeq)
+	}
+	if from == math.MaxInt64 {
+		return 0, fmt.Errorf("%w: no epoch above %d", ErrEpochExhausted, from)
+	}
+	return from + 1, nil
+}
+
+// addSeq is base + seq, saturating at the largest int64.
+func addSeq(base int64, seq uint64) int64 {
+	if seq > uint64(math.MaxInt64-base) {
+		return math.MaxInt64
+	}
+	return base + int64(seq)
+}
+
+// held encodes a held record of this node.
+func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
+	return wire.Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
+		Metadata: m.p.Metadata, Instance: m.p.Instance}.Encode()
+}
+
+// renewEvery is the renewal interval of a tenure of ttl: this node's,
+// at most a third of it.
+func (m *Machine) renewEvery(ttl time.Duration) time.Duration {
+	return min(m.p.RenewInterval, ttl/3)
+}
+
+// deadlineOf is a write's send time + ttl - margin, the margin scaled
+// from this node's SafetyMargin to ttl (P8).
+func (m *Machine) deadlineOf(sent time.Time, ttl time.Duration) time.Time {
+	margin := m.p.SafetyMargin
+	if m.p.LeaseTTL > 0 && ttl != m.p.LeaseTTL {
+		margin = time.Duration(int64(m.p.SafetyMargin) * int64(ttl) / int64(m.p.LeaseTTL))
+	}
+	return sent.Add(ttl - margin)
 }

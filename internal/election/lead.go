@@ -33,22 +33,6 @@ type drain struct {
 	attempts    int       // release writes sent
 }
 
-// renewEvery is the renewal interval of a tenure of ttl: this node's,
-// at most a third of it.
-func (m *Machine) renewEvery(ttl time.Duration) time.Duration {
-	return min(m.p.RenewInterval, ttl/3)
-}
-
-// deadlineOf is a write's send time + ttl - margin, the margin scaled
-// from this node's SafetyMargin to ttl (P8).
-func (m *Machine) deadlineOf(sent time.Time, ttl time.Duration) time.Time {
-	margin := m.p.SafetyMargin
-	if m.p.LeaseTTL > 0 && ttl != m.p.LeaseTTL {
-		margin = time.Duration(int64(m.p.SafetyMargin) * int64(ttl) / int64(m.p.LeaseTTL))
-	}
-	return sent.Add(ttl - margin)
-}
-
 // leading says the tenure lives at now.
 func (m *Machine) leading(now time.Time) bool {
 	return m.t != nil && !m.t.ended && now.Before(m.t.deadline)
