@@ -110,7 +110,7 @@ func TestEveryRuleHasATest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testing_, err := os.ReadFile("docs/testing.md")
+	tests, err := os.ReadFile("docs/testing.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func TestEveryRuleHasATest(t *testing.T) {
 		t.Fatalf("design.md defines %d rules; the pattern reads too little", len(defined))
 	}
 	rows := map[string]int{}
-	row := regexp.MustCompile("(?m)^\\| ([IPE][0-9]+) \\| (.*) \\|$")
-	for _, m := range row.FindAllStringSubmatch(string(testing_), -1) {
+	row := regexp.MustCompile(`(?m)^\| ([IPE][0-9]+) \| (.*) \|$`)
+	for _, m := range row.FindAllStringSubmatch(string(tests), -1) {
 		rows[m[1]] = len(regexp.MustCompile("`Test[A-Za-z0-9_]+`").FindAllString(m[2], -1))
 	}
 	for _, m := range defined {
