@@ -197,7 +197,7 @@ func run(out io.Writer, o options) (err error) {
 // at the end of the demo if it does not exist now: the demo's nodes create
 // it, and a bucket that was there before is someone else's.
 func bucketCleanup(ctx context.Context, d *demo, natsURL, clusterID string) (func() error, error) {
-	bucket := "cluster-" + clusterID // the election's bucket (docs/configuration.md)
+	bucket := "cluster-" + clusterID // the election's bucket (docs/design.md §1.1)
 	admin, err := nats.Connect(natsURL, nats.Name("go-cluster demo"))
 	if err != nil {
 		return nil, err
