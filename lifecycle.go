@@ -203,7 +203,7 @@ func (n *Node) self(startedAt time.Time) presence.Self {
 func (n *Node) presenceView() presence.View {
 	leading := n.IsLeader()
 	v := n.view.Snapshot()
-	return presence.View{Observer: !n.campaign, Leading: leading, Leader: v.Leader, Epoch: v.Epoch, Ready: v.Ready}
+	return presence.View{Leading: leading, Leader: v.Leader, Epoch: v.Epoch, Ready: v.Ready}
 }
 
 // refuseDuplicate asks whether another process runs with this NodeID

@@ -18,7 +18,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -230,14 +229,10 @@ func stateNotes(m memberReport, r statusReport) []string {
 
 // roleCell is a member's ROLE column: its status role, else the role its
 // health reply reports (a node of a version without status replies) in
-// the same words: leader, follower, or observer for a PASSIVE member that
-// announced itself as one.
+// the same words: leader or follower.
 func roleCell(m memberReport) string {
 	if m.State != "" {
 		return m.State
-	}
-	if m.Kind == wire.MemberObserver && m.Role == cluster.RolePassive.String() {
-		return wire.StatusObserver
 	}
 	return orDash(roleWord(m.Role))
 }

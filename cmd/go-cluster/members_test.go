@@ -22,20 +22,18 @@ func TestMergeMembers(t *testing.T) {
 		{NodeID: "a", Kind: wire.MemberCampaigning, StartedAt: started},
 		{NodeID: "b", Kind: wire.MemberCampaigning, StartedAt: started},
 		{NodeID: "c", Kind: wire.MemberCampaigning, StartedAt: started, Metadata: map[string]string{"zone": "z3"}},
-		{NodeID: "w", Kind: wire.MemberObserver, StartedAt: started},
 	}
 	replies := []wire.StatusReply{
 		{Node: "a", Role: wire.StatusLeader, Leader: "a", Epoch: 4, StartedAt: started},
 		{Node: "b", Role: wire.StatusFollower, Leader: "a", Epoch: 4, StartedAt: started},
-		{Node: "w", Role: wire.StatusObserver, Leader: "a", Epoch: 4, StartedAt: started},
 	}
 	mergeMembers(&r, members, replies)
-	if len(r.Members) != 4 {
+	if len(r.Members) != 3 {
 		t.Fatalf("%d members: %+v", len(r.Members), r.Members)
 	}
 	want := []struct{ node, state, health string }{
 		{"a", wire.StatusLeader, ""}, {"b", wire.StatusFollower, healthOK},
-		{"c", stateDown, healthNoAnswer}, {"w", wire.StatusObserver, ""},
+		{"c", stateDown, healthNoAnswer},
 	}
 	for i, w := range want {
 		m := r.Members[i]
@@ -43,7 +41,7 @@ func TestMergeMembers(t *testing.T) {
 			t.Errorf("member %d = %+v, want %s %s health %q", i, m, w.node, w.state, w.health)
 		}
 	}
-	if !r.Members[0].HoldsLease || r.Members[3].Kind != wire.MemberObserver || r.Members[2].Metadata["zone"] != "z3" {
+	if !r.Members[0].HoldsLease || r.Members[1].Kind != wire.MemberCampaigning || r.Members[2].Metadata["zone"] != "z3" {
 		t.Errorf("members %+v", r.Members)
 	}
 	var b bytes.Buffer
@@ -53,7 +51,7 @@ func TestMergeMembers(t *testing.T) {
 	out := b.String()
 	for _, row := range [][]string{
 		{"a", "leader", "-", "a", "4"}, {"b", "follower", "ok", "a", "4", "1.5s"},
-		{"c", "down", "no", "answer", "-", "-", "-"}, {"w", "observer", "-", "a", "4"},
+		{"c", "down", "no", "answer", "-", "-", "-"},
 	} {
 		if !containsRow(out, row...) {
 			t.Errorf("no row %v:\n%s", row, out)

@@ -211,14 +211,6 @@ func TestStatusRoleWords(t *testing.T) {
 		t.Errorf("the table says PRIMARY or PASSIVE:\n%s", b.String())
 	}
 
-	// A member of a version without status replies that announced itself
-	// as an observer, and answers health queries as PASSIVE.
-	mergeMembers(&r, []wire.MemberRecord{{NodeID: "n3", Kind: wire.MemberObserver}}, nil)
-	r.Members[2].Role = "PASSIVE"
-	if got := roleCell(r.Members[2]); got != wire.StatusObserver {
-		t.Errorf("observer's role cell %q", got)
-	}
-
 	var js strings.Builder
 	if err := writeJSON(&js, r); err != nil {
 		t.Fatal(err)

@@ -117,8 +117,6 @@ func (e *env) checkMember(ctx context.Context, nc *nats.Conn, node string) error
 			return fmt.Errorf("%w from %s: %q: %v", errBadReply, wire.StatusSubject(e.opts.cluster, node), msg.Data, err)
 		}
 		switch st.Role {
-		case wire.StatusObserver:
-			return fmt.Errorf("%w: --to %s: the node is an observer, which never campaigns; nothing was sent", errNotReady, node)
 		case wire.StatusNotReady:
 			return fmt.Errorf("%w: --to %s: %s; nothing was sent: the node does not campaign while it is not ready, so it would not take the lease (wait until it is ready, choose another node, or use --force)",
 				errNotReady, node, readinessReason(st.NotReady))

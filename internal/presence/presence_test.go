@@ -42,7 +42,6 @@ func TestReplyRolesAndJSON(t *testing.T) {
 		v    View
 		want string
 	}{
-		{View{Observer: true, Leading: true}, wire.StatusObserver},
 		{View{Leading: true, Ready: notReady}, wire.StatusLeader},
 		{View{Ready: notReady}, wire.StatusNotReady},
 		{View{}, wire.StatusFollower},

@@ -29,11 +29,10 @@ type Self struct {
 
 // View is what the node knows when it is asked.
 type View struct {
-	Observer bool // made by NewObserver: never campaigns
-	Leading  bool
-	Leader   string
-	Epoch    int64
-	Ready    error // nil when ready
+	Leading bool
+	Leader  string
+	Epoch   int64
+	Ready   error // nil when ready
 }
 
 // Reply is the node's StatusReply for its view v.
@@ -44,8 +43,6 @@ func (s Self) Reply(v View) wire.StatusReply {
 		r.NotReady = v.Ready.Error()
 	}
 	switch {
-	case v.Observer:
-		r.Role = wire.StatusObserver
 	case v.Leading:
 		r.Role = wire.StatusLeader
 	case v.Ready != nil:

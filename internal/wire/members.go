@@ -13,10 +13,7 @@ import (
 
 // Kinds of member (MemberRecord.Kind).
 const (
-	MemberCampaigning = "campaigning" // made by cluster.NewNode: may lead
-	// MemberObserver is kept for tools: observers answer status requests
-	// but do not announce themselves.
-	MemberObserver = "observer"
+	MemberCampaigning = "campaigning" // made by cluster.NewNode: may lead (observers announce nothing)
 )
 
 // MemberRecord is the value of a member key: a node's announcement,
@@ -26,7 +23,7 @@ const (
 // (StatusSubject).
 type MemberRecord struct {
 	NodeID string `json:"node_id"`
-	// Kind is MemberCampaigning or MemberObserver.
+	// Kind is MemberCampaigning.
 	Kind string `json:"kind"`
 	// Metadata is the node's Config.Metadata.
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -9,14 +9,13 @@ import "time"
 const (
 	StatusLeader   = "leader"    // holds a live tenure
 	StatusFollower = "follower"  // campaigns when the lease is free
-	StatusObserver = "observer"  // made by cluster.NewObserver: never campaigns
 	StatusNotReady = "not ready" // its ReadinessCheck fails: it does not campaign
 )
 
 // StatusReply is a node's answer to a status request: its own view.
 type StatusReply struct {
 	Node string `json:"node"`
-	// Role is StatusLeader, StatusFollower, StatusObserver or StatusNotReady.
+	// Role is StatusLeader, StatusFollower or StatusNotReady.
 	Role string `json:"role"`
 	// Leader and Epoch are the leader and epoch the node knows
 	// (Node.Leader, Node.Epoch).
