@@ -102,7 +102,7 @@ func FuzzDecodeLease(f *testing.F) {
 			t.Fatalf("accepted lease %q has acquired_at %v, which cannot be written back in UTC: %v", data, l.AcquiredAt, err)
 		}
 		// The epochs that follow l.Epoch and rev: internal/election's
-		// FuzzEpochAfter and FuzzRevisionEpoch.
+		// FuzzNextEpoch and FuzzJudgeRange.
 	})
 }
 
