@@ -18,7 +18,8 @@ type StreamMsg struct {
 	Key   string // KV key: "lease", "state.<key>", "cooldown-<node>"...
 	Op    string // the KV-Operation header: "" for a value, "DEL" or "PURGE"
 	Value []byte
-	Epoch string // the Go-Cluster-Epoch header as sent; "" when absent
+	Epoch string    // the Go-Cluster-Epoch header as sent; "" when absent
+	Time  time.Time // when the server stored it
 }
 
 // Incarnation is the recorded order of one life of the bucket's stream. A
@@ -232,6 +233,9 @@ func (o *orderRecorder) add(inc *Incarnation, msg jetstream.Msg, seq uint64) {
 		m.Op = h.Get(kvOperationHeader)
 		m.Epoch = h.Get(fenced.EpochHeader)
 	}
+	if meta, err := msg.Metadata(); err == nil {
+		m.Time = meta.Timestamp
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if n := len(inc.Msgs); n == 0 || seq > inc.Msgs[n-1].Seq {
@@ -272,14 +276,26 @@ func (o *orderRecorder) close() {
 	<-o.done
 }
 
-// incarnations returns a copy of what was recorded.
+// incarnations returns a copy of what was recorded, each incarnation's
+// messages only. A consumer made for the stream's name while the bucket
+// was deleted and created again can read the new stream from the old
+// one's next sequence on (seed 99, under route partitions); a message
+// stored at or after the next incarnation's creation is not the old
+// stream's: the old one was deleted before the new one was made, and a
+// run's servers share one clock.
 func (o *orderRecorder) incarnations() []Incarnation {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]Incarnation, len(o.incs))
 	for i, inc := range o.incs {
 		out[i] = *inc
-		out[i].Msgs = append([]StreamMsg(nil), inc.Msgs...)
+		out[i].Msgs = nil
+		for _, m := range inc.Msgs {
+			if i+1 < len(o.incs) && !m.Time.Before(o.incs[i+1].Created) {
+				break // sequences only grow: the rest are the next one's too
+			}
+			out[i].Msgs = append(out[i].Msgs, m)
+		}
 	}
 	return out
 }

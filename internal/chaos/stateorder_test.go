@@ -116,3 +116,31 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		t.Errorf("stats %+v", stats)
 	}
 }
+
+// TestOrderRecorderKeepsEachMessageInItsOwnIncarnation: a consumer made
+// for the old stream's name can read the stream created again (seed 99,
+// a bucket recreated under route partitions: the new stream's messages
+// from the old last sequence on were recorded as the old stream's, and
+// CheckState reported the new leader's writes as fenced by the old
+// leader's record). A message stored after the next incarnation was
+// created cannot be the old stream's: every server of a run shares one
+// clock, and the old stream was deleted before the new one was made.
+func TestOrderRecorderKeepsEachMessageInItsOwnIncarnation(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 1, 28, 0, 0, time.UTC)
+	old := &Incarnation{Created: t0, Msgs: []StreamMsg{
+		{Seq: 105, Key: "state.chaos.k1", Time: t0.Add(20 * time.Second)},
+		{Seq: 106, Key: "lease", Time: t0.Add(23 * time.Second)},
+		{Seq: 108, Key: "state.chaos.k31", Time: t0.Add(40 * time.Second)}, // the new stream's
+	}}
+	recreated := &Incarnation{Created: t0.Add(24 * time.Second), Msgs: []StreamMsg{
+		{Seq: 108, Key: "state.chaos.k31", Time: t0.Add(40 * time.Second)},
+	}}
+	o := &orderRecorder{incs: []*Incarnation{old, recreated}}
+	incs := o.incarnations()
+	if got := len(incs[0].Msgs); got != 2 || incs[0].Msgs[1].Seq != 106 {
+		t.Errorf("the old incarnation holds %d messages (%+v), want its own two, up to 106", got, incs[0].Msgs)
+	}
+	if got := len(incs[1].Msgs); got != 1 {
+		t.Errorf("the new incarnation holds %d messages, want 1", got)
+	}
+}
