@@ -21,7 +21,9 @@ var (
 	// more (another node took it, or it was changed or removed out of band),
 	// or a request named an epoch that is not the leader's.
 	ErrEpochMismatch = election.ErrEpochMismatch
-	// ErrNotLeader: the operation needs the lease and this node does not hold it.
+	// ErrNotLeader: the operation needs the lease and this node does not
+	// hold it; or it needs a campaigning node and this one is an observer
+	// (NewObserver).
 	ErrNotLeader = election.ErrNotLeader
 	// ErrAlreadyLeader: a handover named the node that already leads
 	// (StepDownTo itself, or a step-down request whose "to" is the leader).

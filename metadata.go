@@ -52,7 +52,8 @@ func validateMetadataKey(k string) error {
 // it when that renewal lands; a follower publishes it when it next leads.
 // md follows Config.Metadata's rules (an error wraps ErrInvalidConfig);
 // nil or empty publishes none. It returns once the node has taken it,
-// ErrNotStarted or ErrStopped when it cannot. Config keeps the metadata
+// ErrNotStarted or ErrStopped when it cannot, and an error wrapping
+// ErrNotLeader on an observer, which publishes nothing. Config keeps the metadata
 // NewNode was given.
 func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
 	if err := validateMetadata(md); err != nil {

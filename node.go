@@ -67,7 +67,9 @@ func NewNode(cfg Config, hooks Hooks) (*Node, error) {
 // NewObserver returns a Node that follows the cluster's leader and reports
 // changes through hooks.OnLeaderChange, but never campaigns: it never
 // becomes leader and sends no KV writes. Useful for dashboards, proxies
-// and tools.
+// and tools. The calls that need a campaigning node (StepDown,
+// StepDownTo, ValidateLeadership, SetMetadata) return an error wrapping
+// ErrNotLeader.
 func NewObserver(cfg Config, hooks Hooks) (*Node, error) {
 	return newNode(cfg, hooks, false)
 }
@@ -151,14 +153,15 @@ func (n *Node) StepDownTo(ctx context.Context, nodeID string) error {
 }
 
 // ValidateLeadership proves, right now, that this node holds the lease, by
-// renewing it with a compare-and-swap, and returns the epoch to pass to a
-// fenced resource. Call it before a critical operation. A read could be
+// a renewal sent after the call and confirmed in the bucket (P7), and
+// returns the epoch to pass to a fenced resource. Call it before a critical operation. A read could be
 // answered by a stale replica; only a successful write proves tenure.
 // Epochs are large numbers: a bucket's first is its creation time in
 // microseconds since 1970 (about 1.8e15), and each tenure adds one, so a
 // bucket created again starts above every epoch of the one before
 // (docs/design.md §2.4, I1).
-// Errors wrap ErrNotLeader, ErrLeaseExpired or ErrEpochMismatch.
+// Errors wrap ErrNotLeader (also for an observer) or ErrStopped, or are
+// ctx's.
 func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 	epoch, err := n.validateLeadership(ctx)
 	n.cfg.Metrics.ObserveFencing(err)

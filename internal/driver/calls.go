@@ -62,8 +62,9 @@ func (d *Driver) commandEvent(c Command) election.Event {
 		c.Reply <- nil
 		return election.SetMetadata{Metadata: c.Metadata}
 	case CmdValidate:
-		if t := d.tenure; t != nil && d.view.Leading(time.Now()) {
-			t.checks = append(t.checks, c) // answered by its next Extend or its Lose
+		if now := time.Now(); d.tenure != nil && d.view.Leading(now) {
+			// answered by the Extend of a renewal sent from now on, or its Lose
+			d.tenure.checks = append(d.tenure.checks, check{Command: c, at: now})
 			return election.Validate{}
 		}
 		c.Reply <- election.ErrNotLeader
@@ -86,10 +87,11 @@ func (d *Driver) controlEvent(r ControlRequest) election.Event {
 		}
 		return nil
 	}
+	leading := d.view.Leading(time.Now()) // when it came: on the cluster's subject only a leader answers
 	token := d.newToken(func(a election.Reply) {
 		out := wire.StepDownReply{OK: a.Err == nil, Node: node, Epoch: a.Epoch}
 		switch {
-		case errors.Is(a.Err, election.ErrNotLeader) && r.Generic:
+		case r.Generic && (!leading || errors.Is(a.Err, election.ErrNotLeader)):
 			return
 		case errors.Is(a.Err, election.ErrNotLeader):
 			out.Leader = d.view.Snapshot().Leader

@@ -25,9 +25,15 @@ type driverTenure struct {
 	timer    *time.Timer
 	loseOnce sync.Once
 	lose     *loseSignals
-	// checks are ValidateLeadership calls: the machine's next Extend (a
-	// renewal confirmed, P7) proves the epoch; its Lose refuses them.
-	checks []Command
+	// checks are ValidateLeadership calls: the Extend of a renewal sent
+	// after one (confirmed, P7) proves the epoch; the Lose refuses them.
+	checks []check
+}
+
+// check is a ValidateLeadership call and when the loop took it.
+type check struct {
+	Command
+	at time.Time
 }
 
 // loseSignals are the dispatcher's signals for the OnLoseLeadership last
@@ -81,10 +87,15 @@ func (d *Driver) become(a election.Become) {
 func (d *Driver) extend(a election.Extend) {
 	if t := d.tenure; t != nil && t.epoch == a.Epoch {
 		d.view.extend(a.Epoch, a.Deadline)
+		waiting := t.checks[:0]
 		for _, c := range t.checks {
+			if c.at.After(a.Sent) {
+				waiting = append(waiting, c) // came after that renewal was sent: the next one proves it
+				continue
+			}
 			c.Epoch <- a.Epoch
 		}
-		t.checks = nil
+		t.checks = waiting
 	}
 }
 

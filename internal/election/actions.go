@@ -67,10 +67,12 @@ type (
 		Cause    Cause
 		Seen     time.Time // when the node first saw the value it took over; zero for an absent key
 	}
-	// Extend moves the tenure's deadline after a confirmed renewal.
+	// Extend moves the tenure's deadline after a confirmed renewal, sent
+	// at Sent: it proves the tenure to calls made before then.
 	Extend struct {
 		Epoch    int64
 		Deadline time.Time
+		Sent     time.Time
 	}
 	// Lose ends the tenure at Epoch and queues OnLoseLeadership.
 	Lose struct {

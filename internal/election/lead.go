@@ -103,7 +103,7 @@ func (m *Machine) extend(now time.Time, sent time.Time) {
 	}
 	if d := m.deadlineOf(sent, t.ttl); d.After(t.deadline) {
 		t.deadline = d
-		m.emit(Extend{Epoch: t.epoch, Deadline: d})
+		m.emit(Extend{Epoch: t.epoch, Deadline: d, Sent: sent})
 	}
 	t.renewDue = sent.Add(m.renewEvery(t.ttl))
 }
