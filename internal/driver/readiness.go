@@ -53,8 +53,11 @@ func (d *Driver) onCheck(err error) {
 		d.log.Info("readiness check passes; the node campaigns")
 		d.feed(election.Readiness{Ready: true})
 	case !ok && was:
-		d.log.Warn("readiness check failed too often: the node does not campaign, and steps down if it leads",
-			"error", err, "failures", r.fails, "threshold", r.threshold)
+		msg := "readiness check failed too often: the node does not campaign"
+		if d.view.Leading(time.Now()) {
+			msg = "readiness check failed too often: stepping down" // the words operators grep for
+		}
+		d.log.Warn(msg, "error", err, "failures", r.fails, "threshold", r.threshold)
 		d.feed(election.Readiness{Ready: false})
 	}
 }
