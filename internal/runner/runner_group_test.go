@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,6 +19,15 @@ import (
 // does the SIGTERM of lost leadership; the child is gone when Run returns.
 func TestRunnerSignalsReachTheProcessGroup(t *testing.T) {
 	natstest.CheckLeaks(t)
+	// A shell cannot trap a signal ignored when it started, and Go keeps a
+	// signal ignored at its own start ignored in what it executes: under
+	// nohup (SIGHUP ignored) the child's HUP trap never runs. The HUP is
+	// then left out; SIGUSR1 and SIGTERM still show the group is reached.
+	given := []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1}
+	if signal.Ignored(syscall.SIGHUP) {
+		t.Log("SIGHUP is ignored in this process (nohup): its trap cannot run in the command; testing SIGUSR1 and SIGTERM")
+		given = given[1:]
+	}
 	srv := natstest.RunServer(t)
 	dir := groupDir(t)
 	sigs := make(chan os.Signal, 1)
@@ -31,11 +41,10 @@ func TestRunnerSignalsReachTheProcessGroup(t *testing.T) {
 	done := runAsync(context.Background(), r)
 	pid := childPid(t, dir)
 	log := filepath.Join(dir, "child.log")
-	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1} {
+	for _, sig := range given {
 		// The signal is given again until the child's trap has run: what is
 		// tested is that Run passes it to the group, not that a shell runs
-		// a trap for every signal (a loaded CI machine once lost one of a
-		// single SIGHUP while the node's renewals went on).
+		// a trap for every signal.
 		name := map[syscall.Signal]string{syscall.SIGHUP: "HUP", syscall.SIGUSR1: "USR1"}[sig]
 		natstest.WaitFor(t, 10*time.Second, func() bool {
 			select {
