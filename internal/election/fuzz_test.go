@@ -21,25 +21,30 @@ func FuzzNextEpoch(f *testing.F) {
 		if base < 0 || (kind == Held || kind == Released) && epoch <= 0 {
 			return // a base is never negative; a record's epoch is above its base
 		}
-		from := epoch
-		switch kind {
-		case Unknown:
-			from = addSeq(base, rev)
-		case Absent:
-			from = addSeq(base, lastSeq)
-		}
 		got, err := nextEpoch(kind, epoch, rev, lastSeq, base)
-		if from == math.MaxInt64 {
-			if !errors.Is(err, ErrEpochExhausted) {
-				t.Fatalf("nextEpoch(%v, %d, %d, %d, %d) from MaxInt64 = %d, %v; want ErrEpochExhausted", kind, epoch, rev, lastSeq, base, got, err)
+		seq := rev
+		if kind == Absent {
+			seq = lastSeq
+		}
+		if err != nil {
+			full := epoch == math.MaxInt64
+			if kind == Unknown || kind == Absent {
+				full = seq >= uint64(math.MaxInt64-base)
 			}
-			return
+			if !full || !errors.Is(err, ErrEpochExhausted) {
+				t.Fatalf("nextEpoch(%v, %d, %d, %d, %d): %v, want ErrEpochExhausted only when no int64 is left", kind, epoch, rev, lastSeq, base, err)
+			}
+			return // no int64 above what it counts from
 		}
-		if err != nil || got != from+1 {
-			t.Fatalf("nextEpoch(%v, %d, %d, %d, %d) = %d, %v; want %d", kind, epoch, rev, lastSeq, base, got, err, from+1)
-		}
-		if kind == Unknown && uint64(got-base) <= min(rev, math.MaxInt64) || kind == Absent && uint64(got-base) <= min(lastSeq, math.MaxInt64) {
-			t.Fatalf("nextEpoch(%v, ...) = %d is not above base %d + the sequence it replaced", kind, got, base)
+		switch kind {
+		case Held, Released:
+			if got != epoch+1 {
+				t.Fatalf("over a record at epoch %d: %d, want %d", epoch, got, epoch+1)
+			}
+		case Unknown, Absent:
+			if got <= base || uint64(got-base) <= seq {
+				t.Fatalf("nextEpoch(%v, ...) = %d is not above base %d + the sequence %d it replaced", kind, got, base, seq)
+			}
 		}
 	})
 }
