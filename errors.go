@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -16,18 +15,18 @@ import (
 var (
 	// ErrLeaseExpired: this node's tenure ran out (no renewal succeeded in
 	// time) before the operation could prove leadership.
-	ErrLeaseExpired = election.ErrLeaseExpired
+	ErrLeaseExpired = wire.ErrLeaseExpired
 	// ErrEpochMismatch: the lease in the store is not this node's tenure any
 	// more (another node took it, or it was changed or removed out of band),
 	// or a request named an epoch that is not the leader's.
-	ErrEpochMismatch = election.ErrEpochMismatch
+	ErrEpochMismatch = wire.ErrEpochMismatch
 	// ErrNotLeader: the operation needs the lease and this node does not
 	// hold it; or it needs a campaigning node and this one is an observer
 	// (NewObserver).
-	ErrNotLeader = election.ErrNotLeader
+	ErrNotLeader = wire.ErrNotLeader
 	// ErrAlreadyLeader: a handover named the node that already leads
 	// (StepDownTo itself, or a step-down request whose "to" is the leader).
-	ErrAlreadyLeader = election.ErrAlreadyLeader
+	ErrAlreadyLeader = wire.ErrAlreadyLeader
 	// ErrCASFailed is reserved: kept from the specification, never returned.
 	// A lost compare-and-swap is a normal outcome of an election here (the
 	// node follows the winner), not an error the API reports.
@@ -63,7 +62,7 @@ var (
 	// the deletion. A running node does not stop on it: it leads nothing
 	// and waits for the bucket, keeping its memory of the epoch, for as
 	// long as it runs (docs/design.md §5.4); Stop ends the wait.
-	ErrBucketDeleted = election.ErrBucketDeleted
+	ErrBucketDeleted = wire.ErrBucketDeleted
 	// ErrPermissionDenied: the NATS server refused a subject this node
 	// needs. Permanent: the node stops campaigning.
 	ErrPermissionDenied = wire.ErrPermissionDenied
@@ -74,13 +73,13 @@ var (
 	// ErrStopped: the Node has been stopped (by Stop, or by a permanent
 	// error): a call made after, a Start after Stop (with
 	// ErrAlreadyStarted), or a state write whose connection Stop closed.
-	ErrStopped = election.ErrStopped
+	ErrStopped = wire.ErrStopped
 	// ErrEpochExhausted: the lease carries the largest epoch an int64 holds,
 	// so no further tenure can have a higher one. Permanent: the node stops
 	// rather than wrap the epoch or hand one epoch to two tenures. An
 	// operator must write a record with a sane epoch (and every fenced
 	// resource must be told) before the cluster can lead again.
-	ErrEpochExhausted = election.ErrEpochExhausted
+	ErrEpochExhausted = wire.ErrEpochExhausted
 	// ErrNoJetStream: the server, or the account, has no JetStream.
 	// Permanent.
 	ErrNoJetStream = wire.ErrNoJetStream
@@ -88,12 +87,12 @@ var (
 	// released record could not be written (the lease moved, or NATS did
 	// not answer three attempts). Nobody leads until a follower sees the
 	// lease expire, one LeaseTTL later; the wrapped error says why.
-	ErrReleaseFailed = election.ErrReleaseFailed
+	ErrReleaseFailed = wire.ErrReleaseFailed
 	// ErrDuplicateNodeID: another running process uses this node's NodeID
 	// (a copied config, a container restarted beside its old self) and
 	// holds the lease. This node stops rather than follow under a name
 	// that is not its own. Permanent. Give every process its own NodeID.
-	ErrDuplicateNodeID = election.ErrDuplicateNodeID
+	ErrDuplicateNodeID = wire.ErrDuplicateNodeID
 	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
 	// wait there (it would wait for the hook that called it), so it has
 	// started the operation and returns at once; the rest happens when the
@@ -108,7 +107,7 @@ var ErrConnect = errors.New("cluster: cannot connect to NATS")
 // ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
 // failed ReadinessThreshold times in a row: it does not campaign, and a
 // leader steps down. Node.Ready returns it, wrapping the check's error.
-var ErrNotReady = election.ErrNotReady
+var ErrNotReady = wire.ErrNotReady
 
 // ErrFenced: the NATS server refused a state write because the lease moved
 // after this node's last record of it: another node took the lease, or it

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
@@ -290,4 +291,46 @@ func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
 		t.Errorf("b took over %v after the crash: it used its own 1s TTL, not the leader's 3s", waited)
 	}
 	rec.check(t)
+}
+
+// P7: a hand-back is a write and its Confirm back to back on one of the
+// driver's goroutines (Write.Landing): from the successor's write to its
+// OnBecomeLeader the loop sends no other request.
+func TestAHandBackIsOneRequestOfTheLoop(t *testing.T) {
+	srv, rec, id := setup(t)
+	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	waitOneLeader(t, []*Node{a}, 10*time.Second)
+	var b *Node
+	b, err := NewNode(testConfig(id, "b", srv.URL()), rec.hooks("b", func() int64 { return b.Epoch() }, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the loop's goroutine appends; read after Stop.
+	var requests []string
+	b.beforeAction = func(a election.Action) {
+		switch a := a.(type) {
+		case election.Write:
+			requests = append(requests, fmt.Sprintf("Write %v, Confirm with it: %v", a.Purpose, a.Landing > 0))
+		case election.Confirm:
+			requests = append(requests, "Confirm")
+		case election.Become:
+			requests = append(requests, "Become")
+		}
+	}
+	if err := b.Start(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, func() bool { return b.Leader() == "a" }, "b never saw a lead")
+	if err := a.StepDown(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b never took the hand-back")
+	stopNode(t, b)
+	last := len(requests) - 1
+	for last >= 0 && requests[last] != "Become" {
+		last--
+	}
+	if last < 1 || requests[last-1] != "Write acquire, Confirm with it: true" {
+		t.Fatalf("requests of b's loop up to its Become: %q; want the acquisition's write, asking for its Confirm, right before it", requests[:last+1])
+	}
 }

@@ -7,8 +7,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Hooks are the application's callbacks (cluster.Hooks has this method set).
@@ -45,7 +45,7 @@ func (d *Driver) Send(ctx context.Context, c Command) error {
 	case d.cmds <- c:
 		return nil
 	case <-d.exited:
-		return election.ErrStopped
+		return wire.ErrStopped
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -67,7 +67,7 @@ func (d *Driver) commandEvent(c Command) election.Event {
 			d.tenure.checks = append(d.tenure.checks, check{Command: c, at: now})
 			return election.Validate{}
 		}
-		c.Reply <- election.ErrNotLeader
+		c.Reply <- wire.ErrNotLeader
 		return nil
 	}
 	d.newToken(func(election.Reply) { c.Reply <- nil }) // answered when the loop ends
@@ -91,9 +91,9 @@ func (d *Driver) controlEvent(r ControlRequest) election.Event {
 	token := d.newToken(func(a election.Reply) {
 		out := wire.StepDownReply{OK: a.Err == nil, Node: node, Epoch: a.Epoch}
 		switch {
-		case r.Generic && (!leading || errors.Is(a.Err, election.ErrNotLeader)):
+		case r.Generic && (!leading || errors.Is(a.Err, wire.ErrNotLeader)):
 			return
-		case errors.Is(a.Err, election.ErrNotLeader):
+		case errors.Is(a.Err, wire.ErrNotLeader):
 			out.Leader = d.view.Snapshot().Leader
 		}
 		if a.Epoch != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Driver runs the election machine (internal/election) of one Node: a goroutine
@@ -385,7 +386,7 @@ func (d *Driver) shutdown() {
 	}
 	for token, answer := range d.replies { // every call still waiting (E9)
 		delete(d.replies, token)
-		answer(election.Reply{Token: token, Err: election.ErrStopped})
+		answer(election.Reply{Token: token, Err: wire.ErrStopped})
 	}
 	d.stopWatch()
 }

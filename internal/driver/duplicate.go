@@ -41,5 +41,5 @@ func (f *foreignSelf) note(e election.KVEntry) error {
 	if f.seen++; f.seen < 2 {
 		return nil
 	}
-	return fmt.Errorf("%w: records of instance %q name %s", election.ErrDuplicateNodeID, l.Instance, l.NodeID)
+	return fmt.Errorf("%w: records of instance %q name %s", wire.ErrDuplicateNodeID, l.Instance, l.NodeID)
 }

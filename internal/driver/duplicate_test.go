@@ -26,7 +26,7 @@ func TestPredecessorRecordSeenAgainByAReopenedWatchCountsOnce(t *testing.T) {
 			t.Fatalf("entry %d: the node stopped on its predecessor's records: %v", i, err)
 		}
 	}
-	if err := f.note(old(8, 5)); !errors.Is(err, election.ErrDuplicateNodeID) {
+	if err := f.note(old(8, 5)); !errors.Is(err, wire.ErrDuplicateNodeID) {
 		t.Fatalf("a second foreign revision after the first entry: %v, want ErrDuplicateNodeID", err)
 	}
 	f = foreignSelf{nodeID: "a", instance: "a-i"}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // readiness counts ReadinessCheck results: a node may campaign once a
@@ -29,11 +30,11 @@ func (r *readiness) err() error {
 	case r.ok():
 		return nil
 	case !r.passed && r.last == nil:
-		return fmt.Errorf("%w: no readiness check has completed yet", election.ErrNotReady)
+		return fmt.Errorf("%w: no readiness check has completed yet", wire.ErrNotReady)
 	case !r.passed:
-		return fmt.Errorf("%w: no readiness check has passed yet: %w", election.ErrNotReady, r.last)
+		return fmt.Errorf("%w: no readiness check has passed yet: %w", wire.ErrNotReady, r.last)
 	}
-	return fmt.Errorf("%w: %d readiness checks failed in a row: %w", election.ErrNotReady, r.fails, r.last)
+	return fmt.Errorf("%w: %d readiness checks failed in a row: %w", wire.ErrNotReady, r.fails, r.last)
 }
 
 // onCheck counts one result, publishes Node.Ready, and tells the machine

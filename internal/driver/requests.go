@@ -51,7 +51,9 @@ func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // its time on telling a deleted bucket from a slow one (store.renew). A
 // replicated stream refuses any of them while a fenced state write checked
 // on the lease is in flight, without comparing anything (E-rules in
-// docs/design.md): each is asked again, within the same time.
+// docs/design.md): each is asked again, within the same time. A write
+// that landed and asks for its Confirm (Write.Landing) gets it at once,
+// on this goroutine: the answer comes with the write's (P7).
 func (d *Driver) write(a election.Write) {
 	sent := time.Now()
 	if a.Purpose == election.Renew {
@@ -73,16 +75,30 @@ func (d *Driver) write(a election.Write) {
 			rev, err = try()
 		}
 		err = store.Tidy(err)
-		return answer{ev: election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}, write: &a, sent: sent, err: err}
+		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}
+		if err == nil && a.Landing > 0 {
+			c := d.confirmNow(a.Landing)
+			r.Landing = &c
+		}
+		return answer{ev: r, write: &a, sent: sent, err: err}
 	})
+}
+
+// confirmNow reads the bucket's stream info within timeout (store.confirm).
+func (d *Driver) confirmNow(timeout time.Duration) election.ConfirmResult {
+	ctx, cancel := context.WithTimeout(d.base, timeout)
+	defer cancel()
+	inc, err := d.store.Confirm(ctx)
+	err = store.Tidy(err)
+	return election.ConfirmResult{Bucket: inc, Err: err, Class: store.Classify(err)}
 }
 
 // confirm reads the bucket's stream info (store.confirm).
 func (d *Driver) confirm(a election.Confirm) {
-	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		inc, err := d.store.Confirm(ctx)
-		err = store.Tidy(err)
-		return answer{ev: election.ConfirmResult{ID: a.ID, Bucket: inc, Err: err, Class: store.Classify(err)}, err: err}
+	d.ask(a.ID, a.Timeout, func(context.Context) answer {
+		r := d.confirmNow(a.Timeout)
+		r.ID = a.ID
+		return answer{ev: r, err: r.Err}
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // driverTenure is the live tenure as the driver carries it: the ctx handed
@@ -145,7 +146,7 @@ func (d *Driver) lose(a election.Lose) {
 	t.timer.Stop()
 	d.view.end(t.cancel)
 	for _, c := range t.checks {
-		c.Reply <- election.ErrNotLeader
+		c.Reply <- wire.ErrNotLeader
 	}
 	if a.Cause != nil {
 		d.log.Warn("lost leadership", "epoch", a.Epoch, "cause", a.Cause)

@@ -98,7 +98,7 @@ func (v *View) SetMetadata(md map[string]string) {
 }
 
 // WaitLeader blocks until a leader is known, ctx ends or stopped closes
-// (election.ErrStopped).
+// (wire.ErrStopped).
 func (v *View) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string, error) {
 	for {
 		v.mu.RLock()
@@ -112,7 +112,7 @@ func (v *View) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string,
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-stopped:
-			return "", election.ErrStopped
+			return "", wire.ErrStopped
 		}
 	}
 }

@@ -1,8 +1,7 @@
 package election
 
-// The acquisition: the takeover written over the value seen, its epoch
-// (P2) and record, its answer, and the Confirm it needs before the node
-// leads (P7).
+// The acquisition: the takeover over the value seen, its epoch (P2), and
+// the Confirm it needs before the node leads (P7).
 
 import (
 	"bytes"
@@ -23,7 +22,7 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 			m.lead0(now, a)
 			return
 		}
-		m.confirmLanding(now, a)
+		m.confirmLanding(now, a, r.Landing)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: m.cur.rev, resync: now.Add(m.p.RequestTimeout)}
 	default:
@@ -43,12 +42,17 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 const maxPending = 4
 
 // confirmLanding asks whether a landing is in the incarnation the node
-// decided in (P7). Each retry waits twice as long, up to when the tenure
+// decided in (P7), unless the driver asked with the write's answer
+// (Write.Landing). Each retry waits twice as long, up to when the tenure
 // could no longer begin (the deadline counts from the write's send time):
 // a lost answer is asked again soon, a slow server is waited for.
-func (m *Machine) confirmLanding(now time.Time, a *attempt) {
+func (m *Machine) confirmLanding(now time.Time, a *attempt, asked *ConfirmResult) {
 	timeout := min(m.p.RequestTimeout<<min(a.confirms, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
 	a.confirms++
+	if asked != nil { // an error, even a bucket gone, is asked again
+		m.onConfirmed(now, &request{why: toLead, a: a}, *asked)
+		return
+	}
 	m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
 }
 
@@ -102,6 +106,9 @@ func (m *Machine) takeOver(now time.Time) {
 	a := &attempt{epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
 	a.value = m.held(epoch, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
+	if !m.p.Knobs.NoConfirm {
+		w.Landing = m.p.RequestTimeout
+	}
 	switch c.kind {
 	case Absent:
 		a.cause, a.seen = CauseCreated, time.Time{}
@@ -125,7 +132,7 @@ func nextEpoch(kind Kind, epoch int64, rev, lastSeq uint64, base int64) (int64, 
 		from = addSeq(base, lastSeq)
 	}
 	if from == math.MaxInt64 {
-		return 0, fmt.Errorf("%w: no epoch above %d", ErrEpochExhausted, from)
+		return 0, fmt.Errorf("%w: no epoch above %d", wire.ErrEpochExhausted, from)
 	}
 	return from + 1, nil
 }

@@ -37,7 +37,9 @@ const (
 type (
 	// Write writes Value under the lease key. Create: publish only if
 	// the key has no entry and the stream's last sequence is LastSeq
-	// (C3); otherwise a compare-and-swap on Rev (C1).
+	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, when
+	// not zero, is the timeout of the Confirm the driver sends as soon
+	// as the write's answer says it landed (P7), saving the loop a turn.
 	Write struct {
 		ID      uint64
 		Purpose Purpose
@@ -46,6 +48,7 @@ type (
 		Rev     uint64
 		Value   []byte
 		Timeout time.Duration
+		Landing time.Duration
 	}
 	// Confirm reads the bucket's stream info (C4).
 	Confirm struct {

@@ -1,9 +1,6 @@
 package election
 
-// What Node's methods ask of the machine: StepDown (also a step-down
-// request over NATS, which the driver decodes and answers), Stop, a
-// renewal now (ValidateLeadership, SetMetadata), readiness as the driver
-// counts it, and the View its queries read.
+// What Node's methods ask of the machine, and the View its queries read.
 
 import (
 	"errors"
@@ -33,11 +30,11 @@ func (m *Machine) refuseStepDown(now time.Time, c StepDown) error {
 	t := m.t
 	switch {
 	case !m.leading(now) || m.drain != nil || (!c.Received.IsZero() && c.Received.Before(t.acquired)):
-		return ErrNotLeader // a request received before the tenure began was meant for its predecessor
+		return wire.ErrNotLeader // a request received before the tenure began was meant for its predecessor
 	case c.Epoch != 0 && c.Epoch != t.epoch:
-		return fmt.Errorf("%w: the leader's epoch is %d, not %d", ErrEpochMismatch, t.epoch, c.Epoch)
+		return fmt.Errorf("%w: the leader's epoch is %d, not %d", wire.ErrEpochMismatch, t.epoch, c.Epoch)
 	case c.To == m.p.NodeID:
-		return fmt.Errorf("%w: %s leads already", ErrAlreadyLeader, c.To)
+		return fmt.Errorf("%w: %s leads already", wire.ErrAlreadyLeader, c.To)
 	case c.Preempt && c.Priority <= m.p.Priority:
 		return fmt.Errorf("priority %d is not higher than the leader's %d", c.Priority, m.p.Priority)
 	case c.Preempt && now.Sub(t.acquired) < t.ttl:

@@ -68,29 +68,41 @@ type (
 	// Stop is Node.Stop: the machine drains a tenure, then Finishes.
 	Stop struct{}
 	// Validate is Node.ValidateLeadership: a live tenure renews at once;
-	// the driver answers with its next Extend, or ErrNotLeader at Lose.
+	// the driver answers with its next Extend, or wire.ErrNotLeader at Lose.
 	Validate struct{}
 	// SetMetadata is Node.SetMetadata: the next records carry it, and a
 	// live tenure renews at once.
 	SetMetadata struct{ Metadata map[string]string }
 	// Abort stops the machine with a permanent error the driver found
-	// (E14: ErrDuplicateNodeID).
+	// (E14: wire.ErrDuplicateNodeID).
 	Abort struct{ Err error }
 	// SetPriority is Node.SetPriority: the priority this node's records
 	// carry, its requests ask with and its answers judge by, from now on.
 	SetPriority struct{ Priority int }
 )
 
+// ErrClass says what the election does after an error of a request.
+type ErrClass int
+
+// The classes of a request's error.
+const (
+	Transient ErrClass = iota // retry with backoff; outcome of a write unknown
+	Conflict                  // lost a compare-and-swap
+	Permanent                 // stop campaigning and surface it
+)
+
 // The answers to the requests (actions.go), each with its request's ID.
 type (
-	// WriteResult answers a Write: the revision it landed at, or why not.
+	// WriteResult answers a Write: the revision it landed at, or why
+	// not; Landing is the answer to the Confirm Write.Landing asked for.
 	WriteResult struct {
-		ID    uint64
-		Rev   uint64
-		Err   error
-		Class ErrClass // of Err
+		ID      uint64
+		Rev     uint64
+		Err     error
+		Class   ErrClass // of Err
+		Landing *ConfirmResult
 	}
-	// ConfirmResult answers a Confirm. Err wrapping ErrBucketDeleted
+	// ConfirmResult answers a Confirm. Err wrapping wire.ErrBucketDeleted
 	// (class Permanent) says the bucket is gone.
 	ConfirmResult struct {
 		ID     uint64

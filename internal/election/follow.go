@@ -1,9 +1,7 @@
 package election
 
-// The follower: the key as seen (P1, P3, P9; entries, the watch's current
-// value, a reconnect, another incarnation; the leader this node reports),
-// how long a value is waited out (P3-P6), and when this node may
-// campaign (P12-P14).
+// The follower: the key as seen (P1, P3, P9), how long a value is waited
+// out (P3-P6), and when this node may campaign (P12-P14).
 
 import (
 	"errors"
@@ -54,11 +52,6 @@ func (m *Machine) holdFor() time.Duration {
 // when to look again.
 func (m *Machine) follow(now time.Time) time.Time {
 	m.reportLeader(now)
-	if a := m.landing; a != nil { // an unanswered acquisition showed up on the watch
-		m.landing = nil
-		m.confirmLanding(now, a)
-		return time.Time{}
-	}
 	c := m.cur
 	expiry := c.first.Add(m.holdFor())
 	checkAt := m.checkAt()
@@ -95,12 +88,10 @@ func (c seen) waitsTheCeiling() bool {
 }
 
 // checkAt is when the value seen is confirmed (zero: it has been, or
-// needs not be). An unknown value or an absent key is confirmed at first
-// sight: that Confirm gives its ceiling (P4). A held record still
-// unchanged half way through its wait is confirmed too, only to save
-// time (P15): a watch that moved to a bucket created again without a
-// word shows that bucket's records judged by the old one's base, and
-// would cost a whole wait and a failed landing to find out.
+// needs not be): an unknown value or an absent key at first sight, for
+// its ceiling (P4); a held record half way through its wait, only to
+// save time (P15): a watch moved without a word to a bucket created
+// again would cost a whole wait and a failed landing to find out.
 func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
@@ -209,12 +200,13 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	d := judgeRange(e, m.inc.base(), !m.p.Knobs.NoRangeCheck)
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
-	if a := m.landed(d, e); a != nil {
-		m.pending, m.landing = nil, a // an unanswered acquisition landed: confirm it
-	}
 	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
+	}
+	if a := m.landed(d, e); a != nil { // an unanswered acquisition landed: confirm it
+		m.pending = nil
+		m.confirmLanding(now, a, nil)
 	}
 }
 
@@ -226,13 +218,12 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 	case m.ownLateWrite(d, t.epoch):
 		t.rev = rev
 	default:
-		m.lose(now, fmt.Errorf("%w: revision %d is not this tenure's (%s)", ErrEpochMismatch, rev, d.kind))
+		m.lose(now, fmt.Errorf("%w: revision %d is not this tenure's (%s)", wire.ErrEpochMismatch, rev, d.kind))
 	}
 }
 
-// learn notes what an entry tells beyond the value: a TTL, a record of
-// another protocol version (which Start refuses; seen while running, it
-// is unknown, P1).
+// learn notes what an entry tells beyond the value: a TTL, or a record
+// of another protocol version (Start refuses it; seen later, unknown: P1).
 func (m *Machine) learn(e KVEntry, d decoded) {
 	switch {
 	case d.kind == Unknown && d.lease.Epoch != 0 && d.lease.Version != wire.Protocol:
@@ -323,7 +314,7 @@ func (m *Machine) forget(now time.Time, cause error) {
 		m.lose(now, cause)
 	}
 	m.watching, m.synced = false, false
-	m.prev, m.cur, m.lost, m.landing, m.pending = seen{}, seen{}, lostRace{}, nil, nil
+	m.prev, m.cur, m.lost, m.pending = seen{}, seen{}, lostRace{}, nil
 	m.dropWatchEvents()
 	if m.t == nil && !m.stopped {
 		m.caughtUp = false

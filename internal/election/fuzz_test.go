@@ -31,8 +31,8 @@ func FuzzNextEpoch(f *testing.F) {
 			if kind == Unknown || kind == Absent {
 				full = seq >= uint64(math.MaxInt64-base)
 			}
-			if !full || !errors.Is(err, ErrEpochExhausted) {
-				t.Fatalf("nextEpoch(%v, %d, %d, %d, %d): %v, want ErrEpochExhausted only when no int64 is left", kind, epoch, rev, lastSeq, base, err)
+			if !full || !errors.Is(err, wire.ErrEpochExhausted) {
+				t.Fatalf("nextEpoch(%v, %d, %d, %d, %d): %v, want wire.ErrEpochExhausted only when no int64 is left", kind, epoch, rev, lastSeq, base, err)
 			}
 			return // no int64 above what it counts from
 		}

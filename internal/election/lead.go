@@ -152,7 +152,7 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 	case r.Class == Transient && m.drain.attempts < 3:
 		// the next lead() sends it again
 	default:
-		m.finishDrain(now, fmt.Errorf("%w: %w", ErrReleaseFailed, r.Err))
+		m.finishDrain(now, fmt.Errorf("%w: %w", wire.ErrReleaseFailed, r.Err))
 	}
 }
 

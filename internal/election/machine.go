@@ -74,7 +74,6 @@ type Machine struct {
 	kept    []Event  // events kept while a request is out
 	nextID  uint64
 	pending []*attempt // acquisitions at one epoch whose writes went unanswered: they may land
-	landing *attempt   // an acquisition that landed, not yet confirmed
 	lost    lostRace
 	retryAt time.Time // backoff after a transient error while following
 	fails   int
@@ -140,7 +139,7 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 		return nil
 	}
 	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) { // whatever is out (P8)
-		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", ErrLeaseExpired))
+		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", wire.ErrLeaseExpired))
 	}
 	switch e := ev.(type) {
 	case Start, Tick:
@@ -248,10 +247,10 @@ func (m *Machine) fail(err error) { m.stop(err, err) }
 
 // StopNow ends the machine at once, without a release: the driver's
 // teardown gave up waiting. The tenure ends; the driver answers every
-// call still waiting with ErrStopped.
+// call still waiting with wire.ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
-	m.stop(ErrStopped, nil)
+	m.stop(wire.ErrStopped, nil)
 	return m.out
 }
 
@@ -271,8 +270,6 @@ func earliest(times ...time.Time) time.Time {
 	}
 	return out
 }
-
-// The one request out at a time, and which decision its answer continues.
 
 // request is the request out, and the decision its answer continues.
 type request struct {
@@ -297,15 +294,14 @@ const (
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	epoch int64
-	value []byte // the record written: its send time makes it this attempt's own
-	ttl   time.Duration
-	rev   uint64 // where it landed
-	sent  time.Time
-	cause Cause
-	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
-	// confirms counts the Confirms sent for its landing.
-	confirms int
+	epoch    int64
+	value    []byte // the record written: its send time makes it this attempt's own
+	ttl      time.Duration
+	rev      uint64 // where it landed
+	sent     time.Time
+	cause    Cause
+	seen     time.Time // when the node first saw the value it wrote over; zero for an absent key
+	confirms int       // the Confirms sent for its landing
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
@@ -356,7 +352,7 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 	m.req = nil
 	switch _, write := ev.(WriteResult); {
 	case write && q.purpose == Release:
-	case errors.Is(err, ErrBucketDeleted):
+	case errors.Is(err, wire.ErrBucketDeleted):
 		m.bucketGone(now, err)
 		return
 	case err != nil && class == Permanent:
@@ -420,7 +416,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 func (m *Machine) confirmFailed(now time.Time, c *request) {
 	switch {
 	case c.why == toLead && now.Before(m.deadlineOf(c.a.sent, c.a.ttl)):
-		m.confirmLanding(now, c.a)
+		m.confirmLanding(now, c.a, nil)
 	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
 	case c.why == toRenew && m.t != nil:

@@ -55,8 +55,8 @@ func TestNextEpoch(t *testing.T) {
 			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
 		}
 	}
-	if _, err := nextEpoch(Held, 1<<63-1, 1, 0, 0); !errors.Is(err, ErrEpochExhausted) {
-		t.Errorf("at the largest int64: %v, want ErrEpochExhausted", err)
+	if _, err := nextEpoch(Held, 1<<63-1, 1, 0, 0); !errors.Is(err, wire.ErrEpochExhausted) {
+		t.Errorf("at the largest int64: %v, want wire.ErrEpochExhausted", err)
 	}
 }
 
@@ -119,6 +119,44 @@ func TestTakeoverAfterExpiryIsTwoRoundTrips(t *testing.T) {
 	if b := h.become(); b.Epoch != base+4 || b.Cause != CauseExpired {
 		t.Errorf("became %+v, want epoch base+4 expired", b)
 	}
+}
+
+// P7: the Confirm of a landing goes out with the write (Write.Landing):
+// the driver asks as soon as the write's answer is in, and the machine
+// leads on the answer it brings, sending nothing more.
+func TestALandingConfirmedWithTheWriteLeadsAtOnce(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	if w.Landing != 300*time.Millisecond {
+		t.Fatalf("the takeover asks for its Confirm with %v, want RequestTimeout", w.Landing)
+	}
+	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: bucket(6)}})
+	h.none("Confirm")
+	if b := h.become(); b.Epoch != base+4 || b.Rev != 6 {
+		t.Errorf("became %+v, want epoch base+4 at revision 6", b)
+	}
+}
+
+// P7: a Confirm brought with the write that failed is asked again; one
+// that names another incarnation leads nothing.
+func TestALandingConfirmBroughtWithTheWriteIsJudgedLikeAnother(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Err: errors.New("timeout"), Class: Transient}})
+	h.none("Become")
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.become()
+
+	h = newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	other := bucket(6)
+	other.Created = t0.Add(-time.Minute)
+	h.do(WriteResult{ID: h.write().ID, Rev: 6, Landing: &ConfirmResult{Bucket: other}})
+	h.none("Become")
+	h.want("Watch")
 }
 
 // P5: a hand-back is taken at once.

@@ -3,7 +3,7 @@ package fenced
 import (
 	"errors"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // How a fenced write ended, for metrics (string).
@@ -28,7 +28,7 @@ func Outcome(err error) string {
 		return OutcomeConflict
 	case errors.Is(err, ErrWriteUncertain):
 		return OutcomeUncertain
-	case errors.Is(err, election.ErrNotLeader):
+	case errors.Is(err, wire.ErrNotLeader):
 		return OutcomeNotLeader
 	default:
 		return OutcomeError

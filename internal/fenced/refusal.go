@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -100,7 +99,7 @@ func (s *State) judge(ctx context.Context, st *store.Store, w Sender, apiErr *je
 		// it as a duplicate (message IDs are checked first), and no
 		// copy can land after it.
 		return 0, 0, fmt.Errorf("%w: %w: the lease is at revision %d, not this tenure's (epoch %d, revision %d)",
-			ErrFenced, election.ErrNotLeader, at, epoch, rev)
+			ErrFenced, wire.ErrNotLeader, at, epoch, rev)
 	}
 	if key, want, ok := w.Checked(m.Subject); ok {
 		if at > want {
@@ -128,7 +127,7 @@ func (s *State) judgeByReading(ctx context.Context, st *store.Store, w Sender, e
 		return verdictRenewed, ent.Revision, nil
 	case ent.Revision > rev:
 		return 0, 0, fmt.Errorf("%w: %w: lease revision %d is not this tenure's (epoch %d, revision %d)",
-			ErrFenced, election.ErrNotLeader, ent.Revision, epoch, rev)
+			ErrFenced, wire.ErrNotLeader, ent.Revision, epoch, rev)
 	}
 	// The lease is at the revision the attempt was checked on: a key's
 	// check failed, or the refusing server was behind.

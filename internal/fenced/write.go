@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // maxWriteAttempts bounds the retries of one write; each needs the lease
@@ -29,15 +29,15 @@ func (s *State) Run(ctx context.Context, st *store.Store, w Sender) (uint64, err
 	return rev, err
 }
 
-// closedUnder wraps with election.ErrStopped the error of a write whose answer was
+// closedUnder wraps with wire.ErrStopped the error of a write whose answer was
 // lost because the node's connection closed: Stop closes the connection
 // the node dialled, and a shared one that the application closes stops
 // the node. Like a timeout, it leaves the write's outcome unknown.
 func closedUnder(st *store.Store, err error) error {
-	if err == nil || errors.Is(err, election.ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.Conn().IsClosed() {
+	if err == nil || errors.Is(err, wire.ErrStopped) || !errors.Is(err, nats.ErrConnectionClosed) || !st.Conn().IsClosed() {
 		return err
 	}
-	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", election.ErrStopped, err)
+	return fmt.Errorf("%w: the connection closed with the write in flight (its outcome is unknown): %w", wire.ErrStopped, err)
 }
 
 // attempts sends w, checked on the lease's latest revision being the
@@ -150,11 +150,11 @@ func (s *State) answered(ctx context.Context, st *store.Store, w Sender, a *writ
 func (a *writeAttempts) tenureEnded() error {
 	switch {
 	case a.behind:
-		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, election.ErrNotLeader)
+		return fmt.Errorf("%w: %w: the tenure ended after a server behind the stream refused the write", ErrWriteUncertain, wire.ErrNotLeader)
 	case a.refused:
-		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, election.ErrNotLeader)
+		return fmt.Errorf("%w: %w: the tenure ended after the server refused the write", ErrFenced, wire.ErrNotLeader)
 	}
-	return election.ErrNotLeader
+	return wire.ErrNotLeader
 }
 
 // uncertain wraps err with ErrWriteUncertain when a copy may have landed.

@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -123,7 +122,7 @@ func TestRefuseDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := RefuseDuplicate(testCtx(t), nc, "orders", "db1.example.com", "i2", time.Second)
-	if !errors.Is(err, election.ErrDuplicateNodeID) {
+	if !errors.Is(err, wire.ErrDuplicateNodeID) {
 		t.Errorf("beside instance i1: %v, want ErrDuplicateNodeID", err)
 	}
 	if err := RefuseDuplicate(testCtx(t), nc, "orders", "db1.example.com", "i1", time.Second); err != nil {

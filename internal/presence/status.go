@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -60,7 +59,7 @@ const maxDuplicateWait = time.Second
 // run by process instance, before it answers there: a reply from another
 // instance is another running process with
 // this NodeID (E14 in docs/design.md), an error wrapping
-// election.ErrDuplicateNodeID. With nobody subscribed the server says "no
+// wire.ErrDuplicateNodeID. With nobody subscribed the server says "no
 // responders" at once, so a normal start costs one round trip, bounded by
 // timeout and at most a second. A node that does not answer (stuck, or
 // older than StatusReply) is not seen here; the lease check of P9 remains.
@@ -76,7 +75,7 @@ func RefuseDuplicate(ctx context.Context, nc *nats.Conn, clusterID, nodeID, inst
 		return nil
 	}
 	return fmt.Errorf("%w: %q already runs in another process (instance %s, started %s)",
-		election.ErrDuplicateNodeID, nodeID, r.Instance, r.StartedAt.Format(time.RFC3339))
+		wire.ErrDuplicateNodeID, nodeID, r.Instance, r.StartedAt.Format(time.RFC3339))
 }
 
 // Answer answers status requests on the node's subject and the cluster's

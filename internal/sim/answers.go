@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // The store's answers, as the driver hands them to the machine: the
@@ -14,7 +15,7 @@ var (
 	errConflict   = errors.New("sim: wrong last sequence")
 	errTimeout    = fmt.Errorf("sim: %w", context.DeadlineExceeded)
 	errNoStream   = errors.New("sim: stream not found")
-	errBucketGone = fmt.Errorf("%w: sim: stream not found", election.ErrBucketDeleted)
+	errBucketGone = fmt.Errorf("%w: sim: stream not found", wire.ErrBucketDeleted)
 )
 
 func conflict(id uint64) election.Event {

@@ -50,8 +50,13 @@ func short(v any) string {
 		b := v.Bucket
 		s = fmt.Sprintf("ConfirmResult{ID:%d Err:%v Created:%s LastSeq:%d Age:%v TTL:%v Max:%v}", v.ID, v.Err,
 			b.Created.Format("15:04:05.000000"), b.LastSeq, b.Age, b.LeaseTTL, b.MaxTTL)
+	case election.WriteResult:
+		s = fmt.Sprintf("WriteResult{ID:%d Rev:%d Err:%v}", v.ID, v.Rev, v.Err)
+		if v.Landing != nil {
+			s += " with " + short(*v.Landing)
+		}
 	case election.Write:
-		s = fmt.Sprintf("Write{ID:%d %v Create:%v LastSeq:%d Rev:%d %s}", v.ID, v.Purpose, v.Create, v.LastSeq, v.Rev, v.Value)
+		s = fmt.Sprintf("Write{ID:%d %v Create:%v LastSeq:%d Rev:%d Landing:%v %s}", v.ID, v.Purpose, v.Create, v.LastSeq, v.Rev, v.Landing, v.Value)
 	case election.Become:
 		s = fmt.Sprintf("Become{Epoch:%d Rev:%d}", v.Epoch, v.Rev)
 	case election.Lose:

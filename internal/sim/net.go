@@ -10,8 +10,26 @@ import (
 // is cut off when it is sent or when it arrives; its answer is lost if
 // the node is cut off by then, or (rarely) dropped. The node sees a
 // timeout after the request's timeout on its own clock when no answer
-// came: a write may have landed all the same.
+// came: a write may have landed all the same. A write that landed is
+// answered once the Confirm Write.Landing asks for is (the driver's
+// confirmNow), a request with faults of its own.
 func (p *proc) request(e election.Action) {
+	p.send(e, func(r election.Event) {
+		wr, ok := r.(election.WriteResult)
+		if w, _ := e.(election.Write); !ok || wr.Err != nil || w.Landing == 0 {
+			p.deliver(r)
+			return
+		}
+		p.send(election.Confirm{ID: wr.ID, Timeout: e.(election.Write).Landing}, func(c election.Event) {
+			landing := c.(election.ConfirmResult)
+			wr.Landing = &landing
+			p.deliver(wr)
+		})
+	})
+}
+
+// send sends the request e; then takes its answer, or its timeout.
+func (p *proc) send(e election.Action, then func(election.Event)) {
 	w := p.w
 	id, timeout := requestID(e)
 	gen, part := p.gen, p.partGen
@@ -21,7 +39,7 @@ func (p *proc) request(e election.Action) {
 			return
 		}
 		answered = true
-		p.deliver(r)
+		then(r)
 	}
 	if _, ok := e.(election.Watch); ok {
 		p.watch = nil // the old watch's entries must not reach the logic

@@ -65,8 +65,8 @@ func Classify(err error) election.ErrClass {
 		}
 	}
 	switch {
-	case errors.Is(err, election.ErrBucketDeleted), errors.Is(err, wire.ErrPermissionDenied), errors.Is(err, wire.ErrBucketConfig),
-		errors.Is(err, wire.ErrNoJetStream), errors.Is(err, election.ErrEpochExhausted), errors.Is(err, wire.ErrProtocolVersion), errors.Is(err, nats.ErrConnectionClosed):
+	case errors.Is(err, wire.ErrBucketDeleted), errors.Is(err, wire.ErrPermissionDenied), errors.Is(err, wire.ErrBucketConfig),
+		errors.Is(err, wire.ErrNoJetStream), errors.Is(err, wire.ErrEpochExhausted), errors.Is(err, wire.ErrProtocolVersion), errors.Is(err, nats.ErrConnectionClosed):
 		return election.Permanent
 	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
 		return election.Conflict

@@ -115,7 +115,7 @@ func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 	return meta, nil
 }
 
-// Explain turns errors that hide a permanent cause into election.ErrBucketDeleted or
+// Explain turns errors that hide a permanent cause into wire.ErrBucketDeleted or
 // wire.ErrPermissionDenied. The server reports a publish permission violation
 // asynchronously, so a request merely times out; the connection's last error
 // tells why. A deleted bucket shows as "stream not found", no responders, or
@@ -134,7 +134,7 @@ func (s *Store) Explain(err error) error {
 		errors.Is(err, nats.ErrNoResponders) ||
 		(errors.Is(err, context.DeadlineExceeded) && s.nc.IsConnected())
 	if suspect && s.bucketGone() {
-		return fmt.Errorf("%w: %w", election.ErrBucketDeleted, err)
+		return fmt.Errorf("%w: %w", wire.ErrBucketDeleted, err)
 	}
 	return err
 }

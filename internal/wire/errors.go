@@ -14,4 +14,16 @@ var (
 	ErrPermissionDenied = errors.New("cluster: permission denied")
 	ErrBucketConfig     = errors.New("cluster: bucket settings unusable")
 	ErrNoJetStream      = errors.New("cluster: JetStream not available")
+	// The election's: the machine returns them or ends a tenure with
+	// them; the driver, ErrDuplicateNodeID (E14) and ErrNotReady.
+	ErrLeaseExpired    = errors.New("cluster: lease expired")
+	ErrEpochMismatch   = errors.New("cluster: epoch mismatch")
+	ErrNotLeader       = errors.New("cluster: not leader")
+	ErrAlreadyLeader   = errors.New("cluster: already leader")
+	ErrBucketDeleted   = errors.New("cluster: bucket deleted")
+	ErrStopped         = errors.New("cluster: node stopped")
+	ErrEpochExhausted  = errors.New("cluster: epoch exhausted")
+	ErrReleaseFailed   = errors.New("cluster: lease not released")
+	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
+	ErrNotReady        = errors.New("cluster: not ready")
 )
