@@ -147,3 +147,35 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	default:
 	}
 }
+
+// E5: a renewal confirmed just before the deadline, whose Extend the loop
+// applies only after the deadline timer has ended the tenure, must not
+// leave the machine leading while the application was told it lost: the
+// node steps down and the lease moves on. The loop is held at that
+// Extend until the timer has cancelled the tenure's ctx.
+func TestAnExtendAppliedAfterTheDeadlineTimerStepsDown(t *testing.T) {
+	srv, _, id := setup(t)
+	tenures := make(chan context.Context, 4)
+	hooks := HookFuncs{BecomeLeader: func(ctx context.Context) error { tenures <- ctx; return nil }}
+	stall := newLoopStall(func(a election.Action) bool { _, ok := a.(election.Extend); return ok })
+	n := startNodeWithSeam(t, testConfig(id, "n1", srv.URL()), hooks, stall.before)
+	t.Cleanup(stall.free) // runs before the Stop registered above
+
+	tenure := receive(t, tenures, 10*time.Second, "OnBecomeLeader")
+	stall.engage()
+	receive(t, stall.stalled, 5*time.Second, "the loop held at an Extend")
+	select {
+	case <-tenure.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deadline timer did not end the tenure while the loop was held")
+	}
+	stall.free()
+	next := receive(t, tenures, 10*time.Second, "OnBecomeLeader after the loop applied the late Extend")
+	e1, _ := TenureEpoch(tenure)
+	if e2, _ := TenureEpoch(next); e2 <= e1 {
+		t.Errorf("led again at epoch %d, not above the ended tenure's %d", e2, e1)
+	}
+	if !n.IsLeader() {
+		t.Error("not leading after OnBecomeLeader")
+	}
+}

@@ -66,14 +66,15 @@ type Driver struct {
 	cleanup  sync.WaitGroup // watches being stopped in the background: WaitWatches
 	requests sync.WaitGroup // requests out, and cooldown records
 
-	tenure  *driverTenure // the live tenure's ctx; nil when none
-	losing  *loseSignals  // the OnLoseLeadership last queued, until it returns
-	replies map[uint64]func(election.Reply)
-	tokens  uint64
-	conn    election.Conn // the connection as it was at Start
-	ready   readiness     // ReadinessCheck's results
-	self    foreignSelf   // records under this NodeID by another process (E14)
-	timer   *time.Timer
+	tenure    *driverTenure // the live tenure's ctx; nil when none
+	expiredAt int64         // a tenure the deadline timer ended before its Extend was applied
+	losing    *loseSignals  // the OnLoseLeadership last queued, until it returns
+	replies   map[uint64]func(election.Reply)
+	tokens    uint64
+	conn      election.Conn // the connection as it was at Start
+	ready     readiness     // ReadinessCheck's results
+	self      foreignSelf   // records under this NodeID by another process (E14)
+	timer     *time.Timer
 
 	err      error // permanent failure
 	finished bool
@@ -280,6 +281,10 @@ func (d *Driver) feed(ev election.Event) {
 	}
 	d.carryOut(d.m.Handle(time.Now(), ev))
 	d.publish()
+	if epoch := d.expiredAt; epoch != 0 { // extend found the tenure ended
+		d.expiredAt = 0
+		d.feed(election.StepDown{Epoch: epoch})
+	}
 }
 
 // watchConn reports the connection's state to the loop after each change

@@ -84,9 +84,17 @@ func (d *Driver) become(a election.Become) {
 	t.timer.Reset(time.Until(a.Deadline))
 }
 
-// extend moves the live tenure's deadline after a confirmed renewal.
+// extend moves the live tenure's deadline after a confirmed renewal. If
+// the deadline timer ended the tenure meanwhile (the machine decided
+// before the deadline, the loop applies it after), the application was
+// told it lost: the machine must not lead on, so it is asked to step down.
 func (d *Driver) extend(a election.Extend) {
 	if t := d.tenure; t != nil && t.epoch == a.Epoch {
+		if t.ctx.Err() != nil {
+			d.log.Warn("a renewal was confirmed as the tenure's deadline passed: stepping down", "epoch", a.Epoch)
+			d.expiredAt = a.Epoch
+			return
+		}
 		d.view.extend(a.Epoch, a.Deadline)
 		waiting := t.checks[:0]
 		for _, c := range t.checks {
