@@ -136,11 +136,7 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	// Freed, the loop hears the tenure has ended and carries on: it leads
 	// again, and OnLoseLeadership was not called twice for one tenure.
 	stall.free()
-	next := receive(t, tenures, 10*time.Second, "OnBecomeLeader after the loop was freed")
-	e1, _ := TenureEpoch(tenure)
-	if e2, _ := TenureEpoch(next); e2 <= e1 {
-		t.Errorf("led again at epoch %d, not above the ended tenure's %d", e2, e1)
-	}
+	ledAgainAbove(t, tenures, tenure, "OnBecomeLeader after the loop was freed")
 	select {
 	case <-lost:
 		t.Error("OnLoseLeadership called twice for one tenure")
@@ -170,12 +166,19 @@ func TestAnExtendAppliedAfterTheDeadlineTimerStepsDown(t *testing.T) {
 		t.Fatal("the deadline timer did not end the tenure while the loop was held")
 	}
 	stall.free()
-	next := receive(t, tenures, 10*time.Second, "OnBecomeLeader after the loop applied the late Extend")
-	e1, _ := TenureEpoch(tenure)
-	if e2, _ := TenureEpoch(next); e2 <= e1 {
-		t.Errorf("led again at epoch %d, not above the ended tenure's %d", e2, e1)
-	}
+	ledAgainAbove(t, tenures, tenure, "OnBecomeLeader after the loop applied the late Extend")
 	if !n.IsLeader() {
 		t.Error("not leading after OnBecomeLeader")
+	}
+}
+
+// ledAgainAbove waits for the next tenure on tenures (what names it) and
+// checks its epoch is above the ended one's.
+func ledAgainAbove(t *testing.T, tenures <-chan context.Context, ended context.Context, what string) {
+	t.Helper()
+	next := receive(t, tenures, 10*time.Second, what)
+	e1, _ := TenureEpoch(ended)
+	if e2, _ := TenureEpoch(next); e2 <= e1 {
+		t.Errorf("led again at epoch %d, not above the ended tenure's %d", e2, e1)
 	}
 }
