@@ -274,13 +274,16 @@ func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
 }
 
 // feed hands the machine one event (nil: none) at this process's now,
-// and carries out what it returns.
+// and carries out what it returns. The view is published first: a hook
+// that carrying out queues reads the machine as it decided (E6), even
+// when one event both showed the node's write and began its tenure.
 func (d *Driver) feed(ev election.Event) {
 	if ev == nil {
 		return
 	}
-	d.carryOut(d.m.Handle(time.Now(), ev))
+	acts := d.m.Handle(time.Now(), ev)
 	d.publish()
+	d.carryOut(acts)
 	if epoch := d.expiredAt; epoch != 0 { // extend found the tenure ended
 		d.expiredAt = 0
 		d.feed(election.StepDown{Epoch: epoch})

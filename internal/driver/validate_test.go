@@ -17,7 +17,7 @@ func TestValidateIsProvenByARenewalSentAfterIt(t *testing.T) {
 	v := NewView("a", nil, nil)
 	sentBefore := time.Now()
 	v.begin(context.Background(), 7, 3, sentBefore.Add(time.Minute))
-	d := &Driver{view: v, tenure: &driverTenure{epoch: 7}}
+	d := &Driver{view: v, tenure: &driverTenure{epoch: 7, ctx: context.Background()}}
 	c := Command{Kind: CmdValidate, Reply: make(chan error, 1), Epoch: make(chan int64, 1)}
 	if ev := d.commandEvent(c); ev == nil {
 		t.Fatal("a leader's ValidateLeadership asked the machine for nothing")
