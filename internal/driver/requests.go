@@ -77,17 +77,17 @@ func (d *Driver) write(a election.Write) {
 		err = store.Tidy(err)
 		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}
 		if err == nil && a.Landing > 0 {
-			c := d.confirmNow(a.Landing)
+			cctx, cancel := context.WithTimeout(d.base, a.Landing)
+			c := d.confirmNow(cctx)
+			cancel()
 			r.Landing = &c
 		}
 		return answer{ev: r, write: &a, sent: sent, err: err}
 	})
 }
 
-// confirmNow reads the bucket's stream info within timeout (store.confirm).
-func (d *Driver) confirmNow(timeout time.Duration) election.ConfirmResult {
-	ctx, cancel := context.WithTimeout(d.base, timeout)
-	defer cancel()
+// confirmNow reads the bucket's stream info (store.confirm).
+func (d *Driver) confirmNow(ctx context.Context) election.ConfirmResult {
 	inc, err := d.store.Confirm(ctx)
 	err = store.Tidy(err)
 	return election.ConfirmResult{Bucket: inc, Err: err, Class: store.Classify(err)}
@@ -95,8 +95,8 @@ func (d *Driver) confirmNow(timeout time.Duration) election.ConfirmResult {
 
 // confirm reads the bucket's stream info (store.confirm).
 func (d *Driver) confirm(a election.Confirm) {
-	d.ask(a.ID, a.Timeout, func(context.Context) answer {
-		r := d.confirmNow(a.Timeout)
+	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
+		r := d.confirmNow(ctx)
 		r.ID = a.ID
 		return answer{ev: r, err: r.Err}
 	})

@@ -47,12 +47,11 @@ const maxPending = 4
 // could no longer begin (the deadline counts from the write's send time):
 // a lost answer is asked again soon, a slow server is waited for.
 func (m *Machine) confirmLanding(now time.Time, a *attempt, asked *ConfirmResult) {
-	timeout := min(m.p.RequestTimeout<<min(a.confirms, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
-	a.confirms++
-	if asked != nil { // an error, even a bucket gone, is asked again
+	if a.confirms++; asked != nil { // an error, even a bucket gone, is asked again
 		m.onConfirmed(now, &request{why: toLead, a: a}, *asked)
 		return
 	}
+	timeout := min(m.p.RequestTimeout<<min(a.confirms-1, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
 	m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
 }
 

@@ -16,11 +16,12 @@ import (
 func (p *proc) request(e election.Action) {
 	p.send(e, func(r election.Event) {
 		wr, ok := r.(election.WriteResult)
-		if w, _ := e.(election.Write); !ok || wr.Err != nil || w.Landing == 0 {
+		w, _ := e.(election.Write)
+		if !ok || wr.Err != nil || w.Landing == 0 {
 			p.deliver(r)
 			return
 		}
-		p.send(election.Confirm{ID: wr.ID, Timeout: e.(election.Write).Landing}, func(c election.Event) {
+		p.send(election.Confirm{ID: wr.ID, Timeout: w.Landing}, func(c election.Event) {
 			landing := c.(election.ConfirmResult)
 			wr.Landing = &landing
 			p.deliver(wr)
