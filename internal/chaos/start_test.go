@@ -107,6 +107,12 @@ func TestStartSurvivesALostLeaseRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	// The node's requests come on another connection: the server must
+	// know the relay's subscription before the first of them, or they
+	// find no responders.
+	if err := relay.Flush(); err != nil {
+		t.Fatal(err)
+	}
 
 	n, err := cluster.NewNode(cluster.Config{ClusterID: "lostread", NodeID: "a", NATSURLs: []string{srv.URL()},
 		JetStreamAPIPrefix: strings.TrimSuffix(prefix, "."), LeaseTTL: time.Second, RenewInterval: 250 * time.Millisecond,
@@ -121,7 +127,7 @@ func TestStartSurvivesALostLeaseRead(t *testing.T) {
 		defer func() { _ = n.Stop(context.Background()) }()
 	}
 	if dropped.Load() == 0 {
-		t.Fatal("the relay saw no read of a message: the test lost nothing")
+		t.Fatalf("the relay saw no read of a message: the test lost nothing (Start returned %v after %v)", err, took.Round(time.Millisecond))
 	}
 	if err != nil || took > 3*time.Second {
 		t.Errorf("Start returned %v after %v, a read of the lease key lost (RequestTimeout %v); want success within a few RequestTimeouts",
