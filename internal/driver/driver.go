@@ -62,6 +62,7 @@ type Driver struct {
 	checks    chan struct{} // closed when the readiness checks end
 
 	watcher  *store.LeaseWatch
+	tap      *tap           // the watch's last entries, for a write's landing (Write.Landing)
 	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
 	cleanup  sync.WaitGroup // watches being stopped in the background: WaitWatches
 	requests sync.WaitGroup // requests out, and cooldown records
@@ -166,6 +167,7 @@ func New(cfg Config) *Driver {
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 		ready:     readiness{threshold: cfg.ReadinessThreshold},
 		self:      foreignSelf{nodeID: cfg.Params.NodeID, instance: cfg.Params.Instance},
+		tap:       newTap(),
 	}
 	d.publish()
 	return d
@@ -253,6 +255,9 @@ func watchEvent(ent jetstream.KeyValueEntry, ok bool) election.Event {
 // onWatch feeds what the watch delivered; an entry that shows another
 // process using this NodeID (E14) stops the machine.
 func (d *Driver) onWatch(ev election.Event) {
+	if e, ok := ev.(election.Entry); ok {
+		d.tap.note(e.KV) // before the machine keeps it: a write may wait for it
+	}
 	d.feed(ev)
 	if e, ok := ev.(election.Entry); ok && !d.cfg.Params.Observer {
 		if err := d.self.note(e.KV); err != nil {

@@ -38,8 +38,10 @@ type (
 	// Write writes Value under the lease key. Create: publish only if
 	// the key has no entry and the stream's last sequence is LastSeq
 	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, when
-	// not zero, is the timeout of the Confirm the driver sends as soon
-	// as the write's answer says it landed (P7), saving the loop a turn.
+	// not zero, asks how the write landed (P7), saving the loop a turn:
+	// the driver answers with the watch's delivery of the write, or
+	// with a Confirm it sends once the write's answer is in (Landing its
+	// timeout), whichever comes first.
 	Write struct {
 		ID      uint64
 		Purpose Purpose

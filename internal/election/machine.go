@@ -61,11 +61,12 @@ type Machine struct {
 
 	inc         Incarnation // the incarnation followed, as last confirmed
 	incKnown    bool
-	watching    bool // a watch is open (its Synced may still be due)
-	synced      bool // the watch delivered the key's current value
-	viewChecked bool // a Confirm after the watch's current value showed the same incarnation: the watch is on it
-	cur         seen // the key as seen
-	prev        seen // what the watch a Watch replaced last showed (learnCeiling)
+	watching    bool   // a watch is open (its Synced may still be due)
+	synced      bool   // the watch delivered the key's current value
+	viewChecked bool   // a Confirm after the watch's current value showed the same incarnation: the watch is on it
+	viewedBy    string // the consumer that delivered the last entry (or Synced) applied
+	pinned      string // a consumer a Confirm showed on the incarnation followed: its deliveries are in it (§3.5)
+	cur         seen   // the key as seen
 	ttlSeen     time.Duration
 
 	conn    connState
@@ -164,8 +165,10 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 func (m *Machine) apply(now time.Time, ev Event) {
 	switch e := ev.(type) {
 	case Entry:
+		m.viewedBy = e.KV.Consumer
 		m.observe(now, e.KV)
 	case Synced:
+		m.viewedBy = e.Consumer
 		m.onSynced(now)
 	case WatchClosed:
 		m.watching, m.synced = false, false
@@ -280,6 +283,7 @@ type request struct {
 	a       *attempt   // the acquisition of a Write, or of a Confirm toLead
 	why     confirmWhy // a Confirm's
 	rsnt    time.Time  // a Confirm toRenew: the renewal's send time
+	by      string     // a Confirm's: the consumer that had delivered what was seen
 }
 
 // confirmWhy says what a Confirm is for.
@@ -315,7 +319,7 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 		x.ID, q.purpose, q.value = m.nextID, x.Purpose, x.Value
 		a = x
 	case Confirm:
-		x.ID = m.nextID
+		x.ID, q.by = m.nextID, m.viewedBy
 		a = x
 	case Watch:
 		x.ID = m.nextID
@@ -323,7 +327,8 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 		// No entry of the old watch reaches the machine from now on: every
 		// wait starts again on what the new one delivers (P3).
 		m.watching, m.synced, m.viewChecked = true, false, false
-		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
+		m.viewedBy, m.pinned = "", ""
+		m.cur, m.lost = seen{}, lostRace{}
 		m.dropWatchEvents()
 	}
 	m.emit(a)
@@ -399,6 +404,9 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 		}
 		m.inc, m.incKnown = r.Bucket, true
+		if c.by != "" {
+			m.pinned = c.by // created after a Confirm named inc, delivered before this one did (§3.5)
+		}
 		switch c.why { // toOpen: decide opens the watch
 		case toWait:
 			m.viewChecked = true
@@ -416,7 +424,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 func (m *Machine) confirmFailed(now time.Time, c *request) {
 	switch {
 	case c.why == toLead && now.Before(m.deadlineOf(c.a.sent, c.a.ttl)):
-		m.confirmLanding(now, c.a, nil)
+		m.confirmLanding(now, c.a, nil, nil)
 	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
 	case c.why == toRenew && m.t != nil:
