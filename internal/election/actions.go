@@ -37,11 +37,9 @@ const (
 type (
 	// Write writes Value under the lease key. Create: publish only if
 	// the key has no entry and the stream's last sequence is LastSeq
-	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, when
-	// not zero, asks how the write landed (P7), saving the loop a turn:
-	// the driver answers with the watch's delivery of the write, or
-	// with a Confirm it sends once the write's answer is in (Landing its
-	// timeout), whichever comes first.
+	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, if not
+	// zero, asks how it landed (P7): the watch's delivery of the write, or
+	// a Confirm sent on its answer, of timeout Landing, whichever is first.
 	Write struct {
 		ID      uint64
 		Purpose Purpose

@@ -298,8 +298,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
-	m.inc, m.incKnown = b, true
-	m.ttlSeen = 0
+	m.inc, m.incKnown, m.ttlSeen = b, true, 0
 }
 
 // forget drops what was seen of an incarnation no longer followed.

@@ -460,8 +460,7 @@ func (m *Machine) bucketGone(now time.Time, err error) {
 	if m.incKnown {
 		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
 	}
-	m.incKnown = false
-	m.retryAt = now.Add(m.backoff())
+	m.incKnown, m.retryAt = false, now.Add(m.backoff())
 }
 
 // sawOwn takes a write of this node's that landed at rev as seen: the
@@ -475,9 +474,8 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
 }
 
-// dropWatchEvents forgets the kept events of the watch a Watch action
-// replaces: they may show another incarnation's key (the watch a node
-// starts with, or one that moved without a word).
+// dropWatchEvents forgets the kept events of a replaced watch: they may
+// show another incarnation's key.
 func (m *Machine) dropWatchEvents() {
 	kept := m.kept[:0]
 	for _, ev := range m.kept {
