@@ -162,8 +162,7 @@ func (m *Machine) renewEvery(ttl time.Duration) time.Duration {
 func (m *Machine) deadlineOf(sent time.Time, ttl time.Duration) time.Time {
 	margin := m.p.SafetyMargin
 	if m.p.LeaseTTL > 0 && ttl != m.p.LeaseTTL {
-		// in float64: SafetyMargin times ttl, in ns, overflows an int64
-		margin = time.Duration(math.Ceil(float64(m.p.SafetyMargin) / float64(m.p.LeaseTTL) * float64(ttl)))
+		margin = time.Duration(int64(m.p.SafetyMargin) * int64(ttl) / int64(m.p.LeaseTTL))
 	}
 	return sent.Add(ttl - margin)
 }

@@ -583,22 +583,3 @@ func TestStatesOfOneLife(t *testing.T) {
 	h.do(Stop{})
 	state(Stopped)
 }
-
-// P8, §2.7: a tenure of the bucket's TTL has this node's SafetyMargin
-// scaled to it, without overflow: 1 s for a LeaseTTL of 10 s is 1.5 s for
-// a bucket's 15 s (1 s times 15 s, in ns, is above the largest int64).
-func TestTheMarginScaledToTheBucketsTTLDoesNotOverflow(t *testing.T) {
-	p := params("a")
-	p.LeaseTTL, p.SafetyMargin, p.RenewInterval = 10*time.Second, time.Second, 3*time.Second
-	h := newHarness(t, p)
-	b := bucket(5)
-	b.LeaseTTL, b.MaxTTL = 15*time.Second, 15*time.Second
-	h.open(b, put(5, record("", base+3, "")))
-	w := h.write()
-	landed := b
-	landed.LastSeq = 6
-	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: landed}})
-	if got, want := h.become().Deadline, t0.Add(15*time.Second-1500*time.Millisecond); !got.Equal(want) {
-		t.Errorf("deadline +%v, want the write's send + 15s - 1.5s: +%v", got.Sub(t0), want.Sub(t0))
-	}
-}
