@@ -19,8 +19,8 @@ type State int
 const (
 	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
 	Following               // watching; waiting out the value seen (P3-P6)
-	Acquiring               // an acquisition's write is out, with the Confirm it asks for (Write.Landing)
-	Confirming              // a Confirm of a landing is out on its own (P7): a retry, or a landing the watch showed
+	Acquiring               // an acquisition's write is out, until it is known how it landed (Write.Landing)
+	Confirming              // a Confirm of a landing is out on its own (P7): a retry, or a landing the watch showed unproven
 	Leading                 // a tenure: renewals, each confirmed (P7, P8)
 	Draining                // a step-down ended the tenure; renewing until the release (P11)
 	Stopped                 // Stop, or a permanent error
