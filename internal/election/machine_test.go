@@ -214,6 +214,24 @@ func TestAConfirmPinsTheConsumerThatDeliveredBeforeIt(t *testing.T) {
 	h.become()
 }
 
+// C4, §3.6: a Confirm naming an incarnation created before the one
+// followed comes from a server behind on a bucket deleted since (a
+// server rejoining after a partition answers for the stream it still
+// has: internal/natstest's zombie test); it is not followed and proves no
+// landing.
+func TestAConfirmNamingAnOlderIncarnationIsNotFollowed(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	older := bucket(6)
+	older.Created = older.Created.Add(-time.Minute)
+	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: older}})
+	h.none("Become", "Watch")
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
+	h.become()
+}
+
 // P5: a hand-back is taken at once.
 func TestHandBackIsTakenAtOnce(t *testing.T) {
 	h := newHarness(t, params("a"))
