@@ -79,11 +79,16 @@ type View struct {
 	Tenure   bool
 	Rev      uint64
 	Deadline time.Time
+	// Confirmed: the watch showed the key's current value and a Confirm
+	// after it showed the incarnation followed (§4.1): a follower waits
+	// for it before it may campaign; Leader is reported one round trip
+	// before it.
+	Confirmed bool
 }
 
 // Snapshot is the machine's view now.
 func (m *Machine) Snapshot() View {
-	var v View
+	v := View{Confirmed: m.synced && m.viewChecked}
 	if k := m.cur.kind; k == Held || k == Released {
 		v.Lease, v.Epoch = m.cur.d.lease, m.cur.d.lease.Epoch
 	}
