@@ -76,9 +76,9 @@ type View struct {
 	Lease wire.Lease // the record the key holds, as seen (P1); zero for none
 	Epoch int64      // the tenure's, else the record's
 	// Tenure: a live tenure, at revision Rev, ending at Deadline.
-	Tenure   bool
-	Rev      uint64
-	Deadline time.Time
+	Tenure    bool
+	Rev       uint64
+	Deadline  time.Time
 	Confirmed bool // a Confirm after the watch's current value named the incarnation (§4.1): a campaign waits for it
 }
 
