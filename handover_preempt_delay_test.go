@@ -28,6 +28,7 @@ func TestPreemptDelayHoldsOffTheHandover(t *testing.T) {
 	if took := time.Since(started); took < delay {
 		t.Errorf("b took over %v after it started, before its PreemptDelay %v", took, delay)
 	}
+	rec.waitTenures(t, 2) // b leads before its OnBecomeLeader runs (E3)
 	if n := rec.count("a", "lose"); n != 1 {
 		t.Errorf("a lost leadership %d times, want 1", n)
 	}

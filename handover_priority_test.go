@@ -38,6 +38,7 @@ func TestSetPriorityMovesLeadershipByThePriorityNow(t *testing.T) {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 10*time.Second, a.IsLeader, "a never took over again at 100")
+	rec.waitTenures(t, 3) // a leads before its OnBecomeLeader runs (E3)
 	if n := rec.tenureCount(); n != 3 {
 		t.Errorf("tenures = %d, want 3 (a, b, a)", n)
 	}

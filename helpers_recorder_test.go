@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 // tenureRecord is one tenure as the application saw it, from
@@ -102,6 +104,16 @@ func (r *recorder) tenureCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.tenures)
+}
+
+// waitTenures waits until n tenures have begun OnBecomeLeader. A node
+// reports that it leads (IsLeader) before its dispatcher gets to the hook
+// (E3: hooks run on their own goroutine), so a test that saw a leader
+// waits for its hook before counting tenures.
+func (r *recorder) waitTenures(t testing.TB, n int) {
+	t.Helper()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return r.tenureCount() >= n },
+		"fewer than %d tenures began OnBecomeLeader within 5s", n)
 }
 
 // check asserts: tenures never overlap, OnLoseLeadership of a tenure

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // A second process started with the NodeID of a running one is refused
@@ -77,4 +78,52 @@ func TestDuplicateNodeIDStartedTogether(t *testing.T) {
 		return refused == 1 && running == 1
 	}, "not exactly one of two processes with one NodeID was refused")
 	rec.check(t)
+}
+
+// E14 on the watch, with a real server: the records a predecessor with
+// this NodeID wrote before Start, and one late write of its after, leave
+// the node running; two revisions of another process's records after
+// that stop it with ErrDuplicateNodeID. (Both processes of
+// TestDuplicateNodeIDStartedTogether usually meet at Start, on the status
+// subject, so the watch's count is tested here.)
+func TestDuplicateNodeIDSeenOnTheWatch(t *testing.T) {
+	srv, rec, id := setup(t)
+	kv := openKV(t, srv.URL(), id)
+	epoch := firstEpoch(t, srv.URL(), id)
+	put := func(nodeID, instance string) {
+		t.Helper()
+		now := time.Now()
+		v := wire.Lease{NodeID: nodeID, Instance: instance, Epoch: epoch, TTLMillis: testTTL.Milliseconds(), AcquiredAt: now, ExpiresAt: now.Add(testTTL)}.Encode()
+		if _, err := kv.Put(ctx(t), wire.LeaseKey, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		put("a", "a-old") // the predecessor's renewals: its history
+	}
+	cfg := testConfig(id, "a", srv.URL())
+	n := startNode(t, cfg, rec, nil)
+	put("a", "a-old") // its one late write
+	put("b", "b-i")
+	// The watch delivers in order: seeing b's record, the node took the
+	// late write before it.
+	natstest.WaitFor(t, 5*time.Second, func() bool { return n.Leader() == "b" }, "the node did not see b's record")
+	select {
+	case <-n.Done():
+		t.Fatalf("the node stopped on its predecessor's records: %v", n.Err())
+	default:
+	}
+	put("a", "a-other")
+	put("a", "a-other")
+	natstest.WaitFor(t, 5*time.Second, func() bool {
+		select {
+		case <-n.Done():
+			return true
+		default:
+			return false
+		}
+	}, "two records of another process naming a did not stop the node")
+	if !errors.Is(n.Err(), ErrDuplicateNodeID) {
+		t.Fatalf("Err() = %v, want ErrDuplicateNodeID", n.Err())
+	}
 }

@@ -129,7 +129,8 @@ func (d *Driver) stopWatch() {
 }
 
 // onAnswer hands an answer to the machine, after what the driver does
-// with it: the watch made, the renewal's end and metrics, the log.
+// with it: the watch made, the renewal's end and metrics, the log, the
+// bucket a Confirm read (E14).
 func (d *Driver) onAnswer(a answer) {
 	if w := a.watcher; w != nil {
 		if a.id == d.watchID {
@@ -143,6 +144,7 @@ func (d *Driver) onAnswer(a answer) {
 	} else if a.err != nil && a.id == d.watchID {
 		d.log.Warn("lease watch failed; retrying", "error", a.err)
 	}
+	d.noteBucket(a.ev)
 	d.feed(a.ev)
 }
 

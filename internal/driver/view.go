@@ -14,14 +14,17 @@ import (
 // plus the live tenure whose deadline the renewals extend. Its lock is its
 // own: only its methods take it, none across I/O or a hook.
 type View struct {
-	nodeID  string
-	mu      sync.RWMutex
-	leader  string
-	epoch   int64
-	lease   wire.Lease
-	hasRec  bool
-	changed chan struct{} // closed and replaced whenever leader changes
-	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
+	nodeID string
+	mu     sync.RWMutex
+	leader string
+	epoch  int64
+	lease  wire.Lease
+	hasRec bool
+	// confirmed: the machine's watch is synced and confirmed on the
+	// incarnation followed (election.View.Confirmed).
+	confirmed bool
+	changed   chan struct{} // closed and replaced whenever leader changes
+	ready     error         // nil when the node may campaign as far as ReadinessCheck goes
 	// metadata is this node's own, as Config.Metadata or SetMetadata last
 	// set it: what it publishes while it leads.
 	metadata map[string]string
@@ -51,13 +54,16 @@ type Snapshot struct {
 	HasRec   bool              // whether Lease is one
 	Ready    error             // nil, or why the node may not lead
 	Metadata map[string]string // this node's own (a copy)
+	// Confirmed: the watch showed the key's current value and a Confirm
+	// after it showed the incarnation followed; Leader is known before.
+	Confirmed bool
 }
 
 // Snapshot reads the view at once.
 func (v *View) Snapshot() Snapshot {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata)}
+	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Confirmed: v.confirmed}
 }
 
 // Tenure is this node's live tenure, read at once: its ctx (the one
@@ -236,6 +242,7 @@ func (v *View) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
 	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
+	v.confirmed = s.Confirmed
 	if s.Tenure && v.tenureCtx != nil && v.tenureEpoch == s.Epoch {
 		v.tenureRev = s.Rev // the deadline moves with Extend only
 	}

@@ -76,14 +76,15 @@ type View struct {
 	Lease wire.Lease // the record the key holds, as seen (P1); zero for none
 	Epoch int64      // the tenure's, else the record's
 	// Tenure: a live tenure, at revision Rev, ending at Deadline.
-	Tenure   bool
-	Rev      uint64
-	Deadline time.Time
+	Tenure    bool
+	Rev       uint64
+	Deadline  time.Time
+	Confirmed bool // a Confirm after the watch's current value named the incarnation (§4.1): a campaign waits for it
 }
 
 // Snapshot is the machine's view now.
 func (m *Machine) Snapshot() View {
-	var v View
+	v := View{Confirmed: m.synced && m.viewChecked}
 	if k := m.cur.kind; k == Held || k == Released {
 		v.Lease, v.Epoch = m.cur.d.lease, m.cur.d.lease.Epoch
 	}

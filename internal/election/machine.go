@@ -388,12 +388,12 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
 		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
 			wire.ErrProtocolVersion, r.Bucket.Protocol, wire.Protocol))
-	case !m.inc.Created.IsZero() && !m.inc.same(r.Bucket):
+	case !m.inc.Created.IsZero() && !m.inc.Same(r.Bucket):
 		// Whether or not a Confirm is due for the current watch: nothing
 		// seen of the old incarnation may carry over.
 		m.moveTo(now, r.Bucket)
 	default:
-		if m.incKnown && m.inc.same(r.Bucket) {
+		if m.incKnown && m.inc.Same(r.Bucket) {
 			// The ceiling never goes down within an incarnation (I2),
 			// even if the metadata is edited by hand.
 			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)

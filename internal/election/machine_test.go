@@ -602,3 +602,29 @@ func TestTheMarginScaledToTheBucketsTTLDoesNotOverflow(t *testing.T) {
 		t.Errorf("deadline +%v, want the write's send + 15s - 1.5s: +%v", got.Sub(t0), want.Sub(t0))
 	}
 }
+
+// §4.1, §4.11: the leader is reported as soon as the watch shows its
+// record, one round trip before the Confirm after it that a campaign
+// waits for; View.Confirmed tells the two apart, and stays false while
+// that Confirm goes unanswered.
+func TestConfirmedFollowsTheConfirmAfterTheWatch(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.do(Start{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Entry{KV: put(5, record("b", base+3, ""))})
+	h.do(Synced{})
+	h.want("LeaderChange", "Confirm")
+	if v := h.m.Snapshot(); v.Lease.NodeID != "b" || v.Confirmed {
+		t.Fatalf("with the Confirm out: %+v, want b's record, not confirmed", v)
+	}
+	h.at(300 * time.Millisecond).do(ConfirmResult{ID: h.reqID(), Err: errors.New("timeout"), Class: Transient})
+	if h.m.Snapshot().Confirmed {
+		t.Fatal("confirmed after the Confirm failed")
+	}
+	h.want("Confirm") // asked again
+	h.at(310 * time.Millisecond).do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
+	if !h.m.Snapshot().Confirmed {
+		t.Fatal("not confirmed after the Confirm's answer")
+	}
+}

@@ -41,8 +41,8 @@ type Incarnation struct {
 	Age       time.Duration // the server's time less Created, from the same reply
 }
 
-// same says two readings name one incarnation.
-func (i Incarnation) same(o Incarnation) bool {
+// Same says two readings name one incarnation.
+func (i Incarnation) Same(o Incarnation) bool {
 	return i.Created.Equal(o.Created) && i.EpochBase == o.EpochBase
 }
 
