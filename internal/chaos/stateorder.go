@@ -97,7 +97,7 @@ func (o *orderRecorder) loop() {
 // follow records the stream's current incarnation from the sequence after
 // the last one received, until delivery fails or the recorder stops.
 func (o *orderRecorder) follow() {
-	created, _, err := o.lookup()
+	created, _, err := o.lookup(context.Background())
 	if err != nil {
 		return
 	}
@@ -121,16 +121,22 @@ func (o *orderRecorder) follow() {
 	defer o.deleteConsumer(cons)
 	// The stream may have been replaced between the lookup and the
 	// consumer; a consumer made after that would read the new one.
-	if again, _, err := o.lookup(); err != nil || !again.Equal(created) {
+	if again, _, err := o.lookup(context.Background()); err != nil || !again.Equal(created) {
 		return
 	}
 	it, err := cons.Messages(jetstream.PullExpiry(2*time.Second), jetstream.PullHeartbeat(500*time.Millisecond))
 	if err != nil {
 		return
 	}
+	// The watch ends before follow returns: nothing outlives close.
+	watched := make(chan struct{})
+	defer func() { <-watched }()
 	followed := make(chan struct{})
 	defer close(followed)
-	go o.watch(inc, it, followed)
+	go func() {
+		defer close(watched)
+		o.watch(inc, it, followed)
+	}()
 	var delivered uint64
 	for {
 		msg, err := it.Next()
@@ -168,7 +174,7 @@ func (o *orderRecorder) follow() {
 // goes back to an incarnation older than the latest it found
 // (incarnation), nor to one whose consumer was deleted with it (end), and,
 // while it follows one, watches for a newer one (watch).
-func (o *orderRecorder) lookup() (created time.Time, lastSeq uint64, err error) {
+func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, lastSeq uint64, err error) {
 	type answer struct {
 		created time.Time
 		lastSeq uint64
@@ -180,7 +186,7 @@ func (o *orderRecorder) lookup() (created time.Time, lastSeq uint64, err error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			s, err := js.Stream(ctx, o.stream())
 			switch {
@@ -245,17 +251,25 @@ func (o *orderRecorder) end(inc *Incarnation) {
 // read from the new one's creation on).
 func (o *orderRecorder) watch(inc *Incarnation, it jetstream.MessagesContext, followed <-chan struct{}) {
 	defer it.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // a lookup under way ends with the watch
+		select {
+		case <-o.stop:
+		case <-followed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
 	tick := time.NewTicker(watchInterval)
 	defer tick.Stop()
 	for {
 		select {
-		case <-o.stop:
-			return
-		case <-followed:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if created, _, err := o.lookup(); err == nil && created.After(inc.Created) {
+		if created, _, err := o.lookup(ctx); err == nil && created.After(inc.Created) {
 			o.incarnation(created)
 			return
 		}
@@ -302,7 +316,7 @@ func (o *orderRecorder) finish(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	caught := false
 	for {
-		created, last, err := o.lookup()
+		created, last, err := o.lookup(context.Background())
 		if err == nil {
 			o.mu.Lock()
 			if n := len(o.incs); n > 0 && o.incs[n-1].Created.Equal(created) {

@@ -220,3 +220,61 @@ func TestOrderRecorderTakesNoIncarnationOlderThanTheLatest(t *testing.T) {
 		t.Errorf("an answer naming the first stream after the second was found gave %+v; want none", inc)
 	}
 }
+
+// TestOrderRecorderLeavesAnIncarnationWhenANewerOneIsNamed: while the
+// recorder follows an incarnation through a consumer that was not deleted
+// (made for it on a stale server's word, it reads the new stream), it asks
+// for the stream's identity, and on an answer naming a newer incarnation
+// records that one and follows it from sequence 1. Here its consumer's
+// server (a) and the one its lookups ask (b) are two servers with a stream
+// each: the stream on b is deleted and created again, the one a
+// consumer reads stays.
+func TestOrderRecorderLeavesAnIncarnationWhenANewerOneIsNamed(t *testing.T) {
+	natstest.CheckLeaks(t)
+	const bucket = "cluster-watch"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var jss []jetstream.JetStream
+	for range 2 {
+		js, err := jetstream.New(natstest.RunServer(t).Connect(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jss = append(jss, js)
+	}
+	a, b := jss[0], jss[1]
+	cfg := jetstream.KeyValueConfig{Bucket: bucket}
+	if _, err := b.CreateKeyValue(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := a.CreateKeyValue(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k1", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	rec := startOrderRecorder(a, bucket, b)
+	defer rec.close()
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		got := rec.incarnations()
+		return len(got) == 1 && len(got[0].Msgs) == 1
+	}, "the first message not recorded")
+	if err := b.DeleteKeyValue(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateKeyValue(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k2", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		got := rec.incarnations()
+		return len(got) == 2 && len(got[1].Msgs) == 2
+	}, "the newer incarnation not followed, from sequence 1")
+	got := rec.incarnations()
+	if len(got[0].Msgs) != 1 || got[0].Msgs[0].Seq != 1 {
+		t.Errorf("the first incarnation holds %+v; want its message 1 only (2 was stored after the newer one's creation)", got[0].Msgs)
+	}
+}
