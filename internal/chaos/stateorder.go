@@ -54,6 +54,10 @@ type orderRecorder struct {
 
 	mu   sync.Mutex
 	incs []*Incarnation
+	// ended is the creation time of the latest incarnation whose consumer
+	// was deleted with it: that one, and every one before, is gone, and an
+	// answer naming it is a stale server's (see lookup).
+	ended time.Time
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -93,7 +97,7 @@ func (o *orderRecorder) loop() {
 // follow records the stream's current incarnation from the sequence after
 // the last one received, until delivery fails or the recorder stops.
 func (o *orderRecorder) follow() {
-	created, _, err := o.lookup()
+	created, _, err := o.lookup(context.Background())
 	if err != nil {
 		return
 	}
@@ -117,26 +121,29 @@ func (o *orderRecorder) follow() {
 	defer o.deleteConsumer(cons)
 	// The stream may have been replaced between the lookup and the
 	// consumer; a consumer made after that would read the new one.
-	if again, _, err := o.lookup(); err != nil || !again.Equal(created) {
+	if again, _, err := o.lookup(context.Background()); err != nil || !again.Equal(created) {
 		return
 	}
 	it, err := cons.Messages(jetstream.PullExpiry(2*time.Second), jetstream.PullHeartbeat(500*time.Millisecond))
 	if err != nil {
 		return
 	}
+	// The watch ends before follow returns: nothing outlives close.
+	watched := make(chan struct{})
+	defer func() { <-watched }()
 	followed := make(chan struct{})
 	defer close(followed)
 	go func() {
-		select {
-		case <-o.stop:
-		case <-followed:
-		}
-		it.Stop()
+		defer close(watched)
+		o.watch(inc, it, followed)
 	}()
 	var delivered uint64
 	for {
 		msg, err := it.Next()
-		if err != nil {
+		if errors.Is(err, jetstream.ErrConsumerDeleted) {
+			o.end(inc) // deleted with its stream: never follow it again
+			return
+		} else if err != nil {
 			return
 		}
 		meta, err := msg.Metadata()
@@ -157,8 +164,17 @@ func (o *orderRecorder) follow() {
 // and recorded the new stream's messages after the old stream's, from the
 // old last sequence on. Incarnations never come back, so the latest
 // answered is the current one while any server on the majority's side
-// answers.
-func (o *orderRecorder) lookup() (created time.Time, lastSeq uint64, err error) {
+// answers. But a server cut off while the stream was deleted and created
+// again answers for the deleted one until it catches up, also on the other
+// servers' connections (every server that deems itself able to answer
+// does, and a client takes the first reply), while those of the new
+// stream's group fail, leaderless, just after the create
+// (internal/natstest TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff):
+// the only answer then names the deleted stream. So the recorder never
+// goes back to an incarnation older than the latest it found
+// (incarnation), nor to one whose consumer was deleted with it (end), and,
+// while it follows one, watches for a newer one (watch).
+func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, lastSeq uint64, err error) {
 	type answer struct {
 		created time.Time
 		lastSeq uint64
@@ -170,7 +186,7 @@ func (o *orderRecorder) lookup() (created time.Time, lastSeq uint64, err error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			s, err := js.Stream(ctx, o.stream())
 			switch {
@@ -200,10 +216,15 @@ func (o *orderRecorder) deleteConsumer(cons jetstream.Consumer) {
 }
 
 // incarnation returns the incarnation created at created, the current one
-// or a new one; nil if created is before the current one's creation.
+// or a new one; nil if created is before the current one's creation, or
+// not after an incarnation that ended: a stale answer (docs/design.md
+// §3.6: creation times grow).
 func (o *orderRecorder) incarnation(created time.Time) *Incarnation {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !created.After(o.ended) {
+		return nil
+	}
 	if n := len(o.incs); n > 0 && o.incs[n-1].Created.Equal(created) {
 		return o.incs[n-1]
 	} else if n > 0 && created.Before(o.incs[n-1].Created) {
@@ -213,6 +234,51 @@ func (o *orderRecorder) incarnation(created time.Time) *Incarnation {
 	o.incs = append(o.incs, inc)
 	return inc
 }
+
+// end records that inc's consumer was deleted: the stream went with it.
+func (o *orderRecorder) end(inc *Incarnation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if inc.Created.After(o.ended) {
+		o.ended = inc.Created
+	}
+}
+
+// watch stops it when the recorder stops, when followed is closed, or
+// when a server names an incarnation newer than inc, which it records:
+// inc was deleted, and a consumer made for it while a stale server
+// answered for it may read the new stream (incarnations drops what it
+// read from the new one's creation on).
+func (o *orderRecorder) watch(inc *Incarnation, it jetstream.MessagesContext, followed <-chan struct{}) {
+	defer it.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // a lookup under way ends with the watch
+		select {
+		case <-o.stop:
+		case <-followed:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if created, _, err := o.lookup(ctx); err == nil && created.After(inc.Created) {
+			o.incarnation(created)
+			return
+		}
+	}
+}
+
+// watchInterval is how often the recorder asks, while it follows an
+// incarnation, whether a newer one exists.
+const watchInterval = time.Second
 
 func (o *orderRecorder) lastSeq(inc *Incarnation) uint64 {
 	o.mu.Lock()
@@ -250,7 +316,7 @@ func (o *orderRecorder) finish(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	caught := false
 	for {
-		created, last, err := o.lookup()
+		created, last, err := o.lookup(context.Background())
 		if err == nil {
 			o.mu.Lock()
 			if n := len(o.incs); n > 0 && o.incs[n-1].Created.Equal(created) {

@@ -144,3 +144,137 @@ func TestOrderRecorderKeepsEachMessageInItsOwnIncarnation(t *testing.T) {
 		t.Errorf("the new incarnation holds %d messages, want 1", got)
 	}
 }
+
+// TestOrderRecorderNeverGoesBackToADeletedIncarnation: a server cut off
+// while the bucket was deleted and created again answers stream info for
+// the deleted stream until it catches up, and, just after the create, may
+// be the only one to answer (internal/natstest
+// TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff). Seen in
+// a run (seed 99, 90s): the recorder took that answer for the stream it
+// had followed and recorded the new stream's messages as the old one's,
+// and CheckState reported every state write from revision 181 on as
+// outside its incarnation's range. The recorder's consumer is deleted with
+// its stream: from then on an answer naming that stream, or an older one,
+// is a stale server's.
+func TestOrderRecorderNeverGoesBackToADeletedIncarnation(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bucket = "cluster-ended"
+	rec := startOrderRecorder(js, bucket)
+	defer rec.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		got := rec.incarnations()
+		return len(got) == 1 && len(got[0].Msgs) == 1
+	}, "the stream not recorded")
+	created := rec.incarnations()[0].Created
+	if err := js.DeleteKeyValue(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.ended.Equal(created)
+	}, "the recorder did not see its consumer deleted with the stream")
+	// What a stale server's answer would name: the deleted stream, or one
+	// before it.
+	for _, stale := range []time.Time{created, created.Add(-time.Second)} {
+		if inc := rec.incarnation(stale); inc != nil {
+			t.Errorf("an answer naming the stream created %v, deleted, gave incarnation %+v; want none", stale, inc)
+		}
+	}
+	if n := len(rec.incarnations()); n != 1 {
+		t.Errorf("%d incarnations recorded, want 1", n)
+	}
+	if inc := rec.incarnation(created.Add(time.Second)); inc == nil {
+		t.Error("a newer stream gave no incarnation")
+	}
+}
+
+// TestOrderRecorderTakesNoIncarnationOlderThanTheLatest: once the recorder
+// has found an incarnation, an answer naming an older one is stale.
+func TestOrderRecorderTakesNoIncarnationOlderThanTheLatest(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 6, 45, 0, 0, time.UTC)
+	o := &orderRecorder{}
+	first := o.incarnation(t0)
+	if first == nil || o.incarnation(t0) != first {
+		t.Fatal("the first stream's answers do not give one incarnation")
+	}
+	second := o.incarnation(t0.Add(16 * time.Second))
+	if second == nil || second == first {
+		t.Fatal("a newer stream gave no new incarnation")
+	}
+	if inc := o.incarnation(t0); inc != nil {
+		t.Errorf("an answer naming the first stream after the second was found gave %+v; want none", inc)
+	}
+}
+
+// TestOrderRecorderLeavesAnIncarnationWhenANewerOneIsNamed: while the
+// recorder follows an incarnation through a consumer that was not deleted
+// (made for it on a stale server's word, it reads the new stream), it asks
+// for the stream's identity, and on an answer naming a newer incarnation
+// records that one and follows it from sequence 1. Here its consumer's
+// server (a) and the one its lookups ask (b) are two servers with a stream
+// each: the stream on b is deleted and created again, the one a
+// consumer reads stays.
+func TestOrderRecorderLeavesAnIncarnationWhenANewerOneIsNamed(t *testing.T) {
+	natstest.CheckLeaks(t)
+	const bucket = "cluster-watch"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var jss []jetstream.JetStream
+	for range 2 {
+		js, err := jetstream.New(natstest.RunServer(t).Connect(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jss = append(jss, js)
+	}
+	a, b := jss[0], jss[1]
+	cfg := jetstream.KeyValueConfig{Bucket: bucket}
+	if _, err := b.CreateKeyValue(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := a.CreateKeyValue(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k1", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	rec := startOrderRecorder(a, bucket, b)
+	defer rec.close()
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		got := rec.incarnations()
+		return len(got) == 1 && len(got[0].Msgs) == 1
+	}, "the first message not recorded")
+	if err := b.DeleteKeyValue(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.CreateKeyValue(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k2", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, func() bool {
+		got := rec.incarnations()
+		return len(got) == 2 && len(got[1].Msgs) == 2
+	}, "the newer incarnation not followed, from sequence 1")
+	got := rec.incarnations()
+	if len(got[0].Msgs) != 1 || got[0].Msgs[0].Seq != 1 {
+		t.Errorf("the first incarnation holds %+v; want its message 1 only (2 was stored after the newer one's creation)", got[0].Msgs)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -62,6 +61,7 @@ type Driver struct {
 	checks    chan struct{} // closed when the readiness checks end
 
 	watcher  *store.LeaseWatch
+	tap      *tap           // the watch's last entries, for a write's landing (Write.Landing)
 	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
 	cleanup  sync.WaitGroup // watches being stopped in the background: WaitWatches
 	requests sync.WaitGroup // requests out, and cooldown records
@@ -166,6 +166,7 @@ func New(cfg Config) *Driver {
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 		ready:     readiness{threshold: cfg.ReadinessThreshold},
 		self:      foreignSelf{nodeID: cfg.Params.NodeID, instance: cfg.Params.Instance},
+		tap:       newTap(),
 	}
 	d.publish()
 	return d
@@ -231,7 +232,7 @@ func (d *Driver) run() {
 }
 
 // updates is the watch's channel; nil (never ready) without a watch.
-func (d *Driver) updates() <-chan jetstream.KeyValueEntry {
+func (d *Driver) updates() <-chan store.LeaseUpdate {
 	if d.watcher == nil {
 		return nil
 	}
@@ -239,38 +240,32 @@ func (d *Driver) updates() <-chan jetstream.KeyValueEntry {
 }
 
 // watchEvent is what the watch delivered, as the machine's event: an
-// entry, the end of the initial values (nil), or the channel closed.
-func watchEvent(ent jetstream.KeyValueEntry, ok bool) election.Event {
+// entry, the end of the initial values, or the channel closed; each
+// names the consumer that delivered it (§3.5).
+func watchEvent(u store.LeaseUpdate, ok bool) election.Event {
 	switch {
 	case !ok:
 		return election.WatchClosed{}
-	case ent == nil:
-		return election.Synced{}
+	case u.Synced:
+		return election.Synced{Consumer: u.Consumer}
 	}
-	return election.Entry{KV: toEntry(ent)}
+	e := u.Entry
+	e.Consumer = u.Consumer
+	return election.Entry{KV: e}
 }
 
 // onWatch feeds what the watch delivered; an entry that shows another
 // process using this NodeID (E14) stops the machine.
 func (d *Driver) onWatch(ev election.Event) {
+	if e, ok := ev.(election.Entry); ok {
+		d.tap.note(e.KV) // before the machine keeps it: a write may wait for it
+	}
 	d.feed(ev)
 	if e, ok := ev.(election.Entry); ok && !d.cfg.Params.Observer {
 		if err := d.self.note(e.KV); err != nil {
 			d.feed(election.Abort{Err: err})
 		}
 	}
-}
-
-// toEntry is a KV entry as the machine sees it.
-func toEntry(ent jetstream.KeyValueEntry) election.KVEntry {
-	op := election.Put
-	switch ent.Operation() {
-	case jetstream.KeyValueDelete:
-		op = election.Delete
-	case jetstream.KeyValuePurge:
-		op = election.Purge
-	}
-	return election.KVEntry{Rev: ent.Revision(), Op: op, Value: ent.Value()}
 }
 
 // feed hands the machine one event (nil: none) at this process's now,

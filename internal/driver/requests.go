@@ -52,8 +52,7 @@ func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // replicated stream refuses any of them while a fenced state write checked
 // on the lease is in flight, without comparing anything (E-rules in
 // docs/design.md): each is asked again, within the same time. A write
-// that landed and asks for its Confirm (Write.Landing) gets it at once,
-// on this goroutine: the answer comes with the write's (P7).
+// that landed and asks how (Write.Landing) is answered with it (P7).
 func (d *Driver) write(a election.Write) {
 	sent := time.Now()
 	if a.Purpose == election.Renew {
@@ -77,13 +76,38 @@ func (d *Driver) write(a election.Write) {
 		err = store.Tidy(err)
 		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}
 		if err == nil && a.Landing > 0 {
-			cctx, cancel := context.WithTimeout(d.base, a.Landing)
-			c := d.confirmNow(cctx)
-			cancel()
-			r.Landing = &c
+			r.Seen, r.Landing = d.landing(rev, a.Landing)
 		}
 		return answer{ev: r, write: &a, sent: sent, err: err}
 	})
+}
+
+// landing is how a write landed at rev (Write.Landing): the watch's
+// delivery of rev, or the answer of a Confirm sent now, whichever comes
+// first (§3.5). The machine judges either.
+func (d *Driver) landing(rev uint64, timeout time.Duration) (*election.KVEntry, *election.ConfirmResult) {
+	seen, changed := d.tap.find(rev)
+	if seen != nil {
+		return seen, nil
+	}
+	ctx, cancel := context.WithTimeout(d.base, timeout)
+	defer cancel()
+	confirmed := make(chan election.ConfirmResult, 1)
+	d.requests.Add(1)
+	go func() {
+		defer d.requests.Done()
+		confirmed <- d.confirmNow(ctx)
+	}()
+	for {
+		select {
+		case c := <-confirmed:
+			return nil, &c
+		case <-changed:
+			if seen, changed = d.tap.find(rev); seen != nil {
+				return seen, nil
+			}
+		}
+	}
 }
 
 // confirmNow reads the bucket's stream info (store.confirm).

@@ -18,11 +18,7 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		m.fails, a.rev = 0, r.Rev
-		if m.p.Knobs.NoConfirm {
-			m.lead0(now, a)
-			return
-		}
-		m.confirmLanding(now, a, r.Landing)
+		m.confirmLanding(now, a, r.Seen, r.Landing)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: m.cur.rev, resync: now.Add(m.p.RequestTimeout)}
 	default:
@@ -41,18 +37,22 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 
 const maxPending = 4
 
-// confirmLanding asks whether a landing is in the incarnation the node
-// decided in (P7), unless the driver asked with the write's answer
-// (Write.Landing). Each retry waits twice as long, up to when the tenure
-// could no longer begin (the deadline counts from the write's send time):
-// a lost answer is asked again soon, a slow server is waited for.
-func (m *Machine) confirmLanding(now time.Time, a *attempt, asked *ConfirmResult) {
-	if a.confirms++; asked != nil { // an error, even a bucket gone, is asked again
+// confirmLanding leads on a landing in the incarnation the node decided
+// in (P7): one a pinned consumer delivered (seen, §3.5), or one a Confirm
+// names (asked, judged as any). Else it asks, each retry waiting twice as
+// long, up to when the tenure could no longer begin (the deadline counts
+// from the write's send time): a lost answer is asked again soon, a slow
+// server is waited for.
+func (m *Machine) confirmLanding(now time.Time, a *attempt, seen *KVEntry, asked *ConfirmResult) {
+	switch a.confirms++; {
+	case m.p.Knobs.NoConfirm, seen != nil && seen.Consumer == m.pinned && m.pinned != "" && seen.Rev == a.rev && bytes.Equal(seen.Value, a.value):
+		m.lead0(now, a)
+	case asked != nil: // an error, even a bucket gone, is asked again
 		m.onConfirmed(now, &request{why: toLead, a: a}, *asked)
-		return
+	default:
+		timeout := min(m.p.RequestTimeout<<min(a.confirms-1, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
+		m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
 	}
-	timeout := min(m.p.RequestTimeout<<min(a.confirms-1, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
-	m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
 }
 
 // landed is the unanswered acquisition an entry shows landed, or nil: the

@@ -37,9 +37,9 @@ const (
 type (
 	// Write writes Value under the lease key. Create: publish only if
 	// the key has no entry and the stream's last sequence is LastSeq
-	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, when
-	// not zero, is the timeout of the Confirm the driver sends as soon
-	// as the write's answer says it landed (P7), saving the loop a turn.
+	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, if not
+	// zero, asks how it landed (P7): the watch's delivery of the write, or
+	// a Confirm sent on its answer, of timeout Landing, whichever is first.
 	Write struct {
 		ID      uint64
 		Purpose Purpose

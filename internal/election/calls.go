@@ -15,14 +15,12 @@ import (
 func (m *Machine) onStepDown(now time.Time, c StepDown) {
 	if err := m.refuseStepDown(now, c); err != nil {
 		m.emit(Reply{Token: c.Token, Err: err})
-		return
-	}
-	if c.Async {
+	} else if c.Async {
 		m.beginDrain(now, true, c.To, 0)
 		m.emit(Reply{Token: c.Token})
-		return
+	} else {
+		m.beginDrain(now, true, c.To, c.Token)
 	}
-	m.beginDrain(now, true, c.To, c.Token)
 }
 
 // refuseStepDown says why the node does not obey c (nil to obey).

@@ -16,7 +16,6 @@
 //
 // It does no I/O, reads no clock, takes no lock and starts no goroutine,
 // and imports the standard library and internal/wire (the lease record,
-// the step-down payloads) only. The driver in package cluster
-// carries out its actions; internal/sim runs many machines against a
-// simulated NATS with every fault.
+// the step-down payloads) only. internal/driver carries out its actions;
+// internal/sim runs many machines against a simulated NATS.
 package election

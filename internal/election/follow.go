@@ -204,9 +204,9 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
 	}
-	if a := m.landed(d, e); a != nil { // an unanswered acquisition landed: confirm it
+	if a := m.landed(d, e); a != nil { // an unanswered acquisition landed
 		m.pending = nil
-		m.confirmLanding(now, a, nil)
+		m.confirmLanding(now, a, &e, nil)
 	}
 }
 
@@ -261,7 +261,6 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 	m.conn.connected = c.Connected
 	if c.Reconnects != m.conn.reconnects {
 		m.conn.reconnects = c.Reconnects
-		m.prev = seen{}
 		if m.cur.kind != None {
 			m.cur.first, m.cur.confirmed = now, false
 		}
@@ -283,14 +282,9 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	}
 	c.ceiling, c.age = m.ceiling(), b.Age
 	if c.kind == Absent {
-		// Absent at this last sequence: a Create is checked against it.
-		// The wait counts from this answer, or from when the watch a
-		// reopen replaced first showed the value at that sequence (P3:
-		// removed since, nothing written).
+		// Absent at this last sequence: a Create is checked against it,
+		// and the wait counts from this answer.
 		c.lastSeq, c.first = b.LastSeq, now
-		if p := m.prev; p.kind != None && p.kind != Absent && b.LastSeq == p.rev && p.first.Before(now) {
-			c.first = p.first
-		}
 		if wait := c.ceiling - c.age; b.LastSeq == 0 && wait > 0 && !m.p.Observer {
 			// P6 is the design, not a fault: an operator needs to know.
 			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
@@ -304,8 +298,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
-	m.inc, m.incKnown = b, true
-	m.ttlSeen = 0
+	m.inc, m.incKnown, m.ttlSeen = b, true, 0
 }
 
 // forget drops what was seen of an incarnation no longer followed.
@@ -313,8 +306,8 @@ func (m *Machine) forget(now time.Time, cause error) {
 	if m.t != nil && !m.t.ended {
 		m.lose(now, cause)
 	}
-	m.watching, m.synced = false, false
-	m.prev, m.cur, m.lost, m.pending = seen{}, seen{}, lostRace{}, nil
+	m.watching, m.synced, m.pinned = false, false, ""
+	m.cur, m.lost, m.pending = seen{}, lostRace{}, nil
 	m.dropWatchEvents()
 	if m.t == nil && !m.stopped {
 		m.caughtUp = false

@@ -70,7 +70,8 @@ func (h *harness) reqID() uint64 {
 }
 
 // open runs Start, the opening Confirm, the watch up to Synced with the
-// given entries, and the Confirm after it (P7, P4).
+// given entries, and the Confirm after it (P7, P4), which pins the
+// watch's consumer, c1 (§3.5).
 func (h *harness) open(b Incarnation, entries ...KVEntry) {
 	h.t.Helper()
 	h.do(Start{})
@@ -79,9 +80,10 @@ func (h *harness) open(b Incarnation, entries ...KVEntry) {
 	h.want("Watch")
 	h.do(WatchStarted{ID: h.reqID()})
 	for _, e := range entries {
+		e.Consumer = "c1"
 		h.do(Entry{KV: e})
 	}
-	h.do(Synced{})
+	h.do(Synced{Consumer: "c1"})
 	if _, ok := h.req.(Confirm); ok && strings.Contains(h.kinds(), "Confirm") {
 		h.do(ConfirmResult{ID: h.reqID(), Bucket: b}) // the watch is on b; an unknown value's ceiling
 	}

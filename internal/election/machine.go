@@ -19,8 +19,8 @@ type State int
 const (
 	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
 	Following               // watching; waiting out the value seen (P3-P6)
-	Acquiring               // an acquisition's write is out, with the Confirm it asks for (Write.Landing)
-	Confirming              // a Confirm of a landing is out on its own (P7): a retry, or a landing the watch showed
+	Acquiring               // an acquisition's write is out, until it is known how it landed (Write.Landing)
+	Confirming              // a Confirm of a landing is out on its own (P7): a retry, or a landing the watch showed unproven
 	Leading                 // a tenure: renewals, each confirmed (P7, P8)
 	Draining                // a step-down ended the tenure; renewing until the release (P11)
 	Stopped                 // Stop, or a permanent error
@@ -61,11 +61,12 @@ type Machine struct {
 
 	inc         Incarnation // the incarnation followed, as last confirmed
 	incKnown    bool
-	watching    bool // a watch is open (its Synced may still be due)
-	synced      bool // the watch delivered the key's current value
-	viewChecked bool // a Confirm after the watch's current value showed the same incarnation: the watch is on it
-	cur         seen // the key as seen
-	prev        seen // what the watch a Watch replaced last showed (learnCeiling)
+	watching    bool   // a watch is open (its Synced may still be due)
+	synced      bool   // the watch delivered the key's current value
+	viewChecked bool   // a Confirm after the watch's current value showed the same incarnation: the watch is on it
+	viewedBy    string // the consumer that delivered the last entry (or Synced) applied
+	pinned      string // a consumer a Confirm showed on the incarnation followed: its deliveries are in it (§3.5)
+	cur         seen   // the key as seen
 	ttlSeen     time.Duration
 
 	conn    connState
@@ -164,8 +165,10 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 func (m *Machine) apply(now time.Time, ev Event) {
 	switch e := ev.(type) {
 	case Entry:
+		m.viewedBy = e.KV.Consumer
 		m.observe(now, e.KV)
 	case Synced:
+		m.viewedBy = e.Consumer
 		m.onSynced(now)
 	case WatchClosed:
 		m.watching, m.synced = false, false
@@ -280,6 +283,7 @@ type request struct {
 	a       *attempt   // the acquisition of a Write, or of a Confirm toLead
 	why     confirmWhy // a Confirm's
 	rsnt    time.Time  // a Confirm toRenew: the renewal's send time
+	by      string     // a Confirm's: the consumer that had delivered what was seen
 }
 
 // confirmWhy says what a Confirm is for.
@@ -315,7 +319,7 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 		x.ID, q.purpose, q.value = m.nextID, x.Purpose, x.Value
 		a = x
 	case Confirm:
-		x.ID = m.nextID
+		x.ID, q.by = m.nextID, m.viewedBy
 		a = x
 	case Watch:
 		x.ID = m.nextID
@@ -323,7 +327,8 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 		// No entry of the old watch reaches the machine from now on: every
 		// wait starts again on what the new one delivers (P3).
 		m.watching, m.synced, m.viewChecked = true, false, false
-		m.prev, m.cur, m.lost = m.cur, seen{}, lostRace{}
+		m.viewedBy, m.pinned = "", ""
+		m.cur, m.lost = seen{}, lostRace{}
 		m.dropWatchEvents()
 	}
 	m.emit(a)
@@ -388,17 +393,18 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
 		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
 			wire.ErrProtocolVersion, r.Bucket.Protocol, wire.Protocol))
+	case r.Bucket.Created.Before(m.inc.Created): // a server behind on a bucket deleted since (C4): incarnations never go back (§3.6)
+		m.confirmFailed(now, c)
 	case !m.inc.Created.IsZero() && !m.inc.Same(r.Bucket):
-		// Whether or not a Confirm is due for the current watch: nothing
-		// seen of the old incarnation may carry over.
-		m.moveTo(now, r.Bucket)
+		m.moveTo(now, r.Bucket) // nothing seen of the old incarnation may carry over
 	default:
-		if m.incKnown && m.inc.Same(r.Bucket) {
-			// The ceiling never goes down within an incarnation (I2),
-			// even if the metadata is edited by hand.
+		if m.incKnown && m.inc.Same(r.Bucket) { // the ceiling never goes down within an incarnation (I2), even if edited
 			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 		}
 		m.inc, m.incKnown = r.Bucket, true
+		if c.by != "" {
+			m.pinned = c.by // created after a Confirm named inc, delivered before this one did (§3.5)
+		}
 		switch c.why { // toOpen: decide opens the watch
 		case toWait:
 			m.viewChecked = true
@@ -416,7 +422,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 func (m *Machine) confirmFailed(now time.Time, c *request) {
 	switch {
 	case c.why == toLead && now.Before(m.deadlineOf(c.a.sent, c.a.ttl)):
-		m.confirmLanding(now, c.a, nil)
+		m.confirmLanding(now, c.a, nil, nil)
 	case c.why == toLead:
 		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
 	case c.why == toRenew && m.t != nil:
@@ -452,8 +458,7 @@ func (m *Machine) bucketGone(now time.Time, err error) {
 	if m.incKnown {
 		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
 	}
-	m.incKnown = false
-	m.retryAt = now.Add(m.backoff())
+	m.incKnown, m.retryAt = false, now.Add(m.backoff())
 }
 
 // sawOwn takes a write of this node's that landed at rev as seen: the
@@ -467,9 +472,8 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
 }
 
-// dropWatchEvents forgets the kept events of the watch a Watch action
-// replaces: they may show another incarnation's key (the watch a node
-// starts with, or one that moved without a word).
+// dropWatchEvents forgets the kept events of a replaced watch: they may
+// show another incarnation's key.
 func (m *Machine) dropWatchEvents() {
 	kept := m.kept[:0]
 	for _, ev := range m.kept {

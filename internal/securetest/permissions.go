@@ -74,6 +74,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		Publish: []string{
 			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm every landing (I3)
 			"$JS.API.CONSUMER.CREATE." + stream + ".>",       // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + ".>",     // its pull requests
 			"$JS.API.CONSUMER.DELETE." + stream + ".>",       // stop a watch
 			"$JS.API.DIRECT.GET." + stream + ".>",            // read the lease record at Start: its protocol version
 			"$KV." + bucket + ".lease",                       // acquire, renew, release

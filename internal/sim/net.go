@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -10,9 +11,10 @@ import (
 // is cut off when it is sent or when it arrives; its answer is lost if
 // the node is cut off by then, or (rarely) dropped. The node sees a
 // timeout after the request's timeout on its own clock when no answer
-// came: a write may have landed all the same. A write that landed is
-// answered once the Confirm Write.Landing asks for is (the driver's
-// confirmNow), a request with faults of its own.
+// came: a write may have landed all the same. A write that landed and
+// asks how (Write.Landing) is answered as the driver does: with the
+// watch's delivery of its revision, or the answer of a Confirm sent
+// then (a request with faults of its own), whichever comes first.
 func (p *proc) request(e election.Action) {
 	p.send(e, func(r election.Event) {
 		wr, ok := r.(election.WriteResult)
@@ -21,10 +23,25 @@ func (p *proc) request(e election.Action) {
 			p.deliver(r)
 			return
 		}
+		answered := false
+		answer := func(seen *election.KVEntry, c *election.ConfirmResult) {
+			if !answered {
+				answered, wr.Seen, wr.Landing = true, seen, c
+				p.deliver(wr)
+			}
+		}
+		if wt := p.watch; wt != nil {
+			for _, ent := range wt.recent {
+				if ent.Rev == wr.Rev {
+					answer(&ent, nil)
+					return
+				}
+			}
+			wt.await = &awaited{rev: wr.Rev, then: func(ent election.KVEntry) { answer(&ent, nil) }}
+		}
 		p.send(election.Confirm{ID: wr.ID, Timeout: w.Landing}, func(c election.Event) {
 			landing := c.(election.ConfirmResult)
-			wr.Landing = &landing
-			p.deliver(wr)
+			answer(nil, &landing)
 		})
 	})
 }
@@ -128,7 +145,7 @@ func (p *proc) openWatch() {
 	}
 	// scheduled until the first delivery: an entry written meanwhile must
 	// not overtake the current one (a watch delivers in order).
-	wt := &watcher{p: p, last: w.kv.seq, scheduled: true}
+	wt := &watcher{p: p, last: w.kv.seq, scheduled: true, consumer: w.newConsumer(), inc: w.kv.inc}
 	p.watch = wt
 	gen := p.gen
 	cur, ok := w.kv.last()
@@ -140,7 +157,7 @@ func (p *proc) openWatch() {
 		if ok {
 			wt.deliver(cur)
 		}
-		p.deliver(election.Synced{})
+		p.deliver(election.Synced{Consumer: wt.consumer})
 		wt.schedule()
 	})
 }
@@ -171,6 +188,11 @@ func (wt *watcher) schedule() {
 		if !ok {
 			return
 		}
+		if wt.inc != p.w.kv.inc || p.w.resets.IntN(64) == 0 {
+			// the consumer died with its stream, or lost its heartbeats:
+			// the ordered consumer goes on with a new one from wt.last
+			wt.consumer, wt.inc = p.w.newConsumer(), p.w.kv.inc
+		}
 		wt.last = ent.Rev
 		wt.deliver(ent)
 		if p.watch == wt {
@@ -187,6 +209,17 @@ func (wt *watcher) deliver(ent election.KVEntry) {
 	if ent.Rev <= wt.delivered {
 		wt.p.w.chk.violate(wt.p.w.now, "model: %s's watch delivered revision %d after %d", wt.p.cfg.NodeID, ent.Rev, wt.delivered)
 	}
-	wt.delivered = ent.Rev
+	wt.delivered, ent.Consumer = ent.Rev, wt.consumer
+	wt.recent = append(wt.recent[max(len(wt.recent)-3, 0):], ent)
 	wt.p.deliver(election.Entry{KV: ent})
+	if a := wt.await; a != nil && a.rev == ent.Rev && wt.p.watch == wt {
+		wt.await = nil
+		a.then(ent)
+	}
+}
+
+// newConsumer names a new consumer.
+func (w *world) newConsumer() string {
+	w.consumers++
+	return fmt.Sprintf("c%d", w.consumers)
 }

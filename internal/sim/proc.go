@@ -44,6 +44,18 @@ type watcher struct {
 	last      uint64
 	delivered uint64 // the revision of the last entry delivered
 	scheduled bool
+	// The JetStream consumer delivering, and the incarnation it lives on:
+	// it dies with its stream, and the ordered consumer makes another.
+	consumer string
+	inc      uint64
+	recent   []election.KVEntry // the last entries delivered, for a write's answer (request)
+	await    *awaited           // a write's answer waiting for its delivery
+}
+
+// awaited is a write's answer waiting for the watch to deliver rev.
+type awaited struct {
+	rev  uint64
+	then func(election.KVEntry)
 }
 
 func (w *world) makeProcs() {

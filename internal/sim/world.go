@@ -127,6 +127,10 @@ type world struct {
 	// where the seed injects none.
 	purges   *rand.Rand
 	rawPurge bool // this seed purges the key from the stream by subject
+	// resets draws the watches' consumers reset in one incarnation (a
+	// heartbeat lost), a stream of its own for the same reason.
+	resets    *rand.Rand
+	consumers int // consumers made: each has a name of its own
 }
 
 func newWorld(seed uint64, opt Options, factory factory) *world {
@@ -141,7 +145,8 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
-		kv: newKV(0), chk: newChecker()}
+		resets: rand.New(rand.NewPCG(seed, 0x7e5e)),
+		kv:     newKV(0), chk: newChecker()}
 	w.quietAt = opt.FaultPhase
 	w.makeProcs()
 	// The bucket's TTL metadata (I2): the first node's LeaseTTL, as the

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -272,45 +271,4 @@ func (s *Store) PutCooldown(ctx context.Context, nodeID string, d time.Duration)
 	}
 	_, err := s.kv.Put(ctx, key, value)
 	return err
-}
-
-// Watch follows the lease key: the current value first, then every change.
-//
-// jetstream binds the watch's subscription to the ctx it is created with
-// (nats.go unsubscribes, from a goroutine of its own, when that ctx is
-// done), so the watch gets a ctx of its own under life that lasts until
-// the watch is stopped; only its creation is bounded, by timeout.
-func (s *Store) Watch(life context.Context, timeout time.Duration) (*LeaseWatch, error) {
-	ctx, cancel := context.WithCancel(life)
-	timer := time.AfterFunc(timeout, cancel)
-	w, err := s.kv.Watch(ctx, wire.LeaseKey)
-	if !timer.Stop() && err == nil {
-		_ = w.Stop() // created, but the timeout had already cancelled it
-		err = context.DeadlineExceeded
-	}
-	if err != nil {
-		cancel()
-		return nil, s.Explain(err)
-	}
-	return &LeaseWatch{KeyWatcher: w, cancel: cancel}, nil
-}
-
-// LeaseWatch is a watch with the ctx it lives under.
-type LeaseWatch struct {
-	jetstream.KeyWatcher
-	cancel context.CancelFunc
-}
-
-// Stop ends the watch and the goroutine nats.go keeps waiting on its ctx.
-// nats.go deletes the watch's consumer with a request that waits up to 5 s
-// when the server does not answer, so Stop returns at once and leaves that
-// to a goroutine counted in wg (the server removes an abandoned consumer on
-// its own; closing the connection ends the request at once).
-func (w *LeaseWatch) Stop(wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = w.KeyWatcher.Stop()
-		w.cancel()
-	}()
 }

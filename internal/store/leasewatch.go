@@ -1,0 +1,173 @@
+package store
+
+// The lease watch: the lease key's current value, then every change, each
+// delivery naming the JetStream consumer that delivered it. A consumer
+// lives on one incarnation of the bucket's stream and dies with it, so a
+// consumer name ties what it delivered to that incarnation.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
+)
+
+const (
+	// watchHeartbeat is the idle heartbeat of the watch's pull requests:
+	// jetstream reports a lost consumer after two missed (10s), as soon as
+	// the KV watcher's ordered push consumer (idle heartbeat 5s) did.
+	watchHeartbeat = 5 * time.Second
+	// watchExpiry is how long one pull request waits (jetstream's default).
+	watchExpiry = 30 * time.Second
+	// watchBuffer is the channel's room, the KV watcher's.
+	watchBuffer = 256
+	// watchRetryMax caps the wait between attempts to follow the bucket
+	// again once its consumer is lost (the stream may be gone for a while).
+	watchRetryMax = time.Second
+	// consumerDeleteTimeout bounds the best-effort deletion of a consumer
+	// the watch drops (the server removes an idle one on its own).
+	consumerDeleteTimeout = 5 * time.Second
+)
+
+// LeaseUpdate is one delivery of a LeaseWatch.
+type LeaseUpdate struct {
+	// Entry is the lease key's entry: Rev (stream sequence), Op, Value;
+	// zero when Synced.
+	Entry election.KVEntry
+	// Synced says the key's current value has been delivered, or the key
+	// has none: once per watch, before or after its entry as it happens.
+	Synced bool
+	// Consumer is the name of the JetStream consumer that delivered it
+	// (for Synced: the consumer whose info or message showed the current
+	// value).
+	Consumer string
+}
+
+// LeaseWatch follows the lease key through jetstream ordered consumers.
+// jetstream replaces its consumer on its own (a reconnect, a sequence
+// gap); the watch replaces the ordered consumer itself when the consumer
+// is lost (deleted, heartbeats missed, no responders) or the stream is
+// found to be another incarnation, so that it resumes at the right place:
+// after the last entry delivered on the same incarnation, at the start of
+// a new one (jetstream would resume a new stream at the old sequence and
+// miss its first entries).
+type LeaseWatch struct {
+	s       *Store
+	updates chan LeaseUpdate
+	// ctx lasts as long as the watch: cancelled by Stop, at life's end
+	// or when the connection is closed.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	finished chan struct{}  // closed once run has cleaned up
+	lost     chan *followed // a consumer to replace; run reads it
+	dropping sync.WaitGroup // ordered consumers being stopped
+	stream   string         // the bucket's stream
+	filter   string         // the lease key's subject
+
+	mu          sync.Mutex
+	cur         *followed // the ordered consumer followed now
+	created     time.Time // the stream incarnation followed
+	lastSeq     uint64    // the last entry delivered on it; 0 for none
+	synced      bool
+	initPending uint64 // entries pending at the consumer's creation, until synced
+	received    uint64 // entries delivered by it, until synced
+	closed      bool   // updates is closed
+}
+
+// Watch follows the lease key: the current value first, then Synced,
+// then every change. Only its creation is bounded, by timeout; the watch
+// lasts until Stop, life's end or the connection's close.
+func (s *Store) Watch(life context.Context, timeout time.Duration) (*LeaseWatch, error) {
+	w := &LeaseWatch{
+		s:        s,
+		updates:  make(chan LeaseUpdate, watchBuffer),
+		finished: make(chan struct{}),
+		lost:     make(chan *followed, 1),
+		stream:   wire.KVStream(s.bucket),
+		filter:   wire.KVSubject(s.bucket, wire.LeaseKey),
+	}
+	w.ctx, w.cancel = context.WithCancel(life)
+	ctx, cancel := context.WithTimeout(w.ctx, timeout)
+	defer cancel()
+	f, err := w.follow(ctx)
+	for errors.Is(err, errIncarnationChanged) { // made anew between the consumer and the stream info
+		f, err = w.follow(ctx)
+	}
+	if err == nil {
+		if err = w.consume(f); err != nil {
+			w.drop(f)
+			w.dropping.Wait()
+		}
+	}
+	if err != nil {
+		w.cancel()
+		return nil, s.Explain(err)
+	}
+	go w.run()
+	return w, nil
+}
+
+// Updates delivers the watch's updates; it is closed when the watch ends
+// for good (Stop, the connection closed, the life ctx done).
+func (w *LeaseWatch) Updates() <-chan LeaseUpdate { return w.updates }
+
+// Stop ends the watch. It returns at once: stopping the consumer and
+// deleting it (a request that may wait for a server that does not answer)
+// go on in a goroutine counted in wg. Updates not yet read are dropped.
+func (w *LeaseWatch) Stop(wg *sync.WaitGroup) {
+	wg.Add(1)
+	w.cancel()
+	go func() {
+		defer wg.Done()
+		<-w.finished
+	}()
+}
+
+// send puts u on the channel, waiting for room until the watch is
+// stopped; w.mu is held, so that updates keep their order.
+func (w *LeaseWatch) send(u LeaseUpdate) {
+	if w.closed {
+		return
+	}
+	select {
+	case w.updates <- u:
+	case <-w.ctx.Done():
+	}
+}
+
+// end closes the channel for good.
+func (w *LeaseWatch) end() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.updates)
+	}
+}
+
+// toUpdate is a delivered message as the lease key's entry, its
+// operation read from the headers as nats.go's KV watcher reads them.
+func toUpdate(msg jetstream.Msg, md *jetstream.MsgMetadata) LeaseUpdate {
+	op := election.Put
+	h := msg.Headers()
+	if kvop := h.Get("KV-Operation"); kvop != "" {
+		switch kvop {
+		case "DEL":
+			op = election.Delete
+		case "PURGE":
+			op = election.Purge
+		}
+	} else {
+		switch h.Get(jetstream.MarkerReasonHeader) {
+		case "MaxAge", "Purge":
+			op = election.Purge
+		case "Remove":
+			op = election.Delete
+		}
+	}
+	return LeaseUpdate{Entry: election.KVEntry{Rev: md.Sequence.Stream, Op: op, Value: msg.Data()}, Consumer: md.Consumer}
+}
