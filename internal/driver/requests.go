@@ -75,7 +75,7 @@ func (d *Driver) write(a election.Write) {
 			rev, err = try()
 		}
 		err = store.Tidy(err)
-		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}
+		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: writeClass(a, err)}
 		if err == nil && a.Landing > 0 {
 			cctx, cancel := context.WithTimeout(d.base, a.Landing)
 			c := d.confirmNow(cctx)
@@ -84,6 +84,20 @@ func (d *Driver) write(a election.Write) {
 		}
 		return answer{ev: r, write: &a, sent: sent, err: err}
 	})
+}
+
+// writeClass is what the answer err to the lease write a means to the
+// machine. A renewal still refused with 10164 when its time is up was
+// never compared (E11): a fenced state write on the lease stayed in flight
+// that long, the cluster slow to commit it, and nobody else wrote the
+// lease. It is a renewal without a verdict, retried at once, not a lost
+// compare-and-swap, which would renew nothing until the watch explained it
+// (P10). An acquisition refused so is a race lost to a write in flight.
+func writeClass(a election.Write, err error) election.ErrClass {
+	if a.Purpose == election.Renew && store.InFlightRefusal(err) {
+		return election.Transient
+	}
+	return store.Classify(err)
 }
 
 // confirmNow reads the bucket's stream info (store.confirm).
@@ -152,7 +166,11 @@ func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	case election.Renew:
 		d.view.renewalEnded()
 		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
-		if err != nil && store.Classify(err) == election.Transient && !store.InFlightRefusal(err) {
+		switch {
+		case err == nil || writeClass(*w, err) != election.Transient:
+		case store.InFlightRefusal(err):
+			d.log.Warn("renewal refused until its time was up: another write on the lease was in flight; retrying until the lease deadline", "error", err)
+		default:
 			d.log.Warn("renewal failed; retrying until the lease deadline", "error", err)
 		}
 	case election.Acquire:
@@ -185,6 +203,8 @@ func renewalOutcome(err error) string {
 	switch {
 	case err == nil:
 		return RenewalOK
+	case store.InFlightRefusal(err): // refused uncompared until its time was up
+		return RenewalTimeout
 	case store.Classify(err) == election.Conflict:
 		return RenewalConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
