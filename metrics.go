@@ -26,7 +26,9 @@ type Metrics interface {
 	// ObserveRenewal reports a renewal by the leader and how long it
 	// took; outcome is "ok" (the CAS succeeded), "conflict" (the revision
 	// had moved on), "timeout" (no answer in RequestTimeout: outcome
-	// unknown) or "error".
+	// unknown; or, on a replicated bucket, refused uncompared all that
+	// time because another write on the lease was in flight: not stored)
+	// or "error".
 	ObserveRenewal(outcome string, latency time.Duration)
 	// ObserveLeadership reports that this node became (true) or stopped
 	// being (false) the leader, with the tenure's epoch.

@@ -40,6 +40,11 @@ type member struct {
 	started bool // the node has started
 	faulted bool // a fault was posted and has not cleared
 	decided bool // every check has had a result once
+	// judging makes a judgement of readyCheck and the notices it posts
+	// one step with respect to the faults posted meanwhile: a fault
+	// posted after readyCheck read the node ready must not be taken as
+	// cleared by that reading, nor its notice come after fault_cleared.
+	judging sync.Mutex
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
 	// standings and deference: what the agents of the cluster announce,
@@ -166,9 +171,24 @@ func (m *member) readyCheck(context.Context) error {
 	m.mu.Lock()
 	r := m.ready
 	m.mu.Unlock()
-	err := errors.Join(r.ready(), m.vips.err())
+	err := m.judge(r)
 	m.publish()
-	decided := r.decided()
+	if err != nil {
+		return err
+	}
+	return m.holdBack(time.Now())
+}
+
+// judge reads whether the node is ready (its checks, r, and its VIPs)
+// and posts the fault or fault_cleared this reading shows.
+func (m *member) judge(r *readiness) error {
+	m.judging.Lock()
+	defer m.judging.Unlock()
+	v := r.judge()
+	if v.fault {
+		m.faultJudged(v.err.Error())
+	}
+	err := errors.Join(v.err, m.vips.err())
 	m.mu.Lock()
 	cleared := err == nil && m.faulted
 	if cleared {
@@ -176,31 +196,44 @@ func (m *member) readyCheck(context.Context) error {
 	}
 	// Not ready on the checks' first results: a fault, as keepalived
 	// starts such an instance in FAULT (later ones come from readiness).
-	startFault := decided && !m.decided && err != nil && !m.faulted
-	m.decided = m.decided || decided
+	// decided and v.err are one reading: a first result that passes is
+	// never judged as no result yet.
+	startFault := v.decided && !m.decided && err != nil && !m.faulted
+	m.decided = m.decided || v.decided
 	m.mu.Unlock()
 	if cleared {
 		m.log.Info("ready again")
 		m.post(notice{event: EventFaultCleared})
 	}
 	if startFault {
-		m.fault(err.Error())
+		m.faultJudged(err.Error())
 	}
-	if err != nil {
-		return err
-	}
-	return m.holdBack(time.Now())
+	return err
 }
 
 // fault posts a fault notice: the node stopped being ready.
 func (m *member) fault(reason string) {
-	m.log.Warn("not ready", "reason", reason)
-	m.postFault(reason)
+	m.judging.Lock()
+	defer m.judging.Unlock()
+	m.faultJudged(reason)
 }
 
 // postFault posts a fault notice; fault_cleared follows once the node is
 // ready.
 func (m *member) postFault(reason string) {
+	m.judging.Lock()
+	defer m.judging.Unlock()
+	m.postFaultJudged(reason)
+}
+
+// faultJudged is fault, with judging held.
+func (m *member) faultJudged(reason string) {
+	m.log.Warn("not ready", "reason", reason)
+	m.postFaultJudged(reason)
+}
+
+// postFaultJudged is postFault, with judging held.
+func (m *member) postFaultJudged(reason string) {
 	m.mu.Lock()
 	m.faulted = true
 	m.mu.Unlock()

@@ -38,8 +38,9 @@ func (m *member) standing() Standing {
 	node, r, cfg := m.node, m.ready, m.cfg
 	m.mu.Unlock()
 	prio, _ := m.priorityNow()
+	_, notReady := r.evaluate()
 	return Standing{Node: cfg.Election.NodeID, Priority: prio,
-		Ready: r.evaluate() == nil, Leading: node != nil && node.IsLeader()}
+		Ready: notReady == nil, Leading: node != nil && node.IsLeader()}
 }
 
 // holdBack is the readiness the deference adds to the checks': why this

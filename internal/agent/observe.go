@@ -20,18 +20,6 @@ func (r *readiness) setTook(i int, d time.Duration) {
 	r.mu.Unlock()
 }
 
-// decided reports whether every check has a result.
-func (r *readiness) decided() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.states {
-		if !s.known {
-			return false
-		}
-	}
-	return true
-}
-
 // checkStates are the checks' standings now.
 func (r *readiness) checkStates() []metrics.CheckState {
 	r.mu.Lock()

@@ -21,10 +21,15 @@ type readiness struct {
 
 	mu     sync.Mutex
 	states []checkState
-	wasOK  bool
 	forced bool // maintenance switched on by command
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// judging makes a judgement one step: the standing read and wasOK
+	// updated together. A judgement that read the standing before a
+	// check's newer result must not overwrite the newer one's (a fault
+	// from a result already superseded).
+	judging sync.Mutex
+	wasOK   bool // the last judgement's; guarded by judging
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 }
 
 // checkState is one check's standing: unknown until its first result,
@@ -51,7 +56,7 @@ func newReadiness(checks []Check, maintenance string, onFault func(string), prev
 	}
 	if prev != nil {
 		r.inherit(prev)
-		r.wasOK = prev.evaluate() == nil
+		r.wasOK = prev.judge().err == nil
 	}
 	for i := range checks {
 		r.wg.Add(1)
@@ -153,17 +158,31 @@ func (r *readiness) record(i int, err error) {
 }
 
 // ready returns nil when every check passes and the maintenance file is
-// absent; otherwise why not.
+// absent; otherwise why not. It reports a fault if this ends readiness.
 func (r *readiness) ready() error {
-	err := r.evaluate()
-	r.mu.Lock()
-	fault := r.wasOK && err != nil
-	r.wasOK = err == nil
-	r.mu.Unlock()
-	if fault && r.onFault != nil {
-		r.onFault(err.Error())
+	v := r.judge()
+	if v.fault && r.onFault != nil {
+		r.onFault(v.err.Error())
 	}
-	return err
+	return v.err
+}
+
+// verdict is one judgement of readiness.
+type verdict struct {
+	err     error // nil when ready; otherwise why not
+	decided bool  // every check has had a result (read with err, at once)
+	fault   bool  // the judgement before was ready and this one is not
+}
+
+// judge judges readiness now, as ready does, but reports a fault to the
+// caller instead of calling onFault.
+func (r *readiness) judge() verdict {
+	r.judging.Lock()
+	defer r.judging.Unlock()
+	decided, err := r.evaluate()
+	v := verdict{err: err, decided: decided, fault: r.wasOK && err != nil}
+	r.wasOK = err == nil
+	return v
 }
 
 // setMaintenance switches the maintenance mode set by command.
@@ -181,17 +200,22 @@ func (r *readiness) maintenanceOn() bool {
 	return r.forced
 }
 
-func (r *readiness) evaluate() error {
-	if r.maintenanceOn() {
-		return errors.New("maintenance: switched on by go-cluster maintenance")
-	}
-	if r.maintenance != "" {
-		if _, err := os.Stat(r.maintenance); err == nil {
-			return fmt.Errorf("maintenance: %s is present", r.maintenance)
-		}
-	}
+// evaluate says whether every check has had a result, and why the node
+// is not ready (nil if it is), both from one reading of the checks.
+func (r *readiness) evaluate() (decided bool, err error) {
+	maintenance := r.maintenanceFile()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	decided = true
+	for _, s := range r.states {
+		decided = decided && s.known
+	}
+	if r.forced {
+		return decided, errors.New("maintenance: switched on by go-cluster maintenance")
+	}
+	if maintenance != nil {
+		return decided, maintenance
+	}
 	var errs []error
 	for _, s := range r.states {
 		switch {
@@ -204,5 +228,16 @@ func (r *readiness) evaluate() error {
 			errs = append(errs, fmt.Errorf("check %s failing (last result: %v)", s.check.Name, s.last))
 		}
 	}
-	return errors.Join(errs...)
+	return decided, errors.Join(errs...)
+}
+
+// maintenanceFile is the error of a maintenance file that is present.
+func (r *readiness) maintenanceFile() error {
+	if r.maintenance == "" {
+		return nil
+	}
+	if _, err := os.Stat(r.maintenance); err == nil {
+		return fmt.Errorf("maintenance: %s is present", r.maintenance)
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ func (d *Driver) write(a election.Write) {
 			rev, err = try()
 		}
 		err = store.Tidy(err)
-		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: store.Classify(err)}
+		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: writeClass(a, err)}
 		if err == nil && a.Landing > 0 {
 			r.Seen, r.Landing = d.landing(rev, a.Landing)
 		}
@@ -108,6 +108,20 @@ func (d *Driver) landing(rev uint64, timeout time.Duration) (*election.KVEntry, 
 			}
 		}
 	}
+}
+
+// writeClass is what the answer err to the lease write a means to the
+// machine. A renewal still refused with 10164 when its time is up was
+// never compared (E11): a fenced state write on the lease stayed in flight
+// that long, the cluster slow to commit it, and nobody else wrote the
+// lease. It is a renewal without a verdict, retried at once, not a lost
+// compare-and-swap, which would renew nothing until the watch explained it
+// (P10). An acquisition refused so is a race lost to a write in flight.
+func writeClass(a election.Write, err error) election.ErrClass {
+	if a.Purpose == election.Renew && store.InFlightRefusal(err) {
+		return election.Transient
+	}
+	return store.Classify(err)
 }
 
 // confirmNow reads the bucket's stream info (store.confirm).
@@ -178,7 +192,11 @@ func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	case election.Renew:
 		d.view.renewalEnded()
 		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
-		if err != nil && store.Classify(err) == election.Transient && !store.InFlightRefusal(err) {
+		switch {
+		case err == nil || writeClass(*w, err) != election.Transient:
+		case store.InFlightRefusal(err):
+			d.log.Warn("renewal refused until its time was up: another write on the lease was in flight; retrying until the lease deadline", "error", err)
+		default:
 			d.log.Warn("renewal failed; retrying until the lease deadline", "error", err)
 		}
 	case election.Acquire:
@@ -211,6 +229,8 @@ func renewalOutcome(err error) string {
 	switch {
 	case err == nil:
 		return RenewalOK
+	case store.InFlightRefusal(err): // refused uncompared until its time was up
+		return RenewalTimeout
 	case store.Classify(err) == election.Conflict:
 		return RenewalConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
