@@ -99,7 +99,7 @@ func (w *LeaseWatch) consume(f *followed) error {
 		}
 	}
 	cc, err := f.cons.Consume(func(msg jetstream.Msg) { w.deliver(f, msg) },
-		jetstream.PullHeartbeat(watchHeartbeat), jetstream.PullExpiry(watchExpiry),
+		jetstream.PullHeartbeat(watchHeartbeat), jetstream.PullExpiry(watchExpiry), jetstream.PullMaxMessages(watchBatch),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { w.onError(f, err) }))
 	if err != nil {
 		return err

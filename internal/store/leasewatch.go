@@ -21,8 +21,12 @@ const (
 	// jetstream reports a lost consumer after two missed (10s), as soon as
 	// the KV watcher's ordered push consumer (idle heartbeat 5s) did.
 	watchHeartbeat = 5 * time.Second
-	// watchExpiry is how long one pull request waits (jetstream's default).
-	watchExpiry = 30 * time.Second
+	// watchExpiry and watchBatch: one pull request lasts an hour and asks
+	// for a million messages, so that a follower in a steady cluster sends
+	// nothing (jetstream pulls again at half the batch or at expiry; its
+	// defaults, 30 s and 500, had every node send a request every 30 s).
+	watchExpiry = time.Hour
+	watchBatch  = 1 << 20
 	// watchBuffer is the channel's room, the KV watcher's.
 	watchBuffer = 256
 	// watchRetryMax caps the wait between attempts to follow the bucket
