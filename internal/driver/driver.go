@@ -249,19 +249,18 @@ func watchEvent(u store.LeaseUpdate, ok bool) election.Event {
 	case u.Synced:
 		return election.Synced{Consumer: u.Consumer}
 	}
-	e := u.Entry
-	e.Consumer = u.Consumer
-	return election.Entry{KV: e}
+	return election.Entry{KV: u.Entry}
 }
 
 // onWatch feeds what the watch delivered; an entry that shows another
 // process using this NodeID (E14) stops the machine.
 func (d *Driver) onWatch(ev election.Event) {
-	if e, ok := ev.(election.Entry); ok {
+	e, entry := ev.(election.Entry)
+	if entry {
 		d.tap.note(e.KV) // before the machine keeps it: a write may wait for it
 	}
 	d.feed(ev)
-	if e, ok := ev.(election.Entry); ok && !d.cfg.Params.Observer {
+	if entry && !d.cfg.Params.Observer {
 		if err := d.self.note(e.KV); err != nil {
 			d.feed(election.Abort{Err: err})
 		}
