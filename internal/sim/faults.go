@@ -71,14 +71,7 @@ func (w *world) faultMix() []faultKind {
 	return kinds
 }
 
-func (w *world) excluded(name string) bool {
-	for _, x := range w.opt.Exclude {
-		if x == name {
-			return true
-		}
-	}
-	return false
-}
+func (w *world) excluded(name string) bool { return w.opt.excluded(name) }
 
 func (w *world) anyProc() *proc { return w.procs[w.rnd.IntN(len(w.procs))] }
 
@@ -137,7 +130,7 @@ func (w *world) heal(p *proc) {
 	p.reconnects++
 	if p.up && p.needWatch {
 		p.needWatch = false
-		p.openWatch()
+		p.openWatch(w.kv)
 	}
 	p.deliver(election.Conn{Connected: true, Reconnects: p.reconnects})
 	if p.watch != nil {
@@ -178,7 +171,7 @@ func (w *world) outOfBand(k faultKind) {
 		w.kv.append(election.Purge, nil)
 		w.at(w.now+w.dur(0, 500*time.Millisecond), w.kv.compact)
 	case fRecreate:
-		w.createBucket()
+		w.createBucket(nil)
 	case fBucketDelete:
 		w.deleteBucket(w.dur(0, 4*time.Second))
 	}
@@ -190,24 +183,31 @@ func (w *world) outOfBand(k faultKind) {
 // node's Start has created it first). A node waits for its bucket for as
 // long as it runs, so d has no bound to stay under.
 func (w *world) deleteBucket(d time.Duration) {
+	w.incarnationEnds()
 	w.kv.remove()
 	w.logf("OUT OF BAND: bucket deleted for %v", d.Round(time.Millisecond))
 	w.at(min(w.now+d, w.quietAt), func() {
 		if w.kv.deleted {
-			w.createBucket()
+			w.createBucket(nil)
 		}
 	})
 }
 
 // createBucket creates the bucket (again): a new stream, with a new
-// creation time. NATS announces it to the nodes connected now (the
+// creation time, made by creator (nil: an operator), and in seeds with
+// creator-ttl with the creator's TTL. NATS announces it to the nodes connected now (the
 // stream-created advisory); the machine reads none, as the driver does
 // not subscribe to it (a watch closing or a Confirm finds a new bucket),
 // but its network delays are still drawn, so that every seed keeps the
 // schedule it had when it was delivered.
-func (w *world) createBucket() {
+func (w *world) createBucket(creator *proc) {
+	w.incarnationEnds()
 	clock := w.creationClock()
 	w.kv.recreate(w.now, clock)
+	if ttl, ok := w.creatorTTL(creator); ok {
+		w.kv.ttl, w.kv.maxTTL = ttl, ttl
+		w.logf("the bucket's lease_ttl and lease_ttl_max: its creator's %v", ttl)
+	}
 	w.logf("bucket created (identity %d, at %s on its server's clock)", w.kv.inc, clock.Format("15:04:05.000000"))
 	for _, p := range w.procs {
 		if p.up && p.connected {
@@ -242,7 +242,7 @@ func (w *world) apiStepDown() {
 func (w *world) quiet() {
 	w.logf("QUIET: faults stop")
 	if w.kv.deleted {
-		w.createBucket()
+		w.createBucket(nil)
 	}
 	for _, p := range w.procs {
 		p.slow = false

@@ -102,6 +102,14 @@ func requestID(e election.Action) (uint64, time.Duration) {
 // a Confirm reads the stream's info; a Watch opens a new watch.
 func (p *proc) serve(e election.Action) election.Event {
 	w := p.w
+	if z := w.readsBehind(e); z != nil {
+		w.logf("%s: request %T answered by a server behind, for incarnation %d", p.cfg.NodeID, e, z.inc)
+		if c, ok := e.(election.Confirm); ok {
+			return election.ConfirmResult{ID: c.ID, Bucket: z.info(w.now)}
+		}
+		p.openWatch(z)
+		return election.WatchStarted{ID: e.(election.Watch).ID}
+	}
 	if w.kv.deleted {
 		w.logf("%s: request %T: bucket not found", p.cfg.NodeID, e)
 		return bucketGone(e)
@@ -130,25 +138,34 @@ func (p *proc) serve(e election.Action) election.Event {
 	case election.Confirm:
 		return election.ConfirmResult{ID: e.ID, Bucket: w.kv.info(w.now)}
 	case election.Watch:
-		p.openWatch()
+		p.openWatch(w.kv)
 		return election.WatchStarted{ID: e.ID}
 	}
 	return nil
 }
 
-// openWatch starts a watch (server side): the key's current entry, then
-// the end of the initial values, then every new entry.
-func (p *proc) openWatch() {
+// readsBehind is the stale copy a Confirm or a Watch reaches, or nil.
+func (w *world) readsBehind(e election.Action) *kv {
+	switch e.(type) {
+	case election.Confirm, election.Watch:
+		return w.behind()
+	}
+	return nil
+}
+
+// openWatch starts a watch (server side) on src: the key's current entry,
+// then the end of the initial values, then every new entry.
+func (p *proc) openWatch(src *kv) {
 	w := p.w
 	if !p.connected {
 		return
 	}
 	// scheduled until the first delivery: an entry written meanwhile must
 	// not overtake the current one (a watch delivers in order).
-	wt := &watcher{p: p, last: w.kv.seq, scheduled: true, consumer: w.newConsumer(), inc: w.kv.inc}
+	wt := &watcher{p: p, last: src.seq, scheduled: true, consumer: w.newConsumer(), inc: src.inc, src: src}
 	p.watch = wt
 	gen := p.gen
-	cur, ok := w.kv.last()
+	cur, ok := src.last()
 	w.at(w.now+w.delay(p), func() {
 		wt.scheduled = false
 		if p.gen != gen || p.watch != wt {
@@ -184,14 +201,14 @@ func (wt *watcher) schedule() {
 		if p.gen != gen || p.watch != wt || !p.connected {
 			return
 		}
-		ent, ok := p.w.kv.after(wt.last)
+		ent, ok := wt.src.after(wt.last)
 		if !ok {
 			return
 		}
-		if wt.inc != p.w.kv.inc || p.w.resets.IntN(64) == 0 {
+		if wt.inc != wt.src.inc || p.w.resets.IntN(64) == 0 {
 			// the consumer died with its stream, or lost its heartbeats:
 			// the ordered consumer goes on with a new one from wt.last
-			wt.consumer, wt.inc = p.w.newConsumer(), p.w.kv.inc
+			wt.consumer, wt.inc = p.w.newConsumer(), wt.src.inc
 		}
 		wt.last = ent.Rev
 		wt.deliver(ent)

@@ -48,6 +48,7 @@ type watcher struct {
 	// it dies with its stream, and the ordered consumer makes another.
 	consumer string
 	inc      uint64
+	src      *kv // the stream it reads: the bucket, or a stale copy a server behind keeps
 	recent   []election.KVEntry // the last entries delivered, for a write's answer (request)
 	await    *awaited           // a write's answer waiting for its delivery
 }
@@ -102,13 +103,13 @@ func (p *proc) start() {
 	p.gen++
 	p.up, p.paused, p.inbox, p.hooksFree, p.failed = true, false, nil, 0, nil
 	if w.kv.deleted {
-		w.createBucket() // Start creates a bucket it does not find
+		w.createBucket(p) // Start creates a bucket it does not find
 	}
 	p.logic = w.factory(p.cfg, w.seed*1000+p.gen*10+uint64(len(p.cfg.NodeID)))
 	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.NodeID, w.kv.seq, w.now-w.kv.created)
 	w.chk.procStarted(p)
 	p.needWatch = !p.connected
-	p.openWatch()
+	p.openWatch(w.kv)
 	p.deliver(election.Start{})
 	p.deliver(election.Conn{Connected: p.connected, Reconnects: p.reconnects})
 }

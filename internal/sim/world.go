@@ -67,6 +67,16 @@ func (r Outcome) String() string {
 	return s
 }
 
+// excluded says the run never injects the fault kind name.
+func (o Options) excluded(name string) bool {
+	for _, x := range o.Exclude {
+		if x == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Run simulates one seed of election machines.
 func Run(seed uint64, opt Options) Outcome { return runWith(seed, opt, machines(opt.Knobs)) }
 
@@ -131,6 +141,14 @@ type world struct {
 	// heartbeat lost), a stream of its own for the same reason.
 	resets    *rand.Rand
 	consumers int // consumers made: each has a name of its own
+	// zombies draws the servers behind on a bucket deleted or created
+	// again (zombie.go), creators the TTL a bucket created again gets
+	// (creatorttl.go): streams of their own.
+	zombies     *rand.Rand
+	zombie      bool   // this seed has servers behind
+	stale       *stale // the copy a server behind answers for
+	creators    *rand.Rand
+	creatorTTLs bool // this seed's buckets get their creator's TTL
 }
 
 func newWorld(seed uint64, opt Options, factory factory) *world {
@@ -148,6 +166,8 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 		resets: rand.New(rand.NewPCG(seed, 0x7e5e)),
 		kv:     newKV(0), chk: newChecker()}
 	w.quietAt = opt.FaultPhase
+	w.zombies, w.zombie = newZombies(seed, opt)
+	w.creators, w.creatorTTLs = newCreators(seed, opt)
 	w.makeProcs()
 	// The bucket's TTL metadata (I2): the first node's LeaseTTL, as the
 	// node that creates the bucket writes it, kept across the bucket's
