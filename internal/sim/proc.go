@@ -48,7 +48,7 @@ type watcher struct {
 	// it dies with its stream, and the ordered consumer makes another.
 	consumer string
 	inc      uint64
-	src      *kv // the stream it reads: the bucket, or a stale copy a server behind keeps
+	src      *kv                // the stream it reads: the bucket, or a stale copy a server behind keeps
 	recent   []election.KVEntry // the last entries delivered, for a write's answer (request)
 	await    *awaited           // a write's answer waiting for its delivery
 }
