@@ -46,7 +46,7 @@ func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return a.IsLeader() && a.Epoch() == first+1 }, "a did not lead again")
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(fmt.Sprintf(`{"v":2,"node_id":"x","epoch":%d}`, first+2))); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(fmt.Sprintf(`{"v":3,"node_id":"x","epoch":%d}`, first+2))); err != nil {
 		t.Fatal(err)
 	}
 	natstest.WaitFor(t, 5*time.Second, func() bool { return !a.IsLeader() && a.Epoch() == first+2 }, "a did not see the forged record")

@@ -237,7 +237,7 @@ func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	kv := openKV(t, srv.URL(), id)
 	intruder := a.Epoch() + 1 // the next epoch, as a successor writes it
-	forged := fmt.Sprintf(`{"v":2,"node_id":"intruder","epoch":%d,"expires_at":%q,"acquired_at":%q}`,
+	forged := fmt.Sprintf(`{"v":3,"node_id":"intruder","epoch":%d,"expires_at":%q,"acquired_at":%q}`,
 		intruder, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), time.Now().UTC().Format(time.RFC3339))
 	if _, err := kv.Put(ctx(t), "lease", []byte(forged)); err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestClockIndependence(t *testing.T) {
 	// past on ours. Followers must still wait a full TTL of seeing it unchanged.
 	old := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	skewed := firstEpoch(t, srv.URL(), id) // the first epoch, at revision 1
-	if _, err := kv.Create(ctx(t), "lease", []byte(fmt.Sprintf(`{"v":2,"node_id":"skewed","epoch":%d,"expires_at":%q,"acquired_at":%q}`, skewed, old, old))); err != nil {
+	if _, err := kv.Create(ctx(t), "lease", []byte(fmt.Sprintf(`{"v":3,"node_id":"skewed","epoch":%d,"expires_at":%q,"acquired_at":%q}`, skewed, old, old))); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()

@@ -329,7 +329,7 @@ func TestForgedLowEpochNeverTurnsTheEpochBack(t *testing.T) {
 		stopNode(t, n)
 	}
 	kv := openKV(t, srv.URL(), id)
-	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"v":2,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
+	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"v":3,"node_id":"","epoch":1,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`)); err != nil {
 		t.Fatal(err)
 	}
 	fresh := startNode(t, stableConfig(id, "c", srv.URL()), rec, nil)

@@ -263,8 +263,8 @@ const maxEpoch = math.MaxInt64
 // it replaced, above every epoch before.
 func TestP1ForgedMaxEpochIsUnknown(t *testing.T) {
 	cases := map[string]string{
-		"held by ghost": fmt.Sprintf(`{"v":2,"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
-		"released":      fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
+		"held by ghost": fmt.Sprintf(`{"v":3,"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
+		"released":      fmt.Sprintf(`{"v":3,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
 	}
 	for name, forged := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -443,7 +443,7 @@ func TestP4ForgedReleaseOutOfRangeWaitsTheCeiling(t *testing.T) {
 	epoch := a.Epoch()
 	kv := openKV(t, srv.URL(), id)
 	proxy.Blackhole()
-	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
+	forged := fmt.Sprintf(`{"v":3,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}
@@ -573,7 +573,7 @@ func TestP5ForgedReleaseSeenFirst(t *testing.T) {
 	epoch := a.Epoch()
 	kv := bindKV(t, srv.URL(), id)
 	proxy.Blackhole()
-	forged := fmt.Sprintf(`{"v":2,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
+	forged := fmt.Sprintf(`{"v":3,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, epoch+1000)
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(forged)); err != nil {
 		t.Fatal(err)
 	}

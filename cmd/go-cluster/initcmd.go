@@ -154,9 +154,17 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 	for _, w := range r.Warnings {
 		defer fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
-	// Best effort: the members bucket is not part of the election.
+	// The members bucket keeps the cluster's TTL ceiling, which a
+	// re-create of the election's bucket does not lose (docs/design.md
+	// §2.7): raised to the election bucket's. Without it the nodes create
+	// it at start with their own TTL.
 	if _, mcreated, err := store.CreateMembers(ctx, js, e.opts.cluster, opts); err == nil {
 		r.MembersBucket, r.MembersCreated = wire.MembersBucketName(e.opts.cluster), mcreated
+		ceiling := max(time.Duration(r.Election.LeaseTTLMaxMs), time.Duration(r.Election.LeaseTTLMs)) * time.Millisecond
+		if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(r.MembersBucket), ceiling); err != nil && ceiling > 0 {
+			defer fmt.Fprintf(e.stderr, "warning: the cluster's TTL ceiling in the members bucket %s was not raised to %v (%v): if the election's bucket is created again, nodes may wait less than a leader of the old one still leads for (docs/design.md §2.7)\n",
+				r.MembersBucket, ceiling, err)
+		}
 	} else {
 		defer fmt.Fprintf(e.stderr, "warning: the members bucket %s was not created (%v): nodes create it at start, or run unlisted by status without it\n",
 			wire.MembersBucketName(e.opts.cluster), err)

@@ -34,9 +34,10 @@ type electionMeta struct {
 	Rebased bool `json:"rebased,omitempty"`
 }
 
-// metaOf is the report of metadata m of a bucket created at created.
-func metaOf(m bucketmeta.Meta, created time.Time) electionMeta {
-	base := bucketmeta.Base(created, m.EpochBase)
+// metaOf is the report of metadata m of a bucket whose stream's first_seq
+// is firstSeq.
+func metaOf(m bucketmeta.Meta, firstSeq uint64) electionMeta {
+	base := bucketmeta.Base(firstSeq, m.EpochBase)
 	return electionMeta{LeaseTTLMs: m.LeaseTTL.Milliseconds(), LeaseTTLMaxMs: m.MaxTTL.Milliseconds(),
 		Protocol: m.Protocol, EpochBase: base, Rebased: m.EpochBase != 0 && m.EpochBase == base}
 }
@@ -98,7 +99,7 @@ func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream
 	if len(changes) > 0 {
 		first, last := changes[0], changes[len(changes)-1]
 		if first.Before != last.After || !first.Created.Equal(last.Created) {
-			before := metaOf(first.Before, first.Created)
+			before := metaOf(first.Before, first.FirstSeq)
 			r.Before = &before
 		}
 	}
@@ -120,9 +121,9 @@ func usableMeta(bucket string, info *jetstream.StreamInfo) (electionMeta, []stri
 		return electionMeta{}, nil, fmt.Errorf("bucket %q has no %s metadata, the cluster's LeaseTTL, which nodes of this version need: a bucket of protocol 1 is moved with go-cluster init --upgrade once every old node is stopped (docs/production.md), any other is given one with --lease-ttl",
 			bucket, bucketmeta.KeyLeaseTTL)
 	case m.Protocol == 0:
-		return metaOf(m, info.Created), []string{fmt.Sprintf("bucket %s is not marked with a protocol version: if nodes of protocol 1 used it, stop every one and run go-cluster init --upgrade", bucket)}, nil
+		return metaOf(m, info.Config.FirstSeq), []string{fmt.Sprintf("bucket %s is not marked with a protocol version: if nodes of protocol 1 used it, stop every one and run go-cluster init --upgrade", bucket)}, nil
 	}
-	return metaOf(m, info.Created), nil, nil
+	return metaOf(m, info.Config.FirstSeq), nil, nil
 }
 
 // renderMeta prints what init changed of the metadata, and the metadata.

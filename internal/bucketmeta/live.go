@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,20 +17,33 @@ import (
 // Change is a bucket's metadata before and after a change.
 type Change struct {
 	Before, After Meta
-	// Created is the stream's creation time: with After.EpochBase, the
-	// incarnation's identity (Base).
-	Created time.Time
+	// Created is the stream's creation time and FirstSeq its first_seq:
+	// with After.EpochBase, the incarnation's identity.
+	Created  time.Time
+	FirstSeq uint64
 }
 
 // Base is the epoch every record of the bucket's incarnation is above
-// after the change: its creation time in µs less one, or its epoch_base
-// when that is larger (docs/design.md §2.1).
-func (c Change) Base() int64 { return Base(c.Created, c.After.EpochBase) }
+// after the change: its first sequence less one, or its epoch_base when
+// that is larger (docs/design.md §2.1).
+func (c Change) Base() int64 { return Base(c.FirstSeq, c.After.EpochBase) }
 
-// Base is the epoch base of an incarnation created at created whose
-// metadata holds epochBase (0 when absent).
-func Base(created time.Time, epochBase int64) int64 {
-	return max(created.UnixMicro()-1, epochBase, 0)
+// Base is the epoch base of an incarnation whose stream's first_seq is
+// firstSeq (0 when not set) and whose metadata holds epochBase (0 when
+// absent).
+func Base(firstSeq uint64, epochBase int64) int64 {
+	return max(int64(min(max(firstSeq, 1)-1, math.MaxInt64/2)), epochBase, 0)
+}
+
+// Index is a sequence's place in an incarnation whose first_seq is
+// firstSeq, from 1 (design §2.4): an epoch of that incarnation is at most
+// Base + Index of its revision.
+func Index(firstSeq, seq uint64) uint64 {
+	zero := max(firstSeq, 1) - 1
+	if seq <= zero {
+		return 0
+	}
+	return seq - zero
 }
 
 // SetLeaseTTL makes ttl the TTL of the next acquisitions on the live
@@ -48,6 +62,20 @@ func SetLeaseTTL(ctx context.Context, js jetstream.JetStream, stream string, ttl
 	return update(ctx, js, stream, func(_ *jetstream.StreamInfo, m Meta) (Meta, error) {
 		m.MaxTTL = max(m.MaxTTL, m.LeaseTTL, ttl)
 		m.LeaseTTL = ttl
+		return m, nil
+	})
+}
+
+// RaiseClusterMaxTTL raises the cluster's TTL ceiling, the lease_ttl_max
+// of the members bucket of stream, to at least ttl: a re-create of the
+// election's bucket does not lose it, and every tenure's TTL stays within
+// it (docs/design.md §2.7). It never lowers it.
+func RaiseClusterMaxTTL(ctx context.Context, js jetstream.JetStream, stream string, ttl time.Duration) (Change, error) {
+	if err := checkTTL(ttl); err != nil {
+		return Change{}, err
+	}
+	return update(ctx, js, stream, func(_ *jetstream.StreamInfo, m Meta) (Meta, error) {
+		m.MaxTTL = max(m.MaxTTL, ttl)
 		return m, nil
 	})
 }
@@ -98,7 +126,7 @@ func update(ctx context.Context, js jetstream.JetStream, stream string, change f
 	if err != nil {
 		return Change{}, err
 	}
-	c := Change{Before: before, After: after, Created: info.Created}
+	c := Change{Before: before, After: after, Created: info.Created, FirstSeq: info.Config.FirstSeq}
 	if after == before {
 		return c, nil
 	}

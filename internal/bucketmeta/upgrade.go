@@ -70,15 +70,17 @@ type Upgraded struct {
 // record of this protocol, so that the first new node leads at once:
 //
 //   - over a value at revision r (a record of another protocol, garbage,
-//     a delete or purge marker): at the jump epoch base + r + 1, with a
-//     compare-and-swap on r;
+//     a delete or purge marker): at the jump epoch base + Index(r) + 1,
+//     with a compare-and-swap on r;
 //   - into an absent key, the stream's last sequence being L: at
-//     base + L + 1, with a create checked by Nats-Expected-Last-Sequence L;
+//     base + Index(L) + 1, with a create checked by
+//     Nats-Expected-Last-Sequence L;
 //
-// where base is max(Created in µs − 1, epoch_base). When a record of
-// another protocol carries an epoch at or above the jump epoch, epoch_base
-// is raised to it first, so that epochs still grow across the move
-// (applications fence with them).
+// where base is max(first_seq − 1, epoch_base). A bucket moved from
+// another protocol gets an epoch_base at the server's time now in µs, or
+// at a record of another protocol's epoch if larger, so that epochs still
+// grow across the move (applications fence with them): the old protocols
+// numbered epochs from the creation time in µs.
 //
 // A key holding a record of this protocol is left as it is, and so is
 // the key of a bucket already marked with this protocol that holds no
@@ -118,7 +120,7 @@ func Upgrade(ctx context.Context, js jetstream.JetStream, stream string, o Upgra
 	}
 	if up.Change, err = withTimeout(ctx, o.RequestTimeout, func(ctx context.Context) (Change, error) {
 		return update(ctx, js, stream, func(info *jetstream.StreamInfo, m Meta) (Meta, error) {
-			return plan.mark(m, info.Created, o.LeaseTTL), nil
+			return plan.mark(m, o.LeaseTTL), nil
 		})
 	}); err != nil {
 		return Upgraded{}, err
@@ -145,6 +147,7 @@ type plan struct {
 	lastSeq uint64 // the stream's last sequence, for a create
 	// oldEpoch is the epoch of a record of another protocol (0: none).
 	oldEpoch int64
+	firstSeq uint64    // the stream's first_seq
 	now      time.Time // the server's time
 	// heldFor > 0: a record of another protocol names a holder, whose
 	// expires_at is heldFor after the server's time; ttl is its ttl_ms.
@@ -169,7 +172,7 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 			return plan{}, fmt.Errorf("%w: stream %q is marked for protocol %d, newer than this version's %d: not moved back",
 				wire.ErrProtocolVersion, stream, meta.Protocol, wire.Protocol)
 		}
-		p := plan{lastSeq: info.State.LastSeq, now: info.TimeStamp}
+		p := plan{lastSeq: info.State.LastSeq, firstSeq: info.Config.FirstSeq, now: info.TimeStamp}
 		if p.now.IsZero() {
 			p.now = time.Now() // a server that does not say its time: only the record's timestamps use it
 		}
@@ -232,29 +235,31 @@ func describeValue(msg *jetstream.RawStreamMsg, err error) string {
 	return err.Error()
 }
 
-// mark is the metadata after the upgrade of a bucket created at created:
-// this protocol, the TTL where there was none, and an epoch base at an old
-// record's epoch where the jump would not go above it.
-func (p plan) mark(m Meta, created time.Time, ttl time.Duration) Meta {
+// mark is the metadata after the upgrade: this protocol, the TTL where
+// there was none, and, for a bucket of another protocol, an epoch base at
+// the server's time now in µs (above every epoch an older protocol led:
+// they count from the creation time in µs, one more per write at most) or
+// at an old record's epoch where that is larger.
+func (p plan) mark(m Meta, ttl time.Duration) Meta {
+	if m.Protocol != wire.Protocol {
+		m.EpochBase = max(m.EpochBase, p.now.UnixMicro(), p.oldEpoch)
+	}
 	m.Protocol = wire.Protocol
 	if m.LeaseTTL == 0 {
 		m.LeaseTTL = ttl
 	}
 	m.MaxTTL = max(m.MaxTTL, m.LeaseTTL)
-	if p.rewrite && p.oldEpoch >= p.epoch(Base(created, m.EpochBase)) {
-		m.EpochBase = p.oldEpoch
-	}
 	return m
 }
 
 // epoch is the jump epoch over the key as read, in an incarnation above
-// base: base + rev + 1, or base + L + 1 for an absent key.
+// base: base + Index(rev) + 1, or base + Index(L) + 1 for an absent key.
 func (p plan) epoch(base int64) int64 {
 	seq := p.rev
 	if seq == 0 {
 		seq = p.lastSeq
 	}
-	return base + int64(seq) + 1
+	return base + int64(Index(p.firstSeq, seq)) + 1
 }
 
 // write stores data over the value read (a CAS on its revision) or into

@@ -5,7 +5,7 @@ package chaos
 // (P1): a leader seeing one demotes, followers wait the ceiling and take
 // it over at base + revision + 1 (P2), above every epoch before.
 //
-// Decodable records are all of this protocol ("v":2) at an epoch outside
+// Decodable records are all of this protocol ("v":3) at an epoch outside
 // their incarnation's range (base, base + revision]: below it, at the
 // base, just above it, at MaxInt64. A record of another version (none
 // at all is protocol 1) is in scope at run time too, but Start refuses a
@@ -62,8 +62,8 @@ var garbageValues = []garbage{
 	{name: "not JSON", data: []byte("{not json")},
 	{name: "empty", data: []byte{}},
 	{name: "binary", data: []byte{0, 0xff, 0xfe, 1, 2, 3}},
-	{name: "negative epoch", data: []byte(`{"v":2,"node_id":"x","epoch":-1}`)},
-	{name: "wrong types", data: []byte(`{"v":2,"node_id":5,"epoch":"high"}`)},
+	{name: "negative epoch", data: []byte(`{"v":3,"node_id":"x","epoch":-1}`)},
+	{name: "wrong types", data: []byte(`{"v":3,"node_id":5,"epoch":"high"}`)},
 	{name: "oversized", data: bytes.Repeat([]byte("x"), 8<<10)},
 	{name: "delete marker", op: "delete"},
 	{name: "purge marker", op: "purge"},
@@ -118,7 +118,7 @@ func (r *run) writeGarbage(g garbage) string {
 // tried again when another write came first.
 func writeOutOfRange(ctx context.Context, js jetstream.JetStream, bucket string, o outOfRange, holder string) (uint64, []byte, error) {
 	for attempt := 1; ; attempt++ {
-		base, lastSeq, err := incarnationOf(ctx, js, bucket)
+		base, firstSeq, lastSeq, err := incarnationOf(ctx, js, bucket)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -129,7 +129,7 @@ func writeOutOfRange(ctx context.Context, js jetstream.JetStream, bucket string,
 		case atBase:
 			epoch = base
 		case aboveRange:
-			epoch = base + int64(lastSeq) + 2 // it lands at lastSeq+1
+			epoch = base + int64(bucketmeta.Index(firstSeq, lastSeq+1)) + 1 // it lands at lastSeq+1
 		case atMax:
 			epoch = math.MaxInt64
 		}
@@ -160,18 +160,18 @@ func outOfRangeRecord(o outOfRange, holder string, epoch int64) cluster.Lease {
 }
 
 // incarnationOf reads the base of the bucket's incarnation (docs/design.md
-// §2.1) and its stream's last sequence.
-func incarnationOf(ctx context.Context, js jetstream.JetStream, bucket string) (base int64, lastSeq uint64, err error) {
+// §2.1), its stream's first_seq and its last sequence.
+func incarnationOf(ctx context.Context, js jetstream.JetStream, bucket string) (base int64, firstSeq, lastSeq uint64, err error) {
 	s, err := js.Stream(ctx, "KV_"+bucket)
 	if err != nil {
-		return 0, 0, fmt.Errorf("stream info: %w", err)
+		return 0, 0, 0, fmt.Errorf("stream info: %w", err)
 	}
 	info := s.CachedInfo()
 	meta, err := bucketmeta.Parse(info.Config.Metadata)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return bucketmeta.Base(info.Created, meta.EpochBase), info.State.LastSeq, nil
+	return bucketmeta.Base(info.Config.FirstSeq, meta.EpochBase), info.Config.FirstSeq, info.State.LastSeq, nil
 }
 
 // lostRace reports a publish refused because the stream's last sequence

@@ -73,7 +73,7 @@ func outOfRangeEpoch(t *testing.T, o outOfRange) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _, err := incarnationOf(ctx, r.js, r.bucket())
+	base, _, _, err := incarnationOf(ctx, r.js, r.bucket())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type placed struct {
 //
 //   - Every state write in the order was accepted while its writer held the
 //     lease: the latest lease record before it in the stream is a held
-//     record of this protocol ("v":2) of the writer's NodeID whose epoch
+//     record of this protocol ("v":3) of the writer's NodeID whose epoch
 //     is the write's Go-Cluster-Epoch header and within its incarnation's
 //     range (docs/design.md §2.4: above the base, at most base + its
 //     revision; the runs never rebase, so the base is the stream's
@@ -122,7 +122,7 @@ func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen 
 				continue
 			}
 			stats.Checked++
-			if why := fencedBy(m, lease, bucketmeta.Base(inc.Created, 0), tenureOf); why != "" {
+			if why := fencedBy(m, lease, inc.FirstSeq, tenureOf); why != "" {
 				out = append(out, fmt.Sprintf("fenced state broken: state write %q (key %s, revision %d of stream #%d) was accepted, but %s",
 					m.Value, strings.TrimPrefix(m.Key, "state."), m.Seq, i+1, why))
 			}
@@ -141,7 +141,8 @@ func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen 
 // fencedBy says what is wrong with state write m accepted after lease
 // (nil: none received) in an incarnation whose epochs are above base, or ""
 // when its writer held the lease then.
-func fencedBy(m StreamMsg, lease *StreamMsg, base int64, tenureOf map[int64][]string) string {
+func fencedBy(m StreamMsg, lease *StreamMsg, firstSeq uint64, tenureOf map[int64][]string) string {
+	base, idx := bucketmeta.Base(firstSeq, 0), bucketmeta.Index(firstSeq, lease.Seq)
 	inst, node, ok := parseStateTag(string(m.Value))
 	if !ok {
 		return "it is not a write of the chaos writer: nobody can tell who made it"
@@ -163,8 +164,8 @@ func fencedBy(m StreamMsg, lease *StreamMsg, base int64, tenureOf map[int64][]st
 		return fmt.Sprintf("%s is not a lease record (%v)", at, err)
 	case l.Version != wire.Protocol:
 		return fmt.Sprintf("%s is a record of protocol %d", at, max(l.Version, 1))
-	case l.Epoch <= base || uint64(l.Epoch-base) > lease.Seq:
-		return fmt.Sprintf("%s has epoch %d, outside its incarnation's range (%d, %d]", at, l.Epoch, base, base+int64(min(lease.Seq, math.MaxInt64/2)))
+	case l.Epoch <= base || uint64(l.Epoch-base) > idx:
+		return fmt.Sprintf("%s has epoch %d, outside its incarnation's range (%d, %d]", at, l.Epoch, base, base+int64(min(idx, math.MaxInt64/2)))
 	case l.NodeID == "":
 		return fmt.Sprintf("%s is released (epoch %d)", at, l.Epoch)
 	case l.NodeID != node:

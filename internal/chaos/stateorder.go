@@ -26,7 +26,8 @@ type StreamMsg struct {
 // bucket deleted and created again is a new stream whose sequences start
 // at 1 again, so the order is kept per incarnation.
 type Incarnation struct {
-	Created time.Time   // the stream's creation time: its identity
+	Created  time.Time // the stream's creation time: its identity
+	FirstSeq uint64    // the stream's first_seq: its epochs are above it less one
 	Noticed time.Time   // when the recorder first found it
 	Msgs    []StreamMsg // every message received, in stream order
 	// LastSeq is the stream's last sequence when the recording ended, the
@@ -97,7 +98,7 @@ func (o *orderRecorder) loop() {
 // follow records the stream's current incarnation from the sequence after
 // the last one received, until delivery fails or the recorder stops.
 func (o *orderRecorder) follow() {
-	created, _, err := o.lookup(context.Background())
+	created, firstSeq, _, err := o.lookup(context.Background())
 	if err != nil {
 		return
 	}
@@ -105,6 +106,9 @@ func (o *orderRecorder) follow() {
 	if inc == nil {
 		return // an older incarnation than the last one recorded: a stale answer
 	}
+	o.mu.Lock()
+	inc.FirstSeq = firstSeq
+	o.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	cons, err := o.js.CreateConsumer(ctx, o.stream(), jetstream.ConsumerConfig{
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
@@ -121,7 +125,7 @@ func (o *orderRecorder) follow() {
 	defer o.deleteConsumer(cons)
 	// The stream may have been replaced between the lookup and the
 	// consumer; a consumer made after that would read the new one.
-	if again, _, err := o.lookup(context.Background()); err != nil || !again.Equal(created) {
+	if again, _, _, err := o.lookup(context.Background()); err != nil || !again.Equal(created) {
 		return
 	}
 	it, err := cons.Messages(jetstream.PullExpiry(2*time.Second), jetstream.PullHeartbeat(500*time.Millisecond))
@@ -174,11 +178,11 @@ func (o *orderRecorder) follow() {
 // goes back to an incarnation older than the latest it found
 // (incarnation), nor to one whose consumer was deleted with it (end), and,
 // while it follows one, watches for a newer one (watch).
-func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, lastSeq uint64, err error) {
+func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, firstSeq, lastSeq uint64, err error) {
 	type answer struct {
-		created time.Time
-		lastSeq uint64
-		err     error
+		created           time.Time
+		firstSeq, lastSeq uint64
+		err               error
 	}
 	answers := make([]answer, len(o.lookups))
 	var wg sync.WaitGroup
@@ -195,7 +199,8 @@ func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, lastSeq 
 			case s.CachedInfo().Created.IsZero():
 				answers[i].err = errors.New("stream without a creation time")
 			default:
-				answers[i] = answer{created: s.CachedInfo().Created, lastSeq: s.CachedInfo().State.LastSeq}
+				info := s.CachedInfo()
+				answers[i] = answer{created: info.Created, firstSeq: info.Config.FirstSeq, lastSeq: info.State.LastSeq}
 			}
 		}()
 	}
@@ -203,10 +208,10 @@ func (o *orderRecorder) lookup(ctx context.Context) (created time.Time, lastSeq 
 	err = answers[0].err
 	for _, a := range answers {
 		if a.err == nil && a.created.After(created) {
-			created, lastSeq, err = a.created, a.lastSeq, nil
+			created, firstSeq, lastSeq, err = a.created, a.firstSeq, a.lastSeq, nil
 		}
 	}
-	return created, lastSeq, err
+	return created, firstSeq, lastSeq, err
 }
 
 func (o *orderRecorder) deleteConsumer(cons jetstream.Consumer) {
@@ -269,7 +274,7 @@ func (o *orderRecorder) watch(inc *Incarnation, it jetstream.MessagesContext, fo
 			return
 		case <-tick.C:
 		}
-		if created, _, err := o.lookup(ctx); err == nil && created.After(inc.Created) {
+		if created, _, _, err := o.lookup(ctx); err == nil && created.After(inc.Created) {
 			o.incarnation(created)
 			return
 		}
@@ -316,7 +321,7 @@ func (o *orderRecorder) finish(timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	caught := false
 	for {
-		created, last, err := o.lookup(context.Background())
+		created, _, last, err := o.lookup(context.Background())
 		if err == nil {
 			o.mu.Lock()
 			if n := len(o.incs); n > 0 && o.incs[n-1].Created.Equal(created) {

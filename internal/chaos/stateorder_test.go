@@ -49,8 +49,8 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		epoch := bucketmeta.Base(s.CachedInfo().Created, 0) + 1
-		data, err := json.Marshal(cluster.Lease{Version: 2, NodeID: node, Epoch: epoch, TTLMillis: 1000})
+		epoch := bucketmeta.Base(s.CachedInfo().Config.FirstSeq, 0) + 1
+		data, err := json.Marshal(cluster.Lease{Version: wire.Protocol, NodeID: node, Epoch: epoch, TTLMillis: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -61,7 +61,6 @@ type Driver struct {
 	checks    chan struct{} // closed when the readiness checks end
 
 	watcher  *store.LeaseWatch
-	tap      *tap           // the watch's last entries, for a write's landing (Write.Landing)
 	watchID  uint64         // the election.Watch whose watch is awaited; 0 for none
 	cleanup  sync.WaitGroup // watches being stopped in the background: WaitWatches
 	requests sync.WaitGroup // requests out, and cooldown records
@@ -166,7 +165,6 @@ func New(cfg Config) *Driver {
 		conn:      election.Conn{Connected: true, Reconnects: reconnects},
 		ready:     readiness{threshold: cfg.ReadinessThreshold},
 		self:      foreignSelf{nodeID: cfg.Params.NodeID, instance: cfg.Params.Instance},
-		tap:       newTap(),
 	}
 	d.publish()
 	return d
@@ -240,14 +238,13 @@ func (d *Driver) updates() <-chan store.LeaseUpdate {
 }
 
 // watchEvent is what the watch delivered, as the machine's event: an
-// entry, the end of the initial values, or the channel closed; each
-// names the consumer that delivered it (§3.5).
+// entry, the end of the initial values, or the channel closed.
 func watchEvent(u store.LeaseUpdate, ok bool) election.Event {
 	switch {
 	case !ok:
 		return election.WatchClosed{}
 	case u.Synced:
-		return election.Synced{Consumer: u.Consumer}
+		return election.Synced{}
 	}
 	return election.Entry{KV: u.Entry}
 }
@@ -256,9 +253,6 @@ func watchEvent(u store.LeaseUpdate, ok bool) election.Event {
 // process using this NodeID (E14) stops the machine.
 func (d *Driver) onWatch(ev election.Event) {
 	e, entry := ev.(election.Entry)
-	if entry {
-		d.tap.note(e.KV) // before the machine keeps it: a write may wait for it
-	}
 	d.feed(ev)
 	if entry && !d.cfg.Params.Observer {
 		if err := d.self.note(e.KV); err != nil {

@@ -58,17 +58,10 @@ func (f *foreignSelf) note(e election.KVEntry) error {
 	return fmt.Errorf("%w: records of instance %q name %s", wire.ErrDuplicateNodeID, l.Instance, l.NodeID)
 }
 
-// noteBucket hands E14 the bucket a Confirm read, on its own or with a
-// write's landing, before the machine takes the answer.
+// noteBucket hands E14 the bucket a Confirm read, before the machine
+// takes the answer.
 func (d *Driver) noteBucket(ev election.Event) {
-	var c *election.ConfirmResult
-	switch r := ev.(type) {
-	case election.ConfirmResult:
-		c = &r
-	case election.WriteResult:
-		c = r.Landing
-	}
-	if c != nil && c.Err == nil {
+	if c, ok := ev.(election.ConfirmResult); ok && c.Err == nil {
 		d.self.confirmed(c.Bucket)
 	}
 }

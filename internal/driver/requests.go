@@ -51,8 +51,7 @@ func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // its time on telling a deleted bucket from a slow one (store.renew). A
 // replicated stream refuses any of them while a fenced state write checked
 // on the lease is in flight, without comparing anything (E-rules in
-// docs/design.md): each is asked again, within the same time. A write
-// that landed and asks how (Write.Landing) is answered with it (P7).
+// docs/design.md): each is asked again, within the same time.
 func (d *Driver) write(a election.Write) {
 	sent := time.Now()
 	if a.Purpose == election.Renew {
@@ -75,39 +74,8 @@ func (d *Driver) write(a election.Write) {
 		}
 		err = store.Tidy(err)
 		r := election.WriteResult{ID: a.ID, Rev: rev, Err: err, Class: writeClass(a, err)}
-		if err == nil && a.Landing > 0 {
-			r.Seen, r.Landing = d.landing(rev, a.Landing)
-		}
 		return answer{ev: r, write: &a, sent: sent, err: err}
 	})
-}
-
-// landing is how a write landed at rev (Write.Landing): the watch's
-// delivery of rev, or the answer of a Confirm sent now, whichever comes
-// first (§3.5). The machine judges either.
-func (d *Driver) landing(rev uint64, timeout time.Duration) (*election.KVEntry, *election.ConfirmResult) {
-	seen, changed := d.tap.find(rev)
-	if seen != nil {
-		return seen, nil
-	}
-	ctx, cancel := context.WithTimeout(d.base, timeout)
-	defer cancel()
-	confirmed := make(chan election.ConfirmResult, 1)
-	d.requests.Add(1)
-	go func() {
-		defer d.requests.Done()
-		confirmed <- d.confirmNow(ctx)
-	}()
-	for {
-		select {
-		case c := <-confirmed:
-			return nil, &c
-		case <-changed:
-			if seen, changed = d.tap.find(rev); seen != nil {
-				return seen, nil
-			}
-		}
-	}
 }
 
 // writeClass is what the answer err to the lease write a means to the
@@ -124,18 +92,12 @@ func writeClass(a election.Write, err error) election.ErrClass {
 	return store.Classify(err)
 }
 
-// confirmNow reads the bucket's stream info (store.confirm).
-func (d *Driver) confirmNow(ctx context.Context) election.ConfirmResult {
-	inc, err := d.store.Confirm(ctx)
-	err = store.Tidy(err)
-	return election.ConfirmResult{Bucket: inc, Err: err, Class: store.Classify(err)}
-}
-
-// confirm reads the bucket's stream info (store.confirm).
+// confirm reads the bucket's stream info (store.Confirm).
 func (d *Driver) confirm(a election.Confirm) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
-		r := d.confirmNow(ctx)
-		r.ID = a.ID
+		inc, err := d.store.Confirm(ctx)
+		err = store.Tidy(err)
+		r := election.ConfirmResult{ID: a.ID, Bucket: inc, Err: err, Class: store.Classify(err)}
 		return answer{ev: r, err: r.Err}
 	})
 }

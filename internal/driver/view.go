@@ -20,11 +20,11 @@ type View struct {
 	epoch  int64
 	lease  wire.Lease
 	hasRec bool
-	// confirmed: the machine's watch is synced and confirmed on the
-	// incarnation followed (election.View.Confirmed).
-	confirmed bool
-	changed   chan struct{} // closed and replaced whenever leader changes
-	ready     error         // nil when the node may campaign as far as ReadinessCheck goes
+	// synced: the machine's watch showed the key's current value
+	// (election.View.Synced).
+	synced  bool
+	changed chan struct{} // closed and replaced whenever leader changes
+	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
 	// metadata is this node's own, as Config.Metadata or SetMetadata last
 	// set it: what it publishes while it leads.
 	metadata map[string]string
@@ -54,16 +54,16 @@ type Snapshot struct {
 	HasRec   bool              // whether Lease is one
 	Ready    error             // nil, or why the node may not lead
 	Metadata map[string]string // this node's own (a copy)
-	// Confirmed: the watch showed the key's current value and a Confirm
-	// after it showed the incarnation followed; Leader is known before.
-	Confirmed bool
+	// Synced: the watch showed the key's current value: a campaign
+	// waits for it.
+	Synced bool
 }
 
 // Snapshot reads the view at once.
 func (v *View) Snapshot() Snapshot {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Confirmed: v.confirmed}
+	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Synced: v.synced}
 }
 
 // Tenure is this node's live tenure, read at once: its ctx (the one
@@ -242,7 +242,7 @@ func (v *View) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
 	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
-	v.confirmed = s.Confirmed
+	v.synced = s.Synced
 	if s.Tenure && v.tenureCtx != nil && v.tenureEpoch == s.Epoch {
 		v.tenureRev = s.Rev // the deadline moves with Extend only
 	}

@@ -1,7 +1,7 @@
 package election
 
 // The acquisition: the takeover over the value seen, its epoch (P2), and
-// the Confirm it needs before the node leads (P7).
+// the tenure its acknowledged landing begins (P7, P8).
 
 import (
 	"bytes"
@@ -18,7 +18,10 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		m.fails, a.rev = 0, r.Rev
-		m.confirmLanding(now, a, r.Seen, r.Landing)
+		m.lead0(now, a)
+	case m.p.Knobs.NoAck:
+		a.rev = m.cur.rev + 1
+		m.lead0(now, a)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: m.cur.rev, resync: now.Add(m.p.RequestTimeout)}
 	default:
@@ -36,24 +39,6 @@ func (m *Machine) onAcquired(now time.Time, a *attempt, r WriteResult) {
 }
 
 const maxPending = 4
-
-// confirmLanding leads on a landing in the incarnation the node decided
-// in (P7): one a pinned consumer delivered (seen, §3.5), or one a Confirm
-// names (asked, judged as any). Else it asks, each retry waiting twice as
-// long, up to when the tenure could no longer begin (the deadline counts
-// from the write's send time): a lost answer is asked again soon, a slow
-// server is waited for.
-func (m *Machine) confirmLanding(now time.Time, a *attempt, seen *KVEntry, asked *ConfirmResult) {
-	switch a.confirms++; {
-	case m.p.Knobs.NoConfirm, seen != nil && seen.Consumer == m.pinned && m.pinned != "" && seen.Rev == a.rev && bytes.Equal(seen.Value, a.value):
-		m.lead0(now, a)
-	case asked != nil: // an error, even a bucket gone, is asked again
-		m.onConfirmed(now, &request{why: toLead, a: a}, *asked)
-	default:
-		timeout := min(m.p.RequestTimeout<<min(a.confirms-1, 8), max(m.p.RequestTimeout, m.deadlineOf(a.sent, a.ttl).Sub(now)))
-		m.send(now, Confirm{Timeout: timeout}, request{why: toLead, a: a})
-	}
-}
 
 // landed is the unanswered acquisition an entry shows landed, or nil: the
 // one whose value it holds (each value has its own send time in it), or
@@ -74,13 +59,13 @@ func (m *Machine) landed(d decoded, e KVEntry) *attempt {
 	return a
 }
 
-// lead0 begins the tenure a confirmed landing grants (P7), with its
+// lead0 begins the tenure an acknowledged landing grants (P7), with its
 // deadline from the write's send time (P8).
 func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.pending = nil
 	deadline := m.deadlineOf(a.sent, a.ttl)
 	if !now.Before(deadline) {
-		m.logf(slog.LevelWarn, "an acquisition was confirmed after its deadline: not leading", "epoch", a.epoch)
+		m.logf(slog.LevelWarn, "an acquisition was acknowledged after its deadline: not leading", "epoch", a.epoch)
 		return
 	}
 	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
@@ -93,21 +78,14 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 // takeOver writes the acquisition over the value seen (P2).
 func (m *Machine) takeOver(now time.Time) {
 	c := m.cur
-	epoch, err := nextEpoch(c.kind, c.d.lease.Epoch, c.rev, c.lastSeq, m.inc.base())
+	epoch, err := nextEpoch(c.kind, c.d.lease.Epoch, m.inc.index(c.rev), m.inc.index(c.lastSeq), m.inc.base())
 	if err != nil {
 		m.fail(err)
 		return
 	}
-	ttl := m.p.LeaseTTL // the tenure keeps the bucket's TTL (I2), this node's when it says nothing
-	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
-		ttl = m.inc.LeaseTTL
-	}
-	a := &attempt{epoch: epoch, ttl: ttl, sent: now, cause: CauseExpired, seen: c.first}
+	a := &attempt{epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: CauseExpired, seen: c.first}
 	a.value = m.held(epoch, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
-	if !m.p.Knobs.NoConfirm {
-		w.Landing = m.p.RequestTimeout
-	}
 	switch c.kind {
 	case Absent:
 		a.cause, a.seen = CauseCreated, time.Time{}
@@ -119,9 +97,25 @@ func (m *Machine) takeOver(now time.Time) {
 	m.send(now, w, request{a: a})
 }
 
-// nextEpoch is P2: over a held or released record at rev, its epoch +1;
-// over an unknown value at rev, base + rev + 1; into a key absent at
-// lastSeq, base + lastSeq + 1.
+// tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's,
+// this node's when it says nothing, and never above the members bucket's
+// ceiling, which a bucket created again by another with a longer TTL
+// does not raise.
+func (m *Machine) tenureTTL() time.Duration {
+	ttl := m.p.LeaseTTL
+	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {
+		ttl = m.inc.LeaseTTL
+	}
+	if c := m.inc.ClusterMaxTTL; c > 0 && !m.p.Knobs.NoClusterTTL && !m.p.Knobs.OwnTTL {
+		ttl = min(ttl, c)
+	}
+	return ttl
+}
+
+// nextEpoch is P2: over a held or released record, its epoch +1; over an
+// unknown value at index rev, base + rev + 1; into a key absent at index
+// lastSeq, base + lastSeq + 1 (indices count the incarnation's sequences
+// from its first, Incarnation.index).
 func nextEpoch(kind Kind, epoch int64, rev, lastSeq uint64, base int64) (int64, error) {
 	from := epoch
 	switch kind {

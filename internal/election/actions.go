@@ -37,9 +37,7 @@ const (
 type (
 	// Write writes Value under the lease key. Create: publish only if
 	// the key has no entry and the stream's last sequence is LastSeq
-	// (C3); otherwise a compare-and-swap on Rev (C1). Landing, if not
-	// zero, asks how it landed (P7): the watch's delivery of the write, or
-	// a Confirm sent on its answer, of timeout Landing, whichever is first.
+	// (C3); otherwise a compare-and-swap on Rev (C1).
 	Write struct {
 		ID      uint64
 		Purpose Purpose
@@ -48,7 +46,6 @@ type (
 		Rev     uint64
 		Value   []byte
 		Timeout time.Duration
-		Landing time.Duration
 	}
 	// Confirm reads the bucket's stream info (C4).
 	Confirm struct {
@@ -70,7 +67,7 @@ type (
 		Cause    Cause
 		Seen     time.Time // when the node first saw the value it took over; zero for an absent key
 	}
-	// Extend moves the tenure's deadline after a confirmed renewal, sent
+	// Extend moves the tenure's deadline after an acknowledged renewal, sent
 	// at Sent: it proves the tenure to calls made before then.
 	Extend struct {
 		Epoch    int64

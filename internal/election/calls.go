@@ -77,12 +77,12 @@ type View struct {
 	Tenure    bool
 	Rev       uint64
 	Deadline  time.Time
-	Confirmed bool // a Confirm after the watch's current value named the incarnation (§4.1): a campaign waits for it
+	Synced bool // the watch showed the key's current value (§4.1): a campaign waits for it
 }
 
 // Snapshot is the machine's view now.
 func (m *Machine) Snapshot() View {
-	v := View{Confirmed: m.synced && m.viewChecked}
+	v := View{Synced: m.synced}
 	if k := m.cur.kind; k == Held || k == Released {
 		v.Lease, v.Epoch = m.cur.d.lease, m.cur.d.lease.Epoch
 	}

@@ -17,13 +17,11 @@ const (
 	Purge
 )
 
-// KVEntry is one revision of the lease key as the watch shows it, with
-// the name of the JetStream consumer that delivered it (§3.5).
+// KVEntry is one revision of the lease key as the watch shows it.
 type KVEntry struct {
-	Rev      uint64
-	Op       Op
-	Value    []byte
-	Consumer string
+	Rev   uint64
+	Op    Op
+	Value []byte
 }
 
 type (
@@ -33,9 +31,9 @@ type (
 	Tick struct{}
 	// Entry is an entry the watch delivered.
 	Entry struct{ KV KVEntry }
-	// Synced says the watch's Consumer has delivered the key's current
-	// value (or its absence).
-	Synced struct{ Consumer string }
+	// Synced says the watch has delivered the key's current value (or
+	// its absence).
+	Synced struct{}
 	// WatchClosed says the watch's channel closed.
 	WatchClosed struct{}
 	// Conn is the connection's state; a new Reconnects count restarts
@@ -96,15 +94,12 @@ const (
 // The answers to the requests (actions.go), each with its request's ID.
 type (
 	// WriteResult answers a Write: the revision it landed at, or why
-	// not. What Write.Landing asked for comes as Seen, the watch's
-	// delivery of that revision, or as Landing, a Confirm's answer.
+	// not.
 	WriteResult struct {
-		ID      uint64
-		Rev     uint64
-		Err     error
-		Class   ErrClass // of Err
-		Seen    *KVEntry
-		Landing *ConfirmResult
+		ID    uint64
+		Rev   uint64
+		Err   error
+		Class ErrClass // of Err
 	}
 	// ConfirmResult answers a Confirm. Err wrapping wire.ErrBucketDeleted
 	// (class Permanent) says the bucket is gone.

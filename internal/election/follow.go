@@ -7,20 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// ceiling is the longest TTL a holder of this incarnation may be using
-// (I2): the bucket's lease_ttl_max, its lease_ttl, and every TTL seen in
-// a record; this node's own when the bucket says nothing.
+// ceiling is the longest TTL a holder may be using (I2): the members
+// bucket's lease_ttl_max, which no re-create of this bucket loses, this
+// bucket's lease_ttl_max and lease_ttl, and every TTL seen in a record;
+// this node's own when nothing says.
 func (m *Machine) ceiling() time.Duration {
 	if m.p.Knobs.OwnTTL {
 		return m.p.LeaseTTL
 	}
 	c := max(m.inc.MaxTTL, m.inc.LeaseTTL, m.ttlSeen)
+	if !m.p.Knobs.NoClusterTTL {
+		c = max(c, m.inc.ClusterMaxTTL)
+	}
 	if c == 0 {
 		c = m.p.LeaseTTL
 	}
@@ -41,7 +44,7 @@ func (m *Machine) holdFor() time.Duration {
 			return ttl
 		}
 	case Absent:
-		if c.lastSeq == 0 {
+		if c.lastSeq == m.inc.zero() {
 			return max(c.ceiling-c.age, 0)
 		}
 	}
@@ -55,7 +58,7 @@ func (m *Machine) follow(now time.Time) time.Time {
 	c := m.cur
 	expiry := c.first.Add(m.holdFor())
 	checkAt := m.checkAt()
-	if !m.viewChecked || (!checkAt.IsZero() && !now.Before(checkAt)) {
+	if !checkAt.IsZero() && !now.Before(checkAt) {
 		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 	}
 	var next time.Time // the next wake that is not yet due
@@ -88,20 +91,35 @@ func (c seen) waitsTheCeiling() bool {
 }
 
 // checkAt is when the value seen is confirmed (zero: it has been, or
-// needs not be): an unknown value or an absent key at first sight, for
-// its ceiling (P4); a held record half way through its wait, only to
-// save time (P15): a watch moved without a word to a bucket created
-// again would cost a whole wait and a failed landing to find out.
+// needs not be). No value is taken over before a Confirm after its first
+// sight named the incarnation followed (P7): a node a server behind kept
+// on an incarnation deleted since judges the newer one's values by the
+// old one's base until then (C4). A held record is confirmed half way
+// through its wait (P15), so that a watch moved without a word to a
+// bucket created again costs no whole wait; anything else at first sight
+// (for an unknown value or an absent key, P4 reads its ceiling), but a
+// hand-back at the epoch of the record the watch showed just before it
+// (P5): its holder's own release, taken at once.
 func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
-	case c.confirmed:
-	case c.waitsTheCeiling():
-		return c.first
-	case c.kind == Held:
+	case c.confirmed, c.handBack:
+	case m.p.Knobs.NoCheck && !c.waitsTheCeiling():
+	case c.kind == Held && !c.waitsTheCeiling():
 		return c.first.Add(m.holdFor() / 2)
+	case c.kind != None:
+		return c.first
 	}
 	return time.Time{}
+}
+
+// next is the value seen after the current one, d at rev, first seen
+// now: a hand-back if it releases the tenure of the record seen before it.
+func (m *Machine) next(d decoded, rev uint64, now time.Time) seen {
+	p := m.cur
+	m.seenRev = max(m.seenRev, rev)
+	return seen{kind: d.kind, rev: rev, d: d, first: now,
+		handBack: d.kind == Released && p.kind == Held && p.d.lease.Epoch == d.lease.Epoch}
 }
 
 // campaignGate is when this node may campaign as far as readiness,
@@ -167,10 +185,13 @@ type decoded struct {
 	why   string     // why it is unknown
 }
 
-// judgeRange applies P1 to a watch entry in an incarnation whose epochs
-// are above base; ranged false leaves the epoch's range unchecked
-// (Knobs.NoRangeCheck).
-func judgeRange(e KVEntry, base int64, ranged bool) decoded {
+// judgeRange applies P1 to a watch entry as a value of the incarnation
+// inc: its epoch above inc's base by at most the entry's index; ranged
+// false leaves the epoch's range unchecked (Knobs.NoRangeCheck). An entry
+// of a newer incarnation, judged by an older one, is in range if it is in
+// its own: revisions and epochs of a newer one are above an older one's.
+func judgeRange(e KVEntry, inc Incarnation, ranged bool) decoded {
+	base, idx := inc.base(), inc.index(e.Rev)
 	if e.Op != Put {
 		return decoded{kind: Unknown, why: "a delete or purge marker"}
 	}
@@ -182,8 +203,8 @@ func judgeRange(e KVEntry, base int64, ranged bool) decoded {
 	switch {
 	case l.Version != wire.Protocol:
 		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", l.Version)
-	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > e.Rev):
-		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, base+int64(min(e.Rev, math.MaxInt64/2)))
+	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > idx):
+		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, addSeq(base, idx))
 	case l.NodeID == "":
 		d.kind = Released
 	default:
@@ -197,16 +218,15 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
 		return // older than what is seen
 	}
-	d := judgeRange(e, m.inc.base(), !m.p.Knobs.NoRangeCheck)
+	d := judgeRange(e, m.inc, !m.p.Knobs.NoRangeCheck)
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
-	m.cur = seen{kind: d.kind, rev: e.Rev, d: d, first: now}
+	m.cur = m.next(d, e.Rev, now)
 	if m.lost.waiting && e.Rev > m.lost.above {
 		m.lost = lostRace{}
 	}
-	if a := m.landed(d, e); a != nil { // an unanswered acquisition landed
-		m.pending = nil
-		m.confirmLanding(now, a, &e, nil)
+	if a := m.landed(d, e); a != nil { // an unanswered acquisition landed: its value is its own (P7)
+		m.lead0(now, a)
 	}
 }
 
@@ -285,7 +305,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 		// Absent at this last sequence: a Create is checked against it,
 		// and the wait counts from this answer.
 		c.lastSeq, c.first = b.LastSeq, now
-		if wait := c.ceiling - c.age; b.LastSeq == 0 && wait > 0 && !m.p.Observer {
+		if wait := c.ceiling - c.age; b.LastSeq == b.zero() && wait > 0 && !m.p.Observer {
 			// P6 is the design, not a fault: an operator needs to know.
 			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
 				"wait", wait.Round(time.Millisecond), "bucket_age", c.age.Round(time.Millisecond))
@@ -306,7 +326,7 @@ func (m *Machine) forget(now time.Time, cause error) {
 	if m.t != nil && !m.t.ended {
 		m.lose(now, cause)
 	}
-	m.watching, m.synced, m.pinned = false, false, ""
+	m.watching, m.synced = false, false
 	m.cur, m.lost, m.pending = seen{}, lostRace{}, nil
 	m.dropWatchEvents()
 	if m.t == nil && !m.stopped {

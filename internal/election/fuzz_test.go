@@ -50,23 +50,27 @@ func FuzzNextEpoch(f *testing.F) {
 }
 
 // FuzzJudgeRange holds P1 (I1) for any value: what is judged a record
-// of this protocol has an epoch in (base, base + rev]; markers and
+// of this protocol has an epoch in (base, base + index(rev)]; markers and
 // anything else are unknown.
 func FuzzJudgeRange(f *testing.F) {
-	f.Add([]byte(`{"node_id":"a","epoch":12,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z","ttl_ms":1000,"v":2}`), uint64(5), int64(10), uint8(0))
-	f.Add([]byte(`{"epoch":11,"v":2}`), uint64(1), int64(10), uint8(0))
-	f.Add([]byte(`{"node_id":"a","epoch":99,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z","ttl_ms":1000,"v":2}`), uint64(5), int64(10), uint8(0))
+	f.Add([]byte(`{"node_id":"a","epoch":12,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z","ttl_ms":1000,"v":3}`), uint64(5), int64(10), uint8(0))
+	f.Add([]byte(`{"epoch":11,"v":3}`), uint64(1), int64(10), uint8(0))
+	f.Add([]byte(`{"node_id":"a","epoch":99,"expires_at":"2026-01-01T00:00:00Z","acquired_at":"2026-01-01T00:00:00Z","ttl_ms":1000,"v":3}`), uint64(5), int64(10), uint8(0))
 	f.Add([]byte("garbage"), uint64(3), int64(0), uint8(1))
-	f.Fuzz(func(t *testing.T, value []byte, rev uint64, base int64, op uint8) {
-		if base < 0 {
+	f.Fuzz(func(t *testing.T, value []byte, rev uint64, epochBase int64, op uint8) {
+		if epochBase < 0 {
 			return
 		}
+		// an incarnation whose first sequence is rev's low half: the index
+		// of rev in it is at most rev
+		inc := Incarnation{FirstSeq: rev / 2, EpochBase: epochBase}
+		base, idx := inc.base(), inc.index(rev)
 		e := KVEntry{Rev: rev, Op: []Op{Put, Delete, Purge}[op%3], Value: value}
-		d := judgeRange(e, base, true)
+		d := judgeRange(e, inc, true)
 		switch d.kind {
 		case Held, Released:
-			if e.Op != Put || d.lease.Version != wire.Protocol || d.lease.Epoch <= base || uint64(d.lease.Epoch-base) > rev {
-				t.Fatalf("judged %v at rev %d, base %d: %+v", d.kind, rev, base, d.lease)
+			if e.Op != Put || d.lease.Version != wire.Protocol || d.lease.Epoch <= base || uint64(d.lease.Epoch-base) > idx || idx > rev {
+				t.Fatalf("judged %v at rev %d, base %d, index %d: %+v", d.kind, rev, base, idx, d.lease)
 			}
 			if (d.kind == Released) != (d.lease.NodeID == "") {
 				t.Fatalf("judged %v with holder %q", d.kind, d.lease.NodeID)

@@ -70,8 +70,8 @@ func (h *harness) reqID() uint64 {
 }
 
 // open runs Start, the opening Confirm, the watch up to Synced with the
-// given entries, and the Confirm after it (P7, P4), which pins the
-// watch's consumer, c1 (§3.5).
+// given entries, and the Confirm after it an unknown value or an absent
+// key needs (P4).
 func (h *harness) open(b Incarnation, entries ...KVEntry) {
 	h.t.Helper()
 	h.do(Start{})
@@ -80,12 +80,11 @@ func (h *harness) open(b Incarnation, entries ...KVEntry) {
 	h.want("Watch")
 	h.do(WatchStarted{ID: h.reqID()})
 	for _, e := range entries {
-		e.Consumer = "c1"
 		h.do(Entry{KV: e})
 	}
-	h.do(Synced{Consumer: "c1"})
+	h.do(Synced{})
 	if _, ok := h.req.(Confirm); ok && strings.Contains(h.kinds(), "Confirm") {
-		h.do(ConfirmResult{ID: h.reqID(), Bucket: b}) // the watch is on b; an unknown value's ceiling
+		h.do(ConfirmResult{ID: h.reqID(), Bucket: b}) // an unknown value's ceiling, an absent key's last sequence
 	}
 }
 
@@ -161,12 +160,12 @@ func (h *harness) become() Become {
 	return Become{}
 }
 
-// record encodes a protocol-2 record.
+// record encodes a record of this protocol.
 func record(node string, epoch int64, next string) []byte {
 	return wire.Lease{NodeID: node, Epoch: epoch, TTLMillis: ttl.Milliseconds(), Next: next, Instance: node + "-i", ExpiresAt: t0, AcquiredAt: t0}.Encode()
 }
 
-// judge applies P1 as the machine does, the range checked.
-func judge(e KVEntry, base int64) decoded { return judgeRange(e, base, true) }
+// judge applies P1 as the machine does in b, the range checked.
+func judge(e KVEntry, b Incarnation) decoded { return judgeRange(e, b, true) }
 
 func put(rev uint64, v []byte) KVEntry { return KVEntry{Rev: rev, Op: Put, Value: v} }

@@ -1,6 +1,6 @@
 package election
 
-// The leader: renewals, each confirmed (P7), the deadline (P8), and the
+// The leader: renewals, each acknowledged (P7), the deadline (P8), and the
 // drain and release that end a step-down (P11).
 
 import (
@@ -16,7 +16,7 @@ type tenure struct {
 	rev      uint64
 	ttl      time.Duration // fixed for the tenure (I2)
 	acquired time.Time     // send time of the acquiring write
-	deadline time.Time     // last confirmed write's send time + ttl - margin
+	deadline time.Time     // last acknowledged write's send time + ttl - margin
 	renewDue time.Time
 	ended    bool // by a decision or the deadline; Lose emitted
 	renewals int  // consecutive transient failures
@@ -68,8 +68,8 @@ func (m *Machine) lead(now time.Time) time.Time {
 		Timeout: max(timeout, time.Millisecond)}, request{})
 }
 
-// onRenewed takes the answer of a renewal sent at sent: a landing is
-// confirmed before it moves the deadline (P7); a conflict waits for the
+// onRenewed takes the answer of a renewal sent at sent: its landing,
+// acknowledged, moves the deadline (P7, P8); a conflict waits for the
 // watch (P9, P10).
 func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	t := m.t
@@ -79,14 +79,11 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		t.rev, t.renewals = r.Rev, 0
-		switch {
-		case m.drain != nil:
+		if m.drain != nil {
 			t.renewDue = now.Add(m.renewEvery(t.ttl))
-		case m.p.Knobs.NoConfirm:
-			m.extend(now, sent)
-		default:
-			m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toRenew, rsnt: sent})
+			break
 		}
+		m.extend(now, sent)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: t.rev, resync: now.Add(m.p.RequestTimeout)}
 	default:
@@ -95,7 +92,7 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 	}
 }
 
-// extend moves the deadline after a confirmed renewal sent at sent.
+// extend moves the deadline after an acknowledged renewal sent at sent.
 func (m *Machine) extend(now time.Time, sent time.Time) {
 	t := m.t
 	if t == nil || t.ended {

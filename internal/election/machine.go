@@ -19,15 +19,14 @@ type State int
 const (
 	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
 	Following               // watching; waiting out the value seen (P3-P6)
-	Acquiring               // an acquisition's write is out, until it is known how it landed (Write.Landing)
-	Confirming              // a Confirm of a landing is out on its own (P7): a retry, or a landing the watch showed unproven
-	Leading                 // a tenure: renewals, each confirmed (P7, P8)
+	Acquiring               // an acquisition's write is out
+	Leading                 // a tenure: renewals, each acknowledged (P7, P8)
 	Draining                // a step-down ended the tenure; renewing until the release (P11)
 	Stopped                 // Stop, or a permanent error
 )
 
 func (s State) String() string {
-	return [...]string{"syncing", "following", "acquiring", "confirming", "leading", "draining", "stopped"}[s]
+	return [...]string{"syncing", "following", "acquiring", "leading", "draining", "stopped"}[s]
 }
 
 // State is what the machine is doing: the request out, the tenure, the
@@ -40,8 +39,6 @@ func (m *Machine) State() State {
 		return Draining
 	case m.t != nil:
 		return Leading
-	case r != nil && r.a != nil && r.why == toLead:
-		return Confirming
 	case r != nil && r.a != nil:
 		return Acquiring
 	case !m.caughtUp:
@@ -59,15 +56,13 @@ type Machine struct {
 	stopped  bool // Stop, or a permanent error
 	caughtUp bool // the watch delivered its current value since Start or the last move (not syncing)
 
-	inc         Incarnation // the incarnation followed, as last confirmed
-	incKnown    bool
-	watching    bool   // a watch is open (its Synced may still be due)
-	synced      bool   // the watch delivered the key's current value
-	viewChecked bool   // a Confirm after the watch's current value showed the same incarnation: the watch is on it
-	viewedBy    string // the consumer that delivered the last entry (or Synced) applied
-	pinned      string // a consumer a Confirm showed on the incarnation followed: its deliveries are in it (§3.5)
-	cur         seen   // the key as seen
-	ttlSeen     time.Duration
+	inc      Incarnation // the incarnation followed, as last confirmed
+	incKnown bool
+	watching bool // a watch is open (its Synced may still be due)
+	synced   bool // the watch delivered the key's current value
+	cur      seen   // the key as seen
+	seenRev  uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
+	ttlSeen  time.Duration
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -93,7 +88,10 @@ type seen struct {
 	rev   uint64 // its revision (0 when absent)
 	d     decoded
 	first time.Time // when this node first saw it, on its clock (P3)
-	// The Confirm after first sight (P4): the ceiling, and, absent, the last sequence.
+	// handBack: a release of the tenure whose record the watch showed
+	// just before it (P5).
+	handBack bool
+	// The Confirm after first sight (P4, P7): the ceiling, and, absent, the last sequence.
 	confirmed bool
 	ceiling   time.Duration
 	lastSeq   uint64
@@ -118,9 +116,12 @@ type lostRace struct {
 // Knobs each remove one invariant's check, for the simulator's negative
 // controls only: the zero value is the protocol.
 type Knobs struct {
-	NoConfirm    bool // I3: lead on a landing, and move the deadline on a renewal, unconfirmed
+	NoAck        bool // I3: an acquisition whose write went unanswered leads as if it had landed
 	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
 	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
+	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
+	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
+	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
 }
 
 // New makes the machine of a node; Start begins it.
@@ -165,10 +166,8 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 func (m *Machine) apply(now time.Time, ev Event) {
 	switch e := ev.(type) {
 	case Entry:
-		m.viewedBy = e.KV.Consumer
 		m.observe(now, e.KV)
 	case Synced:
-		m.viewedBy = e.Consumer
 		m.onSynced(now)
 	case WatchClosed:
 		m.watching, m.synced = false, false
@@ -280,20 +279,17 @@ type request struct {
 	sent    time.Time
 	purpose Purpose    // a Write's
 	value   []byte     // a Write's
-	a       *attempt   // the acquisition of a Write, or of a Confirm toLead
+	a       *attempt   // the acquisition of a Write
 	why     confirmWhy // a Confirm's
-	rsnt    time.Time  // a Confirm toRenew: the renewal's send time
-	by      string     // a Confirm's: the consumer that had delivered what was seen
+	seenRev uint64     // a Confirm's: the highest revision seen when it was sent
 }
 
 // confirmWhy says what a Confirm is for.
 type confirmWhy int
 
 const (
-	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
-	toWait                    // after a watch's current value, and for an unknown value or an absent key: its ceiling (P4)
-	toLead                    // an acquisition landed (P7)
-	toRenew                   // a renewal landed (P7)
+	toOpen confirmWhy = iota // before a watch opens: the incarnation followed
+	toWait                   // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
 )
 
 // attempt is an acquisition: what it wrote, and when.
@@ -301,11 +297,10 @@ type attempt struct {
 	epoch    int64
 	value    []byte // the record written: its send time makes it this attempt's own
 	ttl      time.Duration
-	rev      uint64 // where it landed
-	sent     time.Time
-	cause    Cause
-	seen     time.Time // when the node first saw the value it wrote over; zero for an absent key
-	confirms int       // the Confirms sent for its landing
+	rev   uint64 // where it landed
+	sent  time.Time
+	cause Cause
+	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
@@ -319,15 +314,14 @@ func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 		x.ID, q.purpose, q.value = m.nextID, x.Purpose, x.Value
 		a = x
 	case Confirm:
-		x.ID, q.by = m.nextID, m.viewedBy
+		x.ID, q.seenRev = m.nextID, m.seenRev
 		a = x
 	case Watch:
 		x.ID = m.nextID
 		a = x
 		// No entry of the old watch reaches the machine from now on: every
 		// wait starts again on what the new one delivers (P3).
-		m.watching, m.synced, m.viewChecked = true, false, false
-		m.viewedBy, m.pinned = "", ""
+		m.watching, m.synced = true, false
 		m.cur, m.lost = seen{}, lostRace{}
 		m.dropWatchEvents()
 	}
@@ -358,7 +352,7 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 	switch _, write := ev.(WriteResult); {
 	case write && q.purpose == Release:
 	case errors.Is(err, wire.ErrBucketDeleted):
-		m.bucketGone(now, err)
+		m.bucketGone(now, err, "the bucket was deleted: waiting for it to be created again")
 		return
 	case err != nil && class == Permanent:
 		m.fail(err)
@@ -385,50 +379,32 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 }
 
 // onConfirmed takes a Confirm's answer: any answer naming another
-// incarnation than the one followed moves the node to it (P7).
+// incarnation than the one followed moves the node to it (§3.5). No
+// decision that safety rests on reads it but the ceiling (P4, P6): a
+// server behind may answer for an incarnation deleted since (C4).
 func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
-	switch {
+	switch b := r.Bucket; {
 	case r.Err != nil:
-		m.confirmFailed(now, c)
-	case r.Bucket.Protocol != 0 && r.Bucket.Protocol != wire.Protocol:
-		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
-			wire.ErrProtocolVersion, r.Bucket.Protocol, wire.Protocol))
-	case r.Bucket.Created.Before(m.inc.Created): // a server behind on a bucket deleted since (C4): incarnations never go back (§3.6)
-		m.confirmFailed(now, c)
-	case !m.inc.Created.IsZero() && !m.inc.Same(r.Bucket):
-		m.moveTo(now, r.Bucket) // nothing seen of the old incarnation may carry over
-	default:
-		if m.incKnown && m.inc.Same(r.Bucket) { // the ceiling never goes down within an incarnation (I2), even if edited
-			r.Bucket.MaxTTL = max(r.Bucket.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
-		}
-		m.inc, m.incKnown = r.Bucket, true
-		if c.by != "" {
-			m.pinned = c.by // created after a Confirm named inc, delivered before this one did (§3.5)
-		}
-		switch c.why { // toOpen: decide opens the watch
-		case toWait:
-			m.viewChecked = true
-			m.learnCeiling(now, r.Bucket)
-		case toLead:
-			m.lead0(now, c.a)
-		case toRenew:
-			m.extend(now, c.rsnt)
-		}
-	}
-}
-
-// confirmFailed: a Confirm went unanswered. An acquisition asks again
-// while its tenure could still begin; a renewal leaves the deadline.
-func (m *Machine) confirmFailed(now time.Time, c *request) {
-	switch {
-	case c.why == toLead && now.Before(m.deadlineOf(c.a.sent, c.a.ttl)):
-		m.confirmLanding(now, c.a, nil, nil)
-	case c.why == toLead:
-		m.logf(slog.LevelWarn, "an acquisition landed but could not be confirmed before its deadline: not leading", "epoch", c.a.epoch)
-	case c.why == toRenew && m.t != nil:
-		m.t.renewDue = now.Add(m.backoff())
-	case c.why != toRenew:
 		m.retryAt = now.Add(m.backoff())
+	case b.Protocol != 0 && b.Protocol != wire.Protocol:
+		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
+			wire.ErrProtocolVersion, b.Protocol, wire.Protocol))
+	case !b.Usable():
+		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl: created again by another tool? (go-cluster init)", wire.ErrBucketConfig),
+			"the bucket has none of the election's metadata: leading nothing until it is fixed")
+	case m.behind(c, b):
+		m.retryAt = now.Add(m.backoff())
+	case !m.inc.Created.IsZero() && !m.inc.Same(b):
+		m.moveTo(now, b) // nothing seen of the old incarnation may carry over
+	default:
+		if m.incKnown && m.inc.Same(b) { // the ceiling never goes down within an incarnation (I2), even if edited
+			b.MaxTTL = max(b.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
+			b.ClusterMaxTTL = max(b.ClusterMaxTTL, m.inc.ClusterMaxTTL)
+		}
+		m.inc, m.incKnown = b, true
+		if c.why == toWait { // toOpen: decide opens the watch
+			m.learnCeiling(now, b)
+		}
 	}
 }
 
@@ -442,6 +418,21 @@ func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
 	}
 }
 
+// behind says a Confirm's answer b comes from a server behind (C4): one
+// cut off while the bucket was deleted and created again answers for the
+// incarnation deleted. Incarnations never go back (§2.1), nor does a
+// stream's last sequence (C2): an answer naming an older incarnation than
+// the one followed, or a last sequence below a revision seen before the
+// Confirm was sent, is taken for none. A rebase (a larger epoch_base: a
+// restore, §5.8) is a new identity whatever its sequences.
+func (m *Machine) behind(c *request, b Incarnation) bool {
+	if b.EpochBase > m.inc.EpochBase || m.p.Knobs.TrustBehind {
+		return false
+	}
+	older := b.FirstSeq < m.inc.FirstSeq || (b.FirstSeq == m.inc.FirstSeq && b.Created.Before(m.inc.Created))
+	return older || b.LastSeq < c.seenRev
+}
+
 // backoff is the next delay after a transient error: from 50 ms,
 // doubling up to RenewInterval, with jitter.
 func (m *Machine) backoff() time.Duration {
@@ -453,10 +444,10 @@ func (m *Machine) backoff() time.Duration {
 // bucketGone: the bucket does not exist. The node leads nothing and asks
 // again with backoff for as long as it runs; a bucket created meanwhile
 // is a new incarnation like any other.
-func (m *Machine) bucketGone(now time.Time, err error) {
+func (m *Machine) bucketGone(now time.Time, err error, msg string) {
 	m.forget(now, err)
 	if m.incKnown {
-		m.logf(slog.LevelWarn, "the bucket was deleted: waiting for it to be created again", "error", err)
+		m.logf(slog.LevelWarn, msg, "error", err)
 	}
 	m.incKnown, m.retryAt = false, now.Add(m.backoff())
 }
@@ -468,8 +459,8 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc.base(), !m.p.Knobs.NoRangeCheck)
-	m.cur, m.lost = seen{kind: d.kind, rev: rev, d: d, first: now}, lostRace{}
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck)
+	m.cur, m.lost = m.next(d, rev, now), lostRace{}
 }
 
 // dropWatchEvents forgets the kept events of a replaced watch: they may

@@ -30,7 +30,7 @@ func TestJudge(t *testing.T) {
 		{"a purge marker", KVEntry{Rev: 3, Op: Purge}, Unknown},
 		{"protocol 1", put(3, v1rec), Unknown},
 	} {
-		if got := judge(c.e, base).kind; got != c.want {
+		if got := judge(c.e, bucket(0)).kind; got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -60,12 +60,44 @@ func TestNextEpoch(t *testing.T) {
 	}
 }
 
-// P6 and P7: a fresh bucket's first election waits the ceiling less the
-// bucket's age, creates at the last sequence it confirmed, and leads
-// once the landing is confirmed.
+// §2.1, §2.4: an incarnation's base and a sequence's index count from
+// its first sequence (first_seq), or from an epoch_base above it.
+func TestBaseAndIndexFromTheFirstSequence(t *testing.T) {
+	b := Incarnation{FirstSeq: 1000}
+	if b.base() != 999 || b.index(999) != 0 || b.index(1000) != 1 || b.index(1005) != 6 {
+		t.Errorf("first_seq 1000: base %d, indices %d %d %d; want 999, 0 1 6", b.base(), b.index(999), b.index(1000), b.index(1005))
+	}
+	b.EpochBase = 5000
+	if b.base() != 5000 || b.index(1005) != 6 {
+		t.Errorf("epoch_base 5000: base %d, index %d; want 5000, 6", b.base(), b.index(1005))
+	}
+	if old := (Incarnation{}); old.base() != 0 || old.index(7) != 7 {
+		t.Errorf("no first_seq (a bucket moved from protocol 2): base %d, index %d; want 0, 7", old.base(), old.index(7))
+	}
+}
+
+// P1, §2.4: judged by the incarnation a node follows, an entry of an older
+// one (a watch served by a server behind) is out of range, and a record of
+// a newer one is in range: its epoch and revision are above every one of
+// the older (§3.6), so a node a server behind kept on the old incarnation
+// still waits out the newer one's records for their TTL.
+func TestEntriesOfOtherIncarnationsJudgedByTheOneFollowed(t *testing.T) {
+	x, y := Incarnation{FirstSeq: 1000}, Incarnation{FirstSeq: 5000}
+	if d := judge(put(1002, record("b", 1000, "")), y); d.kind != Unknown {
+		t.Errorf("a record of the older incarnation judged in the newer: %v, want unknown", d.kind)
+	}
+	if d := judge(put(5001, record("b", 5000, "")), x); d.kind != Held {
+		t.Errorf("a record of the newer incarnation judged in the older: %v, want held", d.kind)
+	}
+}
+
+// P6, P7: a fresh bucket's first election waits the ceiling less the
+// bucket's age, creates at the last sequence it confirmed, one below the
+// first, and leads on the Create's acknowledgement.
 func TestColdStartInAFreshBucket(t *testing.T) {
 	h := newHarness(t, params("a"))
-	fresh := bucket(0)
+	fresh := bucket(999)
+	fresh.FirstSeq = 1000
 	fresh.Age = 500 * time.Millisecond
 	h.open(fresh) // its last Confirm gives the absent key's ceiling and last sequence (P4)
 	if got, want := h.armed(), t0.Add(ttl-500*time.Millisecond); !got.Equal(want) {
@@ -73,16 +105,14 @@ func TestColdStartInAFreshBucket(t *testing.T) {
 	}
 	h.at(ttl - 500*time.Millisecond).do(Tick{})
 	w := h.write()
-	if !w.Create || w.LastSeq != 0 {
-		t.Fatalf("want a Create at last sequence 0, got %+v", w)
+	if !w.Create || w.LastSeq != 999 {
+		t.Fatalf("want a Create at last sequence 999, got %+v", w)
 	}
-	h.do(WriteResult{ID: w.ID, Rev: 1})
-	h.none("Become")
-	h.want("Confirm")
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: fresh})
+	h.do(WriteResult{ID: w.ID, Rev: 1000})
+	h.none("Confirm")
 	b := h.become()
-	if b.Epoch != fresh.base()+1 || b.Cause != CauseCreated {
-		t.Errorf("became %+v, want epoch base+1 created", b)
+	if b.Epoch != 1000 || b.Cause != CauseCreated {
+		t.Errorf("became %+v, want epoch 1000 (the first sequence) created", b)
 	}
 	if want := h.now.Add(ttl - ttl/10); !b.Deadline.Equal(want) {
 		t.Errorf("deadline %v, want send time + TTL - margin", b.Deadline.Sub(t0))
@@ -103,133 +133,102 @@ func TestAbsentKeyInAUsedBucket(t *testing.T) {
 	}
 }
 
-// §7: a takeover after expiry is two round trips, Write and Confirm.
-func TestTakeoverAfterExpiryIsTwoRoundTrips(t *testing.T) {
+// §4.11, P7: a takeover after expiry is one round trip, its Write: the
+// acknowledgement of a compare-and-swap on a revision, which names its
+// incarnation, proves the landing (§3.5).
+func TestTakeoverAfterExpiryIsOneRoundTrip(t *testing.T) {
 	h := newHarness(t, params("a"))
 	h.open(bucket(5), put(5, record("b", base+3, "")))
 	h.none("Write", "Confirm")
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm") // P15, half way through the wait: not on the takeover's path
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
 	h.at(ttl).do(Tick{})
 	w := h.write()
 	if w.Rev != 5 || w.Create {
 		t.Fatalf("want a CAS on 5, got %+v", w)
 	}
 	h.do(WriteResult{ID: w.ID, Rev: 6})
-	h.want("Confirm")
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-	if b := h.become(); b.Epoch != base+4 || b.Cause != CauseExpired {
-		t.Errorf("became %+v, want epoch base+4 expired", b)
-	}
-}
-
-// P7: the Confirm of a landing goes out with the write (Write.Landing):
-// the driver asks as soon as the write's answer is in, and the machine
-// leads on the answer it brings, sending nothing more.
-func TestALandingConfirmedWithTheWriteLeadsAtOnce(t *testing.T) {
-	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	w := h.write()
-	if w.Landing != 300*time.Millisecond {
-		t.Fatalf("the takeover asks for its Confirm with %v, want RequestTimeout", w.Landing)
-	}
-	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: bucket(6)}})
 	h.none("Confirm")
-	if b := h.become(); b.Epoch != base+4 || b.Rev != 6 {
-		t.Errorf("became %+v, want epoch base+4 at revision 6", b)
+	if b := h.become(); b.Epoch != base+4 || b.Cause != CauseExpired || b.Rev != 6 {
+		t.Errorf("became %+v, want epoch base+4 expired at revision 6", b)
 	}
 }
 
-// P7: a Confirm brought with the write that failed is asked again; one
-// that names another incarnation leads nothing.
-func TestALandingConfirmBroughtWithTheWriteIsJudgedLikeAnother(t *testing.T) {
-	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	w := h.write()
-	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Err: errors.New("timeout"), Class: Transient}})
-	h.none("Become")
-	h.want("Confirm")
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-	h.become()
-
-	h = newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	other := bucket(6)
-	other.Created = t0.Add(-time.Minute)
-	h.do(WriteResult{ID: h.write().ID, Rev: 6, Landing: &ConfirmResult{Bucket: other}})
-	h.none("Become")
-	h.want("Watch")
-}
-
-// P7, §3.5: a landing delivered by a consumer a Confirm pinned to the
-// incarnation followed is in it: the node leads without a Confirm.
-func TestALandingThePinnedConsumerDeliveredLeadsAtOnce(t *testing.T) {
-	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	w := h.write()
-	h.do(WriteResult{ID: w.ID, Rev: 6, Seen: &KVEntry{Rev: 6, Value: w.Value, Consumer: "c1"}})
-	h.none("Confirm")
-	if b := h.become(); b.Epoch != base+4 || b.Rev != 6 {
-		t.Errorf("became %+v, want epoch base+4 at revision 6", b)
-	}
-}
-
-// P7, §3.5: a delivery proves a landing only if a pinned consumer made
-// it and it is the write's own: one by another consumer (a reset, maybe
-// onto a bucket created again), at another revision, or of another
-// value is confirmed.
-func TestALandingAnUnpinnedConsumerDeliveredIsConfirmed(t *testing.T) {
-	for name, seen := range map[string]func(w Write) KVEntry{
-		"another consumer": func(w Write) KVEntry { return KVEntry{Rev: 6, Value: w.Value, Consumer: "c2"} },
-		"no consumer":      func(w Write) KVEntry { return KVEntry{Rev: 6, Value: w.Value} },
-		"another revision": func(w Write) KVEntry { return KVEntry{Rev: 7, Value: w.Value, Consumer: "c1"} },
-		"another value":    func(w Write) KVEntry { return KVEntry{Rev: 6, Value: record("a", base+4, ""), Consumer: "c1"} },
+// P7: a write that went unanswered or lost its race leads nothing.
+func TestAnUnacknowledgedAcquisitionLeadsNothing(t *testing.T) {
+	for name, r := range map[string]WriteResult{
+		"timeout":   {Err: errors.New("timeout"), Class: Transient},
+		"lost race": {Err: errors.New("wrong last sequence"), Class: Conflict},
 	} {
-		t.Run(name, func(t *testing.T) {
-			h := newHarness(t, params("a"))
-			h.open(bucket(5), put(5, record("", base+3, "")))
-			w := h.write()
-			s := seen(w)
-			h.do(WriteResult{ID: w.ID, Rev: 6, Seen: &s})
-			h.none("Become")
-			h.want("Confirm")
-			h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-			h.become()
-		})
+		h := newHarness(t, params("a"))
+		h.open(bucket(5), put(5, record("", base+3, "")))
+		r.ID = h.write().ID
+		h.do(r)
+		h.none("Become")
+		if s := h.m.State(); s != Following {
+			t.Errorf("%s: state %v, want following", name, s)
+		}
 	}
 }
 
-// §3.5: a Confirm pins the consumer that delivered what was seen when it
-// was sent; a consumer that came after it (a reset) is pinned by the
-// next; a new watch's consumer by its own.
-func TestAConfirmPinsTheConsumerThatDeliveredBeforeIt(t *testing.T) {
-	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("b", base+3, "")))
-	h.do(Entry{KV: KVEntry{Rev: 6, Op: Put, Value: record("b", base+3, ""), Consumer: "c2"}}) // b renewed, seen by a reset consumer
-	h.at(ttl / 2).do(Tick{})
-	h.want("Confirm") // half way through the wait (P15)
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-	h.do(Entry{KV: KVEntry{Rev: 7, Op: Put, Value: record("", base+3, ""), Consumer: "c2"}})
-	w := h.write()
-	h.do(WriteResult{ID: w.ID, Rev: 8, Seen: &KVEntry{Rev: 8, Value: w.Value, Consumer: "c2"}})
-	h.none("Confirm")
-	h.become()
-}
-
-// C4, §3.6: a Confirm naming an incarnation created before the one
-// followed comes from a server behind on a bucket deleted since (a
-// server rejoining after a partition answers for the stream it still
-// has: internal/natstest's zombie test); it is not followed and proves no
-// landing.
+// C4, §2.1: a Confirm naming an incarnation older than the one followed
+// comes from a server behind on a bucket deleted since (a server rejoining
+// after a partition answers for the stream it still has: internal/natstest's
+// zombie test); it is not followed, and asked again later.
 func TestAConfirmNamingAnOlderIncarnationIsNotFollowed(t *testing.T) {
 	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	w := h.write()
-	older := bucket(6)
-	older.Created = older.Created.Add(-time.Minute)
-	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: older}})
-	h.none("Become", "Watch")
-	h.want("Confirm")
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
-	h.become()
+	cur := bucket(5)
+	cur.FirstSeq = 3
+	h.open(cur, put(5, record("b", base+3, "")))
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm") // half way through the wait (P15)
+	older := bucket(1)
+	older.FirstSeq, older.Created = 1, older.Created.Add(-time.Minute)
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: older})
+	h.none("Watch", "Write")
+	if !h.m.inc.Same(cur) || h.m.cur.kind != Held {
+		t.Errorf("moved to the older incarnation: %+v, key %v", h.m.inc, h.m.cur.kind)
+	}
+}
+
+// §2.1, §5.4: a bucket without the election's metadata (created again by
+// another tool) is no bucket to lead in: the node demotes, campaigns no
+// more, and looks for it again, as for a deleted one.
+func TestABucketWithoutTheElectionsMetadataLeadsNothing(t *testing.T) {
+	h := leader(t)
+	h.at(ttl / 4).do(Entry{KV: put(8, []byte("garbage"))}) // P9: demotes
+	h.want("Lose")
+	h.want("Confirm") // an unknown value's ceiling (P4)
+	bare := bucket(8)
+	bare.Protocol, bare.LeaseTTL, bare.MaxTTL = 0, 0, 0
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bare})
+	h.none("Write", "Watch")
+	if h.m.incKnown || h.m.State() != Syncing {
+		t.Errorf("state %v, incarnation known %v: want syncing, looking for the bucket again", h.m.State(), h.m.incKnown)
+	}
+}
+
+// I2, §2.7: a tenure's TTL is the bucket's, never above the members
+// bucket's ceiling, which also bounds every wait for the ceiling from
+// below: a bucket created again with a shorter TTL than the cluster's
+// shortens neither.
+func TestTheClusterCeilingBoundsTenuresAndWaits(t *testing.T) {
+	h := newHarness(t, params("a"))
+	b := bucket(5)
+	b.LeaseTTL, b.MaxTTL, b.ClusterMaxTTL = 3*time.Second, 3*time.Second, ttl
+	h.open(b, put(5, record("", base+3, "")))
+	if l, err := wire.DecodeLease(h.write().Value, 6); err != nil || l.TTLMillis != ttl.Milliseconds() {
+		t.Errorf("the tenure's record says ttl %dms (%v), want the cluster's ceiling %v", l.TTLMillis, err, ttl)
+	}
+
+	h = newHarness(t, params("a"))
+	b = bucket(5)
+	b.LeaseTTL, b.MaxTTL, b.ClusterMaxTTL = ttl/2, ttl/2, 3*ttl
+	h.open(b, put(5, []byte("garbage")))
+	if got := h.armed(); !got.Equal(t0.Add(3 * ttl)) {
+		t.Errorf("garbage waited until +%v, want the cluster's ceiling, +%v", got.Sub(t0), 3*ttl)
+	}
 }
 
 // P5: a hand-back is taken at once.
@@ -239,7 +238,6 @@ func TestHandBackIsTakenAtOnce(t *testing.T) {
 	h.do(Entry{KV: put(6, record("", base+3, ""))})
 	w := h.write()
 	h.do(WriteResult{ID: w.ID, Rev: 7})
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
 	if b := h.become(); b.Epoch != base+4 || b.Cause != CauseReleased {
 		t.Errorf("became %+v, want epoch base+4 released", b)
 	}
@@ -252,23 +250,6 @@ func TestNamedSuccessorFirst(t *testing.T) {
 	h.none("Write")
 	if got := h.armed(); !got.Equal(t0.Add(500 * time.Millisecond)) {
 		t.Fatalf("armed %v, want RenewInterval", got.Sub(t0))
-	}
-}
-
-// P7, I3: a landing confirmed in another incarnation leads nothing, and
-// the node follows the new one from a new watch.
-func TestLandingInAnotherIncarnationLeadsNothing(t *testing.T) {
-	h := newHarness(t, params("a"))
-	h.open(bucket(5), put(5, record("", base+3, "")))
-	w := h.write()
-	h.do(WriteResult{ID: w.ID, Rev: 6})
-	other := bucket(6)
-	other.Created = t0.Add(-time.Minute)
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
-	h.none("Become")
-	h.want("Watch")
-	if s := h.m.State(); s != Syncing {
-		t.Errorf("state %v, want syncing", s)
 	}
 }
 
@@ -285,7 +266,6 @@ func TestGarbageWaitsTheCeiling(t *testing.T) {
 	h.at(3 * ttl).do(Tick{})
 	w := h.write()
 	h.do(WriteResult{ID: w.ID, Rev: 6})
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: longer})
 	if b := h.become(); b.Epoch != base+6 {
 		t.Errorf("epoch %d, want base+6", b.Epoch)
 	}
@@ -346,40 +326,37 @@ func leader(t *testing.T) *harness {
 	h.open(bucket(5), put(5, record("", base+3, "")))
 	w := h.write()
 	h.do(WriteResult{ID: w.ID, Rev: 7})
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
 	h.become()
 	return h
 }
 
-// P7, P8: a renewal moves the deadline only once confirmed.
-func TestRenewalMovesTheDeadlineOnceConfirmed(t *testing.T) {
+// P7, P8: a renewal moves the deadline on its acknowledgement, from its
+// send time; one a conflict answers moves nothing.
+func TestRenewalMovesTheDeadlineOnItsAcknowledgement(t *testing.T) {
 	h := leader(t)
 	h.at(500 * time.Millisecond).do(Tick{})
 	w := h.write()
 	if w.Purpose != Renew || w.Rev != 7 {
 		t.Fatalf("want a renewal on 7, got %+v", w)
 	}
-	h.do(WriteResult{ID: w.ID, Rev: 8})
-	h.none("Extend")
-	h.want("Confirm")
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(8)})
-	h.want("Extend")
-}
-
-// P7: a renewal confirmed in another incarnation ends the tenure.
-func TestRenewalInAnotherIncarnationEndsTheTenure(t *testing.T) {
-	h := leader(t)
-	h.at(500 * time.Millisecond).do(Tick{})
-	h.do(WriteResult{ID: h.write().ID, Rev: 8})
-	other := bucket(8)
-	other.Created = t0
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
-	h.want("Lose")
+	h.at(600 * time.Millisecond).do(WriteResult{ID: w.ID, Rev: 8})
+	h.none("Confirm")
+	var ext Extend
+	for _, a := range h.out {
+		if e, ok := a.(Extend); ok {
+			ext = e
+		}
+	}
+	if want := t0.Add(500 * time.Millisecond).Add(ttl - ttl/10); !ext.Deadline.Equal(want) {
+		t.Errorf("extended to +%v, want the renewal's send + TTL - margin: +%v", ext.Deadline.Sub(t0), want.Sub(t0))
+	}
+	h.at(time.Second).do(Tick{})
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("wrong last sequence"), Class: Conflict})
 	h.none("Extend")
 }
 
-// P8: unconfirmed renewals end the tenure at its deadline.
-func TestDeadlineEndsATenureWithoutConfirmedRenewals(t *testing.T) {
+// P8: unacknowledged renewals end the tenure at its deadline.
+func TestDeadlineEndsATenureWithoutAcknowledgedRenewals(t *testing.T) {
 	h := leader(t)
 	h.at(500 * time.Millisecond).do(Tick{})
 	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: Transient})
@@ -510,7 +487,6 @@ func TestUnansweredAcquisitionCountsFromTheFirstSend(t *testing.T) {
 	}
 	h.do(WriteResult{ID: h.reqID(), Err: errors.New("timeout"), Class: Transient})
 	h.do(Entry{KV: put(6, first.Value)})
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(6)})
 	if b := h.become(); !b.Deadline.Equal(t0.Add(ttl - ttl/10)) {
 		t.Errorf("deadline +%v, want the first send + TTL - margin", b.Deadline.Sub(t0))
 	}
@@ -540,17 +516,16 @@ func TestHalfWayCheckFindsAnotherIncarnation(t *testing.T) {
 	h.do(Entry{KV: put(6, record("b", base+3, ""))}) // a renewal, then nothing
 	h.at(ttl / 2).do(Tick{})
 	h.want("Confirm")
-	other := bucket(1)
-	other.Created = t0
+	other := bucket(100) // created again: its sequences above every old one (§2.1)
+	other.FirstSeq, other.Created = 100, t0
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.want("Watch")
 	h.none("Write")
 }
 
 // Simulator seed 3405: entries of the old watch kept while the Confirm
-// that found another incarnation was out are dropped with it: the new
-// incarnation's revisions start again, and an old marker at a revision
-// the new bucket reaches later must not stand for it.
+// that found another incarnation was out are dropped with it: they are
+// the old incarnation's.
 func TestMovingToAnotherIncarnationDropsTheOldWatchsEntries(t *testing.T) {
 	h := newHarness(t, params("a"))
 	h.open(bucket(3), put(3, record("b", base+2, "")))
@@ -558,8 +533,8 @@ func TestMovingToAnotherIncarnationDropsTheOldWatchsEntries(t *testing.T) {
 	h.at(ttl / 2).do(Tick{})
 	h.want("Confirm")
 	h.do(Entry{KV: KVEntry{Rev: 5, Op: Delete}}) // kept: the Confirm is out
-	other := bucket(0)
-	other.Created = t0
+	other := bucket(99)
+	other.FirstSeq, other.Created = 100, t0
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: other})
 	h.want("Watch")
 	if h.m.cur.kind != None {
@@ -574,7 +549,7 @@ func TestSetPriorityReachesTheRecords(t *testing.T) {
 	h.do(SetPriority{Priority: 7})
 	h.at(500 * time.Millisecond).do(Tick{})
 	w := h.write()
-	if d := judge(put(8, w.Value), base); d.lease.Priority != 7 {
+	if d := judge(put(8, w.Value), bucket(8)); d.lease.Priority != 7 {
 		t.Fatalf("renewal carries priority %d, want 7", d.lease.Priority)
 	}
 }
@@ -602,9 +577,7 @@ func TestUnansweredAcquisitionThatLandedIsKnownByItsValue(t *testing.T) {
 		t.Fatalf("want a Create at 6, got %+v", w)
 	}
 	h.at(sent + 300*time.Millisecond).do(WriteResult{ID: w.ID, Err: errors.New("timeout"), Class: Transient})
-	h.do(Entry{KV: put(7, w.Value)}) // the Create landed
-	h.want("Confirm")
-	h.at(sent + 900*time.Millisecond).do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
+	h.at(sent + 900*time.Millisecond).do(Entry{KV: put(7, w.Value)}) // the Create landed: its own value (P7)
 	b := h.become()
 	if want := t0.Add(sent).Add(ttl - ttl/10); !b.Deadline.Equal(want) {
 		t.Errorf("deadline +%v, want the Create's send time + TTL - margin: +%v", b.Deadline.Sub(t0), want.Sub(t0))
@@ -626,8 +599,6 @@ func TestStatesOfOneLife(t *testing.T) {
 	h.do(Entry{KV: put(6, record("", base+3, ""))})
 	state(Acquiring)
 	h.do(WriteResult{ID: h.write().ID, Rev: 7})
-	state(Confirming)
-	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(7)})
 	state(Leading)
 	h.do(StepDown{Token: 9})
 	state(Draining)
@@ -650,36 +621,26 @@ func TestTheMarginScaledToTheBucketsTTLDoesNotOverflow(t *testing.T) {
 	b.LeaseTTL, b.MaxTTL = 15*time.Second, 15*time.Second
 	h.open(b, put(5, record("", base+3, "")))
 	w := h.write()
-	landed := b
-	landed.LastSeq = 6
-	h.do(WriteResult{ID: w.ID, Rev: 6, Landing: &ConfirmResult{Bucket: landed}})
+	h.do(WriteResult{ID: w.ID, Rev: 6})
 	if got, want := h.become().Deadline, t0.Add(15*time.Second-1500*time.Millisecond); !got.Equal(want) {
 		t.Errorf("deadline +%v, want the write's send + 15s - 1.5s: +%v", got.Sub(t0), want.Sub(t0))
 	}
 }
 
-// §4.1, §4.11: the leader is reported as soon as the watch shows its
-// record, one round trip before the Confirm after it that a campaign
-// waits for; View.Confirmed tells the two apart, and stays false while
-// that Confirm goes unanswered.
-func TestConfirmedFollowsTheConfirmAfterTheWatch(t *testing.T) {
+// §4.1: a campaign waits for the watch to show the key's current value;
+// View.Synced says it has.
+func TestSyncedFollowsTheWatch(t *testing.T) {
 	h := newHarness(t, params("a"))
 	h.do(Start{})
 	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
 	h.do(WatchStarted{ID: h.reqID()})
+	if h.m.Snapshot().Synced {
+		t.Fatal("synced before the watch showed the key")
+	}
 	h.do(Entry{KV: put(5, record("b", base+3, ""))})
 	h.do(Synced{})
-	h.want("LeaderChange", "Confirm")
-	if v := h.m.Snapshot(); v.Lease.NodeID != "b" || v.Confirmed {
-		t.Fatalf("with the Confirm out: %+v, want b's record, not confirmed", v)
-	}
-	h.at(300 * time.Millisecond).do(ConfirmResult{ID: h.reqID(), Err: errors.New("timeout"), Class: Transient})
-	if h.m.Snapshot().Confirmed {
-		t.Fatal("confirmed after the Confirm failed")
-	}
-	h.want("Confirm") // asked again
-	h.at(310 * time.Millisecond).do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
-	if !h.m.Snapshot().Confirmed {
-		t.Fatal("not confirmed after the Confirm's answer")
+	h.want("LeaderChange")
+	if v := h.m.Snapshot(); v.Lease.NodeID != "b" || !v.Synced {
+		t.Fatalf("after Synced: %+v, want b's record, synced", v)
 	}
 }

@@ -48,15 +48,12 @@ func short(v any) string {
 		s = "Entry" + shortEntry(v.KV)
 	case election.ConfirmResult:
 		b := v.Bucket
-		s = fmt.Sprintf("ConfirmResult{ID:%d Err:%v Created:%s LastSeq:%d Age:%v TTL:%v Max:%v}", v.ID, v.Err,
-			b.Created.Format("15:04:05.000000"), b.LastSeq, b.Age, b.LeaseTTL, b.MaxTTL)
+		s = fmt.Sprintf("ConfirmResult{ID:%d Err:%v Created:%s FirstSeq:%d LastSeq:%d Age:%v TTL:%v Max:%v Cluster:%v}", v.ID, v.Err,
+			b.Created.Format("15:04:05.000000"), b.FirstSeq, b.LastSeq, b.Age, b.LeaseTTL, b.MaxTTL, b.ClusterMaxTTL)
 	case election.WriteResult:
 		s = fmt.Sprintf("WriteResult{ID:%d Rev:%d Err:%v}", v.ID, v.Rev, v.Err)
-		if v.Landing != nil {
-			s += " with " + short(*v.Landing)
-		}
 	case election.Write:
-		s = fmt.Sprintf("Write{ID:%d %v Create:%v LastSeq:%d Rev:%d Landing:%v %s}", v.ID, v.Purpose, v.Create, v.LastSeq, v.Rev, v.Landing, v.Value)
+		s = fmt.Sprintf("Write{ID:%d %v Create:%v LastSeq:%d Rev:%d %s}", v.ID, v.Purpose, v.Create, v.LastSeq, v.Rev, v.Value)
 	case election.Become:
 		s = fmt.Sprintf("Become{Epoch:%d Rev:%d}", v.Epoch, v.Rev)
 	case election.Lose:

@@ -18,6 +18,7 @@ func (w *world) schedule() {
 		w.at(t, func() { w.fault(k) })
 	}
 	w.scheduleRawPurges()
+	w.scheduleOutOfRange()
 	w.scheduleTTLChanges()
 	w.at(w.quietAt, w.quiet)
 	for t := w.quietAt + 3*maxTTL(w); t < w.quietAt+w.opt.QuietPhase-3*maxTTL(w); t += 3 * maxTTL(w) {
@@ -203,7 +204,7 @@ func (w *world) deleteBucket(d time.Duration) {
 func (w *world) createBucket(creator *proc) {
 	w.incarnationEnds()
 	clock := w.creationClock()
-	w.kv.recreate(w.now, clock)
+	w.kv.recreate(w.now, clock, !w.opt.NoFirstSeq)
 	if ttl, ok := w.creatorTTL(creator); ok {
 		w.kv.ttl, w.kv.maxTTL = ttl, ttl
 		w.logf("the bucket's lease_ttl and lease_ttl_max: its creator's %v", ttl)

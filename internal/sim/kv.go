@@ -11,9 +11,11 @@ import (
 // sequence for every write (other keys only bump it), the key's kept
 // revisions (History 8), compare-and-swap, create as a compare-and-swap on
 // revision 0, delete and purge markers, compaction, the stream's info
-// (its creation time, TTL metadata and last sequence), and the bucket
-// deleted (for a while, or for good) and created again with a new
-// identity (its stream's creation time).
+// (its creation time, first sequence, TTL metadata and last sequence),
+// and the bucket deleted (for a while, or for good) and created again
+// with a new identity. Its first sequence is its creation time in µs on
+// its creator's clock, as the library creates a bucket (first_seq,
+// docs/design.md §2.1): revisions name their incarnation.
 type kv struct {
 	inc     uint64        // the stream's identity; a new bucket has a new one
 	created time.Duration // when this incarnation was created (simulated real time)
@@ -21,6 +23,7 @@ type kv struct {
 	// it: the stream's Created, from which a node takes the bucket's
 	// epoch base (docs/design.md §2.1).
 	createdAt time.Time
+	firstSeq  uint64             // the stream's first_seq
 	seq       uint64             // last sequence of the stream
 	entries   []election.KVEntry // the lease key's kept revisions, oldest first
 	history   int
@@ -31,14 +34,26 @@ type kv struct {
 	ttl, maxTTL time.Duration
 }
 
-func newKV(now time.Duration) *kv {
-	return &kv{inc: 1, created: now, createdAt: base.Add(now), history: 8}
+func newKV(now time.Duration, firstSeq bool) *kv {
+	k := &kv{inc: 1, created: now, createdAt: base.Add(now), history: 8}
+	k.start(firstSeq)
+	return k
+}
+
+// start empties the stream, its sequences from its first: its creation
+// time in µs, or 1 (firstSeq false: Options.NoFirstSeq).
+func (k *kv) start(firstSeq bool) {
+	k.firstSeq = 1
+	if firstSeq {
+		k.firstSeq = uint64(k.createdAt.UnixMicro())
+	}
+	k.seq, k.entries = k.firstSeq-1, nil
 }
 
 // info is the stream's info as a Confirm reads it at now: its identity,
 // metadata, last sequence and age.
 func (k *kv) info(now time.Duration) election.Incarnation {
-	return election.Incarnation{Created: k.createdAt, Protocol: wire.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
+	return election.Incarnation{Created: k.createdAt, FirstSeq: k.firstSeq, Protocol: wire.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
 		LastSeq: k.seq, Age: now - k.created}
 }
 
@@ -109,8 +124,10 @@ func (k *kv) remove() {
 }
 
 // recreate creates the bucket again (deleting it first if it exists): a
-// new stream, with a new identity, created at clock on its server's clock.
-func (k *kv) recreate(now time.Duration, clock time.Time) {
+// new stream, with a new identity, created at clock on its creator's
+// clock.
+func (k *kv) recreate(now time.Duration, clock time.Time, firstSeq bool) {
 	k.inc++
-	k.created, k.createdAt, k.seq, k.entries, k.deleted = now, clock, 0, nil, false
+	k.created, k.createdAt, k.deleted = now, clock, false
+	k.start(firstSeq)
 }

@@ -2,12 +2,13 @@ package sim
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
 )
 
 func TestKVCompareAndSwap(t *testing.T) {
-	k := newKV(0)
+	k := newKV(0, false)
 	if _, ok := k.update([]byte("a"), 0); ok {
 		t.Fatal("update of an absent key: written, want a conflict")
 	}
@@ -29,7 +30,7 @@ func TestKVCompareAndSwap(t *testing.T) {
 
 // Create expects the key's last sequence 0: refused over a marker.
 func TestKVCreateRefusesAMarker(t *testing.T) {
-	k := newKV(0)
+	k := newKV(0, false)
 	k.create([]byte("a"))
 	k.append(election.Delete, nil)
 	if _, ok := k.create([]byte("b")); ok {
@@ -41,7 +42,7 @@ func TestKVCreateRefusesAMarker(t *testing.T) {
 }
 
 func TestKVPurgeCompactRecreate(t *testing.T) {
-	k := newKV(0)
+	k := newKV(0, false)
 	for i := 0; i < 10; i++ {
 		k.append(election.Put, []byte("v"))
 	}
@@ -70,8 +71,30 @@ func TestKVPurgeCompactRecreate(t *testing.T) {
 	if _, ok := k.last(); ok || !k.deleted || k.inc != inc {
 		t.Fatal("a deleted bucket still shows the key, or a new identity")
 	}
-	k.recreate(5, base.Add(5))
+	k.recreate(5, base.Add(5), false)
 	if k.inc == inc || k.seq != 0 || k.created != 5 || k.deleted {
 		t.Fatalf("recreate: inc %d seq %d created %v deleted %v", k.inc, k.seq, k.created, k.deleted)
+	}
+}
+
+// A bucket created with first_seq from its creation time in µs (as the
+// library creates one): revisions name their incarnation, and one created
+// again later starts above every revision of the one before.
+func TestKVRevisionsNameTheirIncarnation(t *testing.T) {
+	k := newKV(0, true)
+	rev, ok := k.create([]byte("a"))
+	if want := uint64(base.UnixMicro()); !ok || rev != want {
+		t.Fatalf("first revision %d, want the creation time in µs, %d", rev, want)
+	}
+	for range 100 {
+		k.append(election.Put, []byte("v"))
+	}
+	old := k.seq
+	k.recreate(time.Millisecond, base.Add(time.Millisecond), true)
+	if k.seq <= old || k.seq != k.firstSeq-1 {
+		t.Fatalf("created again 1 ms later: last sequence %d, first %d; want above %d, one below the first", k.seq, k.firstSeq, old)
+	}
+	if _, ok := k.update([]byte("b"), old); ok {
+		t.Fatal("a compare-and-swap on the old incarnation's revision landed in the new one")
 	}
 }

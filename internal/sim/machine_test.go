@@ -20,7 +20,7 @@ import (
 //	go test -run '^TestMachineSim$' ./internal/sim -sim.seed=1234 -v    replay one, with its trace
 //	    -sim.node=n2                                               ... and every event of n2
 //	-sim.exclude=purge,raw-purge       fault kinds left out
-//	-sim.off=confirm|range|ttl         an invariant's check removed: a negative control
+//	-sim.off=ack|range|ttl|clusterttl|behind|check  an invariant's check removed: a negative control
 var (
 	simSeeds   = flag.Int("sim.seeds", 2000, "how many seeds TestMachineSim explores (200 with -short or -race)")
 	simFirst   = flag.Uint64("sim.first", 1, "the first seed TestMachineSim explores")
@@ -29,11 +29,12 @@ var (
 	simSameTTL = flag.Bool("sim.samettl", false, "give every node LeaseTTL 1s")
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
-	simOff     = flag.String("sim.off", "", "comma-separated invariants whose check is removed (confirm, range, ttl): a negative control")
+	simNoFirst = flag.Bool("sim.nofirstseq", false, "create buckets with revisions from 1: the negative control of revisions that name their incarnation")
+	simOff     = flag.String("sim.off", "", "comma-separated invariants whose check is removed (ack, range, ttl, clusterttl, behind, check): a negative control")
 )
 
 func simOptionsFromFlags(t *testing.T) Options {
-	return Options{Exclude: splitList(*simExclude), SameTTL: *simSameTTL, Knobs: knobs(t, splitList(*simOff))}
+	return Options{Exclude: splitList(*simExclude), SameTTL: *simSameTTL, Knobs: knobs(t, splitList(*simOff)), NoFirstSeq: *simNoFirst}
 }
 
 // knobs are the machine's knobs -sim.off names.
@@ -41,14 +42,20 @@ func knobs(t *testing.T, names []string) election.Knobs {
 	var k election.Knobs
 	for _, n := range names {
 		switch n {
-		case "confirm":
-			k.NoConfirm = true
+		case "ack":
+			k.NoAck = true
+		case "clusterttl":
+			k.NoClusterTTL = true
+		case "behind":
+			k.TrustBehind = true
+		case "check":
+			k.NoCheck = true
 		case "range":
 			k.NoRangeCheck = true
 		case "ttl":
 			k.OwnTTL = true
 		default:
-			t.Fatalf("-sim.off: unknown invariant %q (want confirm, range or ttl)", n)
+			t.Fatalf("-sim.off: unknown invariant %q (want ack, range, ttl, clusterttl, behind or check)", n)
 		}
 	}
 	return k
@@ -145,20 +152,23 @@ func TestMachineSim(t *testing.T) {
 // TestMachineNegativeControls: with each invariant's check removed, or
 // an assumption of the run broken, the simulator finds a violation at a
 // seed known to show it (the checker is not blind to what each
-// prevents): the first failing seed of each. Seed 195 shows what I3 is
-// for, two tenures at one epoch.
+// prevents): the first failing seed of each.
 func TestMachineNegativeControls(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opt  Options
 		seed uint64
 	}{
-		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 9},
-		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 14},
-		{"I3 removed: lead only on a confirmed landing", Options{Knobs: election.Knobs{NoConfirm: true}}, 195},
-		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 4},
-		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 15},
-		{"the server clock assumption broken: a bucket created again reads a time before the previous creation", Options{ClockBack: true}, 1},
+		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 2},
+		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 65},
+		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 414},
+		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
+		{"revisions that do not name their incarnation (no first_seq)", Options{NoFirstSeq: true}, 1},
+		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 834},
+		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 212},
+		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 51},
+		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 7},
+		{"the clock assumption broken: a bucket created again reads a time before the previous creation", Options{ClockBack: true}, 1},
 	} {
 		if out := Run(c.seed, c.opt); !out.Failed() {
 			t.Errorf("%s: seed %d found nothing", c.name, c.seed)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -11,40 +10,8 @@ import (
 // is cut off when it is sent or when it arrives; its answer is lost if
 // the node is cut off by then, or (rarely) dropped. The node sees a
 // timeout after the request's timeout on its own clock when no answer
-// came: a write may have landed all the same. A write that landed and
-// asks how (Write.Landing) is answered as the driver does: with the
-// watch's delivery of its revision, or the answer of a Confirm sent
-// then (a request with faults of its own), whichever comes first.
-func (p *proc) request(e election.Action) {
-	p.send(e, func(r election.Event) {
-		wr, ok := r.(election.WriteResult)
-		w, _ := e.(election.Write)
-		if !ok || wr.Err != nil || w.Landing == 0 {
-			p.deliver(r)
-			return
-		}
-		answered := false
-		answer := func(seen *election.KVEntry, c *election.ConfirmResult) {
-			if !answered {
-				answered, wr.Seen, wr.Landing = true, seen, c
-				p.deliver(wr)
-			}
-		}
-		if wt := p.watch; wt != nil {
-			for _, ent := range wt.recent {
-				if ent.Rev == wr.Rev {
-					answer(&ent, nil)
-					return
-				}
-			}
-			wt.await = &awaited{rev: wr.Rev, then: func(ent election.KVEntry) { answer(&ent, nil) }}
-		}
-		p.send(election.Confirm{ID: wr.ID, Timeout: w.Landing}, func(c election.Event) {
-			landing := c.(election.ConfirmResult)
-			answer(nil, &landing)
-		})
-	})
-}
+// came: a write may have landed all the same.
+func (p *proc) request(e election.Action) { p.send(e, p.deliver) }
 
 // send sends the request e; then takes its answer, or its timeout.
 func (p *proc) send(e election.Action, then func(election.Event)) {
@@ -105,7 +72,7 @@ func (p *proc) serve(e election.Action) election.Event {
 	if z := w.readsBehind(e); z != nil {
 		w.logf("%s: request %T answered by a server behind, for incarnation %d", p.cfg.NodeID, e, z.inc)
 		if c, ok := e.(election.Confirm); ok {
-			return election.ConfirmResult{ID: c.ID, Bucket: z.info(w.now)}
+			return election.ConfirmResult{ID: c.ID, Bucket: w.info(z)}
 		}
 		p.openWatch(z)
 		return election.WatchStarted{ID: e.(election.Watch).ID}
@@ -136,7 +103,7 @@ func (p *proc) serve(e election.Action) election.Event {
 		}
 		return election.WriteResult{ID: e.ID, Rev: rev}
 	case election.Confirm:
-		return election.ConfirmResult{ID: e.ID, Bucket: w.kv.info(w.now)}
+		return election.ConfirmResult{ID: e.ID, Bucket: w.info(w.kv)}
 	case election.Watch:
 		p.openWatch(w.kv)
 		return election.WatchStarted{ID: e.ID}
@@ -162,7 +129,7 @@ func (p *proc) openWatch(src *kv) {
 	}
 	// scheduled until the first delivery: an entry written meanwhile must
 	// not overtake the current one (a watch delivers in order).
-	wt := &watcher{p: p, last: src.seq, scheduled: true, consumer: w.newConsumer(), inc: src.inc, src: src}
+	wt := &watcher{p: p, last: src.seq, scheduled: true, src: src}
 	p.watch = wt
 	gen := p.gen
 	cur, ok := src.last()
@@ -174,7 +141,7 @@ func (p *proc) openWatch(src *kv) {
 		if ok {
 			wt.deliver(cur)
 		}
-		p.deliver(election.Synced{Consumer: wt.consumer})
+		p.deliver(election.Synced{})
 		wt.schedule()
 	})
 }
@@ -205,11 +172,6 @@ func (wt *watcher) schedule() {
 		if !ok {
 			return
 		}
-		if wt.inc != wt.src.inc || p.w.resets.IntN(64) == 0 {
-			// the consumer died with its stream, or lost its heartbeats:
-			// the ordered consumer goes on with a new one from wt.last
-			wt.consumer, wt.inc = p.w.newConsumer(), wt.src.inc
-		}
 		wt.last = ent.Rev
 		wt.deliver(ent)
 		if p.watch == wt {
@@ -226,17 +188,15 @@ func (wt *watcher) deliver(ent election.KVEntry) {
 	if ent.Rev <= wt.delivered {
 		wt.p.w.chk.violate(wt.p.w.now, "model: %s's watch delivered revision %d after %d", wt.p.cfg.NodeID, ent.Rev, wt.delivered)
 	}
-	wt.delivered, ent.Consumer = ent.Rev, wt.consumer
-	wt.recent = append(wt.recent[max(len(wt.recent)-3, 0):], ent)
+	wt.delivered = ent.Rev
 	wt.p.deliver(election.Entry{KV: ent})
-	if a := wt.await; a != nil && a.rev == ent.Rev && wt.p.watch == wt {
-		wt.await = nil
-		a.then(ent)
-	}
 }
 
-// newConsumer names a new consumer.
-func (w *world) newConsumer() string {
-	w.consumers++
-	return fmt.Sprintf("c%d", w.consumers)
+// info is the answer of a Confirm that reads k: the members bucket's
+// ceiling with it, which no server behind on the bucket's stream
+// changes.
+func (w *world) info(k *kv) election.Incarnation {
+	b := k.info(w.now)
+	b.ClusterMaxTTL = w.durable
+	return b
 }

@@ -44,19 +44,7 @@ type watcher struct {
 	last      uint64
 	delivered uint64 // the revision of the last entry delivered
 	scheduled bool
-	// The JetStream consumer delivering, and the incarnation it lives on:
-	// it dies with its stream, and the ordered consumer makes another.
-	consumer string
-	inc      uint64
-	src      *kv                // the stream it reads: the bucket, or a stale copy a server behind keeps
-	recent   []election.KVEntry // the last entries delivered, for a write's answer (request)
-	await    *awaited           // a write's answer waiting for its delivery
-}
-
-// awaited is a write's answer waiting for the watch to deliver rev.
-type awaited struct {
-	rev  uint64
-	then func(election.KVEntry)
+	src       *kv // the stream it reads: the bucket, or a stale copy a server behind keeps
 }
 
 func (w *world) makeProcs() {

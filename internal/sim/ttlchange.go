@@ -29,7 +29,7 @@ func (w *world) scheduleTTLChanges() {
 	for t := time.Duration(r.Int64N(int64(2 * time.Second))); t < w.quietAt; t += 500*time.Millisecond + time.Duration(r.Int64N(int64(4*time.Second))) {
 		ttl := lo + time.Duration(r.Int64N(int64(hi-lo)+1)).Round(100*time.Millisecond)
 		w.at(t, func() {
-			w.kv.ttl, w.kv.maxTTL = ttl, max(w.kv.maxTTL, ttl)
+			w.kv.ttl, w.kv.maxTTL, w.durable = ttl, max(w.kv.maxTTL, ttl), max(w.durable, ttl)
 			w.logf("OUT OF BAND: the bucket's lease_ttl set to %v (lease_ttl_max %v)", ttl, w.kv.maxTTL)
 		})
 	}

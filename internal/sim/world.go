@@ -26,11 +26,14 @@ type Options struct {
 	// Knobs remove invariants of every node's machine: the negative
 	// controls (election.Knobs).
 	Knobs election.Knobs
-	// ClockBack lets the server that creates the bucket again read a time
+	// ClockBack lets the creator of the bucket created again read a time
 	// before the previous creation: past what docs/design.md §3.6
-	// assumes of the servers' clocks, a negative control of the epoch
-	// check.
+	// assumes of the clocks, a negative control of the epoch check.
 	ClockBack bool
+	// NoFirstSeq creates every bucket with revisions from 1, as a tool
+	// other than the library would: the negative control of revisions
+	// that name their incarnation (docs/design.md §2.1).
+	NoFirstSeq bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
@@ -137,10 +140,9 @@ type world struct {
 	// where the seed injects none.
 	purges   *rand.Rand
 	rawPurge bool // this seed purges the key from the stream by subject
-	// resets draws the watches' consumers reset in one incarnation (a
-	// heartbeat lost), a stream of its own for the same reason.
-	resets    *rand.Rand
-	consumers int // consumers made: each has a name of its own
+	// durable is the members bucket's lease_ttl_max: raised with the
+	// bucket's TTL, never lost with it (docs/design.md §2.7).
+	durable time.Duration
 	// zombies draws the servers behind on a bucket deleted or created
 	// again (zombie.go), creators the TTL a bucket created again gets
 	// (creatorttl.go): streams of their own.
@@ -163,8 +165,7 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
-		resets: rand.New(rand.NewPCG(seed, 0x7e5e)),
-		kv:     newKV(0), chk: newChecker()}
+		kv: newKV(0, !opt.NoFirstSeq), chk: newChecker()}
 	w.quietAt = opt.FaultPhase
 	w.zombies, w.zombie = newZombies(seed, opt)
 	w.creators, w.creatorTTLs = newCreators(seed, opt)
@@ -172,7 +173,7 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	// The bucket's TTL metadata (I2): the first node's LeaseTTL, as the
 	// node that creates the bucket writes it, kept across the bucket's
 	// incarnations.
-	w.kv.ttl, w.kv.maxTTL = w.ttls[0], w.ttls[0]
+	w.kv.ttl, w.kv.maxTTL, w.durable = w.ttls[0], w.ttls[0], w.ttls[0]
 	return w
 }
 

@@ -33,14 +33,14 @@ func newZombies(seed uint64, opt Options) (*rand.Rand, bool) {
 // incarnationEnds notes that the bucket is about to be deleted or created
 // again: for up to 3 s a server behind answers for the incarnation that
 // ends (the natstest window was seconds: until the server hears the meta
-// leader).
+// leader), and not past the moment every fault stops.
 func (w *world) incarnationEnds() {
 	if !w.zombie || w.kv.deleted {
 		return
 	}
 	cp := *w.kv
 	cp.entries = append([]election.KVEntry(nil), w.kv.entries...)
-	w.stale = &stale{kv: &cp, until: w.now + time.Duration(w.zombies.Int64N(int64(3*time.Second)))}
+	w.stale = &stale{kv: &cp, until: min(w.now+time.Duration(w.zombies.Int64N(int64(3*time.Second))), w.quietAt)}
 	w.logf("a server is behind: it answers for incarnation %d until %.6fs", cp.inc, w.stale.until.Seconds())
 }
 

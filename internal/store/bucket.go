@@ -112,7 +112,7 @@ func BucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
 // nobody answers is returned as it is (the caller tells why).
 func Ensure(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (jetstream.KeyValue, jetstream.KeyValueStatus, bool, error) {
 	bucket := wire.BucketName(clusterID)
-	kv, created, err := openOrCreate(ctx, js, BucketConfig(clusterID, opts))
+	kv, created, err := openOrCreate(ctx, js, BucketConfig(clusterID, opts), createElectionBucket)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -153,14 +153,15 @@ func Create(ctx context.Context, js jetstream.JetStream, clusterID string, opts 
 	return kv, created, err
 }
 
-// openOrCreate opens the bucket of cfg, creating it with cfg when absent;
-// created says which. A bucket another node created first, with other
-// settings maybe, is opened as it is.
-func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, bool, error) {
+// openOrCreate opens the bucket of cfg, creating it with create when
+// absent; created says which. A bucket another node created first, with
+// other settings maybe, is opened as it is.
+func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig,
+	create func(context.Context, jetstream.JetStream, jetstream.KeyValueConfig) (jetstream.KeyValue, error)) (jetstream.KeyValue, bool, error) {
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	created := false
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, cfg)
+		kv, err = create(ctx, js, cfg)
 		created = err == nil
 		if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			kv, err = js.KeyValue(ctx, cfg.Bucket)
@@ -170,4 +171,59 @@ func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 		return nil, false, fmt.Errorf("open bucket %q: %w", cfg.Bucket, err)
 	}
 	return kv, created, nil
+}
+
+// createElectionBucket creates the election's bucket as jetstream's
+// CreateKeyValue makes a bucket of cfg, with one setting it cannot give:
+// the stream's first sequence is the creator's clock in µs (first_seq),
+// so that no revision of a bucket deleted before is ever a revision of
+// this one, and a compare-and-swap lands only in the incarnation whose
+// revision it names (docs/design.md §2.1).
+func createElectionBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	sc := kvStreamConfig(cfg)
+	sc.FirstSeq = uint64(max(time.Now().UnixMicro(), 1))
+	if _, err := js.CreateStream(ctx, sc); err != nil {
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return nil, fmt.Errorf("%w: %w", jetstream.ErrBucketExists, err)
+		}
+		return nil, err
+	}
+	return js.KeyValue(ctx, cfg.Bucket)
+}
+
+// kvStreamConfig is the stream jetstream's CreateKeyValue makes for cfg
+// (nats.go v1.55.0, jetstream/kv.go, prepareKeyValueConfig), as far as a
+// bucket of this library's uses: no TTL, no mirror or sources, no
+// compression; a LimitMarkerTTL allows per-message TTLs.
+func kvStreamConfig(cfg jetstream.KeyValueConfig) jetstream.StreamConfig {
+	history := int64(max(cfg.History, 1))
+	replicas := max(cfg.Replicas, 1)
+	maxBytes, maxMsgSize := cfg.MaxBytes, cfg.MaxValueSize
+	if maxBytes == 0 {
+		maxBytes = -1
+	}
+	if maxMsgSize == 0 {
+		maxMsgSize = -1
+	}
+	return jetstream.StreamConfig{
+		Name:                   wire.KVStream(cfg.Bucket),
+		Description:            cfg.Description,
+		Subjects:               []string{wire.KVSubject(cfg.Bucket, ">")},
+		MaxMsgsPerSubject:      history,
+		MaxBytes:               maxBytes,
+		MaxMsgSize:             maxMsgSize,
+		Storage:                cfg.Storage,
+		Replicas:               replicas,
+		Placement:              cfg.Placement,
+		AllowRollup:            true,
+		DenyDelete:             true,
+		Duplicates:             2 * time.Minute,
+		MaxMsgs:                -1,
+		MaxConsumers:           -1,
+		AllowDirect:            true,
+		Discard:                jetstream.DiscardNew,
+		AllowMsgTTL:            cfg.LimitMarkerTTL != 0,
+		SubjectDeleteMarkerTTL: cfg.LimitMarkerTTL,
+		Metadata:               cfg.Metadata,
+	}
 }

@@ -39,8 +39,8 @@ const (
 
 // LeaseUpdate is one delivery of a LeaseWatch.
 type LeaseUpdate struct {
-	// Entry is the lease key's entry: Rev (stream sequence), Op, Value
-	// and Consumer; zero when Synced.
+	// Entry is the lease key's entry: Rev (stream sequence), Op and
+	// Value; zero when Synced.
 	Entry election.KVEntry
 	// Synced says the key's current value has been delivered, or the key
 	// has none: once per watch, before or after its entry as it happens.
@@ -173,5 +173,5 @@ func toUpdate(msg jetstream.Msg, md *jetstream.MsgMetadata) LeaseUpdate {
 			op = election.Delete
 		}
 	}
-	return LeaseUpdate{Entry: election.KVEntry{Rev: md.Sequence.Stream, Op: op, Value: msg.Data(), Consumer: md.Consumer}, Consumer: md.Consumer}
+	return LeaseUpdate{Entry: election.KVEntry{Rev: md.Sequence.Stream, Op: op, Value: msg.Data()}, Consumer: md.Consumer}
 }

@@ -6,17 +6,21 @@ package store
 // raises the next jump (docs/design.md §2.1).
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // MembersBucketConfig is the configuration the library creates the members
 // bucket of clusterID with: wire.MembersBucketName(clusterID), History 1
 // (only the latest record of each member counts), no TTL (a crashed
-// member's record stays, so that it shows as down), and opts, as the
-// election's bucket (BucketConfig).
+// member's record stays, so that it shows as down), opts, as the
+// election's bucket (BucketConfig), and the cluster's TTL ceiling,
+// go-cluster.lease_ttl_max: kept here, a re-create of the election's
+// bucket does not lose it (docs/design.md §2.7).
 func MembersBucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
 	cfg := BucketConfig(clusterID, opts)
 	return jetstream.KeyValueConfig{
@@ -26,6 +30,7 @@ func MembersBucketConfig(clusterID string, opts Options) jetstream.KeyValueConfi
 		Replicas:    cfg.Replicas,
 		Storage:     cfg.Storage,
 		Placement:   cfg.Placement,
+		Metadata:    bucketmeta.Meta{MaxTTL: cmp.Or(opts.LeaseTTL, wire.DefaultLeaseTTL)}.Set(nil),
 	}
 }
 
@@ -48,5 +53,10 @@ func CreateMembers(ctx context.Context, js jetstream.JetStream, clusterID string
 
 // EnsureMembers is CreateMembers without the checks of its arguments.
 func EnsureMembers(ctx context.Context, js jetstream.JetStream, clusterID string, opts Options) (jetstream.KeyValue, bool, error) {
-	return openOrCreate(ctx, js, MembersBucketConfig(clusterID, opts))
+	return openOrCreate(ctx, js, MembersBucketConfig(clusterID, opts), createKV)
+}
+
+// createKV creates a bucket as jetstream does.
+func createKV(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	return js.CreateKeyValue(ctx, cfg)
 }

@@ -199,10 +199,38 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, lastSeq ui
 }
 
 // Confirm reads the bucket's stream info (C4): the incarnation, its
-// metadata, its last sequence and its age on the server's clock. One
-// request, decoded only as far as the election reads it: every landing
-// waits for it (a full jetstream.StreamInfo costs half as much again).
+// metadata, its last sequence and its age on the server's clock; and, at
+// the same time, the members bucket's lease_ttl_max, the cluster's
+// ceiling that a re-create of this bucket does not lose (I2): zero when it
+// cannot be read. Each request is decoded only as far as the election
+// reads it.
 func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
+	ceiling := make(chan time.Duration, 1)
+	go func() { ceiling <- s.clusterMaxTTL(ctx) }()
+	inc, err := s.confirm(ctx)
+	inc.ClusterMaxTTL = <-ceiling
+	return inc, err
+}
+
+// clusterMaxTTL is the members bucket's lease_ttl_max, or 0.
+func (s *Store) clusterMaxTTL(ctx context.Context) time.Duration {
+	msg, err := s.nc.RequestWithContext(ctx, s.api.Prefix()+"STREAM.INFO."+wire.KVStream(wire.MembersBucketName(s.clusterID)), nil)
+	if err != nil {
+		return 0
+	}
+	var info struct {
+		Config struct {
+			Metadata map[string]string `json:"metadata"`
+		} `json:"config"`
+	}
+	if json.Unmarshal(msg.Data, &info) != nil {
+		return 0
+	}
+	meta, _ := bucketmeta.Parse(info.Config.Metadata)
+	return meta.MaxTTL
+}
+
+func (s *Store) confirm(ctx context.Context) (election.Incarnation, error) {
 	msg, err := s.nc.RequestWithContext(ctx, s.api.Prefix()+"STREAM.INFO."+wire.KVStream(s.bucket), nil)
 	if err != nil {
 		return election.Incarnation{}, s.Explain(err)
@@ -211,6 +239,7 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 		Error   *jetstream.APIError `json:"error"`
 		Created time.Time           `json:"created"`
 		Config  struct {
+			FirstSeq uint64            `json:"first_seq"`
 			Metadata map[string]string `json:"metadata"`
 		} `json:"config"`
 		State struct {
@@ -231,7 +260,7 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	if err != nil {
 		return election.Incarnation{}, fmt.Errorf("%w: %w: bucket %q: %w", wire.ErrBucketConfig, wire.ErrInvalidConfig, s.bucket, err)
 	}
-	inc := election.Incarnation{Created: info.Created, EpochBase: meta.EpochBase, Protocol: meta.Protocol,
+	inc := election.Incarnation{Created: info.Created, FirstSeq: info.Config.FirstSeq, EpochBase: meta.EpochBase, Protocol: meta.Protocol,
 		LeaseTTL: meta.LeaseTTL, MaxTTL: meta.MaxTTL, LastSeq: info.State.LastSeq}
 	if !info.Created.IsZero() && !info.TimeStamp.IsZero() {
 		inc.Age = max(info.TimeStamp.Sub(info.Created), 0)

@@ -10,7 +10,7 @@ import (
 // Protocol is the version of the election protocol this go-cluster runs:
 // the "v" of the records it writes, and the bucket metadata
 // go-cluster.protocol. Old and new nodes never run together.
-const Protocol = 2
+const Protocol = 3
 
 // Lease is the lease record stored under the key "lease": the same
 // fields and JSON as cluster.Lease (which converts to and from it),
