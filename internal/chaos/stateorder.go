@@ -26,10 +26,10 @@ type StreamMsg struct {
 // bucket deleted and created again is a new stream whose sequences start
 // at 1 again, so the order is kept per incarnation.
 type Incarnation struct {
-	Created  time.Time // the stream's creation time: its identity
-	FirstSeq uint64    // the stream's first_seq: its epochs are above it less one
-	Noticed time.Time   // when the recorder first found it
-	Msgs    []StreamMsg // every message received, in stream order
+	Created  time.Time   // the stream's creation time: its identity
+	FirstSeq uint64      // the stream's first_seq: its epochs are above it less one
+	Noticed  time.Time   // when the recorder first found it
+	Msgs     []StreamMsg // every message received, in stream order
 	// LastSeq is the stream's last sequence when the recording ended, the
 	// stream still there: messages after the last one received were not
 	// seen. 0 when the stream was deleted first: its tail is not known.

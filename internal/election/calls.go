@@ -74,10 +74,10 @@ type View struct {
 	Lease wire.Lease // the record the key holds, as seen (P1); zero for none
 	Epoch int64      // the tenure's, else the record's
 	// Tenure: a live tenure, at revision Rev, ending at Deadline.
-	Tenure    bool
-	Rev       uint64
-	Deadline  time.Time
-	Synced bool // the watch showed the key's current value (§4.1): a campaign waits for it
+	Tenure   bool
+	Rev      uint64
+	Deadline time.Time
+	Synced   bool // the watch showed the key's current value (§4.1): a campaign waits for it
 }
 
 // Snapshot is the machine's view now.

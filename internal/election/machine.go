@@ -17,12 +17,12 @@ import (
 type State int
 
 const (
-	Syncing    State = iota // confirming the bucket, opening the watch, awaiting its current value
-	Following               // watching; waiting out the value seen (P3-P6)
-	Acquiring               // an acquisition's write is out
-	Leading                 // a tenure: renewals, each acknowledged (P7, P8)
-	Draining                // a step-down ended the tenure; renewing until the release (P11)
-	Stopped                 // Stop, or a permanent error
+	Syncing   State = iota // confirming the bucket, opening the watch, awaiting its current value
+	Following              // watching; waiting out the value seen (P3-P6)
+	Acquiring              // an acquisition's write is out
+	Leading                // a tenure: renewals, each acknowledged (P7, P8)
+	Draining               // a step-down ended the tenure; renewing until the release (P11)
+	Stopped                // Stop, or a permanent error
 )
 
 func (s State) String() string {
@@ -58,8 +58,8 @@ type Machine struct {
 
 	inc      Incarnation // the incarnation followed, as last confirmed
 	incKnown bool
-	watching bool // a watch is open (its Synced may still be due)
-	synced   bool // the watch delivered the key's current value
+	watching bool   // a watch is open (its Synced may still be due)
+	synced   bool   // the watch delivered the key's current value
 	cur      seen   // the key as seen
 	seenRev  uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
 	ttlSeen  time.Duration
@@ -294,9 +294,9 @@ const (
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	epoch    int64
-	value    []byte // the record written: its send time makes it this attempt's own
-	ttl      time.Duration
+	epoch int64
+	value []byte // the record written: its send time makes it this attempt's own
+	ttl   time.Duration
 	rev   uint64 // where it landed
 	sent  time.Time
 	cause Cause
