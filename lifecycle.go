@@ -93,6 +93,7 @@ func (n *Node) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	if n.campaign {
+		st.ReadClusterMaxTTL()
 		// Each read asked again within RequestTimeout, like the bucket's
 		// lookup: one lost request must not cost the whole Start.
 		var meta bucketmeta.Meta

@@ -37,7 +37,7 @@ func TestCLIInit(t *testing.T) {
 
 	r := cli("init", "--cluster", "pre", "--lease-ttl", "5s")
 	want := fmt.Sprintf("created bucket cluster-pre: 1 replicas, file storage, history 8\n"+
-		"election: lease TTL 5s, ceiling 5s, protocol 2, epoch base %d\ncreated members bucket members-pre\n", bucketCreated(ctx, t, js, "pre").UnixMicro()-1)
+		"election: lease TTL 5s, ceiling 5s, protocol %d, epoch base %d\ncreated members bucket members-pre\n", wire.Protocol, bucketFirstSeq(ctx, t, js, "pre")-1)
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("init: exit %d, %q %q; want %q", r.code, r.stdout, r.stderr, want)
 	}
@@ -49,7 +49,7 @@ func TestCLIInit(t *testing.T) {
 	}
 	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") ||
 		rep.MembersBucket != "members-pre" || rep.MembersCreated || rep.Before != nil || rep.Upgrade != nil ||
-		rep.Election != (electionMeta{LeaseTTLMs: 5000, LeaseTTLMaxMs: 5000, Protocol: 2, EpochBase: bucketCreated(ctx, t, js, "pre").UnixMicro() - 1}) {
+		rep.Election != (electionMeta{LeaseTTLMs: 5000, LeaseTTLMaxMs: 5000, Protocol: wire.Protocol, EpochBase: int64(bucketFirstSeq(ctx, t, js, "pre")) - 1}) {
 		t.Errorf("init of an existing bucket: %+v", rep)
 	}
 
@@ -107,14 +107,16 @@ func TestCLIInit(t *testing.T) {
 		if cold.node.IsLeader() {
 			t.Errorf("the node on a new bucket led %v after its start, before its LeaseTTL %v", time.Since(start), ttl)
 		}
-		// Absent at L = 0: base + 0 + 1, the creation in µs.
-		if e, want := pre.node.Epoch(), bucketCreated(ctx, t, js, "pre").UnixMicro(); e != want {
-			t.Errorf("first leader's epoch %d, want the bucket's first, %d (its creation in µs)", e, want)
+		// Absent at L = first_seq - 1: base + 0 + 1, the first sequence, its
+		// creation in µs.
+		if e, want := pre.node.Epoch(), int64(bucketFirstSeq(ctx, t, js, "pre")); e != want {
+			t.Errorf("first leader's epoch %d, want the bucket's first, %d (its first_seq: its creation in µs)", e, want)
 		}
 	})
 }
 
-// streamConfig is the configuration of a bucket, without what names it.
+// streamConfig is the configuration of a bucket, without what names it
+// and its first_seq, its creator's clock.
 func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, bucket string) jetstream.StreamConfig {
 	t.Helper()
 	s, err := js.Stream(ctx, "KV_"+bucket)
@@ -122,11 +124,22 @@ func streamConfig(ctx context.Context, t *testing.T, js jetstream.JetStream, buc
 		t.Fatal(err)
 	}
 	cfg := s.CachedInfo().Config
-	cfg.Name, cfg.Subjects = "", nil
+	cfg.Name, cfg.Subjects, cfg.FirstSeq = "", nil, 0
 	return cfg
 }
 
 // bucketAge is how old the bucket of cluster id is on the server's clock.
+// bucketFirstSeq is the first_seq of the bucket of cluster id: its
+// creator's clock in µs.
+func bucketFirstSeq(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) uint64 {
+	t.Helper()
+	s, err := js.Stream(ctx, "KV_"+wire.BucketName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().Config.FirstSeq
+}
+
 // bucketCreated is when the server created the bucket of cluster id.
 func bucketCreated(ctx context.Context, t *testing.T, js jetstream.JetStream, id string) time.Time {
 	t.Helper()

@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Change is a bucket's metadata before and after a change.
@@ -83,18 +86,32 @@ func RaiseClusterMaxTTL(ctx context.Context, js jetstream.JetStream, stream stri
 // Rebase gives the bucket of stream a new identity whose epoch base is
 // above every epoch led in it so far (docs/design.md §5.8): its
 // epoch_base becomes the server's time now in µs (the stream-info
-// reply's), or the old epoch_base + 1 when that is larger. Running nodes
-// see another incarnation at their next Confirm and start over; every
-// record in the bucket is then below the base, unknown, and waited out for
-// the ceiling. It is what to run after restoring an election bucket.
+// reply's), or the old epoch_base + 1 when that is larger; then it purges
+// the lease key (a purge marker), so that a leader sees a revision not its
+// own and ends its tenure (P9), which no Confirm of its would tell it.
+// Followers see another incarnation at their next Confirm and start over;
+// every record in the bucket is then below the base, unknown, and waited
+// out for the ceiling. It is what to run after restoring an election
+// bucket.
 func Rebase(ctx context.Context, js jetstream.JetStream, stream string) (Change, error) {
-	return update(ctx, js, stream, func(info *jetstream.StreamInfo, m Meta) (Meta, error) {
+	c, err := update(ctx, js, stream, func(info *jetstream.StreamInfo, m Meta) (Meta, error) {
 		if info.TimeStamp.IsZero() {
 			return m, fmt.Errorf("stream %q: the server's stream info carries no time (ts): cannot rebase", stream)
 		}
 		m.EpochBase = max(info.TimeStamp.UnixMicro(), m.EpochBase+1)
 		return m, nil
 	})
+	if err != nil {
+		return c, err
+	}
+	kv, err := js.KeyValue(ctx, strings.TrimPrefix(stream, "KV_"))
+	if err == nil {
+		err = kv.Purge(ctx, wire.LeaseKey)
+	}
+	if err != nil {
+		return c, fmt.Errorf("stream %q rebased; the lease key not purged, a leader leads on until it renews no more: %w", stream, err)
+	}
+	return c, nil
 }
 
 // maxTTL is the longest TTL the metadata holds (Parse's bound).

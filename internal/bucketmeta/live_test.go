@@ -159,3 +159,18 @@ func TestRebase(t *testing.T) {
 		t.Errorf("Rebase over a base ahead of the clock: %+v, %v; want %d", c, err, ahead+1)
 	}
 }
+
+// The cluster's TTL ceiling in the members bucket only goes up: a lower
+// TTL leaves it, a higher one raises it (docs/design.md §2.7).
+func TestRaiseClusterMaxTTLNeverLowers(t *testing.T) {
+	js := runJS(t)
+	_, stream := newBucket(t, js, "members-up", map[string]string{KeyLeaseTTLMax: "5000"})
+	c, err := RaiseClusterMaxTTL(testCtx(t), js, stream, 2*time.Second)
+	if err != nil || c.After.MaxTTL != 5*time.Second {
+		t.Fatalf("raised to 2s: %+v, %v; want 5s kept", c.After, err)
+	}
+	c, err = RaiseClusterMaxTTL(testCtx(t), js, stream, 9*time.Second)
+	if err != nil || c.After.MaxTTL != 9*time.Second || metaOf(t, js, stream).MaxTTL != 9*time.Second {
+		t.Fatalf("raised to 9s: %+v, %v", c.After, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -54,9 +55,10 @@ func checkReleased(t *testing.T, kv jetstream.KeyValue, up Upgraded) {
 }
 
 // A bucket of protocol 1 whose old nodes stopped (their last record a
-// release) is marked, given the TTL metadata, and its key rewritten as a
-// released record at the jump epoch base + rev + 1; a second run leaves
-// the new record alone.
+// release) is marked, given the TTL metadata and an epoch base at the
+// server's time (above every epoch led before: they count from the
+// creation time), and its key rewritten as a released record at the jump
+// epoch base + rev + 1; a second run leaves the new record alone.
 func TestUpgradeReleasedRecord(t *testing.T) {
 	js := runJS(t)
 	ctx := testCtx(t)
@@ -77,10 +79,10 @@ func TestUpgradeReleasedRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReleased(t, kv, up)
-	if base := created.UnixMicro() - 1; up.Epoch != base+int64(rev)+1 || up.Base() != base {
-		t.Errorf("epoch %d over revision %d, base %d; want %d", up.Epoch, rev, up.Base(), base+int64(rev)+1)
+	if base := up.Base(); up.Epoch != base+int64(rev)+1 || base <= created.UnixMicro() || base != up.After.EpochBase {
+		t.Errorf("epoch %d over revision %d, base %d; want the epoch_base, above the creation time %d, + %d + 1", up.Epoch, rev, base, created.UnixMicro(), rev)
 	}
-	if up.After != metaOf(t, js, stream) || up.After != (Meta{LeaseTTL: 4 * time.Second, MaxTTL: 4 * time.Second, Protocol: wire.Protocol}) {
+	if up.After != metaOf(t, js, stream) || up.After != (Meta{LeaseTTL: 4 * time.Second, MaxTTL: 4 * time.Second, Protocol: wire.Protocol, EpochBase: up.After.EpochBase}) {
 		t.Errorf("metadata after the upgrade: %+v", up.After)
 	}
 	if !strings.Contains(up.Found, "released record of protocol 1") {
@@ -88,8 +90,8 @@ func TestUpgradeReleasedRecord(t *testing.T) {
 	}
 
 	again, err := Upgrade(ctx, js, stream, upgradeOpts())
-	if err != nil || again.Rewritten || !strings.Contains(again.Found, "protocol 2") {
-		t.Errorf("a second Upgrade: %+v, %v; want the record of protocol 2 left as it is", again, err)
+	if err != nil || again.Rewritten || !strings.Contains(again.Found, fmt.Sprintf("protocol %d", wire.Protocol)) || again.After != up.After {
+		t.Errorf("a second Upgrade: %+v, %v; want the record of protocol %d left as it is", again, err, wire.Protocol)
 	}
 	if e, err := kv.Get(ctx, "lease"); err != nil || e.Revision() != up.Revision {
 		t.Errorf("the key after a second Upgrade: %v, %v; want revision %d", e, err, up.Revision)
@@ -113,8 +115,8 @@ func TestUpgradeAbsentKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReleased(t, kv, up)
-	if L := st.State.LastSeq; up.Epoch != st.Created.UnixMicro()-1+int64(L)+1 || up.Revision != L+1 {
-		t.Errorf("absent at %d: epoch %d at revision %d; want %d at %d", L, up.Epoch, up.Revision, st.Created.UnixMicro()+int64(L), L+1)
+	if L := st.State.LastSeq; up.Epoch != up.Base()+int64(L)+1 || up.Revision != L+1 || up.Base() <= st.Created.UnixMicro() {
+		t.Errorf("absent at %d: epoch %d at revision %d, base %d; want base + %d at %d, the base above the creation time", L, up.Epoch, up.Revision, up.Base(), L+1, L+1)
 	}
 	if up.After.LeaseTTL != 7*time.Second || up.After.MaxTTL != 7*time.Second {
 		t.Errorf("the bucket's own TTL 7s became %+v", up.After)
@@ -138,7 +140,7 @@ func TestUpgradeOverAMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReleased(t, kv, up)
-	if up.Epoch != st.Created.UnixMicro()-1+int64(st.State.LastSeq)+1 || !strings.Contains(up.Found, "del marker") {
+	if up.Epoch != up.Base()+int64(st.State.LastSeq)+1 || !strings.Contains(up.Found, "del marker") {
 		t.Errorf("over the marker at %d: %+v", st.State.LastSeq, up)
 	}
 }

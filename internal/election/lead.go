@@ -18,7 +18,8 @@ type tenure struct {
 	acquired time.Time     // send time of the acquiring write
 	deadline time.Time     // last acknowledged write's send time + ttl - margin
 	renewDue time.Time
-	ended    bool // by a decision or the deadline; Lose emitted
+	checkDue time.Time // the next Confirm: once a TTL, the leader reads the bucket as followers do (§4.2)
+	ended    bool      // by a decision or the deadline; Lose emitted
 	renewals int  // consecutive transient failures
 }
 
@@ -54,9 +55,15 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
+		if m.drain == nil && !now.Before(t.checkDue) {
+			t.checkDue = now.Add(t.ttl)
+			return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
+		}
 		next := t.renewDue
 		if d := m.drain; d != nil && d.hookStarted {
 			next = earliest(next, d.until)
+		} else if d == nil {
+			next = earliest(next, t.checkDue)
 		}
 		return next
 	}

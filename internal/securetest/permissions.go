@@ -63,8 +63,11 @@ func (p Permissions) Without(subject string) Permissions {
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
 // default). With create, the node may also create the buckets; without,
 // they must exist. The root package's secure tests prove the list enough,
-// and every entry necessary, but the Optional ones (the members bucket's):
-// without one of those the node still elects.
+// and every entry necessary, but the Optional ones (the members bucket's
+// record, the status subject): without one of those the node still elects.
+// The members bucket's stream info is needed: it keeps the cluster's TTL
+// ceiling (docs/design.md §2.7); without it every Confirm waits its
+// timeout.
 func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	bucket := "cluster-" + clusterID
 	stream := "KV_" + bucket
@@ -72,14 +75,14 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	membersStream := "KV_" + members
 	p := Permissions{
 		Publish: []string{
-			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm every landing (I3)
+			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm the incarnation (§3.5)
 			"$JS.API.CONSUMER.CREATE." + stream + ".>",       // watch the lease (ordered consumer)
 			"$JS.API.CONSUMER.MSG.NEXT." + stream + ".>",     // its pull requests
 			"$JS.API.CONSUMER.DELETE." + stream + ".>",       // stop a watch
 			"$JS.API.DIRECT.GET." + stream + ".>",            // read the lease record at Start: its protocol version
 			"$KV." + bucket + ".lease",                       // acquire, renew, release
 			"$KV." + bucket + "." + wire.CooldownKey(nodeID), // StepDown's cooldown record
-			"$JS.API.STREAM.INFO." + membersStream,           // bind the members bucket
+			"$JS.API.STREAM.INFO." + membersStream,           // bind the members bucket; the cluster's TTL ceiling (I2)
 			"$KV." + members + "." + wire.MemberKey(nodeID),  // announce at Start, withdraw at Stop
 			wire.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
 		},
@@ -94,8 +97,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		},
 		AllowResponses: true,
 	}
-	p.Optional = []string{"$JS.API.STREAM.INFO." + membersStream, "$KV." + members + "." + wire.MemberKey(nodeID),
-		wire.StatusSubject(clusterID, nodeID)}
+	p.Optional = []string{"$KV." + members + "." + wire.MemberKey(nodeID), wire.StatusSubject(clusterID, nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
 			"$JS.API.INFO",                         // account limits, read before creating a bucket

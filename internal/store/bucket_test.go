@@ -88,3 +88,44 @@ func TestCreate(t *testing.T) {
 		t.Errorf("Create with a bad cluster ID = %v", err)
 	}
 }
+
+// A bucket the library creates starts its sequences at its creator's
+// clock in µs (first_seq): created again, its revisions are above every
+// one of the bucket deleted, so that a compare-and-swap on an old
+// revision cannot land in it (docs/design.md §2.1).
+func TestCreatedBucketsRevisionsNameTheirIncarnation(t *testing.T) {
+	nc := natstest.RunServer(t).Connect(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := uint64(time.Now().UnixMicro())
+	kv, created, err := Create(testCtx(t), js, "fs", Options{})
+	if err != nil || !created {
+		t.Fatalf("create: %v, %v", created, err)
+	}
+	old, err := kv.Put(testCtx(t), "lease", []byte("a"))
+	if err != nil || old < before {
+		t.Fatalf("the first write at revision %d (%v); want at least the creation time in µs, %d", old, err, before)
+	}
+	if err := js.DeleteKeyValue(testCtx(t), kv.Bucket()); err != nil {
+		t.Fatal(err)
+	}
+	kv, _, err = Create(testCtx(t), js, "fs", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Update(testCtx(t), "lease", []byte("b"), old); err == nil {
+		t.Fatal("a compare-and-swap on the deleted bucket's revision landed in the new one")
+	}
+	if rev, err := kv.Put(testCtx(t), "lease", []byte("c")); err != nil || rev <= old {
+		t.Fatalf("the new bucket's first write at revision %d (%v); want above the old one's %d", rev, err, old)
+	}
+	st, err := kv.Status(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config; !cfg.AllowRollup || !cfg.DenyDelete || cfg.MaxMsgsPerSubject != LeaseHistory || cfg.Duplicates != 2*time.Minute || !cfg.AllowMsgTTL {
+		t.Errorf("the stream is not configured as jetstream makes a bucket: %+v", cfg)
+	}
+}

@@ -140,8 +140,9 @@ func TestLeaseWatchMarkers(t *testing.T) {
 const recreateWait = 2*watchHeartbeat + 2*watchRetryMax + watchWait
 
 // The bucket deleted and created again while the watch runs: the new
-// bucket's entries all come, from its first (the old bucket had more),
-// delivered by a consumer other than every one seen before.
+// bucket's entries all come, from its first, at revisions above every one
+// of the old bucket (first_seq: docs/design.md §2.1), delivered by a
+// consumer other than every one seen before.
 func TestLeaseWatchRecreatedBucket(t *testing.T) {
 	natstest.CheckLeaks(t)
 	s := openStore(t, natstest.RunServer(t).Connect(t))
@@ -165,18 +166,17 @@ func TestLeaseWatchRecreatedBucket(t *testing.T) {
 	if _, _, err := Create(testCtx(t), s.JetStream(), s.clusterID, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for i, v := range []string{"new1", "new2"} {
-		if rev := put(t, s, v); rev != uint64(i+1) {
-			t.Fatalf("the new bucket's write %d has revision %d", i+1, rev)
-		}
+	r1, r2 := put(t, s, "new1"), put(t, s, "new2")
+	if r1 <= rev || r2 != r1+1 {
+		t.Fatalf("the new bucket's writes at revisions %d and %d; want in a row above the old bucket's %d", r1, r2, rev)
 	}
 	u := next(t, w, recreateWait)
-	wantEntry(t, u, 1, election.Put, "new1")
+	wantEntry(t, u, r1, election.Put, "new1")
 	if seen[u.Consumer] {
 		t.Fatalf("the new bucket's first entry came from consumer %q, seen before the bucket was deleted (%v)", u.Consumer, seen)
 	}
 	u2 := next(t, w, watchWait)
-	wantEntry(t, u2, 2, election.Put, "new2")
+	wantEntry(t, u2, r2, election.Put, "new2")
 	if seen[u2.Consumer] {
 		t.Fatalf("the new bucket's second entry came from consumer %q, seen before", u2.Consumer)
 	}

@@ -37,7 +37,16 @@ type Store struct {
 	lookupTimeout time.Duration
 	// metadata is the bucket's stream metadata when it was opened.
 	metadata map[string]string
+	// ceiling: Confirm reads the members bucket's ceiling too, for a
+	// node that campaigns (ReadClusterMaxTTL).
+	ceiling bool
 }
+
+// ReadClusterMaxTTL makes every Confirm read the cluster's TTL ceiling
+// from the members bucket as well, in parallel: a campaigning node's
+// tenures and waits need it (docs/design.md §2.7); an observer's do not.
+// Call it before the store is shared.
+func (s *Store) ReadClusterMaxTTL() { s.ceiling = true }
 
 // Conn is the connection the store uses.
 func (s *Store) Conn() *nats.Conn { return s.nc }
@@ -199,12 +208,15 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, lastSeq ui
 }
 
 // Confirm reads the bucket's stream info (C4): the incarnation, its
-// metadata, its last sequence and its age on the server's clock; and, at
-// the same time, the members bucket's lease_ttl_max, the cluster's
-// ceiling that a re-create of this bucket does not lose (I2): zero when it
-// cannot be read. Each request is decoded only as far as the election
-// reads it.
+// metadata, its last sequence and its age on the server's clock; and,
+// after ReadClusterMaxTTL, at the same time, the members bucket's
+// lease_ttl_max, the cluster's ceiling that a re-create of this bucket
+// does not lose (I2): zero when it cannot be read. Each request is
+// decoded only as far as the election reads it.
 func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
+	if !s.ceiling {
+		return s.confirm(ctx)
+	}
 	ceiling := make(chan time.Duration, 1)
 	go func() { ceiling <- s.clusterMaxTTL(ctx) }()
 	inc, err := s.confirm(ctx)
