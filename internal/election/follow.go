@@ -94,32 +94,37 @@ func (c seen) waitsTheCeiling() bool {
 // needs not be). No value is taken over before a Confirm after its first
 // sight named the incarnation followed (P7): a node a server behind kept
 // on an incarnation deleted since judges the newer one's values by the
-// old one's base until then (C4). A held record is confirmed half way
-// through its wait (P15), so that a watch moved without a word to a
-// bucket created again costs no whole wait; anything else at first sight
-// (for an unknown value or an absent key, P4 reads its ceiling), but a
-// hand-back at the epoch of the record the watch showed just before it
-// (P5): its holder's own release, taken at once.
+// old one's base until then (C4). A new tenure's record is confirmed at
+// first sight, and one unchanged half way through its wait again (P15),
+// so that a watch moved without a word to a bucket created again costs no
+// whole wait; anything else at first sight (for an unknown value or an
+// absent key, P4 reads its ceiling), but a hand-back of a tenure so
+// confirmed (P5): its holder's own release, taken at once.
 func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
-	case c.confirmed, c.handBack:
+	case c.handBack:
 	case m.p.Knobs.NoCheck && !c.waitsTheCeiling():
-	case c.kind == Held && !c.waitsTheCeiling():
-		return c.first.Add(m.holdFor() / 2)
-	case c.kind != None:
+	case c.kind == Held && c.tenureOK && !c.waitsTheCeiling():
+		if half := c.first.Add(m.holdFor() / 2); c.checked.Before(half) {
+			return half
+		}
+	case !c.confirmed && c.kind != None:
 		return c.first
 	}
 	return time.Time{}
 }
 
 // next is the value seen after the current one, d at rev, first seen
-// now: a hand-back if it releases the tenure of the record seen before it.
+// now: a renewal of a tenure confirmed is confirmed as a tenure, and a
+// release of one is a hand-back.
 func (m *Machine) next(d decoded, rev uint64, now time.Time) seen {
 	p := m.cur
 	m.seenRev = max(m.seenRev, rev)
+	same := p.kind == Held && p.tenureOK && p.d.lease.Epoch == d.lease.Epoch
 	return seen{kind: d.kind, rev: rev, d: d, first: now,
-		handBack: d.kind == Released && p.kind == Held && p.d.lease.Epoch == d.lease.Epoch}
+		tenureOK: same && d.kind == Held && p.d.lease.NodeID == d.lease.NodeID && p.d.lease.Instance == d.lease.Instance,
+		handBack: same && d.kind == Released}
 }
 
 // campaignGate is when this node may campaign as far as readiness,
@@ -296,7 +301,7 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 // or an absent key (P4, P6).
 func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	c := &m.cur
-	c.confirmed = true
+	c.confirmed, c.tenureOK, c.checked = true, c.kind == Held, now
 	if !c.waitsTheCeiling() {
 		return
 	}

@@ -20,7 +20,7 @@ type tenure struct {
 	renewDue time.Time
 	checkDue time.Time // the next Confirm: once a TTL, the leader reads the bucket as followers do (§4.2)
 	ended    bool      // by a decision or the deadline; Lose emitted
-	renewals int  // consecutive transient failures
+	renewals int       // consecutive transient failures
 }
 
 // drain is a step-down or Stop in progress (P11).

@@ -88,11 +88,14 @@ type seen struct {
 	rev   uint64 // its revision (0 when absent)
 	d     decoded
 	first time.Time // when this node first saw it, on its clock (P3)
-	// handBack: a release of the tenure whose record the watch showed
-	// just before it (P5).
-	handBack bool
-	// The Confirm after first sight (P4, P7): the ceiling, and, absent, the last sequence.
+	// tenureOK: a Confirm after this tenure's first record was seen named
+	// the incarnation followed (P7); handBack: a release of the tenure
+	// whose record, so confirmed, the watch showed just before it (P5).
+	tenureOK, handBack bool
+	// The Confirm after first sight (P4, P7), the last one's answer
+	// (checked, P15): the ceiling, and, absent, the last sequence.
 	confirmed bool
+	checked   time.Time
 	ceiling   time.Duration
 	lastSeq   uint64
 	age       time.Duration
@@ -461,6 +464,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	}
 	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck)
 	m.cur, m.lost = m.next(d, rev, now), lostRace{}
+	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
 }
 
 // dropWatchEvents forgets the kept events of a replaced watch: they may

@@ -644,3 +644,37 @@ func TestSyncedFollowsTheWatch(t *testing.T) {
 		t.Fatalf("after Synced: %+v, want b's record, synced", v)
 	}
 }
+
+// P7: an unanswered acquisition leads only on its own value: another
+// node's record at the revision after the one it wrote over is that
+// node's landing, not its own.
+func TestAnotherNodesRecordIsNoLandingOfOurs(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	h.do(WriteResult{ID: h.write().ID, Err: errors.New("timeout"), Class: Transient}) // may land: pending
+	h.do(Entry{KV: put(6, wire.Lease{NodeID: "a", Instance: "other", Epoch: base + 4, TTLMillis: 2000}.Encode())})
+	h.none("Become")
+	h.do(Entry{KV: put(7, record("b", base+4, ""))})
+	h.none("Become")
+	if h.m.leading(h.now) {
+		t.Fatal("leading on another's record")
+	}
+}
+
+// P5, P7: a release is taken at once only as a hand-back, after the
+// record of its tenure the watch showed and a Confirm named the
+// incarnation of; a release seen first is confirmed first.
+func TestAReleaseNotAfterItsTenureIsConfirmedFirst(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.do(Start{})
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Entry{KV: put(5, record("", base+3, ""))})
+	h.do(Synced{})
+	h.none("Write")
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(5)})
+	if w := h.write(); w.Rev != 5 || w.Purpose != Acquire {
+		t.Fatalf("want the release taken once confirmed, got %+v", w)
+	}
+}

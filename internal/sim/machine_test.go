@@ -159,15 +159,15 @@ func TestMachineNegativeControls(t *testing.T) {
 		opt  Options
 		seed uint64
 	}{
-		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 2},
-		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 65},
-		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 414},
+		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 1},
+		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 102},
+		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 1233},
 		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
 		{"revisions that do not name their incarnation (no first_seq)", Options{NoFirstSeq: true}, 1},
-		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 834},
-		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 212},
-		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 51},
-		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 7},
+		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 708},
+		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 188},
+		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 4},
+		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 6},
 		{"the clock assumption broken: a bucket created again reads a time before the previous creation", Options{ClockBack: true}, 1},
 	} {
 		if out := Run(c.seed, c.opt); !out.Failed() {

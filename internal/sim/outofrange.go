@@ -27,14 +27,15 @@ func (w *world) scheduleOutOfRange() {
 		return
 	}
 	for t := time.Duration(r.Int64N(int64(2 * time.Second))); t < w.quietAt; t += 500*time.Millisecond + time.Duration(r.Int64N(int64(3500*time.Millisecond))) {
-		at := r.IntN(3)
-		w.at(t, func() { w.writeOutOfRange(at) })
+		at, released := r.IntN(3), r.IntN(2) == 0
+		w.at(t, func() { w.writeOutOfRange(at, released) })
 	}
 }
 
-// writeOutOfRange appends a record held by "ghost" for 1 s at an epoch
-// out of range: at 1, at the base, or above base + index of its revision.
-func (w *world) writeOutOfRange(at int) {
+// writeOutOfRange appends a record out of range, held by "ghost" for 1 s
+// or released: at epoch 1, at the base, or above base + index of its
+// revision.
+func (w *world) writeOutOfRange(at int, released bool) {
 	if w.kv.deleted || w.now >= w.quietAt {
 		return
 	}
@@ -43,6 +44,9 @@ func (w *world) writeOutOfRange(at int) {
 	epoch := []int64{1, base, int64(w.kv.seq) + 2}[at] // the record lands at seq+1: base + index is seq+1
 	l := wire.Lease{NodeID: "ghost", Epoch: max(epoch, 1), TTLMillis: 1000, Instance: "ghost",
 		ExpiresAt: base0, AcquiredAt: base0}
+	if released {
+		l.NodeID, l.TTLMillis, l.Instance = "", 0, ""
+	}
 	w.kv.append(election.Put, l.Encode())
 	w.logf("OUT OF BAND: a record out of range, epoch %d at revision %d", l.Epoch, w.kv.seq)
 	w.entryAdded()
