@@ -11,8 +11,9 @@ import (
 )
 
 // firstEpoch is the first epoch of clusterID's bucket as the server at url
-// holds it now: its creation time in microseconds (design rule 50).
-// Within a bucket the epochs go on from it one by one.
+// holds it now: its first sequence, its creator's clock in microseconds
+// (docs/design.md §2.1, §2.4). Within a bucket the epochs go on from it
+// one by one.
 func firstEpoch(t testing.TB, url, clusterID string) int64 {
 	t.Helper()
 	nc, err := nats.Connect(url)
@@ -34,18 +35,18 @@ func firstEpoch(t testing.TB, url, clusterID string) int64 {
 	if err != nil {
 		t.Fatalf("bucket status: %v", err)
 	}
-	created := streamCreated(status)
-	if created.IsZero() {
-		t.Fatalf("bucket %s: the server gave no creation time", status.Bucket())
+	first := streamFirstSeq(status)
+	if first == 0 {
+		t.Fatalf("bucket %s: created without a first_seq", status.Bucket())
 	}
-	return created.UnixMicro()
+	return int64(first)
 }
 
-// streamCreated is the creation time of the bucket's stream, zero when
-// the status does not carry it.
-func streamCreated(status jetstream.KeyValueStatus) time.Time {
+// streamFirstSeq is the first_seq of the bucket's stream, 0 when the
+// status does not carry it.
+func streamFirstSeq(status jetstream.KeyValueStatus) uint64 {
 	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
-		return bs.StreamInfo().Created
+		return bs.StreamInfo().Config.FirstSeq
 	}
-	return time.Time{}
+	return 0
 }

@@ -33,9 +33,7 @@ func openKV(t testing.TB, url, clusterID string) jetstream.KeyValue {
 	if kv, err := js.KeyValue(ctx(t), wire.BucketName(clusterID)); err == nil {
 		return kv
 	}
-	cfg := store.BucketConfig(clusterID, store.Options{LeaseTTL: testTTL})
-	cfg.History = 1
-	kv, err := js.CreateKeyValue(ctx(t), cfg)
+	kv, _, err := store.Create(ctx(t), js, clusterID, store.Options{LeaseTTL: testTTL})
 	if err != nil {
 		t.Fatal(err)
 	}

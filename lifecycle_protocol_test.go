@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
@@ -26,9 +27,12 @@ func TestStartRefusesAnotherProtocol(t *testing.T) {
 		record string
 		want   error
 	}{
-		{"a record of protocol 1", bucketmeta.ForNewBucket(testTTL, 2), `{"node_id":"old","epoch":7}`, ErrProtocolVersion},
-		{"a bucket marked for protocol 3", bucketmeta.ForNewBucket(testTTL, 3), "", ErrProtocolVersion},
+		{"a record of protocol 1", rebased(wire.Protocol), `{"node_id":"old","epoch":7}`, ErrProtocolVersion},
+		{"a record of protocol 2", rebased(wire.Protocol), `{"node_id":"old","epoch":7,"v":2}`, ErrProtocolVersion},
+		{"a bucket marked for a newer protocol", rebased(wire.Protocol + 1), "", ErrProtocolVersion},
 		{"no LeaseTTL in the metadata", nil, "", ErrBucketConfig},
+		// made by another tool: its revisions may repeat a deleted bucket's (design §2.1)
+		{"neither a first_seq nor an epoch_base", bucketmeta.ForNewBucket(testTTL, wire.Protocol), "", ErrBucketConfig},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := uniqueClusterID(t)
@@ -57,4 +61,10 @@ func TestStartRefusesAnotherProtocol(t *testing.T) {
 			t.Logf("Start: %v", err)
 		})
 	}
+}
+
+// rebased is the metadata of a bucket of protocol made by hand and given an
+// epoch base, as go-cluster init --rebase does: its revisions from 1.
+func rebased(protocol int) map[string]string {
+	return bucketmeta.Meta{LeaseTTL: testTTL, MaxTTL: testTTL, Protocol: protocol, EpochBase: time.Now().UnixMicro()}.Set(nil)
 }

@@ -219,7 +219,7 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != streamCreated(est).UnixMicro() {
+	if l, err := decodeLease(en.Value(), en.Revision()); err != nil || l.Epoch != int64(streamFirstSeq(est)) {
 		t.Errorf("lease = %+v (%v), want the bucket's first epoch", l, err)
 	}
 }

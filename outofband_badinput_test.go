@@ -20,7 +20,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -350,13 +349,16 @@ func waitNewTenure(t *testing.T, nodes []*Node, epoch int64) {
 }
 
 // TestPreexistingBucketWithHistoryWorks: History above 1 costs storage but
-// changes nothing: the watch and the CAS see the latest value only.
+// changes nothing: the watch and the CAS see the latest value only. The
+// bucket is made by hand, as another tool would, and given an epoch base
+// (go-cluster init --rebase): without one it is refused (design §2.1,
+// TestStartRefusesAnotherProtocol).
 func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
 	id := uniqueClusterID(t)
-	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: 10, Metadata: bucketmeta.ForNewBucket(testTTL, 2)})
+	createBucket(t, srv.URL(), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: 10, Metadata: rebased(wire.Protocol)})
 	nodes := []*Node{
 		startNode(t, testConfig(id, "a", srv.URL()), rec, nil),
 		startNode(t, testConfig(id, "b", srv.URL()), rec, nil),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
@@ -306,7 +307,8 @@ func safetyRaiseEpoch(t *testing.T, nodes []*Node, steps int) *Node {
 }
 
 // safetyRecreateBucket deletes the cluster's bucket and, in the same step,
-// creates it again the way openStore does.
+// creates it again the way the library does (store.Create: first_seq from
+// the clock), with the metadata it had.
 func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	t.Helper()
 	nc, err := nats.Connect(url)
@@ -340,17 +342,14 @@ func safetyRecreateBucket(t *testing.T, url, clusterID string, replicas int) {
 	}
 	// Right after a deletion the server can refuse for a moment ("error
 	// creating store for stream", seen under load): ask again.
+	ttl, err := bucketmeta.Parse(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var err2 error
 	natstest.WaitFor(t, 5*time.Second, func() bool {
-		_, err2 = js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{
-			Bucket:         wire.BucketName(clusterID),
-			Description:    "go-cluster leader election",
-			History:        store.LeaseHistory,
-			Replicas:       replicas,
-			LimitMarkerTTL: time.Second,
-			Metadata:       meta,
-		})
-		return err2 == nil || errors.Is(err2, jetstream.ErrBucketExists)
+		_, _, err2 = store.Create(ctx(t), js, clusterID, store.Options{Replicas: replicas, LeaseTTL: ttl.LeaseTTL})
+		return err2 == nil
 	}, "recreate bucket: %v", err2)
 }
 
@@ -611,7 +610,7 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 	lost := time.Now()
 	natstest.WaitFor(t, gone+3*time.Second, func() bool { return time.Since(lost) > gone }, "")
 	safetyNoneStopped(t, nodes)
-	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: wire.BucketName(id), History: store.LeaseHistory, LimitMarkerTTL: time.Second}); err != nil {
+	if _, _, err := store.Create(ctx(t), js, id, store.Options{LeaseTTL: testTTL}); err != nil {
 		t.Fatal(err)
 	}
 	l := waitOneLeader(t, nodes, 15*time.Second)
@@ -629,7 +628,8 @@ func bucketGoneThenBack(t *testing.T, gone time.Duration) {
 func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetstream.KeyValue, id string, rec *recorder, bRenew time.Duration) (a, b *Node, proxy *faultproxy.Proxy) {
 	t.Helper()
 	now := time.Now().UTC()
-	if _, err := kv.Create(ctx(t), wire.LeaseKey, mustEncode(Lease{Version: 2, Epoch: 1000, AcquiredAt: now, ExpiresAt: now})); err != nil {
+	first := firstEpoch(t, srv.URL(), id) // a release at the bucket's first revision, its epoch the first
+	if _, err := kv.Create(ctx(t), wire.LeaseKey, mustEncode(Lease{Version: wire.Protocol, Epoch: first, AcquiredAt: now, ExpiresAt: now})); err != nil {
 		t.Fatal(err)
 	}
 	a, proxy = proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)

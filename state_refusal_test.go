@@ -39,8 +39,9 @@ func (w *behindFirst) Send(ctx context.Context, epoch int64, rev uint64) (*jetst
 
 // storeBehind is a bucket of the cluster's name on a server of its own
 // whose lease subject holds one message: a copy of the stream from before
-// the tenure's latest lease record.
-func storeBehind(t *testing.T, clusterID string) *store.Store {
+// the tenure's latest lease record, its sequences from the same first
+// sequence, firstSeq.
+func storeBehind(t *testing.T, clusterID string, firstSeq uint64) *store.Store {
 	t.Helper()
 	srv := natstest.RunServer(t)
 	nc, err := nats.Connect(srv.URL())
@@ -50,6 +51,22 @@ func storeBehind(t *testing.T, clusterID string) *store.Store {
 	t.Cleanup(nc.Close)
 	st, err := store.Open(ctx(t), nc, store.API{}, clusterID, BucketOptions{}.storeOptions(), time.Second)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Made again from the first sequence of the bucket it copies.
+	made, err := st.JetStream().Stream(ctx(t), wire.KVStream(st.Bucket()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := made.CachedInfo().Config
+	again.FirstSeq = firstSeq
+	if err := st.JetStream().DeleteStream(ctx(t), again.Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.JetStream().CreateStream(ctx(t), again); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = store.Open(ctx(t), nc, store.API{}, clusterID, BucketOptions{}.storeOptions(), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.KV().Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
@@ -68,12 +85,13 @@ func storeBehind(t *testing.T, clusterID string) *store.Store {
 }
 
 // leaderPastFirstRecord waits until the leader's tenure has renewed past
-// revision 1, so that the server behind has an older lease record.
-func leaderPastFirstRecord(t *testing.T, leader *Node) {
+// its bucket's first revision, first, so that the server behind has an
+// older lease record.
+func leaderPastFirstRecord(t *testing.T, leader *Node, first uint64) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, rev, ok := leader.view.Fence(time.Now()); ok && rev > 1 {
+		if _, rev, ok := leader.view.Fence(time.Now()); ok && rev > first {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -95,12 +113,12 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 	if err := leader.State().EnableCommit(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	leaderPastFirstRecord(t, leader)
+	leaderPastFirstRecord(t, leader, uint64(firstEpoch(t, srv.URL(), id)))
 	st, err := leader.State().store()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv, id, leader, st, storeBehind(t, id)
+	return srv, id, leader, st, storeBehind(t, id, uint64(firstEpoch(t, srv.URL(), id)))
 }
 
 // A Put refused by a server behind the stream, while its copy landed at

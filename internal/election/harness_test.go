@@ -19,9 +19,12 @@ func params(id string) Params {
 		SafetyMargin: ttl / 10, RequestTimeout: 300 * time.Millisecond, DrainTimeout: ttl, Cooldown: ttl}
 }
 
-// bucket is an incarnation created at t0 - 1 h, with this test's TTL.
+// bucket is an incarnation created at t0 - 1 h, with this test's TTL, as
+// a bucket moved from protocol 2 is: its revisions from 1, its epochs
+// above an epoch_base (design §5.9), so that a test's revisions are its
+// indices.
 func bucket(lastSeq uint64) Incarnation {
-	return Incarnation{Created: t0.Add(-time.Hour), Protocol: wire.Protocol, LeaseTTL: ttl, MaxTTL: ttl, LastSeq: lastSeq, Age: time.Hour}
+	return Incarnation{Created: t0.Add(-time.Hour), EpochBase: 1_000_000, Protocol: wire.Protocol, LeaseTTL: ttl, MaxTTL: ttl, LastSeq: lastSeq, Age: time.Hour}
 }
 
 // harness feeds one machine and remembers its last request.

@@ -125,6 +125,7 @@ type Knobs struct {
 	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
 	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
 	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
+	AnyBucket    bool // §2.1: a bucket without first_seq or epoch_base is used (with the simulator's Options.NoFirstSeq)
 }
 
 // New makes the machine of a node; Start begins it.
@@ -392,8 +393,8 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	case b.Protocol != 0 && b.Protocol != wire.Protocol:
 		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
 			wire.ErrProtocolVersion, b.Protocol, wire.Protocol))
-	case !b.Usable():
-		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl: created again by another tool? (go-cluster init)", wire.ErrBucketConfig),
+	case !b.Usable() && !(m.p.Knobs.AnyBucket && b.Protocol != 0 && b.LeaseTTL > 0):
+		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")
 	case m.behind(c, b):
 		m.retryAt = now.Add(m.backoff())

@@ -82,7 +82,7 @@ func TestBaseAndIndexFromTheFirstSequence(t *testing.T) {
 // the older (§3.6), so a node a server behind kept on the old incarnation
 // still waits out the newer one's records for their TTL.
 func TestEntriesOfOtherIncarnationsJudgedByTheOneFollowed(t *testing.T) {
-	x, y := Incarnation{FirstSeq: 1000}, Incarnation{FirstSeq: 5000}
+	x, y := Incarnation{FirstSeq: 1000, Protocol: wire.Protocol}, Incarnation{FirstSeq: 5000, Protocol: wire.Protocol}
 	if d := judge(put(1002, record("b", 1000, "")), y); d.kind != Unknown {
 		t.Errorf("a record of the older incarnation judged in the newer: %v, want unknown", d.kind)
 	}
@@ -97,7 +97,7 @@ func TestEntriesOfOtherIncarnationsJudgedByTheOneFollowed(t *testing.T) {
 func TestColdStartInAFreshBucket(t *testing.T) {
 	h := newHarness(t, params("a"))
 	fresh := bucket(999)
-	fresh.FirstSeq = 1000
+	fresh.FirstSeq, fresh.EpochBase = 1000, 0
 	fresh.Age = 500 * time.Millisecond
 	h.open(fresh) // its last Confirm gives the absent key's ceiling and last sequence (P4)
 	if got, want := h.armed(), t0.Add(ttl-500*time.Millisecond); !got.Equal(want) {

@@ -54,10 +54,14 @@ func (i Incarnation) Same(o Incarnation) bool {
 	return i.Created.Equal(o.Created) && i.FirstSeq == o.FirstSeq && i.EpochBase == o.EpochBase
 }
 
-// Usable says the bucket carries the election's metadata: a bucket
-// created again by a tool other than this library's has none, and
-// nothing of its TTL or its revisions may be trusted (§2.1).
-func (i Incarnation) Usable() bool { return i.Protocol != 0 && i.LeaseTTL > 0 }
+// Usable says the bucket carries the election's metadata and names its
+// revisions' incarnation: a first_seq, or an epoch_base above every
+// earlier epoch (init --rebase, --upgrade). A bucket created again by a
+// tool other than this library's has neither, and nothing of its TTL or
+// its revisions may be trusted (§2.1).
+func (i Incarnation) Usable() bool {
+	return i.Protocol != 0 && i.LeaseTTL > 0 && (i.FirstSeq > 1 || i.EpochBase > 0)
+}
 
 // zero is the sequence before the incarnation's first: an empty stream's
 // last sequence.

@@ -163,6 +163,9 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	if opt.QuietPhase == 0 {
 		opt.QuietPhase = 10 * time.Second
 	}
+	if opt.NoFirstSeq {
+		opt.Knobs.AnyBucket = true // the nodes take the buckets such a tool makes
+	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
 		kv: newKV(0, !opt.NoFirstSeq), chk: newChecker()}

@@ -180,6 +180,15 @@ func openOrCreate(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 // this one, and a compare-and-swap lands only in the incarnation whose
 // revision it names (docs/design.md §2.1).
 func createElectionBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	// As CreateKeyValue: the account's API level tells whether the
+	// server takes per-message TTLs (LimitMarkerTTL).
+	info, err := js.AccountInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.LimitMarkerTTL != 0 && info.API.Level < 1 {
+		return nil, jetstream.ErrLimitMarkerTTLNotSupported
+	}
 	sc := kvStreamConfig(cfg)
 	sc.FirstSeq = uint64(max(time.Now().UnixMicro(), 1))
 	if _, err := js.CreateStream(ctx, sc); err != nil {

@@ -35,8 +35,10 @@ type Store struct {
 	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
-	// metadata is the bucket's stream metadata when it was opened.
+	// metadata is the bucket's stream metadata when it was opened, and
+	// firstSeq its stream's first_seq.
 	metadata map[string]string
+	firstSeq uint64
 	// ceiling: Confirm reads the members bucket's ceiling too, for a
 	// node that campaigns (ReadClusterMaxTTL).
 	ceiling bool
@@ -85,6 +87,9 @@ func Open(ctx context.Context, nc *nats.Conn, api API, clusterID string, opts Op
 	}
 	s.kv = kv
 	s.metadata = status.Metadata()
+	if bs, ok := status.(*jetstream.KeyValueBucketStatus); ok {
+		s.firstSeq = bs.StreamInfo().Config.FirstSeq
+	}
 	return s, nil
 }
 
@@ -108,6 +113,12 @@ func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 	if meta.Protocol != 0 && meta.Protocol != wire.Protocol {
 		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node runs protocol %d",
 			wire.ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol)
+	}
+	if s.firstSeq <= 1 && meta.EpochBase == 0 {
+		// Its revisions may be those of a bucket deleted before it, its
+		// epochs below theirs (docs/design.md §2.1).
+		return meta, fmt.Errorf("%w: %w: bucket %q has neither a first_seq nor a %s: made by another tool? run go-cluster init --rebase on it (or let go-cluster init or a node create it)",
+			wire.ErrBucketConfig, wire.ErrInvalidConfig, s.bucket, bucketmeta.KeyEpochBase)
 	}
 	e, err := s.kv.Get(ctx, wire.LeaseKey)
 	switch {
