@@ -25,6 +25,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // injectTTLGarbage raises the bucket's LeaseTTL and hands over; the rest
@@ -130,15 +131,15 @@ func (r *run) endTTLFault(why string) {
 }
 
 // setBucketTTL changes the bucket's LeaseTTL as go-cluster init
-// --lease-ttl does; the ceiling only grows.
+// --lease-ttl does, raising the cluster's ceiling in the members bucket
+// first; the ceilings only grow.
 func (r *run) setBucketTTL(ttl time.Duration) (bucketmeta.Change, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ch, err := bucketmeta.SetLeaseTTL(ctx, r.js, "KV_"+r.bucket(), ttl)
-	if err == nil {
-		r.ceiling = max(r.ceiling, ch.After.MaxTTL)
+	if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, r.js, wire.KVStream(wire.MembersBucketName(r.opts.ClusterID)), ttl); err != nil {
+		return bucketmeta.Change{}, fmt.Errorf("raise the cluster's ceiling: %w", err)
 	}
-	return ch, err
+	return bucketmeta.SetLeaseTTL(ctx, r.js, "KV_"+r.bucket(), ttl)
 }
 
 // stepDown asks l's Node to step down and says how it went.

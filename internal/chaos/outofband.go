@@ -40,23 +40,6 @@ func (r *run) outOfBandDue() bool {
 // bucket is the name of the cluster's KV bucket.
 func (r *run) bucket() string { return wire.BucketName(r.opts.ClusterID) }
 
-// bucketConfig is the bucket as go-cluster creates it (store.BucketConfig
-// with the cluster's LeaseTTL, as go-cluster init does), with the replicas
-// the members ask for, and, as go-cluster init --force does, the ceiling of
-// the incarnations before it carried over: I2 assumes that a bucket created
-// again keeps a lease_ttl_max at least the old one (docs/design.md §2.7),
-// since a holder cut off in the old incarnation may still be using it.
-func (r *run) bucketConfig() jetstream.KeyValueConfig {
-	cfg := store.BucketConfig(r.opts.ClusterID, store.Options{Replicas: 3, LeaseTTL: r.opts.LeaseTTL})
-	meta, err := bucketmeta.Parse(cfg.Metadata)
-	if err != nil {
-		r.t.Fatalf("chaos: store.BucketConfig's metadata: %v", err)
-	}
-	meta.MaxTTL = max(meta.MaxTTL, r.ceiling)
-	cfg.Metadata = meta.Set(cfg.Metadata)
-	return cfg
-}
-
 // bucketCeiling reads the ceiling of the bucket as it is now: its
 // lease_ttl_max, or its lease_ttl if larger (docs/design.md §2.7).
 func (r *run) bucketCeiling(ctx context.Context) (time.Duration, error) {
@@ -92,18 +75,15 @@ func (r *run) describeLease(ctx context.Context) string {
 }
 
 // injectRecreate deletes the bucket and creates it again as go-cluster
-// would (bucketConfig), at once or a little later: its stream is new, and
-// revisions restart at 1. Nodes that find the bucket gone meanwhile wait
-// for it; a Start that races the deletion fails with ErrBucketDeleted
-// (expected, see startDone) and is tried again, or creates the bucket
-// itself with its own LeaseTTL.
-//
-// A node's own LeaseTTL may be below the old incarnation's ceiling (after
-// long-ttl-garbage raised it, or when a long-configured node created the
-// bucket): a bucket it created would break I2's assumption. So, as an
-// operator would, the run lets no such node start until the bucket is
-// back or the old ceiling has passed since the deletion (startGuard), and
-// deletes no such bucket while a Start is in flight.
+// would (createBucket), at once or a little later: its stream is new, its
+// revisions from its first_seq, and its TTL its creator's, the shortest a
+// member has, below the old incarnation's ceiling maybe: the members
+// bucket's ceiling covers it (docs/design.md §2.7). Nodes that find the
+// bucket gone meanwhile wait for it; a Start that races the deletion fails
+// with ErrBucketDeleted (expected, see startDone) and is tried again, or
+// creates the bucket itself with its own LeaseTTL. Half the time the
+// stream's leader has its routes cut first, so that it is behind on the
+// deletion when they heal (C4: it answers for the deleted stream).
 func (r *run) injectRecreate() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -111,37 +91,49 @@ func (r *run) injectRecreate() string {
 	if err != nil {
 		return fmt.Sprintf("bucket recreate: read %s: %v", r.bucket(), err)
 	}
-	if ceiling > r.minTTL() && r.starting > 0 {
-		return "" // a Start in flight could create it with less
+	behind := ""
+	if r.chance(0.5) {
+		behind = r.cutStreamLeader()
 	}
-	r.ceiling = max(r.ceiling, ceiling)
 	before := r.describeLease(ctx)
 	err = r.js.DeleteKeyValue(ctx, r.bucket())
 	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
-	r.deletedAt, r.deletedCeiling = time.Now(), ceiling
+	r.deletedAt = time.Now()
 	if err != nil {
 		return fmt.Sprintf("bucket recreate: delete %s (lease %s, ceiling %v): %v", r.bucket(), before, ceiling, err)
 	}
 	r.lastRecreate = time.Now()
 	if r.chance(0.5) {
-		return fmt.Sprintf("bucket recreate: deleted %s (lease %s, ceiling %v) and created it again at once: %s",
-			r.bucket(), before, ceiling, errString(r.createBucket()))
+		return fmt.Sprintf("bucket recreate%s: deleted %s (lease %s, ceiling %v) and created it again at once: %s",
+			behind, r.bucket(), before, ceiling, errString(r.createBucket()))
 	}
 	d := r.span(0.1, 1)
 	r.later(d, "create bucket "+r.bucket()+" again", func() { r.recreateBucket(10) })
-	return fmt.Sprintf("bucket recreate: deleted %s (lease %s, ceiling %v); created again in %v", r.bucket(), before, ceiling, d)
+	return fmt.Sprintf("bucket recreate%s: deleted %s (lease %s, ceiling %v); created again in %v", behind, r.bucket(), before, ceiling, d)
 }
 
-// startGuard is how long m must wait before a Start, which creates the
-// bucket when it is absent, with m's own LeaseTTL: until the old
-// incarnation's ceiling has passed since the deletion (docs/design.md §2.7,
-// "Assumption"), while the bucket a recreate fault deleted has not been
-// seen since and m's LeaseTTL is below that ceiling. 0: start now.
-func (r *run) startGuard(m *member) time.Duration {
-	if r.deletedAt.IsZero() || m.ttl >= r.deletedCeiling {
-		return 0
+// cutStreamLeader cuts the routes of the bucket stream's leader to the
+// other servers, when every server is up and no routes are cut, and heals
+// them after a drawn time: long enough, half the time, for it to answer
+// for the deleted stream once back. It says what it did, for the log.
+func (r *run) cutStreamLeader() string {
+	n := len(r.cluster.Servers())
+	l := r.cluster.StreamLeader("$G", "KV_"+r.bucket())
+	if r.routesCut || len(r.cluster.URLs()) < n || l < 0 {
+		return ""
 	}
-	return max(time.Until(r.deletedAt.Add(r.deletedCeiling)), 0)
+	for j := range n {
+		if j != l {
+			r.cluster.CutRoutes(l, j)
+		}
+	}
+	r.routesCut = true
+	d := r.span(0.5, 3)
+	if r.chance(0.5) {
+		d = longPartitionMin + time.Duration(r.rng.Float64()*float64(longPartitionMax-longPartitionMin)).Round(time.Millisecond)
+	}
+	r.later(d, fmt.Sprintf("routes of n%d", l), func() { r.healRoutes() })
+	return fmt.Sprintf(" while n%d, the stream's leader, is cut off for %v", l, d)
 }
 
 // minTTL is the shortest LeaseTTL a member is configured with.
@@ -153,16 +145,13 @@ func (r *run) minTTL() time.Duration {
 	return out
 }
 
-// createBucket creates the bucket as go-cluster would (bucketConfig). A
-// node that started meanwhile may have made it already: that counts as
-// done.
+// createBucket creates the bucket as go-cluster does (store.Create),
+// with its creator's TTL: the shortest a member has. A node that started
+// meanwhile may have made it already: that counts as done.
 func (r *run) createBucket() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := r.js.CreateKeyValue(ctx, r.bucketConfig())
-	if errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		err = nil
-	}
+	_, _, err := store.Create(ctx, r.js, r.opts.ClusterID, store.Options{Replicas: 3, LeaseTTL: r.minTTL()})
 	r.lastRecreate = time.Now()
 	if err == nil {
 		r.deletedAt = time.Time{}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -73,7 +74,7 @@ func outOfRangeEpoch(t *testing.T, o outOfRange) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _, _, err := incarnationOf(ctx, r.js, r.bucket())
+	base, firstSeq, _, err := incarnationOf(ctx, r.js, r.bucket())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +92,9 @@ func outOfRangeEpoch(t *testing.T, o outOfRange) {
 	}
 
 	first := r.awaitTenureAfter(t, sent, 10*ttl)
-	want := base + int64(rev) + 1
+	want := base + int64(bucketmeta.Index(firstSeq, rev)) + 1
 	if first.Epoch != want {
-		t.Errorf("first tenure after the record (epoch %s at revision %d, base %d): %s at epoch %d; want base + revision + 1 = %d (P2)",
+		t.Errorf("first tenure after the record (epoch %s at revision %d, base %d): %s at epoch %d; want base + index(revision) + 1 = %d (P2)",
 			epochOf(data), rev, base, first.Instance, first.Epoch, want)
 	}
 	// The ceiling is the bucket's LeaseTTL (the run made it), counted from

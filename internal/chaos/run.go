@@ -124,15 +124,13 @@ type run struct {
 	skipped map[FaultKind]int
 	log     []LogLine
 
-	lastOutOfBand  time.Time     // the last out-of-band fault
-	quorumLosses   []outage      // FaultQuorumLoss: when two servers were down
-	ttlFault       bool          // a FaultTTLGarbage is under way (longttl.go)
-	healing        bool          // every fault is being healed: the schedule is over
-	ceiling        time.Duration // the largest ceiling of any incarnation so far: carried into a recreated bucket
-	deletedCeiling time.Duration // the ceiling of the incarnation the last recreate deleted (startGuard)
-	routesCut      bool          // a FaultRoutePartition is not healed yet
-	lastRecreate   time.Time     // the last deletion or creation of the bucket by FaultBucketRecreate
-	deletedAt      time.Time     // a recreate fault deleted the bucket, and it has not been seen since (bucketAbsent)
+	lastOutOfBand time.Time // the last out-of-band fault
+	quorumLosses  []outage  // FaultQuorumLoss: when two servers were down
+	ttlFault      bool      // a FaultTTLGarbage is under way (longttl.go)
+	healing       bool      // every fault is being healed: the schedule is over
+	routesCut     bool      // a FaultRoutePartition, or a recreate's cut of the stream leader, is not healed yet
+	lastRecreate  time.Time // the last deletion or creation of the bucket by FaultBucketRecreate
+	deletedAt     time.Time // a recreate fault deleted the bucket, and it has not been seen since (bucketAbsent)
 
 	started  chan startResult // Nodes started off the schedule's goroutine
 	starting int              // starts not reported yet
@@ -233,7 +231,7 @@ func setUp(t testing.TB, opts Options) *run {
 	r.order = startOrderRecorder(ojs, r.bucket(), lookups...)
 	t.Cleanup(r.order.close)
 	ttls, renews, long := memberTTLs(opts)
-	r.longTTL, r.ceiling = long, opts.LeaseTTL
+	r.longTTL = long
 	if slices.Contains(opts.Kinds, FaultTTLGarbage) {
 		r.maxTTL = long
 	}
@@ -438,9 +436,6 @@ func (r *run) healAll() {
 	r.ensureBucket()
 	r.checkFailures()
 	for _, m := range r.members {
-		if m.current() == nil {
-			r.awaitGuard(m)
-		}
 		for attempt := 1; m.current() == nil && attempt <= 3; attempt++ {
 			if err := m.start(); err != nil {
 				r.nodeFailure(fmt.Sprintf("%s could not start after healing (attempt %d): %v", m.id, attempt, err))
@@ -450,36 +445,12 @@ func (r *run) healAll() {
 }
 
 // startAsync starts a new Node for m off the schedule's goroutine, so that
-// a slow Start does not hold up the schedule; m is busy meanwhile. A Start
-// that could create the bucket with less than the old ceiling waits
-// (startGuard): later, or, while healing, here.
+// a slow Start does not hold up the schedule; m is busy meanwhile.
 func (r *run) startAsync(m *member) {
-	if d := r.startGuard(m); d > 0 {
-		if !r.healing {
-			r.busy[m]++
-			r.later(d, "start "+m.id+" (the deleted bucket's ceiling has passed)", func() {
-				r.busy[m]--
-				if m.current() == nil {
-					r.startAsync(m)
-				}
-			})
-			return
-		}
-		r.awaitGuard(m)
-	}
 	r.busy[m]++
 	r.starting++
 	began := time.Now()
 	go func() { r.started <- startResult{m: m, err: m.start(), began: began} }()
-}
-
-// awaitGuard waits here until m may start (startGuard).
-func (r *run) awaitGuard(m *member) {
-	if d := r.startGuard(m); d > 0 {
-		r.logf("wait %v before starting %s: the deleted bucket's ceiling (%v) is above its LeaseTTL", d, m.id, r.deletedCeiling)
-		timer := time.NewTimer(d)
-		<-timer.C
-	}
 }
 
 // collectStarts handles the starts that have finished.

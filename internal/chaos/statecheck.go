@@ -97,7 +97,7 @@ func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen 
 	var spans []span
 	var lease *StreamMsg // the latest lease record received
 	blind := false       // a message was not seen since lease
-	next := uint64(1)
+	next := max(inc.FirstSeq, 1) // the stream's first sequence (docs/design.md §2.1)
 	for j := range inc.Msgs {
 		m := inc.Msgs[j]
 		if m.Seq < next {
@@ -142,7 +142,6 @@ func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen 
 // (nil: none received) in an incarnation whose epochs are above base, or ""
 // when its writer held the lease then.
 func fencedBy(m StreamMsg, lease *StreamMsg, firstSeq uint64, tenureOf map[int64][]string) string {
-	base, idx := bucketmeta.Base(firstSeq, 0), bucketmeta.Index(firstSeq, lease.Seq)
 	inst, node, ok := parseStateTag(string(m.Value))
 	if !ok {
 		return "it is not a write of the chaos writer: nobody can tell who made it"
@@ -155,6 +154,7 @@ func fencedBy(m StreamMsg, lease *StreamMsg, firstSeq uint64, tenureOf map[int64
 		return "no lease record comes before it in its stream"
 	}
 	at := fmt.Sprintf("the latest lease record before it (revision %d)", lease.Seq)
+	base, idx := bucketmeta.Base(firstSeq, 0), bucketmeta.Index(firstSeq, lease.Seq)
 	if lease.Op != "" {
 		return fmt.Sprintf("%s is a %s marker", at, lease.Op)
 	}

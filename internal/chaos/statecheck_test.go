@@ -31,7 +31,7 @@ func orderOf(msgs ...StreamMsg) Incarnation {
 // held is a lease record of this protocol of node at epoch, stored at seq.
 func held(t *testing.T, seq uint64, node string, epoch int64) StreamMsg {
 	t.Helper()
-	return record(t, seq, cluster.Lease{Version: 2, NodeID: node, Epoch: epoch, AcquiredAt: t0, ExpiresAt: t0.Add(time.Second), TTLMillis: 1000})
+	return record(t, seq, cluster.Lease{Version: wire.Protocol, NodeID: node, Epoch: epoch, AcquiredAt: t0, ExpiresAt: t0.Add(time.Second), TTLMillis: 1000})
 }
 
 // record is l stored at seq.
