@@ -95,8 +95,8 @@ func CheckState(h StateHistory) (StateStats, []string) {
 func checkIncarnation(i int, inc Incarnation, tenureOf map[int64][]string, seen map[string]placed, stats *StateStats) ([]string, []span) {
 	var out []string
 	var spans []span
-	var lease *StreamMsg // the latest lease record received
-	blind := false       // a message was not seen since lease
+	var lease *StreamMsg         // the latest lease record received
+	blind := false               // a message was not seen since lease
 	next := max(inc.FirstSeq, 1) // the stream's first sequence (docs/design.md §2.1)
 	for j := range inc.Msgs {
 		m := inc.Msgs[j]
