@@ -33,10 +33,11 @@
 // acquisition writes the record's epoch+1 with a compare-and-swap on the
 // KV revision (over anything that is not a record, or into an absent key,
 // an epoch counted from the revision or stream sequence the server
-// checked), and leads only once a stream-info request after the write
-// shows the bucket it decided in. The leader renews with a CAS every
-// RenewInterval, each confirmed the same way; followers watch the key and
-// send no requests in steady state. StepDown and Stop write a released
+// checked), and leads on the write's acknowledgement: the bucket's
+// sequences start at its creation time in microseconds, so a revision
+// names the bucket it belongs to, and a write aimed at a bucket deleted
+// since lands nowhere. The leader renews with a CAS every RenewInterval;
+// followers watch the key and send no requests in steady state. StepDown and Stop write a released
 // record (empty node_id, same epoch), so the key is never deleted and the
 // epoch never goes back.
 //
