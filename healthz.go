@@ -39,7 +39,7 @@ func (n *Node) HealthzHandler() http.Handler {
 		var what string
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/livez"):
-			err, what = n.liveness(time.Now()), "live"
+			err, what = n.liveness(n.view.Now()), "live"
 		case strings.HasSuffix(r.URL.Path, "/readyz"):
 			err, what = n.readiness(), "ready"
 		default:

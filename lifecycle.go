@@ -180,7 +180,7 @@ func (n *Node) subscribe(nc *nats.Conn, control chan<- driver.ControlRequest, st
 	if !n.campaign {
 		return nil, nil
 	}
-	subs, err := driver.SubscribeControl(nc, n.cfg.ClusterID, n.cfg.NodeID, control)
+	subs, err := driver.SubscribeControl(nc, n.cfg.ClusterID, n.cfg.NodeID, n.view.Now, control)
 	if err != nil {
 		return nil, err
 	}

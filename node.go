@@ -218,7 +218,7 @@ func (n *Node) Role() Role {
 // IsLeader reports whether this node holds a live tenure: it acquired the
 // lease and its own deadline (last successful renewal sent + LeaseTTL -
 // SafetyMargin) has not passed. To read the epoch with it, use Tenure.
-func (n *Node) IsLeader() bool { return n.view.Leading(time.Now()) }
+func (n *Node) IsLeader() bool { return n.view.Leading(n.view.Now()) }
 
 // Tenure is this node's live tenure, read at once.
 type Tenure struct {
@@ -241,7 +241,7 @@ type Tenure struct {
 // can straddle a change of tenure; Tenure cannot. To prove the tenure
 // to a fenced resource, use ValidateLeadership.
 func (n *Node) Tenure() (Tenure, bool) {
-	t, ok := n.view.Tenure(time.Now())
+	t, ok := n.view.Tenure(n.view.Now())
 	return Tenure(t), ok
 }
 

@@ -257,7 +257,7 @@ type stateNode State
 
 func (n *stateNode) Store() (*store.Store, error) { return n.host.stateStore() }
 
-func (n *stateNode) Tenure(now time.Time) (int64, uint64, bool) { return n.host.view.Fence(now) }
+func (n *stateNode) Tenure() (int64, uint64, bool) { return n.host.view.Fence(n.host.view.Now()) }
 
 func (n *stateNode) RenewalInFlight() <-chan struct{} { return n.host.view.RenewalInFlight() }
 

@@ -29,13 +29,13 @@ func respond(m *nats.Msg, r wire.StepDownReply) {
 }
 
 // SubscribeControl forwards step-down requests to node nodeID's driver
-// through out. The callback only queues: the machine decides, never a
-// NATS goroutine.
-func SubscribeControl(nc *nats.Conn, clusterID, nodeID string, out chan<- ControlRequest) ([]*nats.Subscription, error) {
+// through out, each received at now (the view's clock). The callback only
+// queues: the machine decides, never a NATS goroutine.
+func SubscribeControl(nc *nats.Conn, clusterID, nodeID string, now func() time.Time, out chan<- ControlRequest) ([]*nats.Subscription, error) {
 	forward := func(generic bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
 			select {
-			case out <- ControlRequest{Msg: m, Generic: generic, Received: time.Now()}:
+			case out <- ControlRequest{Msg: m, Generic: generic, Received: now()}:
 			default:
 				respond(m, wire.StepDownReply{Node: nodeID, Error: "busy: too many control requests"})
 			}

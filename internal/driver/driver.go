@@ -269,7 +269,7 @@ func (d *Driver) feed(ev election.Event) {
 	if ev == nil {
 		return
 	}
-	acts := d.m.Handle(time.Now(), ev)
+	acts := d.m.Handle(d.view.Now(), ev)
 	d.publish()
 	d.carryOut(acts)
 	if epoch := d.expiredAt; epoch != 0 { // extend found the tenure ended
@@ -368,7 +368,7 @@ func (d *Driver) arm(at time.Time) {
 	d.timer.Stop()
 	wait := time.Hour
 	if !at.IsZero() {
-		wait = max(time.Until(at), 0)
+		wait = max(at.Sub(d.view.Now()), 0)
 	}
 	d.timer.Reset(wait)
 }

@@ -53,7 +53,7 @@ func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // on the lease is in flight, without comparing anything (E-rules in
 // docs/design.md): each is asked again, within the same time.
 func (d *Driver) write(a election.Write) {
-	sent := time.Now()
+	sent := d.view.Now()
 	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
 	}
@@ -110,7 +110,7 @@ func (d *Driver) startWatch(a election.Watch) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		timeout := a.Timeout
 		if dl, ok := ctx.Deadline(); ok {
-			timeout = time.Until(dl)
+			timeout = dl.Sub(d.view.Now())
 		}
 		w, err := d.store.Watch(d.base, timeout)
 		err = store.Tidy(err)
@@ -153,7 +153,7 @@ func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	switch w.Purpose {
 	case election.Renew:
 		d.view.renewalEnded()
-		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), time.Since(sent))
+		d.cfg.Metrics.ObserveRenewal(renewalOutcome(err), d.view.Now().Sub(sent))
 		switch {
 		case err == nil || writeClass(*w, err) != election.Transient:
 		case store.InFlightRefusal(err):

@@ -70,7 +70,7 @@ func (d *Driver) become(a election.Become) {
 	d.log.Info("became leader", "epoch", a.Epoch, "revision", a.Rev, "cause", a.Cause)
 	var wait time.Duration // how long the node saw the value it took over; 0 for an absent key
 	if !a.Seen.IsZero() {
-		wait = time.Since(a.Seen)
+		wait = d.view.Now().Sub(a.Seen)
 	}
 	d.cfg.Metrics.ObserveElection(string(a.Cause), wait)
 	d.cfg.Metrics.ObserveLeadership(true, a.Epoch)
@@ -81,7 +81,7 @@ func (d *Driver) become(a election.Become) {
 		}
 		return err
 	}})
-	t.timer.Reset(time.Until(a.Deadline))
+	t.timer.Reset(a.Deadline.Sub(d.view.Now()))
 }
 
 // extend moves the live tenure's deadline after a confirmed renewal. If

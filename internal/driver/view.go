@@ -38,13 +38,22 @@ type View struct {
 	deadline    time.Time
 	// renewing is closed when the renewal in flight ends; nil when none is.
 	renewing chan struct{}
+	clock    *clock
 }
 
 // NewView is the view of node nodeID before it starts: its metadata, and
 // ready (nil, or why it may not lead yet).
 func NewView(nodeID string, metadata map[string]string, ready error) *View {
-	return &View{nodeID: nodeID, changed: make(chan struct{}), metadata: metadata, ready: ready}
+	return &View{nodeID: nodeID, changed: make(chan struct{}), metadata: metadata, ready: ready, clock: newClock()}
 }
+
+// Now is the time the node decides by: its monotonic clock, moved on by a
+// suspension of the host as well (clock).
+func (v *View) Now() time.Time { return v.clock.now() }
+
+// Suspend moves the node's clock on by d, its monotonic clock and timers
+// left as they are: what a suspension of the host for d does (tests).
+func (v *View) Suspend(d time.Duration) { v.clock.suspended.Add(int64(d)) }
 
 // Snapshot is one consistent read of the view.
 type Snapshot struct {
@@ -198,7 +207,7 @@ func (v *View) expire(ctx context.Context, cancel context.CancelFunc) (left time
 	if v.tenureCtx != ctx {
 		return 0, false
 	}
-	if wait := time.Until(v.deadline); wait > 0 {
+	if wait := v.deadline.Sub(v.clock.now()); wait > 0 {
 		return wait, true
 	}
 	cancel()

@@ -17,9 +17,9 @@ type Node interface {
 	// (ErrNotStarted, ErrStopped of package cluster).
 	Store() (*store.Store, error)
 	// Tenure is the epoch and latest lease revision of this node's live
-	// tenure at now; ok is false when the node does not lead
-	// (docs/design.md §3.3).
-	Tenure(now time.Time) (epoch int64, rev uint64, ok bool)
+	// tenure now, on the clock the node decides by; ok is false when the
+	// node does not lead (docs/design.md §3.3).
+	Tenure() (epoch int64, rev uint64, ok bool)
 	// RenewalInFlight is closed when the renewal in flight ends, nil
 	// when none is: fenced writes let renewals go first.
 	RenewalInFlight() <-chan struct{}

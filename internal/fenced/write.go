@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -82,7 +81,7 @@ type writeAttempts struct {
 // first, since this write would make the server refuse the renewal's
 // check, and be refused itself.
 func (s *State) attemptOn(ctx context.Context, a *writeAttempts) (epoch int64, rev uint64, ready bool, err error) {
-	epoch, rev, ok := s.Node.Tenure(time.Now())
+	epoch, rev, ok := s.Node.Tenure()
 	if !ok {
 		return 0, 0, false, a.tenureEnded()
 	}
