@@ -82,8 +82,9 @@ func (r *streamRecorder) snapshot() []streamMsg {
 }
 
 // complete waits until the recorder has caught up with the stream's last
-// sequence, and fails the test unless it holds every sequence from 1 on:
-// only then is the stream order fully known.
+// sequence, and fails the test unless it holds every sequence from the
+// stream's first (its first_seq, docs/design.md §2.1) on: only then is the
+// stream order fully known.
 func (r *streamRecorder) complete(t *testing.T) []streamMsg {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -98,8 +99,9 @@ func (r *streamRecorder) complete(t *testing.T) []streamMsg {
 		return len(msgs) > 0 && msgs[len(msgs)-1].Seq >= last
 	}, "recorder did not reach the stream's last sequence %d", last)
 	msgs := r.snapshot()
+	first := max(info.Config.FirstSeq, 1)
 	for i, m := range msgs {
-		if m.Seq != uint64(i+1) {
+		if m.Seq != first+uint64(i) {
 			t.Fatalf("recorder missed stream sequences before %d (have %d messages): the stream order is not fully known", m.Seq, i)
 		}
 	}
