@@ -97,10 +97,8 @@ func (m *Machine) takeOver(now time.Time) {
 	m.send(now, w, request{a: a})
 }
 
-// tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's,
-// this node's when it says nothing, and never above the members bucket's
-// ceiling, which a bucket created again by another with a longer TTL
-// does not raise.
+// tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's (this
+// node's if it says none), at most the cluster's ceiling.
 func (m *Machine) tenureTTL() time.Duration {
 	ttl := m.p.LeaseTTL
 	if m.inc.LeaseTTL > 0 && !m.p.Knobs.OwnTTL {

@@ -4,15 +4,17 @@
 //
 //   - I1: epochs come from what the server checked (the record replaced,
 //     or the revision or stream sequence a write was checked against);
-//   - I2: one LeaseTTL per cluster, kept in the bucket's metadata;
-//   - I3: a node leads, and a renewal moves its deadline, only on a
-//     landing confirmed in the bucket incarnation it decided in.
+//   - I2: every wait covers the longest TTL a holder may use, the
+//     cluster's ceiling kept where a re-create of the bucket cannot lose it;
+//   - I3: a node leads, and a renewal moves its deadline, only on its own
+//     write acknowledged over a value it waited out: revisions name their
+//     bucket's incarnation.
 //
-// Clock model: every duration is measured on the node's own monotonic
-// clock, passed in with each event; clock rates may differ by less than
-// SafetyMargin allows (docs/design.md); wall clocks are never compared.
-// The only server clock read is a bucket's age and creation time, each
-// from one server's reply.
+// Clock model: every duration is measured on the node's own clock (the
+// driver's: monotonic, moved on by a suspension), passed in with each
+// event; clock rates may differ by less than SafetyMargin allows
+// (docs/design.md); wall clocks are never compared. The clocks read from
+// elsewhere are a bucket's age and its creator's, for its first sequence.
 //
 // It does no I/O, reads no clock, takes no lock and starts no goroutine,
 // and imports the standard library and internal/wire (the lease record,

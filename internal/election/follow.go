@@ -12,10 +12,8 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// ceiling is the longest TTL a holder may be using (I2): the members
-// bucket's lease_ttl_max, which no re-create of this bucket loses, this
-// bucket's lease_ttl_max and lease_ttl, and every TTL seen in a record;
-// this node's own when nothing says.
+// ceiling is the longest TTL a holder may be using (I2): the cluster's,
+// the bucket's, every TTL seen in a record; this node's own if none says.
 func (m *Machine) ceiling() time.Duration {
 	if m.p.Knobs.OwnTTL {
 		return m.p.LeaseTTL
@@ -91,15 +89,10 @@ func (c seen) waitsTheCeiling() bool {
 }
 
 // checkAt is when the value seen is confirmed (zero: it has been, or
-// needs not be). No value is taken over before a Confirm after its first
-// sight named the incarnation followed (P7): a node a server behind kept
-// on an incarnation deleted since judges the newer one's values by the
-// old one's base until then (C4). A new tenure's record is confirmed at
-// first sight, and one unchanged half way through its wait again (P15),
-// so that a watch moved without a word to a bucket created again costs no
-// whole wait; anything else at first sight (for an unknown value or an
-// absent key, P4 reads its ceiling), but a hand-back of a tenure so
-// confirmed (P5): its holder's own release, taken at once.
+// needs not be): no value is taken over before a Confirm after its first
+// sight (P7, C4). A new tenure's record at first sight, and again half
+// way through its wait (P15); anything else at first sight (P4), but a
+// hand-back of a tenure so confirmed (P5).
 func (m *Machine) checkAt() time.Time {
 	c := m.cur
 	switch {
@@ -109,15 +102,14 @@ func (m *Machine) checkAt() time.Time {
 		if half := c.first.Add(m.holdFor() / 2); c.checked.Before(half) {
 			return half
 		}
-	case !c.confirmed && c.kind != None:
+	case c.checked.IsZero() && c.kind != None:
 		return c.first
 	}
 	return time.Time{}
 }
 
-// next is the value seen after the current one, d at rev, first seen
-// now: a renewal of a tenure confirmed is confirmed as a tenure, and a
-// release of one is a hand-back.
+// next is the value seen after the current one, d at rev, first seen now:
+// a renewal of a confirmed tenure is confirmed, a release of it a hand-back.
 func (m *Machine) next(d decoded, rev uint64, now time.Time) seen {
 	p := m.cur
 	m.seenRev = max(m.seenRev, rev)
@@ -190,11 +182,9 @@ type decoded struct {
 	why   string     // why it is unknown
 }
 
-// judgeRange applies P1 to a watch entry as a value of the incarnation
-// inc: its epoch above inc's base by at most the entry's index; ranged
-// false leaves the epoch's range unchecked (Knobs.NoRangeCheck). An entry
-// of a newer incarnation, judged by an older one, is in range if it is in
-// its own: revisions and epochs of a newer one are above an older one's.
+// judgeRange applies P1 to a watch entry as a value of incarnation inc:
+// its epoch above inc's base by at most the entry's index; ranged false
+// leaves the range unchecked (Knobs.NoRangeCheck).
 func judgeRange(e KVEntry, inc Incarnation, ranged bool) decoded {
 	base, idx := inc.base(), inc.index(e.Rev)
 	if e.Op != Put {
@@ -287,7 +277,7 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 	if c.Reconnects != m.conn.reconnects {
 		m.conn.reconnects = c.Reconnects
 		if m.cur.kind != None {
-			m.cur.first, m.cur.confirmed = now, false
+			m.cur.first, m.cur.checked = now, time.Time{}
 		}
 	}
 	if !c.Connected {
@@ -301,7 +291,7 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 // or an absent key (P4, P6).
 func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 	c := &m.cur
-	c.confirmed, c.tenureOK, c.checked = true, c.kind == Held, now
+	c.tenureOK, c.checked = c.kind == Held, now
 	if !c.waitsTheCeiling() {
 		return
 	}
@@ -324,6 +314,7 @@ func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
 	m.inc, m.incKnown, m.ttlSeen = b, true, 0
+	m.seenRev = 0 // a restore's revisions go back (§5.8)
 }
 
 // forget drops what was seen of an incarnation no longer followed.

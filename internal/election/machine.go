@@ -92,13 +92,12 @@ type seen struct {
 	// the incarnation followed (P7); handBack: a release of the tenure
 	// whose record, so confirmed, the watch showed just before it (P5).
 	tenureOK, handBack bool
-	// The Confirm after first sight (P4, P7), the last one's answer
-	// (checked, P15): the ceiling, and, absent, the last sequence.
-	confirmed bool
-	checked   time.Time
-	ceiling   time.Duration
-	lastSeq   uint64
-	age       time.Duration
+	// When the last Confirm after first sight was answered (P4, P7, P15;
+	// zero: none): the ceiling, and, absent, the last sequence.
+	checked time.Time
+	ceiling time.Duration
+	lastSeq uint64
+	age     time.Duration
 }
 
 type connState struct {
@@ -125,7 +124,6 @@ type Knobs struct {
 	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
 	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
 	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
-	AnyBucket    bool // §2.1: a bucket without first_seq or epoch_base is used (with the simulator's Options.NoFirstSeq)
 }
 
 // New makes the machine of a node; Start begins it.
@@ -382,10 +380,8 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 	}
 }
 
-// onConfirmed takes a Confirm's answer: any answer naming another
-// incarnation than the one followed moves the node to it (§3.5). No
-// decision that safety rests on reads it but the ceiling (P4, P6): a
-// server behind may answer for an incarnation deleted since (C4).
+// onConfirmed takes a Confirm's answer: one naming another incarnation
+// than the one followed, not behind, moves the node to it (§3.5).
 func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch b := r.Bucket; {
 	case r.Err != nil:
@@ -393,7 +389,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	case b.Protocol != 0 && b.Protocol != wire.Protocol:
 		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
 			wire.ErrProtocolVersion, b.Protocol, wire.Protocol))
-	case !b.Usable() && !(m.p.Knobs.AnyBucket && b.Protocol != 0 && b.LeaseTTL > 0):
+	case !b.Usable():
 		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")
 	case m.behind(c, b):
@@ -422,13 +418,10 @@ func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
 	}
 }
 
-// behind says a Confirm's answer b comes from a server behind (C4): one
-// cut off while the bucket was deleted and created again answers for the
-// incarnation deleted. Incarnations never go back (§2.1), nor does a
-// stream's last sequence (C2): an answer naming an older incarnation than
-// the one followed, or a last sequence below a revision seen before the
-// Confirm was sent, is taken for none. A rebase (a larger epoch_base: a
-// restore, §5.8) is a new identity whatever its sequences.
+// behind says a Confirm's answer b comes from a server behind (C4): it
+// names an older incarnation than the one followed, or a last sequence
+// below a revision seen before it was sent (C2). A larger epoch_base (a
+// rebase, §5.8) is a new identity whatever its sequences.
 func (m *Machine) behind(c *request, b Incarnation) bool {
 	if b.EpochBase > m.inc.EpochBase || m.p.Knobs.TrustBehind {
 		return false

@@ -678,3 +678,26 @@ func TestAReleaseNotAfterItsTenureIsConfirmedFirst(t *testing.T) {
 		t.Fatalf("want the release taken once confirmed, got %+v", w)
 	}
 }
+
+// §3.5, §5.8: after a move to another incarnation, its answers are judged
+// by the revisions seen in it: a bucket restored and rebased, whose
+// sequences went back below what the node saw before, is not taken for a
+// server behind for ever.
+func TestARebasedIncarnationWithLowerRevisionsIsFollowed(t *testing.T) {
+	h := newHarness(t, params("a"))
+	h.open(bucket(50), put(50, record("b", base+40, "")))
+	h.at(ttl / 2).do(Tick{})
+	h.want("Confirm") // half way (P15)
+	restored := bucket(20)
+	restored.EpochBase += 1_000_000 // init --rebase
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: restored})
+	h.want("Watch")
+	h.do(WatchStarted{ID: h.reqID()})
+	h.do(Entry{KV: put(20, record("b", base+10, ""))}) // below the new base: unknown
+	h.do(Synced{})
+	h.want("Confirm")
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: restored})
+	if !h.m.cur.checked.Equal(h.now) || !h.m.inc.Same(restored) {
+		t.Fatalf("the rebased incarnation's answer (last sequence 20) was taken for a server behind: checked %v, following %+v", h.m.cur.checked, h.m.inc)
+	}
+}

@@ -32,21 +32,18 @@ type Params struct {
 }
 
 // Incarnation is what a Confirm (a stream-info request) tells of the
-// bucket: its identity (Created, FirstSeq and EpochBase), its metadata (0
-// where absent), its last sequence, and the cluster's TTL ceiling kept
-// with the members bucket, which a re-create of this one does not lose.
+// bucket: its identity (Created, FirstSeq, EpochBase), its metadata (0
+// where absent), its last sequence, and the cluster's ceiling (I2).
 type Incarnation struct {
-	Created   time.Time     // the stream's creation time on the server that created it
-	FirstSeq  uint64        // the stream's first_seq: revisions name their incarnation (§2.1)
-	EpochBase int64         // go-cluster.epoch_base (µs), set by go-cluster init --rebase or --upgrade
-	Protocol  int           // go-cluster.protocol
-	LeaseTTL  time.Duration // go-cluster.lease_ttl
-	MaxTTL    time.Duration // go-cluster.lease_ttl_max
-	LastSeq   uint64        // the stream's last sequence
-	Age       time.Duration // the server's time less Created, from the same reply
-	// ClusterMaxTTL is go-cluster.lease_ttl_max of the members bucket:
-	// every tenure's TTL is at most it (I2); 0 where unknown.
-	ClusterMaxTTL time.Duration
+	Created       time.Time     // the stream's creation time on the server that created it
+	FirstSeq      uint64        // the stream's first_seq: revisions name their incarnation (§2.1)
+	EpochBase     int64         // go-cluster.epoch_base (µs), set by go-cluster init --rebase or --upgrade
+	Protocol      int           // go-cluster.protocol
+	LeaseTTL      time.Duration // go-cluster.lease_ttl
+	MaxTTL        time.Duration // go-cluster.lease_ttl_max
+	LastSeq       uint64        // the stream's last sequence
+	Age           time.Duration // the server's time less Created, from the same reply
+	ClusterMaxTTL time.Duration // the members bucket's lease_ttl_max; 0: unknown
 }
 
 // Same says two readings name one incarnation.
@@ -54,17 +51,13 @@ func (i Incarnation) Same(o Incarnation) bool {
 	return i.Created.Equal(o.Created) && i.FirstSeq == o.FirstSeq && i.EpochBase == o.EpochBase
 }
 
-// Usable says the bucket carries the election's metadata and names its
-// revisions' incarnation: a first_seq, or an epoch_base above every
-// earlier epoch (init --rebase, --upgrade). A bucket created again by a
-// tool other than this library's has neither, and nothing of its TTL or
-// its revisions may be trusted (§2.1).
+// Usable says the bucket has the election's metadata and its revisions
+// name their incarnation: a first_seq, or an epoch_base (§2.1).
 func (i Incarnation) Usable() bool {
 	return i.Protocol != 0 && i.LeaseTTL > 0 && (i.FirstSeq > 1 || i.EpochBase > 0)
 }
 
-// zero is the sequence before the incarnation's first: an empty stream's
-// last sequence.
+// zero is the sequence before the incarnation's first.
 func (i Incarnation) zero() uint64 { return max(i.FirstSeq, 1) - 1 }
 
 // base is the epoch every record of the incarnation is above (I1).
@@ -72,8 +65,7 @@ func (i Incarnation) base() int64 {
 	return max(int64(min(i.zero(), math.MaxInt64/2)), i.EpochBase, 0)
 }
 
-// index is a sequence's place in the incarnation, from 1; 0 for one
-// below it (another incarnation's).
+// index is a sequence's place in the incarnation, from 1; 0 below it.
 func (i Incarnation) index(seq uint64) uint64 {
 	if seq <= i.zero() {
 		return 0

@@ -53,8 +53,12 @@ func (k *kv) start(firstSeq bool) {
 // info is the stream's info as a Confirm reads it at now: its identity,
 // metadata, last sequence and age.
 func (k *kv) info(now time.Duration) election.Incarnation {
-	return election.Incarnation{Created: k.createdAt, FirstSeq: k.firstSeq, Protocol: wire.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
+	b := election.Incarnation{Created: k.createdAt, FirstSeq: k.firstSeq, Protocol: wire.Protocol, LeaseTTL: k.ttl, MaxTTL: k.maxTTL,
 		LastSeq: k.seq, Age: now - k.created}
+	if k.firstSeq <= 1 {
+		b.EpochBase = k.createdAt.UnixMicro() - 1 // Options.NoFirstSeq: a bucket made by hand, then rebased
+	}
+	return b
 }
 
 func (k *kv) last() (election.KVEntry, bool) {

@@ -163,7 +163,7 @@ func TestMachineNegativeControls(t *testing.T) {
 		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 102},
 		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 1233},
 		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
-		{"revisions that do not name their incarnation (no first_seq)", Options{NoFirstSeq: true}, 1},
+		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 3},
 		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 708},
 		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 188},
 		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 4},

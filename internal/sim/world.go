@@ -31,8 +31,9 @@ type Options struct {
 	// assumes of the clocks, a negative control of the epoch check.
 	ClockBack bool
 	// NoFirstSeq creates every bucket with revisions from 1, as a tool
-	// other than the library would: the negative control of revisions
-	// that name their incarnation (docs/design.md §2.1).
+	// other than the library would, and an epoch_base at its creation
+	// (init --rebase): epochs grow across buckets, revisions repeat. The
+	// negative control of revisions that name their incarnation (§2.1).
 	NoFirstSeq bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
@@ -162,9 +163,6 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	}
 	if opt.QuietPhase == 0 {
 		opt.QuietPhase = 10 * time.Second
-	}
-	if opt.NoFirstSeq {
-		opt.Knobs.AnyBucket = true // the nodes take the buckets such a tool makes
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
