@@ -21,8 +21,11 @@ type clock struct {
 	suspended atomic.Int64 // Suspend's: ns added, as by a suspension (tests)
 }
 
+// newClock reads the boot clock first: its now is then never behind the
+// monotonic clock's, and a deadline on it comes no later (safe).
 func newClock() *clock {
-	return &clock{origin: time.Now(), boot0: bootTime()}
+	boot0 := bootTime()
+	return &clock{origin: time.Now(), boot0: boot0}
 }
 
 func (c *clock) now() time.Time {

@@ -15,7 +15,7 @@ import (
 // between that renewal's send and the call.
 func TestValidateIsProvenByARenewalSentAfterIt(t *testing.T) {
 	v := NewView("a", nil, nil)
-	sentBefore := time.Now()
+	sentBefore := v.Now()
 	v.begin(context.Background(), 7, 3, sentBefore.Add(time.Minute))
 	d := &Driver{view: v, tenure: &driverTenure{epoch: 7, ctx: context.Background()}}
 	c := Command{Kind: CmdValidate, Reply: make(chan error, 1), Epoch: make(chan int64, 1)}
@@ -30,7 +30,7 @@ func TestValidateIsProvenByARenewalSentAfterIt(t *testing.T) {
 		t.Fatalf("answered %v by a renewal sent before the call", err)
 	default:
 	}
-	sentAfter := time.Now()
+	sentAfter := v.Now()
 	d.extend(election.Extend{Epoch: 7, Deadline: sentAfter.Add(2 * time.Minute), Sent: sentAfter})
 	select {
 	case e := <-c.Epoch:
