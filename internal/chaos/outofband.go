@@ -100,7 +100,12 @@ func (r *run) injectRecreate() string {
 	r.deletions = append(r.deletions, time.Now()) // a delete that failed may have deleted it
 	r.deletedAt = time.Now()
 	if err != nil {
-		return fmt.Sprintf("bucket recreate: delete %s (lease %s, ceiling %v): %v", r.bucket(), before, ceiling, err)
+		// Its answer may be lost with the stream's leader cut off, the
+		// stream deleted all the same (natstest's zombie test): create it
+		// again later, as when the delete was answered.
+		d := r.span(0.1, 1)
+		r.later(d, "create bucket "+r.bucket()+" again", func() { r.recreateBucket(10) })
+		return fmt.Sprintf("bucket recreate%s: delete %s (lease %s, ceiling %v): %v; created again in %v", behind, r.bucket(), before, ceiling, err, d)
 	}
 	r.lastRecreate = time.Now()
 	if r.chance(0.5) {
