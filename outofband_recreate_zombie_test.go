@@ -16,24 +16,31 @@ import (
 
 // The schedule of issue 44 on real servers: a 3-server JetStream cluster
 // whose routes pass through proxies, two nodes, and the bucket deleted and
-// created again while the leader's server is cut off.
+// created again while the leader's server is cut off. Each step waits for
+// the servers to be where the next needs them; nothing is left to chance
+// but the order of a few answers, held by wide margins.
 //
 //  1. n2, its connection pinned to server z (neither the meta leader nor
-//     the stream's leader), leads in the bucket's incarnation X.
+//     the stream's leader, so that z takes no write once cut off), leads
+//     in the bucket's incarnation X.
 //  2. z's routes are cut: n2's renewals find no stream and its deadline
 //     ends the tenure; it follows its own record at X's revision r.
-//  3. On the majority's side the bucket is deleted, and n5 (a LeaseTTL of
-//     15s) starts, creates it again (incarnation Y), waits out the fresh
-//     bucket (P6), creates the lease and renews it up to revision r.
-//     Then n5's connection is blackholed: it still leads, until its
-//     deadline, and nothing more is written to Y.
-//  4. z, cut off, answers stream info for X from its copy: n2's Confirms
-//     name X, and n2 campaigns over its record at r, its writes finding
-//     no stream.
+//  3. On the majority's side the bucket is deleted, and n5 starts,
+//     creates it again (incarnation Y), waits out the fresh bucket (P6),
+//     creates the lease and renews it up to revision r. Then n5's
+//     connection is blackholed: it still leads, until its deadline, and
+//     nothing more is written to Y. Its LeaseTTL, 15s, outlasts what
+//     follows: up to 9s for step 5, then about 1s.
+//  4. z, cut off, answers stream info for X from its copy, a member of a
+//     leaderless group (nats-server answers so once its JetStream has run
+//     for 10s): n2's Confirms name X, and n2 campaigns over its record at
+//     r, its writes finding no stream.
 //  5. z's routes to Y's leader s (not the meta leader, so that z's meta
 //     state does not catch up) are healed, just after z campaigned for
-//     the meta group: it campaigns again, and ends the window, no sooner
-//     than 4s later. s's answers reach n2 100ms late: the route is slow.
+//     the meta group: it campaigns again, making the meta leader step
+//     down, no sooner than 4s later (natstest's MetaTerm). The route is
+//     slow, 100ms each way, so that z's own stream info answers, naming
+//     X, reach n2 before s's, naming Y.
 //  6. n2's next CAS on r reaches s and lands in Y over n5's live record;
 //     the Confirm of its landing is answered by z, naming X.
 //
@@ -106,7 +113,7 @@ func TestRecreatedBucketAnsweredForByACutOffServerGivesNoSecondLeader(t *testing
 	}
 	l := c.MetaLeader()
 	if l != majority[0] && l != majority[1] {
-		t.Fatalf("meta leader n%d; want one of the majority n%d, n%d", l, majority[0], majority[1])
+		t.Fatalf("meta leader: server %d; want one of the majority, %d or %d", l, majority[0], majority[1])
 	}
 	s := c.MoveStreamLeader(t, ncs[l], stream, majority, l)
 
@@ -149,19 +156,19 @@ func TestRecreatedBucketAnsweredForByACutOffServerGivesNoSecondLeader(t *testing
 	}
 	natstest.WaitFor(t, 30*time.Second, func() bool {
 		return createdAnswer(jsz, stream).Equal(createdX)
-	}, "n%d, cut off, does not answer for the deleted bucket", z)
+	}, "server %d, cut off, does not answer for the deleted bucket", z)
 
 	// 5. Heal z to s just after z campaigned for the meta group.
 	term := c.MetaTerm(z)
-	natstest.WaitFor(t, 15*time.Second, func() bool { return c.MetaTerm(z) > term }, "n%d, cut off, did not campaign for the meta group", z)
+	natstest.WaitFor(t, 15*time.Second, func() bool { return c.MetaTerm(z) > term }, "server %d, cut off, did not campaign for the meta group", z)
 	if got := c.MetaLeader(); got != l || !c.Server(s).NATS().JetStreamIsStreamLeader("$G", stream) {
-		t.Fatalf("meta leader n%d, and n%d leads the stream: %v; want n%d, true", got, s, c.Server(s).NATS().JetStreamIsStreamLeader("$G", stream), l)
+		t.Fatalf("meta leader: server %d, and server %d leads the stream: %v; want server %d, true", got, s, c.Server(s).NATS().JetStreamIsStreamLeader("$G", stream), l)
 	}
 	for _, p := range c.RouteProxies(z, s) {
 		p.(*faultproxy.Proxy).Delay(100 * time.Millisecond)
 	}
 	healed := time.Now()
-	t.Logf("X created %v, n2's record at revision %d; Y created %v, first lease revision %d, n5 frozen at %d; n%d healed to n%d (meta leader n%d)",
+	t.Logf("X created %v, n2's record at revision %d; Y created %v, first lease revision %d, n5 frozen at %d; server %d healed to server %d (meta leader: server %d)",
 		createdX, r, createdY, first, frozen, z, s, l)
 
 	// 6. Whatever n2 does, n5 leads until its deadline.
