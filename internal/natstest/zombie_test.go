@@ -57,7 +57,7 @@ func TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff(t *testing.T
 	}
 	// z leads the stream and not the meta group: the majority can delete
 	// and create at once, without electing a meta leader first.
-	z := moveStreamLeader(t, c, ncs[meta], stream, []int{0, 1, 2}, meta)
+	z := c.MoveStreamLeader(t, ncs[meta], stream, []int{0, 1, 2}, meta)
 	old := localStream(t, c.Server(z).NATS(), stream)
 	oldCreated := old.Created
 
@@ -97,7 +97,7 @@ func TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff(t *testing.T
 		}
 		return true
 	}, "the majority does not hold the new stream")
-	s := moveStreamLeader(t, c, ncs[l], stream, []int{a, 3 - z - a}, l)
+	s := c.MoveStreamLeader(t, ncs[l], stream, []int{a, 3 - z - a}, l)
 	if got := localStream(t, c.Server(z).NATS(), stream).Created; !got.Equal(oldCreated) {
 		t.Fatalf("n%d, cut off, holds the stream created %v; want the deleted one's %v", z, got, oldCreated)
 	}
@@ -133,42 +133,6 @@ func TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff(t *testing.T
 	}
 	t.Logf("write acknowledged at revision %d of the stream created %v; then stream info through n%d answered %v (deleted: %v)",
 		rev, newCreated, z, named, oldCreated)
-}
-
-// moveStreamLeader steps the leader of stream down, naming a member among
-// other than avoid as the one to lead, until one of those leads it, and
-// returns that member. Only the members among are asked who leads: one
-// cut off may still deem itself the leader of a stream deleted since. nc
-// is on one of them.
-func moveStreamLeader(t *testing.T, c *Cluster, nc *nats.Conn, stream string, among []int, avoid int) int {
-	t.Helper()
-	var to string
-	for _, i := range among {
-		if i != avoid {
-			to = c.Server(i).NATS().Name()
-			break
-		}
-	}
-	req, err := json.Marshal(server.JSApiLeaderStepdownRequest{Placement: &server.Placement{Preferred: to}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	leader := -1
-	WaitFor(t, 30*time.Second, func() bool {
-		leader = -1
-		for _, i := range among {
-			if c.Server(i).NATS().JetStreamIsStreamLeader("$G", stream) {
-				leader = i
-			}
-		}
-		if leader != avoid {
-			return leader >= 0
-		}
-		// Unanswered while the stream has no leader: short, and again.
-		_, _ = nc.Request(fmt.Sprintf(server.JSApiStreamLeaderStepDownT, stream), req, 500*time.Millisecond)
-		return false
-	}, "stream %s: no leader other than n%d", stream, avoid)
-	return leader
 }
 
 // localStream returns the copy of stream that ns holds, failing the test
