@@ -60,8 +60,8 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	n2 := startNode(t, cfg2, rec, nil)
 	natstest.WaitFor(t, 15*time.Second, n2.IsLeader, "n2 did not lead in the first bucket")
 	x := bucketThrough(t, js, bucket)
-	first := leaseRevision(t, x)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return leaseRevision(t, x) == first+1 }, "n2 did not renew")
+	first := lastLeaseRevision(t, x)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return lastLeaseRevision(t, x) == first+1 }, "n2 did not renew")
 	for j := range 3 {
 		if j != z {
 			c.CutRoutes(z, j)
@@ -104,8 +104,8 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	natstest.WaitFor(t, 30*time.Second, n5.IsLeader, "n5 did not lead in the bucket created again")
 	t.Logf("n5 leads %v after z was cut off", time.Since(cut).Round(time.Millisecond))
 	y := bucketThrough(t, js, bucket)
-	firstY := leaseRevision(t, y)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return leaseRevision(t, y) == firstY+1 }, "n5 did not renew")
+	firstY := lastLeaseRevision(t, y)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return lastLeaseRevision(t, y) == firstY+1 }, "n5 did not renew")
 	p5.Blackhole()
 	t.Logf("n2's last revision in X: %d; n5's in Y: %d", first+1, firstY+1)
 
@@ -155,8 +155,8 @@ func bucketThrough(t *testing.T, js jetstream.JetStream, bucket string) jetstrea
 	return kv
 }
 
-// leaseRevision is the lease key's last revision, 0 if it cannot be read.
-func leaseRevision(t *testing.T, kv jetstream.KeyValue) uint64 {
+// lastLeaseRevision is the lease key's last revision, 0 if it cannot be read.
+func lastLeaseRevision(t *testing.T, kv jetstream.KeyValue) uint64 {
 	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
