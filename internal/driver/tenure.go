@@ -81,8 +81,17 @@ func (d *Driver) become(a election.Become) {
 		}
 		return err
 	}})
-	t.timer.Reset(a.Deadline.Sub(d.view.Now()))
+	t.timer.Reset(recheck(a.Deadline.Sub(d.view.Now())))
 }
+
+// recheckEvery bounds the deadline timer's sleep: timers run on the
+// monotonic clock, which stops while the host is suspended, so a timer set
+// before a suspension fires late by all of it; looking again this often
+// ends a tenure whose deadline passed meanwhile within this of the resume,
+// even with the loop stuck (E5). The queries compare the clock directly.
+const recheckEvery = 250 * time.Millisecond
+
+func recheck(left time.Duration) time.Duration { return min(left, recheckEvery) }
 
 // extend moves the live tenure's deadline after a confirmed renewal. If
 // the deadline timer ended the tenure meanwhile (the machine decided
@@ -132,7 +141,7 @@ func (d *Driver) deadlineFired(t *driverTenure) {
 	case !live:
 		return
 	case left > 0:
-		t.timer.Reset(left)
+		t.timer.Reset(recheck(left))
 		return
 	}
 	d.queueLose(t)
