@@ -28,10 +28,13 @@ type runCmd struct {
 	replicas int
 	slots    int
 	verbose  bool
+	// startTimeout is --start-timeout: give up when the command has not
+	// started within it; 0, not given.
+	startTimeout time.Duration
 }
 
-// exitLeadTimeout is run's exit status when --timeout passed before the
-// command started: GNU timeout's.
+// exitLeadTimeout is run's exit status when --start-timeout passed
+// before the command started: GNU timeout's.
 const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *pflag.FlagSet) {
@@ -43,6 +46,8 @@ func (c *runCmd) define(fs *pflag.FlagSet) {
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
 	fs.IntVarP(&c.slots, "slots", "n", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
 	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
+	fs.DurationVar(&c.startTimeout, "start-timeout", 0, "give up (exit 124) if COMMAND has not started within `D` of run's start: it counts connecting, "+
+		"a new bucket's first election (it waits the bucket's TTL ceiling less its age) and waiting for another leader or a slot (default: wait for ever)")
 }
 
 // exitStatus is an exit status to return as it is, with nothing printed:
@@ -82,8 +87,13 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.slots < 1 {
 		return fmt.Errorf("%w: --slots must be at least 1, not %d", errUsage, c.slots)
 	}
-	var leadTimeout time.Duration // --timeout bounds the wait to lead only when given
-	if e.opts.timeoutGiven {
+	if c.startTimeout < 0 {
+		return fmt.Errorf("%w: --start-timeout must not be negative, not %v", errUsage, c.startTimeout)
+	}
+	// --start-timeout bounds the wait to lead only when given; --timeout,
+	// its old spelling, too when it is given and --start-timeout is not.
+	leadTimeout := c.startTimeout
+	if leadTimeout == 0 && e.opts.timeoutGiven {
 		leadTimeout = e.opts.timeout
 	}
 	// The node dials, and redials forever, with the library's settings;
@@ -101,7 +111,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	code, err := r.Run(ctx)
 	if err != nil {
 		if errors.Is(err, runner.ErrLeadTimeout) {
-			fmt.Fprintf(e.stderr, "go-cluster run: gave up (--timeout): %v\n", err)
+			fmt.Fprintf(e.stderr, "go-cluster run: gave up (--start-timeout): %v\n", err)
 			return exitStatus{exitLeadTimeout}
 		}
 		if errors.Is(err, cluster.ErrConnect) {
