@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,7 +39,7 @@ type runCmd struct {
 const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *pflag.FlagSet) {
-	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
+	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default HOST-PID: the host name and this process's ID, so runs on one host queue)")
 	fs.DurationVar(&c.ttl, "ttl", wire.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
 	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
@@ -122,7 +123,9 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	return exitStatus{code}
 }
 
-// nodeID is --node, or the host name.
+// nodeID is --node, or the host name and this process's ID: a node ID
+// of its own for each run, so that two runs on one host queue as runs on
+// two hosts do, while the host name still shows in logs and status.
 func (c *runCmd) nodeID() (string, error) {
 	if c.node != "" {
 		if err := wire.CheckNodeID("--node", c.node); err != nil {
@@ -134,11 +137,12 @@ func (c *runCmd) nodeID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
 	}
-	if err := wire.CheckNodeID("host name", host); err != nil {
-		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
+	id := host + "-" + strconv.Itoa(os.Getpid())
+	if err := wire.CheckNodeID("host name", id); err != nil {
+		return "", fmt.Errorf("%w: the host name cannot begin the node ID (%s): give one with --node",
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}
-	return host, nil
+	return id, nil
 }
 
 // passThrough returns the exit status err carries as it is, if it does.
