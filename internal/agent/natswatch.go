@@ -36,7 +36,12 @@ func newNATSWatch(log *slog.Logger) *natsWatch {
 // its own goroutine, one at a time.
 func (w *natsWatch) options() []nats.Option {
 	return []nats.Option{
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { w.disconnected(err) }),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// Close calls this too, with no error: a clean stop is no loss.
+			if !nc.IsClosed() {
+				w.disconnected(err)
+			}
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { w.reconnected(nc.ConnectedUrlRedacted()) }),
 	}
 }
