@@ -118,6 +118,6 @@ Exit status:
      has not passed, or failed too often), so it would not take the lease;
      nothing was sent (--force sends all the same)
   5  state get only: the key has no value (never written, or deleted)
-  run exits with its command's status (128 + N for signal N), 124 when --timeout
+  run exits with its command's status (128 + N for signal N), 124 when --start-timeout
   passed before the command started, 127 when the command could not be started
 `
