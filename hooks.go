@@ -106,11 +106,19 @@ func (f HookFuncs) OnLeaderChange(ctx context.Context, nodeID string) error {
 // So ComposeHooks(app, vipHooks) starts the application before the VIP
 // arrives, and removes the VIP before the application stops. Every hook is
 // called even when an earlier one fails or panics; the errors (a panic
-// becomes an error) are joined. Nil entries are skipped.
+// becomes an error) are joined. Nil entries are skipped; an entry that is
+// itself composed is taken apart, so an error names its hook once, by its
+// index in the flattened list.
 func ComposeHooks(hooks ...Hooks) Hooks {
 	list := make([]Hooks, 0, len(hooks))
 	for _, h := range hooks {
-		if h != nil {
+		switch h := h.(type) {
+		case nil:
+		case composedHooks:
+			// A stack within a stack is the same stack flattened; flat,
+			// an error names its hook once, not once per level.
+			list = append(list, h...)
+		default:
 			list = append(list, h)
 		}
 	}

@@ -33,11 +33,11 @@ func commands() []command {
 		{"watch", "[--all] [--count N]", "stream leadership changes as they are written to the lease", 0, &watchCmd{}},
 		{"stepdown", "[--to NODE] [--force] [--wait=false]", "ask the leader to step down, optionally in favour of NODE", 0, &stepdownCmd{}},
 		{"health", "[--settle D] [NODE]", "show the health of one node, or of every node", 1, &healthCmd{}},
-		{"init", "[--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b] [--lease-ttl D] [--rebase] [--upgrade [--wait]]", "create the cluster's bucket ahead of time with the library's settings (the first election is then immediate); change its LeaseTTL, its epoch base after a restore, its protocol", 0, &initCmd{}},
+		{"init", "[--replicas N] [--storage file|memory] [--placement-cluster C] [--placement-tags a,b] [--lease-ttl D] [--rebase] [--upgrade [--wait]]", "create the cluster's bucket ahead of time with the library's settings (its first election can be its TTL ceiling after it); change its LeaseTTL, its epoch base after a restore, its protocol", 0, &initCmd{}},
 		{"state get", "KEY", "print the value of a state key (--json: with its revision, the writer's epoch, the time written)", 1, &stateGetCmd{}},
 		{"state ls", "[PREFIX]", "list the state keys, sorted: every key, or PREFIX and the keys below it", 1, &stateLsCmd{}},
 		{"state watch", "[--count N] [PREFIX]", "print the current state values, then every change, one line each", 1, &stateWatchCmd{}},
-		{"run", "[--node ID] [--ttl D] [--grace D] [--once] [--timeout D] [--slots N] -- COMMAND [ARGS...]", "campaign, and run COMMAND while this host leads; exit with its status", maxRunArgs, &runCmd{}},
+		{"run", "[--node ID] [--ttl D] [--grace D] [--once] [--start-timeout D] [--slots N] -- COMMAND [ARGS...]", "campaign, and run COMMAND while this host leads; exit with its status", maxRunArgs, &runCmd{}},
 		{"agent", "[--config FILE] [--check [--other-host] | --cleanup]", "the agent daemon: VIPs, checks, notify commands and a service on the leader, from a YAML file", 0, &agentCmd{}},
 		{"maintenance", "on|off --node NODE", "switch an agent's node in or out of maintenance: not ready, so it does not lead", 1, &maintenanceCmd{}},
 	}
@@ -118,6 +118,6 @@ Exit status:
      has not passed, or failed too often), so it would not take the lease;
      nothing was sent (--force sends all the same)
   5  state get only: the key has no value (never written, or deleted)
-  run exits with its command's status (128 + N for signal N), 124 when --timeout
+  run exits with its command's status (128 + N for signal N), 124 when --start-timeout
   passed before the command started, 127 when the command could not be started
 `

@@ -26,7 +26,7 @@
 //	go-cluster [flags] state watch [--count N] [PREFIX]
 //	                                       the current state values, then every change
 //	go-cluster version                     the version, and the commit it was built from (also --version)
-//	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] [--timeout D] [--slots N] -- COMMAND [ARGS...]
+//	go-cluster [flags] run [--node ID] [--ttl D] [--grace D] [--once] [--start-timeout D] [--slots N] -- COMMAND [ARGS...]
 //	                                       campaign, and run COMMAND while this host leads
 //	go-cluster agent [--config FILE] [--check [--other-host] | --cleanup]
 //	                                       the agent daemon: VIPs, checks, notify commands, a service
@@ -47,7 +47,7 @@
 //	--tlsca FILE        CA certificates to trust
 //	--js-domain DOMAIN  JetStream domain of the bucket, through a leaf node
 //	--cluster ID        the cluster's ID (required)
-//	--timeout D         how long to wait for NATS and for replies (default 2s)
+//	--timeout D         how long to wait for NATS and for replies (default 2s); given to run, the old spelling of --start-timeout
 //	--json              print JSON instead of text
 //
 // Each connection setting comes from the first of: the flags; the

@@ -67,7 +67,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsCA, "tlsca", c.tlsCA, "TLS CA certificates `FILE` to trust ($"+envNATSCA+")")
 	fs.StringVar(&c.jsDomain, "js-domain", c.jsDomain, "JetStream `DOMAIN` of the cluster's bucket, through a leaf node ($"+envJSDomain+", else the context's)")
 	fs.StringVar(&o.cluster, "cluster", o.cluster, "the cluster's `ID` (required)")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies (run: the old spelling of --start-timeout)")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
 }
 

@@ -36,8 +36,11 @@ func TestCLIInit(t *testing.T) {
 	}
 
 	r := cli("init", "--cluster", "pre", "--lease-ttl", "5s")
+	born := bucketCreated(ctx, t, js, "pre")
 	want := fmt.Sprintf("created bucket cluster-pre: 1 replicas, file storage, history 8\n"+
-		"election: lease TTL 5s, ceiling 5s, protocol %d, epoch base %d\ncreated members bucket members-pre\n", wire.Protocol, bucketFirstSeq(ctx, t, js, "pre")-1)
+		"election: lease TTL 5s, ceiling 5s, protocol %d, epoch base %d\n"+
+		"first election: not before %s (5s, the bucket's TTL ceiling, after its creation: docs/design.md P6); a node started later leads at once\n"+
+		"created members bucket members-pre\n", wire.Protocol, bucketFirstSeq(ctx, t, js, "pre")-1, born.Add(5*time.Second).UTC().Format(time.RFC3339Nano))
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("init: exit %d, %q %q; want %q", r.code, r.stdout, r.stderr, want)
 	}

@@ -106,6 +106,10 @@ type initReport struct {
 	// created (a warning says why: nodes create it, or run without it).
 	MembersBucket  string `json:"members_bucket,omitempty"`
 	MembersCreated bool   `json:"members_created,omitempty"` // false: it existed
+	// FirstElection is, for a bucket this init created, the earliest
+	// time its first election can happen: its creation plus its TTL
+	// ceiling (docs/design.md P6). A node started before waits until then.
+	FirstElection *time.Time `json:"first_election,omitempty"`
 }
 
 func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
@@ -146,6 +150,10 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 		r.Replicas, r.Storage, r.Placement = info.Config.Replicas, storageName(info.Config.Storage), info.Config.Placement
 		if r.Election, r.Warnings, err = usableMeta(r.Bucket, info); err != nil {
 			return fmt.Errorf("the bucket exists with settings the election cannot use: %w", err)
+		}
+		if created {
+			at := info.Created.Add(time.Duration(r.Election.LeaseTTLMaxMs) * time.Millisecond)
+			r.FirstElection = &at
 		}
 	}
 	if !created {
@@ -239,6 +247,14 @@ func renderInit(e *env, r initReport) error {
 	}
 	if err := renderMeta(e, r); err != nil {
 		return err
+	}
+	if r.FirstElection != nil {
+		// Honest about P6: a new bucket cannot be told from one deleted
+		// moments ago under a cut-off leader, so its first election waits.
+		if _, err := fmt.Fprintf(e.stdout, "first election: not before %s (%v, the bucket's TTL ceiling, after its creation: docs/design.md P6); a node started later leads at once\n",
+			r.FirstElection.UTC().Format(time.RFC3339Nano), ms(r.Election.LeaseTTLMaxMs)); err != nil {
+			return err
+		}
 	}
 	if r.MembersBucket == "" {
 		return nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,14 +29,17 @@ type runCmd struct {
 	replicas int
 	slots    int
 	verbose  bool
+	// startTimeout is --start-timeout: give up when the command has not
+	// started within it; 0, not given.
+	startTimeout time.Duration
 }
 
-// exitLeadTimeout is run's exit status when --timeout passed before the
-// command started: GNU timeout's.
+// exitLeadTimeout is run's exit status when --start-timeout passed
+// before the command started: GNU timeout's.
 const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *pflag.FlagSet) {
-	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default the host name)")
+	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default HOST-PID: the host name and this process's ID, so runs on one host queue)")
 	fs.DurationVar(&c.ttl, "ttl", wire.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
 	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
@@ -43,6 +47,8 @@ func (c *runCmd) define(fs *pflag.FlagSet) {
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
 	fs.IntVarP(&c.slots, "slots", "n", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
 	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
+	fs.DurationVar(&c.startTimeout, "start-timeout", 0, "give up (exit 124) if COMMAND has not started within `D` of run's start: it counts connecting, "+
+		"a new bucket's first election (it waits the bucket's TTL ceiling less its age) and waiting for another leader or a slot (default: wait for ever)")
 }
 
 // exitStatus is an exit status to return as it is, with nothing printed:
@@ -82,8 +88,13 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.slots < 1 {
 		return fmt.Errorf("%w: --slots must be at least 1, not %d", errUsage, c.slots)
 	}
-	var leadTimeout time.Duration // --timeout bounds the wait to lead only when given
-	if e.opts.timeoutGiven {
+	if c.startTimeout < 0 {
+		return fmt.Errorf("%w: --start-timeout must not be negative, not %v", errUsage, c.startTimeout)
+	}
+	// --start-timeout bounds the wait to lead only when given; --timeout,
+	// its old spelling, too when it is given and --start-timeout is not.
+	leadTimeout := c.startTimeout
+	if leadTimeout == 0 && e.opts.timeoutGiven {
 		leadTimeout = e.opts.timeout
 	}
 	// The node dials, and redials forever, with the library's settings;
@@ -101,7 +112,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	code, err := r.Run(ctx)
 	if err != nil {
 		if errors.Is(err, runner.ErrLeadTimeout) {
-			fmt.Fprintf(e.stderr, "go-cluster run: gave up (--timeout): %v\n", err)
+			fmt.Fprintf(e.stderr, "go-cluster run: gave up (--start-timeout): %v\n", err)
 			return exitStatus{exitLeadTimeout}
 		}
 		if errors.Is(err, cluster.ErrConnect) {
@@ -112,7 +123,9 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	return exitStatus{code}
 }
 
-// nodeID is --node, or the host name.
+// nodeID is --node, or the host name and this process's ID: a node ID
+// of its own for each run, so that two runs on one host queue as runs on
+// two hosts do, while the host name still shows in logs and status.
 func (c *runCmd) nodeID() (string, error) {
 	if c.node != "" {
 		if err := wire.CheckNodeID("--node", c.node); err != nil {
@@ -124,11 +137,12 @@ func (c *runCmd) nodeID() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: cannot read the host name (%v): give --node", errUsage, err)
 	}
-	if err := wire.CheckNodeID("host name", host); err != nil {
-		return "", fmt.Errorf("%w: the host name cannot be the node ID (%s): give one with --node",
+	id := host + "-" + strconv.Itoa(os.Getpid())
+	if err := wire.CheckNodeID("host name", id); err != nil {
+		return "", fmt.Errorf("%w: the host name cannot begin the node ID (%s): give one with --node",
 			errUsage, strings.TrimPrefix(err.Error(), cluster.ErrInvalidConfig.Error()+": "))
 	}
-	return host, nil
+	return id, nil
 }
 
 // passThrough returns the exit status err carries as it is, if it does.

@@ -40,15 +40,9 @@ func (c *Config) CheckHost(connect func(Cluster) (Endpoint, error)) error {
 				add(fmt.Sprintf("%s.checks[%d].exec.argv[0]", p, j), commandProblem(ch.Exec.Argv[0]))
 			}
 		}
-		for _, n := range []struct {
-			path string
-			argv []string
-		}{
-			{".notify.become_leader", cl.Notify.BecomeLeader}, {".notify.lose_leadership", cl.Notify.LoseLeadership},
-			{".notify.leader_change", cl.Notify.LeaderChange}, {".notify.fault", cl.Notify.Fault},
-		} {
+		for _, n := range cl.Notify.commands() {
 			if len(n.argv) > 0 {
-				add(p+n.path+"[0]", commandProblem(n.argv[0]))
+				add(p+".notify."+n.key+"[0]", commandProblem(n.argv[0]))
 			}
 		}
 		if cl.Service != nil && len(cl.Service.Argv) > 0 {

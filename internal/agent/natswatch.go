@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -24,7 +25,7 @@ type natsWatch struct {
 
 	mu     sync.Mutex
 	lost   bool
-	since  time.Time // when it was lost
+	since  time.Time // when the server was last heard, as far as known
 	reason string
 }
 
@@ -36,23 +37,41 @@ func newNATSWatch(log *slog.Logger) *natsWatch {
 // its own goroutine, one at a time.
 func (w *natsWatch) options() []nats.Option {
 	return []nats.Option{
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { w.disconnected(err) }),
+		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			// Close calls this too, with no error: a clean stop is no loss.
+			if !nc.IsClosed() {
+				w.disconnected(err, silence(nc, err))
+			}
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { w.reconnected(nc.ConnectedUrlRedacted()) }),
 	}
 }
 
-func (w *natsWatch) disconnected(err error) {
+// silence is how long before a loss is noticed the server was last
+// heard at least: a connection found stale has had MaxPingsOut pings
+// sent a PingInterval apart go unanswered; a closed socket is noticed at
+// once.
+func silence(nc *nats.Conn, err error) time.Duration {
+	if errors.Is(err, nats.ErrStaleConnection) {
+		return time.Duration(nc.Opts.MaxPingsOut) * nc.Opts.PingInterval
+	}
+	return 0
+}
+
+// disconnected records a loss noticed now, the server last heard quiet
+// before: the loss counts from then.
+func (w *natsWatch) disconnected(err error, quiet time.Duration) {
 	w.mu.Lock()
 	first := !w.lost
 	if first {
-		w.lost, w.since, w.reason = true, w.now(), "disconnected"
+		w.lost, w.since, w.reason = true, w.now().Add(-quiet), "disconnected"
 		if err != nil {
 			w.reason = err.Error()
 		}
 	}
 	w.mu.Unlock()
 	if first {
-		w.log.Warn("NATS connection lost: this node knows no leader until it is back; a leader gives up its VIPs at its tenure's deadline", "err", err)
+		w.log.Warn("NATS connection lost: this node knows no leader until it is back; a leader gives up its VIPs at its tenure's deadline", "err", err, "silent_for", quiet)
 	}
 }
 

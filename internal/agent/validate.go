@@ -397,12 +397,9 @@ func (v *validator) routes(p string, routes []Route, vip netip.Prefix) {
 }
 
 func (v *validator) notify(p string, n *Notify) {
-	v.argv(p+".become_leader", n.BecomeLeader)
-	v.argv(p+".lose_leadership", n.LoseLeadership)
-	v.argv(p+".leader_change", n.LeaderChange)
-	v.argv(p+".fault", n.Fault)
-	v.argv(p+".fault_cleared", n.FaultCleared)
-	v.argv(p+".state", n.State)
+	for _, c := range n.commands() {
+		v.argv(p+"."+c.key, c.argv)
+	}
 	if n.Timeout < 0 {
 		v.bad(p+".timeout", "%v is negative", n.Timeout.D())
 	}

@@ -302,7 +302,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 		c.lastSeq, c.first = b.LastSeq, now
 		if wait := c.ceiling - c.age; b.LastSeq == b.zero() && wait > 0 && !m.p.Observer {
 			// P6 is the design, not a fault: an operator needs to know.
-			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (create the bucket ahead of time with go-cluster init to start at once)",
+			m.logf(slog.LevelInfo, "new bucket with no lease yet: waiting before the first election, in case a leader of a bucket deleted moments ago is still running (a bucket go-cluster init made at least that long before needs no wait)",
 				"wait", wait.Round(time.Millisecond), "bucket_age", c.age.Round(time.Millisecond))
 		}
 	}

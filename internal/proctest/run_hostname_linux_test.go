@@ -44,8 +44,9 @@ func TestRunAcceptsHostNamesAsNodeIDs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run as host web1.example.com: %v\n%s", err, out)
 		}
-		if got := strings.TrimSpace(readFile(filepath.Join(dir, "node"))); got != "web1.example.com" {
-			t.Fatalf("GO_CLUSTER_NODE = %q, want web1.example.com", got)
+		// The default node ID is the host name and the run's process ID.
+		if got := strings.TrimSpace(readFile(filepath.Join(dir, "node"))); !strings.HasPrefix(got, "web1.example.com-") {
+			t.Fatalf("GO_CLUSTER_NODE = %q, want web1.example.com-PID", got)
 		}
 	})
 }

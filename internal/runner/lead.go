@@ -22,7 +22,7 @@ const (
 // lead runs the command for tenure t and returns its exit status and how
 // it ended. The command is dead when lead returns.
 func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
-	w := watch{node: r.nodes[t.slot-1], ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log}
+	w := watch{node: r.nodes[t.slot-1], ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log, what: "the command"}
 	if !w.timeLeft(t.ctx) {
 		return 0, endSkipped // it would get SIGTERM at once
 	}
@@ -42,6 +42,9 @@ type watch struct {
 	grace   time.Duration
 	signals <-chan os.Signal // passed on to the command; may be nil
 	log     *slog.Logger
+	// what names the command in logs: "the command" (run), "the service"
+	// (the agent's), as its operator knows it.
+	what string
 
 	deadline time.Time // the tenure's deadline as last read
 }
@@ -81,11 +84,11 @@ func (w *watch) run(ctx, tenure context.Context, c *Child) (int, end) {
 			if ok {
 				w.deadline = t.Deadline
 			}
-			w.log.Warn("renewals are late: stopping the command before the lease can pass on", "deadline_in", time.Until(w.deadline))
+			w.log.Warn("renewals are late: stopping "+w.what+" before the lease can pass on", "deadline_in", time.Until(w.deadline))
 			c.Terminate(w.deadline.Add(-KillLead(w.ncfg)))
 			return c.ExitCode(), endLost
 		case <-tenure.Done():
-			w.log.Warn("leadership ended: stopping the command")
+			w.log.Warn("leadership ended: stopping " + w.what)
 			c.Terminate(w.killAt())
 			return c.ExitCode(), endLost
 		case <-ctx.Done():

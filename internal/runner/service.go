@@ -116,7 +116,7 @@ func (s *Service) supervise(tenure context.Context, n *cluster.Node, ncfg cluste
 		EnvCluster+"="+ncfg.ClusterID, EnvNode+"="+ncfg.NodeID, EnvEpoch+"="+strconv.FormatInt(epoch, 10))
 	backoff := s.cfg.BackoffMin
 	for {
-		w := watch{node: n, ncfg: ncfg, grace: grace, log: s.log}
+		w := watch{node: n, ncfg: ncfg, grace: grace, log: s.log, what: "the service"}
 		if !w.timeLeft(tenure) {
 			return
 		}
