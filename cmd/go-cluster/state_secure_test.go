@@ -22,6 +22,7 @@ func stateReaderPermissions(clusterID string) securetest.Permissions {
 			"$JS.API.STREAM.INFO." + stream,
 			"$JS.API.CONSUMER.CREATE." + stream + ".>",
 			"$JS.API.CONSUMER.DELETE." + stream + ".>",
+			"$JS.API.CONSUMER.MSG.NEXT." + stream + ".>", // the lease watch's pull requests
 			"$JS.API.STREAM.MSG.GET." + stream,
 		},
 		Subscribe: []string{"_INBOX.>"},
