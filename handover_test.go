@@ -331,6 +331,7 @@ func TestAHandBackIsOneRequestOfTheLoop(t *testing.T) {
 	for last >= 0 && requests[last] != "Become" {
 		last--
 	}
+	t.Logf("requests up to Become: %q", requests[:last+1])
 	if last < 1 || requests[last-1] != "Write acquire" {
 		t.Fatalf("requests of b's loop up to its Become: %q; want the acquisition's write right before it", requests[:last+1])
 	}
