@@ -28,10 +28,8 @@ func (m *Machine) ceiling() time.Duration {
 	return c
 }
 
-// holdFor is how long the value seen is waited out from first sight:
-// a held record for its own TTL, a released one not at all, an unknown
-// value or an absent key for the ceiling (less the bucket's age where
-// nothing was ever written, P6).
+// holdFor is how long the value seen is waited out from first sight: a
+// held record its TTL, a release nothing, else the ceiling (less age, P6).
 func (m *Machine) holdFor() time.Duration {
 	c := m.cur
 	switch c.kind {
@@ -49,8 +47,7 @@ func (m *Machine) holdFor() time.Duration {
 	return c.ceiling
 }
 
-// follow waits out the value seen and campaigns when it may; it returns
-// when to look again.
+// follow waits out the value seen and campaigns when it may.
 func (m *Machine) follow(now time.Time) time.Time {
 	m.reportLeader(now)
 	c := m.cur
@@ -81,9 +78,8 @@ func (m *Machine) follow(now time.Time) time.Time {
 	return time.Time{}
 }
 
-// waitsTheCeiling says the value seen is waited out for the ceiling
-// (P4): an unknown value, an absent key, or a held record that does not
-// say its TTL.
+// waitsTheCeiling: an unknown value, an absent key, a held record without
+// its TTL (P4).
 func (c seen) waitsTheCeiling() bool {
 	return c.kind == Unknown || c.kind == Absent || (c.kind == Held && c.d.lease.TTLMillis == 0)
 }

@@ -11,9 +11,8 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// State is what the machine is doing (docs/design.md §4.10), as
-// Machine.State derives it: no field holds it, so no transition can leave
-// it behind what the machine holds.
+// State is what the machine is doing (§4.10), as Machine.State derives
+// it: no field holds it, so no transition can leave it behind.
 type State int
 
 const (
@@ -29,8 +28,7 @@ func (s State) String() string {
 	return [...]string{"syncing", "following", "acquiring", "leading", "draining", "stopped"}[s]
 }
 
-// State is what the machine is doing: the request out, the tenure, the
-// drain and the watch tell it.
+// State is what the machine is doing, from the request, tenure, drain, watch.
 func (m *Machine) State() State {
 	switch r := m.req; {
 	case m.stopped:
@@ -107,16 +105,14 @@ type connState struct {
 	askedAt     time.Time // last priority request
 }
 
-// lostRace is a compare-and-swap lost at rev (P10): wait for the watch
-// to show a newer revision until resync, then reopen it.
+// lostRace is a CAS lost at rev (P10): wait for a newer revision until resync.
 type lostRace struct {
 	waiting bool
 	above   uint64
 	resync  time.Time
 }
 
-// Knobs each remove one invariant's check, for the simulator's negative
-// controls only: the zero value is the protocol.
+// Knobs each remove one check: the simulator's negative controls only.
 type Knobs struct {
 	NoAck        bool // I3: an acquisition whose write went unanswered leads as if it had landed
 	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
@@ -233,8 +229,7 @@ func (m *Machine) decide(now time.Time) time.Time {
 	return m.follow(now)
 }
 
-// stop ends the machine once, a live tenure with cause; err is the
-// permanent error that stops it, nil for Stop.
+// stop ends the machine once, a live tenure with cause; err: why, nil for Stop.
 func (m *Machine) stop(cause, err error) {
 	if m.stopped { // a permanent error is reported once
 		return
@@ -250,8 +245,7 @@ func (m *Machine) stop(cause, err error) {
 func (m *Machine) fail(err error) { m.stop(err, err) }
 
 // StopNow ends the machine at once, without a release: the driver's
-// teardown gave up waiting. The tenure ends; the driver answers every
-// call still waiting with wire.ErrStopped.
+// teardown gave up waiting; it answers every call left with ErrStopped.
 func (m *Machine) StopNow() []Action {
 	m.out = nil
 	m.stop(wire.ErrStopped, nil)
@@ -306,7 +300,7 @@ type attempt struct {
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
-// It returns the zero time: the answer, not a timer, wakes the machine.
+// It returns zero: the answer, not a timer, wakes the machine.
 func (m *Machine) send(now time.Time, a Action, q request) time.Time {
 	m.nextID++
 	q.id, q.sent = m.nextID, now
@@ -341,9 +335,8 @@ func (r WriteResult) result() (uint64, ErrClass, error)   { return r.ID, r.Class
 func (r ConfirmResult) result() (uint64, ErrClass, error) { return r.ID, r.Class, r.Err }
 func (r WatchStarted) result() (uint64, ErrClass, error)  { return r.ID, r.Class, r.Err }
 
-// onAnswer routes a request's answer to the decision it continues. A
-// bucket gone or a permanent error ends whatever the request was for,
-// except a release, which ends its drain on its own terms (onReleased).
+// onAnswer routes a request's answer to the decision it continues; a
+// bucket gone or a permanent error ends it, but a release (onReleased).
 func (m *Machine) onAnswer(now time.Time, ev answer) {
 	q := m.req
 	id, class, err := ev.result()
@@ -408,8 +401,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	}
 }
 
-// onWatchStarted: the watch is open (its current value follows, kept
-// until now), or it could not be opened.
+// onWatchStarted: the watch is open (its current value follows), or not.
 func (m *Machine) onWatchStarted(now time.Time, r WatchStarted) {
 	if r.Err != nil {
 		m.retryAt = now.Add(m.backoff())
@@ -430,17 +422,15 @@ func (m *Machine) behind(c *request, b Incarnation) bool {
 	return older || b.LastSeq < c.seenRev
 }
 
-// backoff is the next delay after a transient error: from 50 ms,
-// doubling up to RenewInterval, with jitter.
+// backoff is the next delay after an error: from 50 ms up to RenewInterval, jittered.
 func (m *Machine) backoff() time.Duration {
 	m.fails++
 	d := min(50*time.Millisecond<<min(m.fails-1, 10), m.p.RenewInterval)
 	return d/2 + time.Duration(m.rnd.Int64N(int64(d/2)+1))
 }
 
-// bucketGone: the bucket does not exist. The node leads nothing and asks
-// again with backoff for as long as it runs; a bucket created meanwhile
-// is a new incarnation like any other.
+// bucketGone: the bucket does not exist (or is unusable): the node leads
+// nothing and asks again with backoff for as long as it runs.
 func (m *Machine) bucketGone(now time.Time, err error, msg string) {
 	m.forget(now, err)
 	if m.incKnown {
@@ -449,9 +439,8 @@ func (m *Machine) bucketGone(now time.Time, err error, msg string) {
 	m.incKnown, m.retryAt = false, now.Add(m.backoff())
 }
 
-// sawOwn takes a write of this node's that landed at rev as seen: the
-// watch shows it later, and a decision made meanwhile must not rest on
-// the value it replaced.
+// sawOwn takes its own write that landed at rev as seen: a decision made
+// before the watch shows it must not rest on the value it replaced.
 func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
@@ -461,8 +450,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
 }
 
-// dropWatchEvents forgets the kept events of a replaced watch: they may
-// show another incarnation's key.
+// dropWatchEvents forgets the kept events of a replaced watch.
 func (m *Machine) dropWatchEvents() {
 	kept := m.kept[:0]
 	for _, ev := range m.kept {
