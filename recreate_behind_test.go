@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -49,7 +48,7 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	if _, _, err := store.Create(ctx(t), js, id, store.Options{Replicas: 3, LeaseTTL: 10 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	leadStream(t, c, ncMeta, stream, []int{0, 1, 2}, z)
+	c.MoveStreamLeader(t, ncMeta, stream, []int{z}, -1)
 	rec := newRecorder()
 
 	// n2 on z alone: it leads in X and renews once. Its Start made the
@@ -60,8 +59,8 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	n2 := startNode(t, cfg2, rec, nil)
 	natstest.WaitFor(t, 15*time.Second, n2.IsLeader, "n2 did not lead in the first bucket")
 	x := bucketThrough(t, js, bucket)
-	first := lastLeaseRevision(t, x)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return lastLeaseRevision(t, x) == first+1 }, "n2 did not renew")
+	first := revisionOf(x)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return revisionOf(x) == first+1 }, "n2 did not renew")
 	for j := range 3 {
 		if j != z {
 			c.CutRoutes(z, j)
@@ -92,7 +91,7 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	if l == a {
 		s = meta
 	}
-	leadStream(t, c, ncMeta, stream, []int{meta, a}, s) // not the meta leader: z hears it only through s
+	c.MoveStreamLeader(t, ncMeta, stream, []int{s}, -1) // not the meta leader: z hears it only through s
 
 	// n5 on s, through a proxy: it leads in Y, renews once, and is cut off,
 	// leading on until its deadline.
@@ -104,8 +103,8 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	natstest.WaitFor(t, 30*time.Second, n5.IsLeader, "n5 did not lead in the bucket created again")
 	t.Logf("n5 leads %v after z was cut off", time.Since(cut).Round(time.Millisecond))
 	y := bucketThrough(t, js, bucket)
-	firstY := lastLeaseRevision(t, y)
-	natstest.WaitFor(t, 5*time.Second, func() bool { return lastLeaseRevision(t, y) == firstY+1 }, "n5 did not renew")
+	firstY := revisionOf(y)
+	natstest.WaitFor(t, 5*time.Second, func() bool { return revisionOf(y) == firstY+1 }, "n5 did not renew")
 	p5.Blackhole()
 	t.Logf("n2's last revision in X: %d; n5's in Y: %d", first+1, firstY+1)
 
@@ -121,28 +120,6 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	rec.check(t)
 }
 
-// leadStream makes the member of among other than avoid, or avoid itself
-// if among names it alone, lead stream, by step-downs naming it: only the
-// members among are asked who leads, as one cut off may still deem itself
-// the leader of a stream deleted since.
-func leadStream(t *testing.T, c *natstest.Cluster, nc *nats.Conn, stream string, among []int, want int) {
-	t.Helper()
-	req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, c.Server(want).NATS().Name())
-	natstest.WaitFor(t, 30*time.Second, func() bool {
-		leader := -1
-		for _, i := range among {
-			if c.Server(i).NATS().JetStreamIsStreamLeader("$G", stream) {
-				leader = i
-			}
-		}
-		if leader == want {
-			return true
-		}
-		_, _ = nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, []byte(req), 500*time.Millisecond)
-		return false
-	}, "stream %s: n%d does not lead it", stream, want)
-}
-
 // bucketThrough binds the bucket through js.
 func bucketThrough(t *testing.T, js jetstream.JetStream, bucket string) jetstream.KeyValue {
 	t.Helper()
@@ -155,14 +132,8 @@ func bucketThrough(t *testing.T, js jetstream.JetStream, bucket string) jetstrea
 	return kv
 }
 
-// lastLeaseRevision is the lease key's last revision, 0 if it cannot be read.
-func lastLeaseRevision(t *testing.T, kv jetstream.KeyValue) uint64 {
-	t.Helper()
-	c, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	e, err := kv.Get(c, wire.LeaseKey)
-	if err != nil {
-		return 0
-	}
-	return e.Revision()
+// revisionOf is the lease key's last revision, 0 if it cannot be read.
+func revisionOf(kv jetstream.KeyValue) uint64 {
+	rev, _ := leaseRevision(kv)
+	return rev
 }
