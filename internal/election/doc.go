@@ -10,11 +10,10 @@
 //     write acknowledged over a value it waited out: revisions name their
 //     bucket's incarnation.
 //
-// Clock model: every duration is measured on the node's own clock (the
-// driver's: monotonic, moved on by a suspension), passed in with each
-// event; clock rates may differ by less than SafetyMargin allows
-// (docs/design.md); wall clocks are never compared. The clocks read from
-// elsewhere are a bucket's age and its creator's, for its first sequence.
+// Clock model (docs/design.md §3): every duration is measured on the
+// node's own clock, passed in with each event; rates may differ by less
+// than SafetyMargin allows; no wall clocks are compared. Read from
+// elsewhere: a bucket's age, and its creator's clock (its first sequence).
 //
 // It does no I/O, reads no clock, takes no lock and starts no goroutine,
 // and imports the standard library and internal/wire (the lease record,

@@ -283,6 +283,14 @@ func (m *Machine) onConn(now time.Time, c Conn) {
 	}
 }
 
+// seePause: a look over a renewal period late follows a pause, a reconnect to P13.
+func (m *Machine) seePause(now time.Time) {
+	if late := now.Sub(m.wake); !m.wake.IsZero() && late > m.renewEvery(m.tenureTTL()) && m.p.Priority > 0 && !m.conn.stableSince.IsZero() {
+		m.conn.stableSince = now
+		m.logf(slog.LevelWarn, "this process did not run for a while (paused, suspended or stalled): it asks a leader of lower priority to hand over only after its preempt delay again", "late", late.Round(time.Millisecond))
+	}
+}
+
 // learnCeiling takes the Confirm after first sight of an unknown value
 // or an absent key (P4, P6).
 func (m *Machine) learnCeiling(now time.Time, b Incarnation) {

@@ -84,32 +84,20 @@ func (m *Machine) onRenewed(now, sent time.Time, r WriteResult) {
 		return
 	}
 	switch {
+	case r.Err == nil && m.drain != nil:
+		t.rev, t.renewals, t.renewDue = r.Rev, 0, now.Add(m.renewEvery(t.ttl))
 	case r.Err == nil:
-		t.rev, t.renewals = r.Rev, 0
-		if m.drain != nil {
-			t.renewDue = now.Add(m.renewEvery(t.ttl))
-			break
+		t.rev, t.renewals, t.renewDue = r.Rev, 0, sent.Add(m.renewEvery(t.ttl))
+		if d := m.deadlineOf(sent, t.ttl); d.After(t.deadline) && !t.ended { // ended: Stop
+			t.deadline = d
+			m.emit(Extend{Epoch: t.epoch, Deadline: d, Sent: sent})
 		}
-		m.extend(now, sent)
 	case r.Class == Conflict:
 		m.lost = lostRace{waiting: true, above: t.rev, resync: now.Add(m.p.RequestTimeout)}
 	default:
 		t.renewals++
 		t.renewDue = now.Add(min(20*time.Millisecond<<min(t.renewals-1, 10), m.renewEvery(t.ttl)/2))
 	}
-}
-
-// extend moves the deadline after an acknowledged renewal sent at sent.
-func (m *Machine) extend(now time.Time, sent time.Time) {
-	t := m.t
-	if t == nil || t.ended {
-		return
-	}
-	if d := m.deadlineOf(sent, t.ttl); d.After(t.deadline) {
-		t.deadline = d
-		m.emit(Extend{Epoch: t.epoch, Deadline: d, Sent: sent})
-	}
-	t.renewDue = sent.Add(m.renewEvery(t.ttl))
 }
 
 // lose ends the live tenure on a decision or its deadline; never while

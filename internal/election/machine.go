@@ -77,6 +77,7 @@ type Machine struct {
 	cooldown time.Time // no campaign before (unless named successor)
 	stopping bool      // Stop: done once the drain and the request out are
 	known    string    // leader last reported
+	wake     time.Time // the latest look planned: one later by a renewal period follows a pause (P13)
 	out      []Action
 }
 
@@ -138,6 +139,7 @@ func (m *Machine) Handle(now time.Time, ev Event) []Action {
 	if m.stopped && m.req == nil {
 		return nil
 	}
+	m.seePause(now)
 	if t := m.t; t != nil && !t.ended && !now.Before(t.deadline) { // whatever is out (P8)
 		m.lose(now, fmt.Errorf("%w: no renewal confirmed before the deadline", wire.ErrLeaseExpired))
 	}
@@ -207,7 +209,10 @@ func (m *Machine) step(now time.Time) {
 	if m.t != nil && !m.t.ended {
 		next = earliest(next, m.t.deadline)
 	}
-	if !m.stopped {
+	if m.p.Priority > 0 { // a node that may preempt looks once a renewal period: a pause is seen (P13)
+		next = earliest(next, now.Add(m.renewEvery(m.tenureTTL())))
+	}
+	if m.wake = next; !m.stopped {
 		m.emit(Arm{At: next})
 	}
 }

@@ -20,7 +20,8 @@ type checker struct {
 	// fault, and it may outlast the fault phase.
 	hooksDone time.Duration
 	lastHook  map[*proc]string
-	first     time.Duration // when the first violation happened
+	resumes   map[*proc]resume // the last pause a node must have seen (preempt.go)
+	first     time.Duration    // when the first violation happened
 }
 
 // tenure is one node's tenure: from its Become until its Lose or its
@@ -42,7 +43,7 @@ func (t *tenure) end() time.Duration {
 
 func newChecker() *checker {
 	return &checker{live: map[*proc]*tenure{}, stepDowns: map[uint64]time.Duration{}, lastHook: map[*proc]string{},
-		loseBegan: map[*proc]time.Duration{}}
+		loseBegan: map[*proc]time.Duration{}, resumes: map[*proc]resume{}}
 }
 
 func (c *checker) violate(now time.Duration, format string, args ...any) {
@@ -57,7 +58,7 @@ func (c *checker) violate(now time.Duration, format string, args ...any) {
 func (c *checker) procStarted(p *proc) { c.lastHook[p] = "" }
 
 // procEnded: a crashed process leads no more than its deadline allows.
-func (c *checker) procEnded(p *proc) { delete(c.live, p) }
+func (c *checker) procEnded(p *proc) { delete(c.live, p); delete(c.resumes, p) }
 
 func (c *checker) become(p *proc, epoch int64) {
 	now := p.w.now

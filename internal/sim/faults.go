@@ -146,7 +146,7 @@ func (w *world) pause(p *proc, d time.Duration) {
 		return
 	}
 	w.logf("%s: PAUSE for %v", p.cfg.NodeID, d.Round(time.Millisecond))
-	p.paused = true
+	p.paused, p.pausedAt = true, w.now
 	gen := p.gen
 	w.at(min(w.now+d, w.quietAt), func() {
 		if p.gen == gen {

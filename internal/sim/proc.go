@@ -23,8 +23,9 @@ type proc struct {
 	offset time.Duration
 	rate   float64 // local seconds per real second
 
-	paused bool
-	inbox  []election.Event // events that arrived while paused
+	paused   bool
+	pausedAt time.Duration
+	inbox    []election.Event // events that arrived while paused
 
 	connected  bool
 	partGen    uint64 // bumped by every partition: requests in flight are lost
@@ -153,6 +154,7 @@ func (p *proc) resume() {
 	}
 	p.w.logf("%s: resume", p.cfg.NodeID)
 	p.paused = false
+	p.w.chk.resumed(p, p.pausedAt, p.w.now)
 	inbox := p.inbox
 	p.inbox = nil
 	for _, ev := range inbox {
@@ -189,6 +191,7 @@ func (p *proc) act(a election.Action) {
 			w.chk.drained(w.now, began) // a step-down or Stop: released once its hook began
 		}
 	case election.AskToLead:
+		w.chk.asked(p, e.Holder)
 		p.ask(e)
 	case election.Reply:
 		w.chk.reply(p, e.Token, replied(e))

@@ -1,0 +1,66 @@
+package proctest
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
+)
+
+// TestAgentResumedFromAPauseWaitsItsPreemptDelay (issue 41, item 5): the
+// leading agent a (priority 100) is paused (SIGSTOP, no watchdog) past
+// its lease, b (50) takes over, and a is resumed (SIGCONT). a must wait
+// its preempt_delay before it takes leadership back, like a node coming
+// back from a restart: its connection and readiness from before the
+// pause say nothing of the time it was stopped. The election sees the
+// pause as a look far later than it planned (docs/design.md §4.6, P13).
+func TestAgentResumedFromAPauseWaitsItsPreemptDelay(t *testing.T) {
+	natsBin, _ := binaries(t)
+	ns := startNATS(t, natsBin)
+	dir := t.TempDir()
+	const ttl, delay = 2 * time.Second, 4 * time.Second
+	agents := map[string]*runProc{}
+	for _, n := range []struct {
+		id   string
+		prio int
+	}{{"a", 100}, {"b", 50}} {
+		if err := os.WriteFile(filepath.Join(dir, "ready-"+n.id), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, n.id+".yaml")
+		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, delay, n.prio, true)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := &runProc{node: n.id, stderr: filepath.Join(t.TempDir(), n.id+".stderr"), exited: make(chan struct{})}
+		startProc(t, p, nil, "agent", "--config", file)
+		agents[n.id] = p
+		if n.id == "a" {
+			natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a did not lead")
+		}
+	}
+	a, b := agents["a"], agents["b"]
+	natstest.WaitFor(t, 10*time.Second, func() bool { return b.logged("readiness check passes") }, "b is not ready")
+	// a has been ready and connected far longer than its preempt_delay
+	// before the pause: what a resumed node must not count.
+	time.Sleep(delay)
+
+	a.signal(syscall.SIGSTOP)
+	t.Cleanup(func() { a.signal(syscall.SIGCONT) }) // killable at cleanup
+	natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "b" }, "b did not take over from the paused a")
+	a.signal(syscall.SIGCONT)
+	resumed := time.Now()
+
+	natstest.WaitFor(t, delay+4*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a (priority 100) did not take leadership back from b (50) after its pause")
+	back := readStamped(t, filepath.Join(dir, "leaders.log"))
+	took := back[len(back)-1].at.Sub(resumed)
+	if took < delay {
+		t.Fatalf("a took leadership back %v after it was resumed: before its preempt_delay (%v)", took.Round(time.Millisecond), delay)
+	}
+	if !a.logged("did not run for a while") {
+		t.Error("a did not log that it saw its pause")
+	}
+	t.Logf("a took leadership back %v after it was resumed (preempt_delay %v, lease_ttl %v)", took.Round(time.Millisecond), delay, ttl)
+}
