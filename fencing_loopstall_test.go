@@ -110,11 +110,11 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	receive(t, stall.stalled, 5*time.Second, "the loop held at a renewal")
 
 	// Only the loop moves the view's deadline; it is held.
-	live, ok := n.view.Tenure(time.Now())
-	deadline, current := live.Deadline, ok && live.Ctx == tenure
-	if !current {
+	live := n.view.Tenure(time.Now())
+	if live == nil || live.Ctx != tenure {
 		t.Fatal("the tenure ended before the loop was held")
 	}
+	deadline := live.Deadline
 	const slack = time.Second
 	select {
 	case at := <-ended:

@@ -70,25 +70,17 @@ func (n *Node) liveness(now time.Time) error {
 		return ErrStopped
 	default:
 	}
-	bound := n.cfg.RenewInterval + n.cfg.RequestTimeout
-	if age, left, ok := n.sinceRenewal(now); ok && age > bound {
+	t := n.view.Tenure(now)
+	if t == nil {
+		return nil
+	}
+	// A renewal is due Renew after the last acknowledged send, and has
+	// RequestTimeout to be answered.
+	if bound, age := t.Renew+n.cfg.RequestTimeout, now.Sub(t.Sent); age > bound {
 		return fmt.Errorf("leading, but no renewal has succeeded for %v (more than %v); the tenure ends in %v",
-			age.Round(time.Millisecond), bound, left.Round(time.Millisecond))
+			age.Round(time.Millisecond), bound, t.Deadline.Sub(now).Round(time.Millisecond))
 	}
 	return nil
-}
-
-// sinceRenewal is, while this node leads, how long ago the last write of
-// its tenure that succeeded (the acquire or a renewal) was sent, and how
-// long the tenure has left: the deadline is that send time + LeaseTTL -
-// SafetyMargin (machine.deadline).
-func (n *Node) sinceRenewal(now time.Time) (age, left time.Duration, leading bool) {
-	t, ok := n.view.Tenure(now)
-	if !ok {
-		return 0, 0, false
-	}
-	sent := t.Deadline.Add(-(n.cfg.LeaseTTL - n.cfg.SafetyMargin))
-	return now.Sub(sent), t.Deadline.Sub(now), true
 }
 
 // readiness is nil once the node has started, while it runs and Ready is

@@ -50,3 +50,9 @@ func streamFirstSeq(status jetstream.KeyValueStatus) uint64 {
 	}
 	return 0
 }
+
+// fence is n's live tenure's epoch and latest lease revision, as fenced
+// writes read them, and false when n does not lead.
+func fence(n *Node) (epoch int64, rev uint64, ok bool) {
+	return (*stateNode)(n.State()).Tenure()
+}

@@ -108,6 +108,7 @@ func (n *Node) start(ctx context.Context) error {
 		if meta.LeaseTTL != n.cfg.LeaseTTL {
 			n.log.Info("the cluster's LeaseTTL is the bucket's: this node follows it", "bucket_lease_ttl", meta.LeaseTTL, "config_lease_ttl", n.cfg.LeaseTTL)
 		}
+		n.bucketTTL.Store(int64(meta.LeaseTTL))
 	}
 	if err := n.refuseDuplicate(ctx, nc); err != nil {
 		closeConn()
@@ -202,9 +203,11 @@ func (n *Node) self(startedAt time.Time) presence.Self {
 
 // presenceView is what a status reply says of the node's view.
 func (n *Node) presenceView() presence.View {
-	leading := n.IsLeader()
-	v := n.view.Snapshot()
-	return presence.View{Leading: leading, Leader: v.Leader, Epoch: v.Epoch, Ready: v.Ready}
+	t, v := n.tenure(), n.view.Snapshot()
+	if t != nil { // one read of the tenure: its epoch is the one that leads
+		return presence.View{Leading: true, Leader: n.cfg.NodeID, Epoch: t.Epoch, Ready: v.Ready}
+	}
+	return presence.View{Leader: v.Leader, Epoch: v.Epoch, Ready: v.Ready}
 }
 
 // refuseDuplicate asks whether another process runs with this NodeID

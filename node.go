@@ -33,6 +33,9 @@ type Node struct {
 	// priority is the priority now: Config.Priority, or SetPriority's
 	// (priority.go); the driver reads it.
 	priority atomic.Int64
+	// bucketTTL is the bucket's LeaseTTL, read by a campaigning node's
+	// Start: the TTL its tenures run on (Config reports it).
+	bucketTTL atomic.Int64
 	// beforeAction is nil but in tests, which set it before Start: the
 	// driver's loop calls it before carrying out each of the machine's
 	// actions, so that a test can stall the loop at a chosen point.
@@ -218,7 +221,11 @@ func (n *Node) Role() Role {
 // IsLeader reports whether this node holds a live tenure: it acquired the
 // lease and its own deadline (last successful renewal sent + LeaseTTL -
 // SafetyMargin) has not passed. To read the epoch with it, use Tenure.
-func (n *Node) IsLeader() bool { return n.view.Leading(n.view.Now()) }
+func (n *Node) IsLeader() bool { return n.tenure() != nil }
+
+// tenure is the tenure live now, nil when this node does not lead: the one
+// value every query of leadership reads.
+func (n *Node) tenure() *driver.Tenure { return n.view.Tenure(n.view.Now()) }
 
 // Tenure is this node's live tenure, read at once.
 type Tenure struct {
@@ -226,9 +233,15 @@ type Tenure struct {
 	Ctx context.Context
 	// Epoch is the tenure's fencing token (see ValidateLeadership).
 	Epoch int64
-	// Deadline is when the tenure ends unless a renewal lands first: the
-	// last successful renewal's send time + LeaseTTL - SafetyMargin, on
-	// this process's monotonic clock. Renewals move it later. No other
+	// TTL is the LeaseTTL the tenure runs on: the bucket's, which every
+	// node adopts whatever its Config says.
+	TTL time.Duration
+	// Renewed is when the tenure's latest acknowledged write (its
+	// acquisition or a renewal) was sent, on this process's clock.
+	Renewed time.Time
+	// Deadline is when the tenure ends unless a renewal lands first:
+	// Renewed + TTL - SafetyMargin (scaled to TTL), on this process's
+	// clock. Renewals move it later. No other
 	// node can win the lease before it, so work the leader must have
 	// finished before a successor starts (a child process to kill, a
 	// device to let go) is bounded by it: a supervisor that sees less time
@@ -241,8 +254,11 @@ type Tenure struct {
 // can straddle a change of tenure; Tenure cannot. To prove the tenure
 // to a fenced resource, use ValidateLeadership.
 func (n *Node) Tenure() (Tenure, bool) {
-	t, ok := n.view.Tenure(n.view.Now())
-	return Tenure(t), ok
+	t := n.tenure()
+	if t == nil {
+		return Tenure{}, false
+	}
+	return Tenure{Ctx: t.Ctx, Epoch: t.Epoch, TTL: t.TTL, Renewed: t.Sent, Deadline: t.Deadline}, true
 }
 
 // Leader returns the NodeID of the current leader as this node knows it,
@@ -256,6 +272,9 @@ func (n *Node) Leader() string {
 // the last lease record it saw; 0 if none. IsLeader then Epoch can
 // straddle a change: Tenure reads both at once.
 func (n *Node) Epoch() int64 {
+	if t := n.tenure(); t != nil {
+		return t.Epoch
+	}
 	return n.view.Snapshot().Epoch
 }
 
@@ -281,10 +300,16 @@ func (n *Node) Ready() error {
 }
 
 // Config returns the configuration in use, with defaults applied: its
-// ClusterID and NodeID name the node.
+// ClusterID and NodeID name the node. Once a campaigning node has started,
+// its LeaseTTL is the bucket's, the one its tenures run on, which every
+// node adopts whatever NewNode was given (docs/design.md §2.7); the other
+// timings stay as configured.
 func (n *Node) Config() Config {
 	c := n.cfg
 	c.Metadata = maps.Clone(c.Metadata)
+	if ttl := n.bucketTTL.Load(); ttl > 0 {
+		c.LeaseTTL = time.Duration(ttl)
+	}
 	return c
 }
 

@@ -257,7 +257,12 @@ type stateNode State
 
 func (n *stateNode) Store() (*store.Store, error) { return n.host.stateStore() }
 
-func (n *stateNode) Tenure() (int64, uint64, bool) { return n.host.view.Fence(n.host.view.Now()) }
+func (n *stateNode) Tenure() (int64, uint64, bool) {
+	if t := n.host.tenure(); t != nil {
+		return t.Epoch, t.Rev, true
+	}
+	return 0, 0, false
+}
 
 func (n *stateNode) RenewalInFlight() <-chan struct{} { return n.host.view.RenewalInFlight() }
 

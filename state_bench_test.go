@@ -208,7 +208,7 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 	leaseSubject := wire.KVSubject(st.Bucket(), wire.LeaseKey)
 	subject := fenced.Subject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
-		_, rev, _ := leader.view.Fence(time.Now())
+		_, rev, _ := fence(leader)
 		h := nats.Header{}
 		if withID {
 			h.Set(jetstream.MsgIDHeader, nuid.Next())

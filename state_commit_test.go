@@ -53,7 +53,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	// At the server: a batch whose lease precondition is stale is refused
 	// whole.
 	st, _ := leader.State().store()
-	epoch, stale, _ := leader.view.Fence(time.Now())
+	epoch, stale, _ := fence(leader)
 	kv := bindKV(t, srv.URL(), id)
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)

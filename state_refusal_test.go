@@ -91,7 +91,7 @@ func leaderPastFirstRecord(t *testing.T, leader *Node, first uint64) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, rev, ok := leader.view.Fence(time.Now()); ok && rev > first {
+		if _, rev, ok := fence(leader); ok && rev > first {
 			return
 		}
 		if time.Now().After(deadline) {

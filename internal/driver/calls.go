@@ -62,7 +62,7 @@ func (d *Driver) commandEvent(c Command) election.Event {
 		c.Reply <- nil
 		return election.SetMetadata{Metadata: c.Metadata}
 	case CmdValidate:
-		if now := d.view.Now(); d.tenure != nil && d.view.Leading(now) {
+		if now := d.view.Now(); d.tenure != nil && d.view.Tenure(now) != nil {
 			// answered by the Extend of a renewal sent from now on, or its Lose
 			d.tenure.checks = append(d.tenure.checks, check{Command: c, at: now})
 			return election.Validate{}
@@ -82,12 +82,12 @@ func (d *Driver) controlEvent(r ControlRequest) election.Event {
 	msg, node := r.Msg, d.cfg.Params.NodeID
 	req, err := wire.DecodeStepDown(msg.Data)
 	if err != nil {
-		if !r.Generic || d.view.Leading(d.view.Now()) {
+		if !r.Generic || d.view.Tenure(d.view.Now()) != nil {
 			d.offLoop(func() { respond(msg, wire.StepDownReply{Node: node, Error: err.Error()}) })
 		}
 		return nil
 	}
-	leading := d.view.Leading(d.view.Now()) // when it came: on the cluster's subject only a leader answers
+	leading := d.view.Tenure(d.view.Now()) != nil // when it came: on the cluster's subject only a leader answers
 	token := d.newToken(func(a election.Reply) {
 		out := wire.StepDownReply{OK: a.Err == nil, Node: node, Epoch: a.Epoch}
 		switch {

@@ -55,7 +55,7 @@ func (d *Driver) onCheck(err error) {
 		d.feed(election.Readiness{Ready: true})
 	case !ok && was:
 		msg := "readiness check failed too often: the node does not campaign"
-		if d.view.Leading(d.view.Now()) {
+		if d.view.Tenure(d.view.Now()) != nil {
 			msg = "readiness check failed too often: stepping down" // the words operators grep for
 		}
 		d.log.Warn(msg, "error", err, "failures", r.fails, "threshold", r.threshold)

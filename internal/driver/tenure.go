@@ -63,7 +63,7 @@ func (d *Driver) become(a election.Become) {
 	t := &driverTenure{epoch: a.Epoch, ctx: ctx, cancel: cancel,
 		lose: &loseSignals{epoch: a.Epoch, started: make(chan struct{}), done: make(chan struct{})}}
 	d.tenure = t
-	d.view.begin(ctx, a.Epoch, a.Rev, a.Deadline)
+	d.view.begin(&Tenure{Ctx: ctx, Epoch: a.Epoch, Rev: a.Rev, TTL: a.TTL, Renew: a.Renew, Sent: a.Sent, Deadline: a.Deadline})
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
@@ -104,7 +104,7 @@ func (d *Driver) extend(a election.Extend) {
 			d.expiredAt = a.Epoch
 			return
 		}
-		d.view.extend(a.Epoch, a.Deadline)
+		d.view.update(a.Epoch, func(t *Tenure) { t.Sent, t.Deadline = a.Sent, a.Deadline })
 		waiting := t.checks[:0]
 		for _, c := range t.checks {
 			if c.at.After(a.Sent) {

@@ -16,7 +16,7 @@ import (
 func TestValidateIsProvenByARenewalSentAfterIt(t *testing.T) {
 	v := NewView("a", nil, nil)
 	sentBefore := v.Now()
-	v.begin(context.Background(), 7, 3, sentBefore.Add(time.Minute))
+	v.begin(&Tenure{Ctx: context.Background(), Epoch: 7, Rev: 3, Sent: sentBefore, Deadline: sentBefore.Add(time.Minute)})
 	d := &Driver{view: v, tenure: &driverTenure{epoch: 7, ctx: context.Background()}}
 	c := Command{Kind: CmdValidate, Reply: make(chan error, 1), Epoch: make(chan int64, 1)}
 	if ev := d.commandEvent(c); ev == nil {

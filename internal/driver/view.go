@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
@@ -29,13 +30,9 @@ type View struct {
 	// set it: what it publishes while it leads.
 	metadata map[string]string
 
-	// The current tenure, nil when not leading. deadline is on this
-	// process's monotonic clock; the tenure ends when it passes even if the
-	// timer that cancels ctx has not run yet.
-	tenureCtx   context.Context
-	tenureEpoch int64
-	tenureRev   uint64 // revision of the tenure's latest lease record
-	deadline    time.Time
+	// tenure is the live tenure, nil when not leading: a new value for
+	// every change, so that a reader gets all of its fields at once.
+	tenure atomic.Pointer[Tenure]
 	// renewing is closed when the renewal in flight ends; nil when none is.
 	renewing chan struct{}
 	clock    *clock
@@ -75,34 +72,35 @@ func (v *View) Snapshot() Snapshot {
 	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Synced: v.synced}
 }
 
-// Tenure is this node's live tenure, read at once: its ctx (the one
-// OnBecomeLeader got), epoch and deadline.
+// Tenure is this node's tenure as every query reads it (IsLeader, Tenure,
+// Epoch, fenced writes, liveness, status replies). A value never changes:
+// the driver publishes a new one when the tenure begins, when a renewal is
+// acknowledged or moves its revision, and none when it ends. Times are on
+// the node's clock (View.Now).
 type Tenure struct {
-	Ctx      context.Context
-	Epoch    int64
-	Deadline time.Time
+	Ctx   context.Context // the one OnBecomeLeader got: cancelled when the tenure ends
+	Epoch int64
+	Rev   uint64        // revision of its latest lease record: fenced writes are checked on it
+	TTL   time.Duration // the lease TTL it runs on: the bucket's
+	Renew time.Duration // its renewal interval: a renewal is due this long after Sent
+	// Sent is the send time of its latest acknowledged write (the
+	// acquisition or a renewal); Deadline is Sent + TTL - the margin (P8).
+	Sent, Deadline time.Time
 }
 
-// Tenure returns the live tenure at now, and false when this node does
-// not lead.
-func (v *View) Tenure(now time.Time) (Tenure, bool) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if !v.leadingLocked(now) {
-		return Tenure{}, false
+// Live reports whether t is a tenure live at now: its ctx not cancelled,
+// its deadline not passed. A nil t is not.
+func (t *Tenure) Live(now time.Time) bool {
+	return t != nil && t.Ctx.Err() == nil && now.Before(t.Deadline)
+}
+
+// Tenure returns the tenure live at now, or nil when this node does not
+// lead. The value is shared: never change it.
+func (v *View) Tenure(now time.Time) *Tenure {
+	if t := v.tenure.Load(); t.Live(now) {
+		return t
 	}
-	return Tenure{Ctx: v.tenureCtx, Epoch: v.tenureEpoch, Deadline: v.deadline}, true
-}
-
-// Leading reports whether a tenure is live at now.
-func (v *View) Leading(now time.Time) bool {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.leadingLocked(now)
-}
-
-func (v *View) leadingLocked(now time.Time) bool {
-	return v.tenureCtx != nil && v.tenureCtx.Err() == nil && now.Before(v.deadline)
+	return nil
 }
 
 // SetMetadata records the metadata the node publishes from now on.
@@ -130,18 +128,6 @@ func (v *View) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string,
 			return "", wire.ErrStopped
 		}
 	}
-}
-
-// Fence returns the live tenure's epoch and the revision of its latest
-// lease record, and false when this node does not lead at now. Fenced
-// state writes send that revision as their precondition on the lease.
-func (v *View) Fence(now time.Time) (epoch int64, rev uint64, ok bool) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	if !v.leadingLocked(now) {
-		return 0, 0, false
-	}
-	return v.tenureEpoch, v.tenureRev, true
 }
 
 // renewalStarted marks a renewal in flight. A replicated stream refuses a
@@ -181,21 +167,23 @@ func (v *View) RenewalInFlight() <-chan struct{} {
 // begin records the tenure won, with this node as leader: OnBecomeLeader
 // may run before the leader change that follows in the same batch is
 // carried out (it was seen reading "" under load in ExampleNode_StepDown).
-func (v *View) begin(ctx context.Context, epoch int64, rev uint64, deadline time.Time) {
+func (v *View) begin(t *Tenure) {
 	v.mu.Lock()
-	v.tenureCtx, v.tenureEpoch, v.tenureRev = ctx, epoch, rev
-	v.deadline = deadline
+	v.tenure.Store(t)
 	v.leader = v.nodeID
 	v.mu.Unlock()
 }
 
-// extend moves the deadline of the tenure at epoch.
-func (v *View) extend(epoch int64, deadline time.Time) {
+// update publishes a copy of the tenure at epoch changed by change, if it
+// is the one published.
+func (v *View) update(epoch int64, change func(*Tenure)) {
 	v.mu.Lock()
-	if v.tenureCtx != nil && v.tenureEpoch == epoch {
-		v.deadline = deadline
+	defer v.mu.Unlock()
+	if t := v.tenure.Load(); t != nil && t.Epoch == epoch {
+		next := *t
+		change(&next)
+		v.tenure.Store(&next)
 	}
-	v.mu.Unlock()
 }
 
 // expire ends the tenure whose ctx is ctx if its deadline has passed,
@@ -204,10 +192,11 @@ func (v *View) extend(epoch int64, deadline time.Time) {
 func (v *View) expire(ctx context.Context, cancel context.CancelFunc) (left time.Duration, ok bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.tenureCtx != ctx {
+	t := v.tenure.Load()
+	if t == nil || t.Ctx != ctx {
 		return 0, false
 	}
-	if wait := v.deadline.Sub(v.clock.now()); wait > 0 {
+	if wait := t.Deadline.Sub(v.clock.now()); wait > 0 {
 		return wait, true
 	}
 	cancel()
@@ -223,7 +212,7 @@ func (v *View) expire(ctx context.Context, cancel context.CancelFunc) (left time
 func (v *View) end(cancel context.CancelFunc) {
 	v.mu.Lock()
 	cancel()
-	v.tenureCtx = nil
+	v.tenure.Store(nil)
 	if v.leader == v.nodeID {
 		v.leader = ""
 	}
@@ -252,8 +241,8 @@ func (v *View) publish(s election.View) {
 	v.epoch = s.Epoch
 	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
 	v.synced = s.Synced
-	if s.Tenure && v.tenureCtx != nil && v.tenureEpoch == s.Epoch {
-		v.tenureRev = s.Rev // the deadline moves with Extend only
-	}
 	v.mu.Unlock()
+	if t := v.tenure.Load(); s.Tenure && t != nil && t.Rev != s.Rev {
+		v.update(s.Epoch, func(t *Tenure) { t.Rev = s.Rev }) // the deadline moves with Extend only
+	}
 }
