@@ -4,11 +4,11 @@ package cluster
 // client-go's HealthzAdaptor).
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/engine"
 )
 
 // HealthzHandler returns an http.Handler that answers liveness and
@@ -39,9 +39,9 @@ func (n *Node) HealthzHandler() http.Handler {
 		var what string
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/livez"):
-			err, what = n.liveness(n.view.Now()), "live"
+			err, what = n.eng.Snapshot().Live, "live"
 		case strings.HasSuffix(r.URL.Path, "/readyz"):
-			err, what = n.readiness(), "ready"
+			err, what = readiness(n.eng.Snapshot()), "ready"
 		default:
 			http.NotFound(w, r)
 			return
@@ -59,43 +59,11 @@ func (n *Node) HealthzHandler() http.Handler {
 	})
 }
 
-// liveness is nil while the node runs (or has not started) and, if it
-// leads, renews in time.
-func (n *Node) liveness(now time.Time) error {
-	select {
-	case <-n.done:
-		if err := n.Err(); err != nil {
-			return fmt.Errorf("%w: %w", ErrStopped, err)
-		}
-		return ErrStopped
-	default:
-	}
-	t := n.view.Tenure(now)
-	if t == nil {
-		return nil
-	}
-	// A renewal is due Renew after the last acknowledged send, and has
-	// RequestTimeout to be answered.
-	if bound, age := t.Renew+n.cfg.RequestTimeout, now.Sub(t.Sent); age > bound {
-		return fmt.Errorf("leading, but no renewal has succeeded for %v (more than %v); the tenure ends in %v",
-			age.Round(time.Millisecond), bound, t.Deadline.Sub(now).Round(time.Millisecond))
-	}
-	return nil
-}
-
 // readiness is nil once the node has started, while it runs and Ready is
 // nil.
-func (n *Node) readiness() error {
-	n.mu.Lock()
-	started, stopped, running := n.started, n.stopped, n.el != nil
-	n.mu.Unlock()
-	switch {
-	case !started:
-		return ErrNotStarted
-	case stopped:
-		return ErrStopped
-	case !running:
-		return errors.New("starting")
+func readiness(s engine.Snapshot) error {
+	if s.Running != nil {
+		return s.Running
 	}
-	return n.Ready()
+	return s.Ready
 }

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // have ended it yet (design §3.3; issue 25: removing the check in the
 // view passed every test). The view alone, no timing.
 func TestViewRefusesATenurePastItsDeadline(t *testing.T) {
-	v := NewView("a", nil, nil)
+	v := newNodeView("a", nil, nil)
 	now := time.Now()
 	v.begin(&Tenure{Ctx: context.Background(), Epoch: 7, Rev: 3, Deadline: now.Add(time.Millisecond)})
 	if v.Tenure(now) == nil {

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// View is what the node's queries read: a snapshot the loop publishes,
+// nodeView is what the node's queries read: a snapshot the loop publishes,
 // plus the live tenure whose deadline the renewals extend. Its lock is its
 // own: only its methods take it, none across I/O or a hook.
-type View struct {
+type nodeView struct {
 	nodeID string
 	mu     sync.RWMutex
 	leader string
@@ -26,7 +26,7 @@ type View struct {
 	synced  bool
 	changed chan struct{} // closed and replaced whenever leader changes
 	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
-	// metadata is this node's own, as Config.Metadata or SetMetadata last
+	// metadata is this node's own, as driverConfig.Metadata or SetMetadata last
 	// set it: what it publishes while it leads.
 	metadata map[string]string
 
@@ -38,35 +38,18 @@ type View struct {
 	clock    *clock
 }
 
-// NewView is the view of node nodeID before it starts: its metadata, and
+// newNodeView is the view of node nodeID before it starts: its metadata, and
 // ready (nil, or why it may not lead yet).
-func NewView(nodeID string, metadata map[string]string, ready error) *View {
-	return &View{nodeID: nodeID, changed: make(chan struct{}), metadata: metadata, ready: ready, clock: newClock()}
+func newNodeView(nodeID string, metadata map[string]string, ready error) *nodeView {
+	return &nodeView{nodeID: nodeID, changed: make(chan struct{}), metadata: metadata, ready: ready, clock: newClock()}
 }
 
 // Now is the time the node decides by: its monotonic clock, moved on by a
 // suspension of the host as well (clock).
-func (v *View) Now() time.Time { return v.clock.now() }
+func (v *nodeView) Now() time.Time { return v.clock.now() }
 
-// Suspend moves the node's clock on by d, its monotonic clock and timers
-// left as they are: what a suspension of the host for d does (tests).
-func (v *View) Suspend(d time.Duration) { v.clock.suspended.Add(int64(d)) }
-
-// Snapshot is one consistent read of the view.
-type Snapshot struct {
-	Leader   string            // the leader known, "" for none
-	Epoch    int64             // the live tenure's, else the last record's
-	Lease    wire.Lease        // the last valid lease record seen
-	HasRec   bool              // whether Lease is one
-	Ready    error             // nil, or why the node may not lead
-	Metadata map[string]string // this node's own (a copy)
-	// Synced: the watch showed the key's current value: a campaign
-	// waits for it.
-	Synced bool
-}
-
-// Snapshot reads the view at once.
-func (v *View) Snapshot() Snapshot {
+// snapshot reads the view at once.
+func (v *nodeView) snapshot() Snapshot {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Synced: v.synced}
@@ -76,7 +59,7 @@ func (v *View) Snapshot() Snapshot {
 // Epoch, fenced writes, liveness, status replies). A value never changes:
 // the driver publishes a new one when the tenure begins, when a renewal is
 // acknowledged or moves its revision, and none when it ends. Times are on
-// the node's clock (View.Now).
+// the node's clock (nodeView.Now).
 type Tenure struct {
 	Ctx   context.Context // the one OnBecomeLeader got: cancelled when the tenure ends
 	Epoch int64
@@ -88,23 +71,23 @@ type Tenure struct {
 	Sent, Deadline time.Time
 }
 
-// Live reports whether t is a tenure live at now: its ctx not cancelled,
+// live reports whether t is a tenure live at now: its ctx not cancelled,
 // its deadline not passed. A nil t is not.
-func (t *Tenure) Live(now time.Time) bool {
+func (t *Tenure) live(now time.Time) bool {
 	return t != nil && t.Ctx.Err() == nil && now.Before(t.Deadline)
 }
 
 // Tenure returns the tenure live at now, or nil when this node does not
 // lead. The value is shared: never change it.
-func (v *View) Tenure(now time.Time) *Tenure {
-	if t := v.tenure.Load(); t.Live(now) {
+func (v *nodeView) Tenure(now time.Time) *Tenure {
+	if t := v.tenure.Load(); t.live(now) {
 		return t
 	}
 	return nil
 }
 
 // SetMetadata records the metadata the node publishes from now on.
-func (v *View) SetMetadata(md map[string]string) {
+func (v *nodeView) SetMetadata(md map[string]string) {
 	v.mu.Lock()
 	v.metadata = md
 	v.mu.Unlock()
@@ -112,7 +95,7 @@ func (v *View) SetMetadata(md map[string]string) {
 
 // WaitLeader blocks until a leader is known, ctx ends or stopped closes
 // (wire.ErrStopped).
-func (v *View) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string, error) {
+func (v *nodeView) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string, error) {
 	for {
 		v.mu.RLock()
 		leader, changed := v.leader, v.changed
@@ -134,14 +117,14 @@ func (v *View) WaitLeader(ctx context.Context, stopped <-chan struct{}) (string,
 // write checked on the lease subject while another such write is in flight,
 // so fenced state writes hold back until it ends (RenewalInFlight): a
 // leader busy writing state must not starve its own renewals.
-func (v *View) renewalStarted() {
+func (v *nodeView) renewalStarted() {
 	v.mu.Lock()
 	v.renewing = make(chan struct{})
 	v.mu.Unlock()
 }
 
 // renewalEnded releases the state writes held back by renewalStarted.
-func (v *View) renewalEnded() {
+func (v *nodeView) renewalEnded() {
 	v.mu.Lock()
 	if v.renewing != nil {
 		close(v.renewing)
@@ -152,7 +135,7 @@ func (v *View) renewalEnded() {
 
 // RenewalInFlight returns a channel closed when the renewal in flight
 // ends, or nil when there is none.
-func (v *View) RenewalInFlight() <-chan struct{} {
+func (v *nodeView) RenewalInFlight() <-chan struct{} {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if v.renewing == nil {
@@ -167,7 +150,7 @@ func (v *View) RenewalInFlight() <-chan struct{} {
 // begin records the tenure won, with this node as leader: OnBecomeLeader
 // may run before the leader change that follows in the same batch is
 // carried out (it was seen reading "" under load in ExampleNode_StepDown).
-func (v *View) begin(t *Tenure) {
+func (v *nodeView) begin(t *Tenure) {
 	v.mu.Lock()
 	v.tenure.Store(t)
 	v.leader = v.nodeID
@@ -176,7 +159,7 @@ func (v *View) begin(t *Tenure) {
 
 // update publishes a copy of the tenure at epoch changed by change, if it
 // is the one published.
-func (v *View) update(epoch int64, change func(*Tenure)) {
+func (v *nodeView) update(epoch int64, change func(*Tenure)) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if t := v.tenure.Load(); t != nil && t.Epoch == epoch {
@@ -189,7 +172,7 @@ func (v *View) update(epoch int64, change func(*Tenure)) {
 // expire ends the tenure whose ctx is ctx if its deadline has passed,
 // cancelling it with cancel; otherwise it returns how long is left. ok is
 // false when ctx is not the live tenure's any more.
-func (v *View) expire(ctx context.Context, cancel context.CancelFunc) (left time.Duration, ok bool) {
+func (v *nodeView) expire(ctx context.Context, cancel context.CancelFunc) (left time.Duration, ok bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	t := v.tenure.Load()
@@ -208,8 +191,8 @@ func (v *View) expire(ctx context.Context, cancel context.CancelFunc) (left time
 
 // end cancels the live tenure with cancel and forgets it; the leader is
 // not itself any more, before OnLoseLeadership can read it: the leader
-// change that follows says who (ExampleNode_Observe).
-func (v *View) end(cancel context.CancelFunc) {
+// change that follows says who (ExampleNode_Events).
+func (v *nodeView) end(cancel context.CancelFunc) {
 	v.mu.Lock()
 	cancel()
 	v.tenure.Store(nil)
@@ -220,7 +203,7 @@ func (v *View) end(cancel context.CancelFunc) {
 }
 
 // setLeader records a new known leader and wakes WaitLeader.
-func (v *View) setLeader(leader string) {
+func (v *nodeView) setLeader(leader string) {
 	v.mu.Lock()
 	v.leader = leader
 	close(v.changed)
@@ -229,14 +212,14 @@ func (v *View) setLeader(leader string) {
 }
 
 // setReady records what Node.Ready reports.
-func (v *View) setReady(err error) {
+func (v *nodeView) setReady(err error) {
 	v.mu.Lock()
 	v.ready = err
 	v.mu.Unlock()
 }
 
 // publish copies the machine's state s.
-func (v *View) publish(s election.View) {
+func (v *nodeView) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
 	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1

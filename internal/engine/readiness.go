@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // ReadinessCheck as the driver runs it: the checks on a goroutine, and
 // the count of their results (P14). The machine hears only whether the
@@ -39,7 +39,7 @@ func (r *readiness) err() error {
 
 // onCheck counts one result, publishes Node.Ready, and tells the machine
 // when the node may campaign or may not any more (a leader steps down).
-func (d *Driver) onCheck(err error) {
+func (d *driver) onCheck(err error) {
 	r := &d.ready
 	was := r.ok()
 	r.last = err
