@@ -15,7 +15,7 @@ func BenchmarkConfirm(b *testing.B) {
 	srv := natstest.RunServer(b)
 	nc := srv.Connect(b)
 	id := "confirm"
-	st, err := store.Open(ctx(b), nc, store.API{}, id, BucketOptions{LeaseTTL: time.Second}.storeOptions(), time.Second)
+	st, err := store.Open(ctx(b), nc, store.API{}, id, store.Options{LeaseTTL: time.Second}, time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}

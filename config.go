@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/ozanturksever/go-cluster/internal/store"
+	"github.com/ozanturksever/go-cluster/internal/engine"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -187,16 +187,46 @@ func (c Config) withDefaults() Config {
 // one error per problem, each wrapping ErrInvalidConfig and naming its
 // field. NewNode and NewObserver return it.
 func (c Config) check() error {
-	return c.withDefaults().validate()
+	c = c.withDefaults()
+	_, err := engine.New(c.engineConfig(), nil) // the bucket's options and the JetStream API
+	return c.validate(err)
 }
 
-func (c Config) validate() error {
+// engineConfig is what the engine takes of c (defaults applied); the
+// node adds its hooks, its role and its tests' hooks.
+func (c Config) engineConfig() engine.Config {
+	return engine.Config{ClusterID: c.ClusterID, NodeID: c.NodeID,
+		LeaseTTL: c.LeaseTTL, RenewInterval: c.RenewInterval, SafetyMargin: c.SafetyMargin,
+		RequestTimeout: c.RequestTimeout, DrainTimeout: c.DrainTimeout, Cooldown: c.Cooldown,
+		PreemptDelay: c.PreemptDelay, Priority: c.Priority, Metadata: c.Metadata,
+		Conn: c.Conn, URLs: c.NATSURLs, Credentials: c.NATSCredentials, NATSOptions: c.NATSOptions,
+		JetStreamDomain: c.JetStreamDomain, JetStreamAPIPrefix: c.JetStreamAPIPrefix,
+		Replicas: c.Bucket.Replicas, Storage: c.Bucket.Storage, Placement: c.Bucket.Placement,
+		StepDownOnHookError: c.OnBecomeLeaderError == LeaderHookErrorStepsDown,
+		ReadinessCheck:      c.ReadinessCheck, ReadinessInterval: c.ReadinessInterval,
+		ReadinessThreshold: c.ReadinessThreshold,
+		Log:                c.Logger.With("cluster", c.ClusterID, "node", c.NodeID),
+		Metrics:            engineMetrics{c.Metrics},
+	}
+}
+
+// validate joins every problem of c (defaults applied) and the others',
+// each its own error: the engine's (engine.New checks the bucket's
+// options and the JetStream API) and NewNode's hooks'.
+func (c Config) validate(others ...error) error {
 	var errs []error
 	for _, check := range []func() []error{c.validateIdentity, c.validateConnection, c.validateTimings, c.validatePreemptDelay, c.validateCounts} {
 		errs = append(errs, check()...)
 	}
-	errs = append(errs, c.jsAPI().Validate(), c.validateBucket(), validateMetadata(c.Metadata),
+	errs = append(errs, c.validateBucket(), validateMetadata(c.Metadata),
 		c.OnBecomeLeaderError.validate())
+	for _, err := range others {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, joined.Unwrap()...) // engine.New's: a join of single problems
+			continue
+		}
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -291,7 +321,7 @@ func (c Config) validateBucket() error {
 	if c.Bucket.LeaseTTL != 0 {
 		return fmt.Errorf("%w: Bucket.LeaseTTL is %v: set the cluster's LeaseTTL as Config.LeaseTTL, which a new bucket gets", ErrInvalidConfig, c.Bucket.LeaseTTL)
 	}
-	return c.bucketOptions().validate("Bucket.")
+	return nil // the rest is the engine's (check)
 }
 
 // validateCounts checks the integer settings (Bucket.Replicas with the
@@ -305,11 +335,6 @@ func (c Config) validateCounts() []error {
 		errs = append(errs, fmt.Errorf("%w: ReadinessThreshold %d is negative", ErrInvalidConfig, c.ReadinessThreshold))
 	}
 	return errs
-}
-
-// jsAPI is the JetStream API the node uses.
-func (c Config) jsAPI() store.API {
-	return store.API{Domain: c.JetStreamDomain, APIPrefix: c.JetStreamAPIPrefix}
 }
 
 // BucketOptions are the settings of a new bucket that are the operator's
@@ -338,23 +363,4 @@ type BucketOptions struct {
 	// the one a new bucket gets. An existing bucket keeps its own:
 	// go-cluster init --lease-ttl changes it.
 	LeaseTTL time.Duration
-}
-
-// bucketOptions are the Config's settings of a new bucket.
-func (c Config) bucketOptions() BucketOptions {
-	o := c.Bucket
-	o.LeaseTTL = c.LeaseTTL
-	return o
-}
-
-// validate checks the options (store.Options.Validate); field names the
-// errors carry are prefix followed by the option's name
-// ("Bucket.Replicas" for a Config).
-func (o BucketOptions) validate(prefix string) error {
-	return o.storeOptions().Validate(prefix)
-}
-
-// storeOptions is the options as the store takes them.
-func (o BucketOptions) storeOptions() store.Options {
-	return store.Options{Replicas: o.Replicas, Storage: o.Storage, Placement: o.Placement, LeaseTTL: o.LeaseTTL}
 }

@@ -13,7 +13,7 @@
 // resource, which refuses writes carrying an epoch lower than the highest it
 // has seen. StepDown and Stop hand over gracefully: a follower takes over in
 // milliseconds, not after a lease expiry. Done and Err report a permanent
-// failure (bucket deleted, permission denied). Observe delivers the same
+// failure (bucket deleted, permission denied). Events delivers the same
 // events as a channel, for code that selects; Config.Metadata is published
 // with the lease and read with Lease.
 //
@@ -102,12 +102,12 @@
 //
 // # Fenced state
 //
-// Node.State keeps small values in the cluster's bucket (keys "state.<key>")
-// that every node reads and only the leader writes. Each write carries a
+// Node.State (package state) keeps small values in the cluster's bucket
+// (keys "state.<key>") that every node reads and only the leader writes. Each write carries a
 // precondition the NATS server checks: the lease key's latest revision is
 // still the one this node's tenure wrote. A write that returns success was
 // accepted while this node held the lease; a write by a node that has lost
-// the lease is never accepted (ErrFenced). State.Get reads through the
+// the lease is never accepted (state.ErrFenced). Get reads through the
 // bucket stream's leader and sees every acknowledged write; Keys and Watch
 // may trail by the writes in flight.
 //

@@ -24,7 +24,7 @@ func TestLayoutMatchesFiles(t *testing.T) {
 		t.Fatal("docs/design.md has no §11.1 layout followed by \"Other packages:\"")
 	}
 	named := regexp.MustCompile(`[a-z_*]+\.go`).FindAllString(text[start:end], -1)
-	dirs := []string{".", filepath.Join("internal", "election")}
+	dirs := []string{".", filepath.Join("internal", "election"), filepath.Join("internal", "engine")}
 	for _, dir := range dirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {

@@ -3,15 +3,14 @@ package cluster
 import (
 	"errors"
 
-	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Sentinel errors. Every error the package returns wraps one of these (or a
 // context error), so callers test them with errors.Is. Each says
 // "cluster: ..." as its first words, like vip's and health's. Those the
-// election returns are the same values as internal/election's, and the
-// fenced state's as internal/fenced's.
+// election returns are the same values as internal/election's. The fenced
+// state's are package state's.
 var (
 	// ErrLeaseExpired: this node's tenure ran out (no renewal succeeded in
 	// time) before the operation could prove leadership.
@@ -40,10 +39,10 @@ var (
 	// protocol 2").
 	ErrProtocolVersion = wire.ErrProtocolVersion
 	// ErrNotStarted: the Node has not been started.
-	ErrNotStarted = errors.New("cluster: node not started")
+	ErrNotStarted = wire.ErrNotStarted
 	// ErrAlreadyStarted: Start was called twice, or after Stop (then the
 	// error wraps ErrStopped too): a Node starts once.
-	ErrAlreadyStarted = errors.New("cluster: node already started")
+	ErrAlreadyStarted = wire.ErrAlreadyStarted
 	// ErrInCooldown is reserved: kept from the specification, never returned.
 	// A node in its Cooldown simply does not campaign, and a handover that
 	// names it overrides the cooldown, so no call fails for it.
@@ -97,35 +96,14 @@ var (
 	// wait there (it would wait for the hook that called it), so it has
 	// started the operation and returns at once; the rest happens when the
 	// hook returns. Watch Done for the end of a Stop.
-	ErrCalledFromHook = errors.New("cluster: called from a hook; completes after the hook returns")
+	ErrCalledFromHook = wire.ErrCalledFromHook
 )
 
 // ErrConnect: Start could not connect to NATS. It wraps nats.go's error
 // (for example nats.ErrNoServers).
-var ErrConnect = errors.New("cluster: cannot connect to NATS")
+var ErrConnect = wire.ErrConnect
 
 // ErrNotReady: the node's Config.ReadinessCheck has not passed yet, or has
 // failed ReadinessThreshold times in a row: it does not campaign, and a
 // leader steps down. Node.Ready returns it, wrapping the check's error.
 var ErrNotReady = wire.ErrNotReady
-
-// ErrFenced: the NATS server refused a state write because the lease moved
-// after this node's last record of it: another node took the lease, or it
-// was released or changed. Nothing was written. The error also wraps
-// ErrNotLeader.
-var ErrFenced = fenced.ErrFenced
-
-// ErrWriteUncertain: a fenced state write whose outcome is not known. It
-// was sent, and a server behind the stream refused it (a stream leader cut
-// off from its peers answers from its old copy until it steps down) before
-// an answer that proves anything came; it may have landed, and if it did,
-// it landed while this node's tenure held the lease. Read the key to know.
-// Like a timeout, it is neither success nor ErrFenced (docs/design.md §10).
-var ErrWriteUncertain = fenced.ErrWriteUncertain
-
-// ErrInvalidKey: a state key is not one or more tokens of letters, digits,
-// '-' and '_' separated by '.'. The wrapping message names the key.
-var ErrInvalidKey = fenced.ErrInvalidKey
-
-// ErrKeyNotFound: the state key has no value (never written, or deleted).
-var ErrKeyNotFound = fenced.ErrKeyNotFound

@@ -11,16 +11,16 @@ type LeaderEventKind string
 // The kinds of LeaderEvent, one per hook.
 const (
 	// LeaderChanged: the leader as this node knows it changed (Leader is
-	// "" when nobody leads). Also the first event of every Observe
+	// "" when nobody leads). Also the first event of every Events
 	// channel, with the leader known at that moment.
 	LeaderChanged LeaderEventKind = "leader-changed"
-	// BecameLeader: this node became the leader; Tenure is the tenure ctx.
+	// BecameLeader: this node became the leader; Ctx is the tenure's.
 	BecameLeader LeaderEventKind = "became-leader"
 	// LostLeadership: this node's tenure ended.
 	LostLeadership LeaderEventKind = "lost-leadership"
 )
 
-// LeaderEvent is what Observe delivers: the hooks, as values.
+// LeaderEvent is what Events delivers: the hooks, as values.
 type LeaderEvent struct {
 	Kind LeaderEventKind
 	// Leader is the leader's NodeID as this node knows it when the event
@@ -29,29 +29,29 @@ type LeaderEvent struct {
 	// Epoch is, for BecameLeader, the tenure's epoch (TenureEpoch);
 	// otherwise this node's epoch (Node.Epoch) when the event is made.
 	Epoch int64
-	// Tenure, for BecameLeader, is the tenure's ctx: cancelled the moment
-	// this tenure ends. Nil for the other kinds.
-	Tenure context.Context
+	// Ctx, for BecameLeader, is the tenure's ctx (Tenure.Ctx): cancelled
+	// the moment this tenure ends. Nil for the other kinds.
+	Ctx context.Context
 }
 
-// observeBuffer is how many events an Observe channel holds. A reader that
-// falls that far behind has its channel closed (see Observe).
+// observeBuffer is how many events an Events channel holds. A reader that
+// falls that far behind has its channel closed (see Events).
 const observeBuffer = 64
 
-// Observe returns a channel of leadership events, for code that selects
+// Events returns a channel of leadership events, for code that selects
 // rather than implements Hooks (like etcd's Observe, or hashicorp/raft's
 // LeaderCh). The first event is LeaderChanged with the leader known now;
 // after it come the hooks' events, in the order the hooks run, each
 // delivered when its hook has been called (a hook that blocks delays
 // them). Events never block the election or the hooks: a reader that lets
-// 64 events pile up has its channel closed, and calls Observe
+// 64 events pile up has its channel closed, and calls Events
 // again to pick up from the current state. The channel is closed when ctx
-// ends and when the Node has stopped. Observe works before Start too.
-func (n *Node) Observe(ctx context.Context) <-chan LeaderEvent {
+// ends and when the Node has stopped. Events works before Start too.
+func (n *Node) Events(ctx context.Context) <-chan LeaderEvent {
 	return n.events.subscribe(ctx, LeaderEvent{Kind: LeaderChanged, Leader: n.Leader(), Epoch: n.Epoch()})
 }
 
-// eventFeed fans hook calls out to Observe channels. It is one of the
+// eventFeed fans hook calls out to Events channels. It is one of the
 // Node's hooks (composed after the application's), so events keep the
 // dispatcher's order.
 type eventFeed struct {
@@ -117,7 +117,7 @@ func (f *eventFeed) close() {
 // OnBecomeLeader publishes BecameLeader.
 func (f *eventFeed) OnBecomeLeader(ctx context.Context) error {
 	epoch, _ := TenureEpoch(ctx)
-	f.publish(LeaderEvent{Kind: BecameLeader, Leader: f.node.cfg.NodeID, Epoch: epoch, Tenure: ctx})
+	f.publish(LeaderEvent{Kind: BecameLeader, Leader: f.node.cfg.NodeID, Epoch: epoch, Ctx: ctx})
 	return nil
 }
 

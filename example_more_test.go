@@ -222,10 +222,10 @@ func ExampleNode_StepDownTo() {
 	// node-c leads: true epoch grew by: 1
 }
 
-// Observe delivers leadership as values on a channel, for code that
+// Events delivers leadership as values on a channel, for code that
 // selects instead of implementing Hooks. BecameLeader carries the tenure's
 // ctx: work started under it stops when the tenure ends.
-func ExampleNode_Observe() {
+func ExampleNode_Events() {
 	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
@@ -243,7 +243,7 @@ func ExampleNode_Observe() {
 		fmt.Println(err)
 		return
 	}
-	events := node.Observe(ctx)
+	events := node.Events(ctx)
 	if err := node.Start(ctx); err != nil {
 		fmt.Println(err)
 		return

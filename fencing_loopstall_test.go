@@ -53,7 +53,7 @@ func startNodeWithSeam(t *testing.T, cfg Config, hooks Hooks, before func(electi
 	if err != nil {
 		t.Fatalf("NewNode(%s): %v", cfg.NodeID, err)
 	}
-	n.beforeAction = before
+	n.beforeAction = func(a any) { before(a.(election.Action)) }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {
@@ -110,11 +110,11 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 	receive(t, stall.stalled, 5*time.Second, "the loop held at a renewal")
 
 	// Only the loop moves the view's deadline; it is held.
-	live, ok := n.view.Tenure(time.Now())
-	deadline, current := live.Deadline, ok && live.Ctx == tenure
-	if !current {
+	live := n.eng.Tenure()
+	if live == nil || live.Ctx != tenure {
 		t.Fatal("the tenure ended before the loop was held")
 	}
+	deadline := live.Deadline
 	const slack = time.Second
 	select {
 	case at := <-ended:

@@ -17,7 +17,7 @@ import (
 func TestStoreCreateIsCheckedAgainstTheLastSequence(t *testing.T) {
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
-	st, err := store.Open(ctx(t), srv.Connect(t), store.API{}, id, BucketOptions{}.storeOptions(), time.Second)
+	st, err := store.Open(ctx(t), srv.Connect(t), store.API{}, id, store.Options{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

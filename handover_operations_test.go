@@ -179,17 +179,17 @@ type eventObserver struct {
 	wins     []time.Duration
 }
 
-func (o *eventObserver) ObserveRenewal(out string, _ time.Duration) {
+func (o *eventObserver) ObserveRenewal(out RenewalOutcome, _ time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.renewals[out]++
+	o.renewals[string(out)]++
 }
 func (o *eventObserver) ObserveLeadership(l bool, _ int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.leading = append(o.leading, l)
 }
-func (o *eventObserver) ObserveElection(_ string, w time.Duration) {
+func (o *eventObserver) ObserveElection(_ ElectionCause, w time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.wins = append(o.wins, w)

@@ -25,7 +25,7 @@ func TestSetPriorityMovesLeadershipByThePriorityNow(t *testing.T) {
 	if err := a.SetPriority(80); err != nil {
 		t.Fatal(err)
 	}
-	if got := int(a.priority.Load()); got != 80 {
+	if got := int(a.eng.Snapshot().Priority); got != 80 {
 		t.Fatalf("Priority() = %d after SetPriority(80)", got)
 	}
 	natstest.WaitFor(t, 10*time.Second, b.IsLeader, "b (90) never took over from a lowered to 80")
@@ -84,7 +84,7 @@ func TestSetPriorityRefusesWhatConfigWouldNot(t *testing.T) {
 			t.Errorf("SetPriority(%d) = %v", p, err)
 		}
 	}
-	if got := int(n.priority.Load()); got != 7 {
+	if got := int(n.eng.Snapshot().Priority); got != 7 {
 		t.Errorf("Priority() = %d, want 7", got)
 	}
 }

@@ -308,7 +308,7 @@ func TestAHandBackIsOneRequestOfTheLoop(t *testing.T) {
 	}
 	// Only the loop's goroutine appends; read after Stop.
 	var requests []string
-	b.beforeAction = func(a election.Action) {
+	b.beforeAction = func(a any) {
 		switch a := a.(type) {
 		case election.Write:
 			requests = append(requests, fmt.Sprintf("Write %v", a.Purpose))

@@ -4,11 +4,11 @@ package cluster
 // client-go's HealthzAdaptor).
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/engine"
 )
 
 // HealthzHandler returns an http.Handler that answers liveness and
@@ -39,9 +39,9 @@ func (n *Node) HealthzHandler() http.Handler {
 		var what string
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/livez"):
-			err, what = n.liveness(n.view.Now()), "live"
+			err, what = n.eng.Snapshot().Live, "live"
 		case strings.HasSuffix(r.URL.Path, "/readyz"):
-			err, what = n.readiness(), "ready"
+			err, what = readiness(n.eng.Snapshot()), "ready"
 		default:
 			http.NotFound(w, r)
 			return
@@ -59,51 +59,11 @@ func (n *Node) HealthzHandler() http.Handler {
 	})
 }
 
-// liveness is nil while the node runs (or has not started) and, if it
-// leads, renews in time.
-func (n *Node) liveness(now time.Time) error {
-	select {
-	case <-n.done:
-		if err := n.Err(); err != nil {
-			return fmt.Errorf("%w: %w", ErrStopped, err)
-		}
-		return ErrStopped
-	default:
-	}
-	bound := n.cfg.RenewInterval + n.cfg.RequestTimeout
-	if age, left, ok := n.sinceRenewal(now); ok && age > bound {
-		return fmt.Errorf("leading, but no renewal has succeeded for %v (more than %v); the tenure ends in %v",
-			age.Round(time.Millisecond), bound, left.Round(time.Millisecond))
-	}
-	return nil
-}
-
-// sinceRenewal is, while this node leads, how long ago the last write of
-// its tenure that succeeded (the acquire or a renewal) was sent, and how
-// long the tenure has left: the deadline is that send time + LeaseTTL -
-// SafetyMargin (machine.deadline).
-func (n *Node) sinceRenewal(now time.Time) (age, left time.Duration, leading bool) {
-	t, ok := n.view.Tenure(now)
-	if !ok {
-		return 0, 0, false
-	}
-	sent := t.Deadline.Add(-(n.cfg.LeaseTTL - n.cfg.SafetyMargin))
-	return now.Sub(sent), t.Deadline.Sub(now), true
-}
-
 // readiness is nil once the node has started, while it runs and Ready is
 // nil.
-func (n *Node) readiness() error {
-	n.mu.Lock()
-	started, stopped, running := n.started, n.stopped, n.el != nil
-	n.mu.Unlock()
-	switch {
-	case !started:
-		return ErrNotStarted
-	case stopped:
-		return ErrStopped
-	case !running:
-		return errors.New("starting")
+func readiness(s engine.Snapshot) error {
+	if s.Running != nil {
+		return s.Running
 	}
-	return n.Ready()
+	return s.Ready
 }

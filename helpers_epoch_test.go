@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"testing"
 	"time"
 
@@ -49,4 +50,15 @@ func streamFirstSeq(status jetstream.KeyValueStatus) uint64 {
 		return bs.StreamInfo().Config.FirstSeq
 	}
 	return 0
+}
+
+// fence is n's live tenure's epoch and latest lease revision, as fenced
+// writes read them, and false when n does not lead.
+func fence(n *Node) (epoch int64, rev uint64, ok bool) {
+	return n.eng.Fenced().Node.Tenure()
+}
+
+// stateStore is a started node's bucket, as fenced writes reach it.
+func stateStore(n *Node) (*store.Store, error) {
+	return n.eng.Fenced().Node.Store()
 }

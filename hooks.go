@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/ozanturksever/go-cluster/internal/driver"
+	"github.com/ozanturksever/go-cluster/internal/engine"
 )
 
 // Hooks is how a Node tells the application about leadership.
@@ -49,7 +49,7 @@ type Hooks interface {
 // life: unlike Node.Epoch, which tells the epoch the node knows now, it
 // cannot be another tenure's even when the hook runs late.
 func TenureEpoch(ctx context.Context) (int64, bool) {
-	return driver.EpochOf(ctx)
+	return engine.EpochOf(ctx)
 }
 
 // NoOpHooks implements Hooks and does nothing. Embed it to implement only

@@ -20,7 +20,7 @@ type viewSeen struct {
 // the leader change right after Become and Lose, in the same batch; the
 // driver sets the view's leader with the tenure, before it queues the
 // hook. Under load the hook ran before the loop got to the leader change
-// (ExampleNode_StepDown, ExampleNode_Observe, sometimes); issue 25:
+// (ExampleNode_StepDown, ExampleNode_Events, sometimes); issue 25:
 // removing either assignment left every test green. Here the loop is held
 // at that leader change until the hook has read the view, every time.
 func TestHooksReadTheViewTheyWereQueuedFor(t *testing.T) {
@@ -67,8 +67,8 @@ func TestHooksReadTheViewTheyWereQueuedFor(t *testing.T) {
 	}
 	obsCtx, obsCancel := context.WithCancel(context.Background())
 	defer obsCancel()
-	events := n.Observe(obsCtx) // before Start: no event is missed
-	n.beforeAction = before
+	events := n.Events(obsCtx) // before Start: no event is missed
+	n.beforeAction = func(a any) { before(a.(election.Action)) }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"github.com/ozanturksever/go-cluster/state"
 	"testing"
 	"time"
 
@@ -60,7 +61,7 @@ func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
 	if err := l.State().EnableCommit(ctx(t)); err != nil {
 		t.Fatalf("EnableCommit through the leaf: %v", err)
 	}
-	if _, err := l.State().Commit(ctx(t), StateWrite{Key: "cfg.b", Value: []byte("2")}, StateWrite{Key: "cfg.c", Value: []byte("3"), Expect: ExpectAbsent()}); err != nil {
+	if _, err := l.State().Commit(ctx(t), state.Write{Key: "cfg.b", Value: []byte("2")}, state.Write{Key: "cfg.c", Value: []byte("3"), Expect: state.ExpectAbsent()}); err != nil {
 		t.Fatalf("Commit through the leaf: %v", err)
 	}
 	other := a

@@ -571,7 +571,7 @@ func TestP7AmbiguousAcquireLeads(t *testing.T) {
 	// Not only seen: a names b from the watch one round trip before the
 	// Confirm after it (§4.1, §4.11). Delayed, that Confirm and every retry
 	// would time out, and a would never campaign at all.
-	natstest.WaitFor(t, 5*time.Second, func() bool { s := a.view.Snapshot(); return s.Leader == "b" && s.Synced },
+	natstest.WaitFor(t, 5*time.Second, func() bool { s := a.eng.Snapshot(); return s.Leader == "b" && s.Synced },
 		"a did not see b from a confirmed watch")
 
 	// Replies to a arrive after its RequestTimeout; its writes land at once.

@@ -292,17 +292,19 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 			n := startNode(t, cfg, rec, nil)
 			natstest.WaitFor(t, 10*time.Second, n.IsLeader, "a node that may not announce never led")
 
-			n.mu.Lock()
-			el, nc := n.el, n.nc
-			n.mu.Unlock()
+			nc := n.Conn()
+			st, err := n.eng.Fenced().Node.Store()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if last := nc.LastError(); !errors.Is(last, nats.ErrPermissionViolation) || !strings.Contains(last.Error(), c.refused(c.id)) {
 				t.Fatalf("last error = %v, want the refusal of %s", last, c.refused(c.id))
 			}
 			probe := errors.New("probe")
-			if err := el.Store().ExplainPermission(probe); err != probe {
+			if err := st.ExplainPermission(probe); err != probe {
 				t.Errorf("the announcement's refusal read as the election's: %v", err)
 			}
-			if n.announced != nil {
+			if n.eng.Snapshot().Announced {
 				t.Error("announced without permission")
 			}
 			if err := n.Stop(ctx(t)); err != nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 
-	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -59,19 +57,8 @@ func (n *Node) SetMetadata(ctx context.Context, md map[string]string) error {
 	if err := validateMetadata(md); err != nil {
 		return fmt.Errorf("set metadata: %w", err)
 	}
-	md = maps.Clone(md)
-	reply := make(chan error, 1)
-	if _, err := n.send(ctx, driver.Command{Kind: driver.CmdSetMetadata, Reply: reply, Metadata: md}); err != nil {
+	if err := n.eng.SetMetadata(ctx, md); err != nil {
 		return fmt.Errorf("set metadata: %w", err)
 	}
-	select {
-	case err := <-reply:
-		if err != nil {
-			return fmt.Errorf("set metadata: %w", err)
-		}
-	case <-ctx.Done():
-		return fmt.Errorf("set metadata: %w", ctx.Err())
-	}
-	n.view.SetMetadata(md)
 	return nil
 }

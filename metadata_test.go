@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/driver"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -87,9 +86,9 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 	}
 }
 
-// Observe delivers the hooks as values, in the hooks' order, starting with
+// Events delivers the hooks as values, in the hooks' order, starting with
 // the leader known now; the channel closes with its ctx and at Stop.
-func TestObserveDeliversLeadershipEvents(t *testing.T) {
+func TestEventsDeliversLeadershipEvents(t *testing.T) {
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -98,7 +97,7 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := b.Observe(context.Background()) // before Start
+	events := b.Events(context.Background()) // before Start
 	if err := b.Start(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +127,15 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 	for ev.Kind == LeaderChanged && ev.Leader == "" { // a's release, seen before b's acquire
 		ev = next()
 	}
-	if ev.Kind != BecameLeader || ev.Leader != "b" || ev.Tenure == nil || ev.Tenure.Err() != nil || ev.Epoch != firstEpoch(t, srv.URL(), id)+1 {
+	if ev.Kind != BecameLeader || ev.Leader != "b" || ev.Ctx == nil || ev.Ctx.Err() != nil || ev.Epoch != firstEpoch(t, srv.URL(), id)+1 {
 		t.Errorf("event %+v, want BecameLeader b at the bucket's second epoch with a live tenure", ev)
 	}
-	tenure := ev.Tenure
+	tenure := ev.Ctx
 	if ev := next(); ev.Kind != LeaderChanged || ev.Leader != "b" {
 		t.Errorf("event %+v, want LeaderChanged b", ev)
 	}
 	late, cancel := context.WithCancel(context.Background())
-	lateEvents := b.Observe(late)
+	lateEvents := b.Events(late)
 	if ev := <-lateEvents; ev.Kind != LeaderChanged || ev.Leader != "b" {
 		t.Errorf("a late subscriber's first event %+v, want the current leader b", ev)
 	}
@@ -163,8 +162,12 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 
 // A reader that falls observeBuffer events behind is dropped (its channel
 // closed) rather than block the hooks.
-func TestObserveDropsASlowReader(t *testing.T) {
-	f := &eventFeed{node: &Node{view: driver.NewView("", nil, nil)}}
+func TestEventsDropsASlowReader(t *testing.T) {
+	n, err := NewNode(testConfig("c", "n", "nats://127.0.0.1:1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &eventFeed{node: n}
 	slow := f.subscribe(context.Background(), LeaderEvent{})
 	for range observeBuffer + 1 {
 		if err := f.OnLeaderChange(context.Background(), "x"); err != nil {

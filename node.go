@@ -2,20 +2,15 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nuid"
-	"github.com/ozanturksever/go-cluster/internal/driver"
-	"github.com/ozanturksever/go-cluster/internal/election"
-	"github.com/ozanturksever/go-cluster/internal/presence"
+	"github.com/ozanturksever/go-cluster/internal/engine"
 	"github.com/ozanturksever/go-cluster/internal/wire"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // Node is one member of a cluster. Make it with NewNode (campaigns for
@@ -23,37 +18,15 @@ import (
 // Start it. All methods are safe for concurrent use. A Node is used once:
 // after Stop, make a new one.
 type Node struct {
-	cfg      Config
-	hooks    Hooks // the application's, then events
-	events   *eventFeed
-	campaign bool
-	log      *slog.Logger
-	view     *driver.View
-	instance string // this process's name in its lease records (P9, E14 in docs/design.md)
-	// priority is the priority now: Config.Priority, or SetPriority's
-	// (priority.go); the driver reads it.
-	priority atomic.Int64
-	// beforeAction is nil but in tests, which set it before Start: the
-	// driver's loop calls it before carrying out each of the machine's
-	// actions, so that a test can stall the loop at a chosen point.
-	beforeAction func(election.Action)
-
-	// mu guards the fields below. It is never held across I/O or while
-	// waiting: Start, Stop and the getters take it only to read or set them.
-	mu          sync.Mutex
-	started     bool
-	stopped     bool               // Stop began, Start failed, or the election ended
-	startCancel context.CancelFunc // ends a Start in progress
-	startDone   chan struct{}      // closed when Start returns
-	nc          *nats.Conn
-	ownsConn    bool
-	el          *driver.Driver
-	subs        []*nats.Subscription
-	announced   *presence.Announcement // this node's member record, withdrawn at Stop (nil: none)
-	tornDown    bool                   // the teardown has begun
-	done        chan struct{}          // closed when the node and its hooks have ended
-	doneOnce    sync.Once
-	err         error
+	cfg    Config
+	events *eventFeed
+	eng    *engine.Engine // the runtime: everything the Node does, it asks of it
+	// beforeAction and suspended are for tests, set before Start: the
+	// loop calls beforeAction before carrying out each of the machine's
+	// actions, so that a test can stall it at a chosen point; suspended
+	// moves the node's clock on, as a suspension of the host would (ns).
+	beforeAction func(action any)
+	suspended    atomic.Int64
 }
 
 // NewNode validates cfg and returns a Node that campaigns for leadership
@@ -76,31 +49,25 @@ func NewObserver(cfg Config, hooks Hooks) (*Node, error) {
 
 func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	cfg = cfg.withDefaults()
-	if err := errors.Join(cfg.validate(), checkHooks(hooks)); err != nil {
-		return nil, err
-	}
 	cfg.Metadata = maps.Clone(cfg.Metadata) // the caller's map may change; ours is read by renewals
-	if hooks == nil {
-		hooks = NoOpHooks{}
+	n := &Node{cfg: cfg, events: &eventFeed{}}
+	n.events.node = n
+	ecfg := cfg.engineConfig()
+	ecfg.Observer, ecfg.Hooks, ecfg.Ending = !campaign, ComposeHooks(hooks, n.events), n.events.close
+	ecfg.Suspended, ecfg.BeforeAction = &n.suspended, func(a any) {
+		if n.beforeAction != nil {
+			n.beforeAction(a)
+		}
 	}
-	events := &eventFeed{}
 	var notReady error
 	if cfg.ReadinessCheck != nil {
 		notReady = fmt.Errorf("%w: no readiness check has completed yet", ErrNotReady)
 	}
-	v := driver.NewView(cfg.NodeID, cfg.Metadata, notReady)
-	n := &Node{
-		cfg:      cfg,
-		hooks:    ComposeHooks(hooks, events),
-		events:   events,
-		campaign: campaign,
-		log:      cfg.Logger.With("cluster", cfg.ClusterID, "node", cfg.NodeID),
-		view:     v,
-		instance: nuid.Next(),
-		done:     make(chan struct{}),
+	eng, err := engine.New(ecfg, notReady)
+	if err := cfg.validate(err, checkHooks(hooks)); err != nil {
+		return nil, err
 	}
-	events.node = n
-	n.priority.Store(int64(cfg.Priority))
+	n.eng = eng
 	return n, nil
 }
 
@@ -114,28 +81,10 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 func (n *Node) StepDown(ctx context.Context) error { return n.stepDown(ctx, "") }
 
 func (n *Node) stepDown(ctx context.Context, to string) error {
-	reply := make(chan error, 1)
-	inHook := n.inHook()
-	el, err := n.send(ctx, driver.Command{Kind: driver.CmdStepDown, Reply: reply, To: to, Async: inHook})
-	if err != nil {
+	if err := n.eng.StepDown(ctx, to); err != nil {
 		return fmt.Errorf("step down: %w", err)
 	}
-	select {
-	case err := <-reply:
-		switch {
-		case err != nil:
-			return fmt.Errorf("step down: %w", err)
-		case inHook:
-			// The release waits for OnLoseLeadership, which runs after
-			// the hook that called us: waiting here would never end.
-			return fmt.Errorf("step down: %w", ErrCalledFromHook)
-		}
-		return nil
-	case <-el.Exited():
-		return fmt.Errorf("step down: %w", ErrStopped)
-	case <-ctx.Done():
-		return fmt.Errorf("step down: %w", ctx.Err())
-	}
+	return nil
 }
 
 // StepDownTo steps down like StepDown and names the successor: the
@@ -169,41 +118,17 @@ func (n *Node) ValidateLeadership(ctx context.Context) (int64, error) {
 }
 
 func (n *Node) validateLeadership(ctx context.Context) (int64, error) {
-	reply, epoch := make(chan error, 1), make(chan int64, 1)
-	if _, err := n.send(ctx, driver.Command{Kind: driver.CmdValidate, Reply: reply, Epoch: epoch}); err != nil {
+	epoch, err := n.eng.Validate(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("validate leadership: %w", err)
 	}
-	select {
-	case e := <-epoch:
-		return e, nil
-	case err := <-reply:
-		return 0, fmt.Errorf("validate leadership: %w", err)
-	case <-ctx.Done():
-		return 0, fmt.Errorf("validate leadership: %w", ctx.Err())
-	}
-}
-
-// send hands a command to the driver and returns it.
-func (n *Node) send(ctx context.Context, c driver.Command) (*driver.Driver, error) {
-	n.mu.Lock()
-	started, el := n.started, n.el
-	n.mu.Unlock()
-	if !started {
-		return nil, ErrNotStarted
-	}
-	if el == nil {
-		return nil, ErrStopped
-	}
-	if !n.campaign && c.Kind != driver.CmdStop {
-		return nil, fmt.Errorf("%w: an observer never leads", ErrNotLeader)
-	}
-	return el, el.Send(ctx, c)
+	return epoch, nil
 }
 
 // WaitForLeader blocks until some node (maybe this one) is known to lead,
 // and returns its NodeID. It fails with ctx's error, or ErrStopped.
 func (n *Node) WaitForLeader(ctx context.Context) (string, error) {
-	return n.view.WaitLeader(ctx, n.done)
+	return n.eng.WaitLeader(ctx)
 }
 
 // Role returns RolePrimary (the leader) while this node's tenure is live,
@@ -218,7 +143,7 @@ func (n *Node) Role() Role {
 // IsLeader reports whether this node holds a live tenure: it acquired the
 // lease and its own deadline (last successful renewal sent + LeaseTTL -
 // SafetyMargin) has not passed. To read the epoch with it, use Tenure.
-func (n *Node) IsLeader() bool { return n.view.Leading(n.view.Now()) }
+func (n *Node) IsLeader() bool { return n.eng.Tenure() != nil }
 
 // Tenure is this node's live tenure, read at once.
 type Tenure struct {
@@ -226,9 +151,15 @@ type Tenure struct {
 	Ctx context.Context
 	// Epoch is the tenure's fencing token (see ValidateLeadership).
 	Epoch int64
-	// Deadline is when the tenure ends unless a renewal lands first: the
-	// last successful renewal's send time + LeaseTTL - SafetyMargin, on
-	// this process's monotonic clock. Renewals move it later. No other
+	// TTL is the LeaseTTL the tenure runs on: the bucket's, which every
+	// node adopts whatever its Config says.
+	TTL time.Duration
+	// Renewed is when the tenure's latest acknowledged write (its
+	// acquisition or a renewal) was sent, on this process's clock.
+	Renewed time.Time
+	// Deadline is when the tenure ends unless a renewal lands first:
+	// Renewed + TTL - SafetyMargin (scaled to TTL), on this process's
+	// clock. Renewals move it later. No other
 	// node can win the lease before it, so work the leader must have
 	// finished before a successor starts (a child process to kill, a
 	// device to let go) is bounded by it: a supervisor that sees less time
@@ -241,22 +172,28 @@ type Tenure struct {
 // can straddle a change of tenure; Tenure cannot. To prove the tenure
 // to a fenced resource, use ValidateLeadership.
 func (n *Node) Tenure() (Tenure, bool) {
-	t, ok := n.view.Tenure(n.view.Now())
-	return Tenure(t), ok
+	t := n.eng.Tenure()
+	if t == nil {
+		return Tenure{}, false
+	}
+	return Tenure{Ctx: t.Ctx, Epoch: t.Epoch, TTL: t.TTL, Renewed: t.Sent, Deadline: t.Deadline}, true
 }
 
 // Leader returns the NodeID of the current leader as this node knows it,
 // or "" when nobody holds the lease (released, or expired on this node's
 // clock) or it is not known yet.
 func (n *Node) Leader() string {
-	return n.view.Snapshot().Leader
+	return n.eng.Snapshot().Leader
 }
 
 // Epoch returns this node's epoch while it leads; otherwise the epoch of
 // the last lease record it saw; 0 if none. IsLeader then Epoch can
 // straddle a change: Tenure reads both at once.
 func (n *Node) Epoch() int64 {
-	return n.view.Snapshot().Epoch
+	if t := n.eng.Tenure(); t != nil {
+		return t.Epoch
+	}
+	return n.eng.Snapshot().Epoch
 }
 
 // Lease returns the last valid lease record this node saw, and false if it
@@ -265,7 +202,7 @@ func (n *Node) Epoch() int64 {
 // otherwise. Metadata is a copy. For display and routing: never decide
 // leadership from it (IsLeader, Tenure, ValidateLeadership do).
 func (n *Node) Lease() (Lease, bool) {
-	s := n.view.Snapshot()
+	s := n.eng.Snapshot()
 	l := Lease(s.Lease)
 	l.Metadata = maps.Clone(l.Metadata) // the view's stays as it is
 	return l, s.HasRec
@@ -277,45 +214,41 @@ func (n *Node) Lease() (Lease, bool) {
 // until a check has passed, and stops being ready after ReadinessThreshold
 // failures in a row. Health replies carry it (package health).
 func (n *Node) Ready() error {
-	return n.view.Snapshot().Ready
+	return n.eng.Snapshot().Ready
 }
 
 // Config returns the configuration in use, with defaults applied: its
-// ClusterID and NodeID name the node.
+// ClusterID and NodeID name the node. Once a campaigning node has started,
+// its LeaseTTL is the bucket's, the one its tenures run on, which every
+// node adopts whatever NewNode was given (docs/design.md §2.7); the other
+// timings stay as configured.
 func (n *Node) Config() Config {
 	c := n.cfg
 	c.Metadata = maps.Clone(c.Metadata)
+	if ttl := n.eng.Snapshot().BucketTTL; ttl > 0 {
+		c.LeaseTTL = ttl
+	}
 	return c
 }
 
 // Conn returns the NATS connection in use, or nil before Start. Add-ons
 // (health) can share it.
-func (n *Node) Conn() *nats.Conn {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.nc
-}
+func (n *Node) Conn() *nats.Conn { return n.eng.Conn() }
 
 // Done is closed when the Node has stopped, by Stop or by a permanent
 // error (see Err).
-func (n *Node) Done() <-chan struct{} { return n.done }
+func (n *Node) Done() <-chan struct{} { return n.eng.Done() }
 
 // Err returns why the Node stopped on its own: an error wrapping
 // ErrPermissionDenied, ErrBucketConfig or another permanent cause (not
 // ErrBucketDeleted: a node waits for its bucket). It is
 // nil while running and after a plain Stop.
-func (n *Node) Err() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.err
-}
+func (n *Node) Err() error { return n.eng.Snapshot().Err }
 
-// State returns the cluster's replicated state: keys every node reads and
+// State returns the cluster's fenced state: keys every node reads and
 // only the leader writes, each write fenced on the lease by the NATS
-// server (see State).
-func (n *Node) State() *State {
-	return &State{host: n, nodeID: n.cfg.NodeID, timeout: n.cfg.RequestTimeout, metrics: n.cfg.Metrics}
-}
+// server (package state).
+func (n *Node) State() *state.State { return state.New(n.eng.Fenced()) }
 
 // SetPriority sets the priority this node has from now on, between 0 and
 // Config.Priority: keepalived's weighted checks lower a node's priority
@@ -332,13 +265,7 @@ func (n *Node) SetPriority(p int) error {
 	if p < 0 || p > n.cfg.Priority {
 		return fmt.Errorf("%w: set priority: %d is not between 0 and Config.Priority (%d)", ErrInvalidConfig, p, n.cfg.Priority)
 	}
-	n.priority.Store(int64(p))
-	n.mu.Lock()
-	el := n.el
-	n.mu.Unlock()
-	if el != nil { // a driver made before the Store reads it; a later one, here
-		_ = el.Send(context.Background(), driver.Command{Kind: driver.CmdSetPriority, Priority: p, Reply: make(chan error, 1)})
-	}
+	n.eng.SetPriority(p)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"log/slog"
 	"strconv"
 	"testing"
@@ -98,9 +99,9 @@ func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
 		b.Fatal(err)
 	}
 	value := []byte(`{"orders":42,"mode":"fast"}`)
-	writes := make([]StateWrite, 10)
+	writes := make([]state.Write, 10)
 	for i := range writes {
-		writes[i] = StateWrite{Key: fmt.Sprintf("bench.%d", i), Value: value}
+		writes[i] = state.Write{Key: fmt.Sprintf("bench.%d", i), Value: value}
 	}
 	b.Run("commit-10-fenced", func(b *testing.B) {
 		state := leader.State()
@@ -138,7 +139,7 @@ func benchCommits(b *testing.B, leader *Node, nc *nats.Conn) {
 
 // plainBatch publishes writes to bucket "cluster-bench" as one atomic
 // batch, unfenced.
-func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []StateWrite) error {
+func plainBatch(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, writes []state.Write) error {
 	id := nuid.Next()
 	for i, w := range writes {
 		msg := nats.NewMsg(wire.KVSubject(wire.BucketName("bench"), "state.batch-"+w.Key))
@@ -201,14 +202,14 @@ func BenchmarkStatePutInterleaved(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := leader.State().store()
+	st, err := stateStore(leader)
 	if err != nil {
 		b.Fatal(err)
 	}
 	leaseSubject := wire.KVSubject(st.Bucket(), wire.LeaseKey)
 	subject := fenced.Subject(st.Bucket(), "parts")
 	publish := func(withID, withFence bool) error {
-		_, rev, _ := leader.view.Fence(time.Now())
+		_, rev, _ := fence(leader)
 		h := nats.Header{}
 		if withID {
 			h.Set(jetstream.MsgIDHeader, nuid.Next())

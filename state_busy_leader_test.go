@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"runtime"
 	"strconv"
 	"sync"
@@ -46,13 +47,13 @@ func busyWriters(t *testing.T, nodes []*Node) (stop func()) {
 				var err error
 				if w == 2 {
 					_, err = leader.State().Commit(c,
-						StateWrite{Key: "busy.c1", Value: []byte(strconv.Itoa(i))},
-						StateWrite{Key: "busy.c2", Value: []byte(strconv.Itoa(i))})
+						state.Write{Key: "busy.c1", Value: []byte(strconv.Itoa(i))},
+						state.Write{Key: "busy.c2", Value: []byte(strconv.Itoa(i))})
 				} else {
 					_, err = leader.State().Put(c, fmt.Sprintf("busy.p%d", w), []byte(strconv.Itoa(i)))
 				}
 				cancel()
-				if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrWriteUncertain) &&
+				if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, state.ErrWriteUncertain) &&
 					!errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("writer %d: %v", w, err)
 					return

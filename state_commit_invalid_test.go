@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"github.com/ozanturksever/go-cluster/state"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 )
 
 // A Commit that cannot be one atomic batch fails before anything is sent,
-// each case with ErrInvalidCommit (a malformed key with ErrInvalidKey),
+// each case with state.ErrInvalidCommit (a malformed key with state.ErrInvalidKey),
 // and the message says which.
 func TestStateCommitInvalidBatches(t *testing.T) {
 	srv, rec, id := setup(t)
@@ -21,27 +22,27 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 	if err := st.EnableCommit(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	tooMany := make([]StateWrite, fenced.MaxCommitWrites+1)
+	tooMany := make([]state.Write, fenced.MaxCommitWrites+1)
 	for i := range tooMany {
-		tooMany[i] = StateWrite{Key: "k." + strconv.Itoa(i), Value: []byte("v")}
+		tooMany[i] = state.Write{Key: "k." + strconv.Itoa(i), Value: []byte("v")}
 	}
 	cases := []struct {
 		name   string
-		writes []StateWrite
+		writes []state.Write
 		want   error
 		says   string
 	}{
-		{"no writes", nil, ErrInvalidCommit, "no writes"},
-		{"too many writes", tooMany, ErrInvalidCommit, strconv.Itoa(fenced.MaxCommitWrites+1) + " writes"},
-		{"a key twice", []StateWrite{{Key: "a", Value: []byte("1")}, {Key: "b"}, {Key: "a", Delete: true}}, ErrInvalidCommit, `"a" written twice`},
-		{"a malformed key", []StateWrite{{Key: "a"}, {Key: "b c"}}, ErrInvalidKey, `"b c"`},
+		{"no writes", nil, state.ErrInvalidCommit, "no writes"},
+		{"too many writes", tooMany, state.ErrInvalidCommit, strconv.Itoa(fenced.MaxCommitWrites+1) + " writes"},
+		{"a key twice", []state.Write{{Key: "a", Value: []byte("1")}, {Key: "b"}, {Key: "a", Delete: true}}, state.ErrInvalidCommit, `"a" written twice`},
+		{"a malformed key", []state.Write{{Key: "a"}, {Key: "b c"}}, state.ErrInvalidKey, `"b c"`},
 	}
 	for _, c := range cases {
 		_, err := st.Commit(ctx(t), c.writes...)
 		if !errors.Is(err, c.want) || !strings.HasPrefix(err.Error(), "state commit: ") || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%s: Commit = %v, want %v saying %q", c.name, err, c.want, c.says)
 		}
-		for _, other := range []error{ErrInvalidConfig, ErrInvalidKey, ErrInvalidCommit} {
+		for _, other := range []error{ErrInvalidConfig, state.ErrInvalidKey, state.ErrInvalidCommit} {
 			if other != c.want && errors.Is(err, other) {
 				t.Errorf("%s: Commit = %v, also wraps %v", c.name, err, other)
 			}
@@ -50,8 +51,8 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 	if keys, err := st.Keys(ctx(t), ""); err != nil || len(keys) != 0 {
 		t.Errorf("Keys after the refused Commits = %v, %v; want none", keys, err)
 	}
-	if !strings.HasPrefix(ErrInvalidCommit.Error(), "cluster: ") {
-		t.Errorf("ErrInvalidCommit = %q, want the package prefix", ErrInvalidCommit)
+	if !strings.HasPrefix(state.ErrInvalidCommit.Error(), "cluster: ") {
+		t.Errorf("state.ErrInvalidCommit = %q, want the package prefix", state.ErrInvalidCommit)
 	}
 	// fenced.MaxCommitWrites itself is allowed, and an empty Commit is refused
 	// before the node is looked at.
@@ -66,8 +67,8 @@ func TestStateCommitInvalidBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := idle.State().Commit(ctx(t)); !errors.Is(err, ErrInvalidCommit) {
-		t.Errorf("Commit of nothing on a node not started = %v, want ErrInvalidCommit", err)
+	if _, err := idle.State().Commit(ctx(t)); !errors.Is(err, state.ErrInvalidCommit) {
+		t.Errorf("Commit of nothing on a node not started = %v, want state.ErrInvalidCommit", err)
 	}
 	rec.check(t)
 }

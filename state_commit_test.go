@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
 	follower := without(nodes, leader)[0]
-	writes := []StateWrite{{Key: "acct.1", Value: []byte("90")}, {Key: "acct.2", Value: []byte("110")}, {Key: "log.7", Value: []byte("1->2:10")}}
+	writes := []state.Write{{Key: "acct.1", Value: []byte("90")}, {Key: "acct.2", Value: []byte("110")}, {Key: "log.7", Value: []byte("1->2:10")}}
 	if _, err := leader.State().Commit(ctx(t), writes...); !errors.Is(err, ErrBucketConfig) {
 		t.Fatalf("Commit before EnableCommit = %v, want ErrBucketConfig", err)
 	}
@@ -40,20 +41,20 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 	if _, err := follower.State().Commit(ctx(t), writes...); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("follower Commit = %v, want ErrNotLeader", err)
 	}
-	if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "x"}, StateWrite{Key: "x"}); !errors.Is(err, ErrInvalidCommit) {
-		t.Errorf("Commit with a key twice = %v, want ErrInvalidCommit", err)
+	if _, err := leader.State().Commit(ctx(t), state.Write{Key: "x"}, state.Write{Key: "x"}); !errors.Is(err, state.ErrInvalidCommit) {
+		t.Errorf("Commit with a key twice = %v, want state.ErrInvalidCommit", err)
 	}
-	if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "acct.1", Delete: true}, StateWrite{Key: "acct.3", Value: []byte("0")}); err != nil {
+	if _, err := leader.State().Commit(ctx(t), state.Write{Key: "acct.1", Delete: true}, state.Write{Key: "acct.3", Value: []byte("0")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := follower.State().Get(ctx(t), "acct.1"); !errors.Is(err, ErrKeyNotFound) {
+	if _, err := follower.State().Get(ctx(t), "acct.1"); !errors.Is(err, state.ErrKeyNotFound) {
 		t.Errorf("Get of a key deleted by Commit = %v", err)
 	}
 
 	// At the server: a batch whose lease precondition is stale is refused
 	// whole.
-	st, _ := leader.State().store()
-	epoch, stale, _ := leader.view.Fence(time.Now())
+	st, _ := stateStore(leader)
+	epoch, stale, _ := fence(leader)
 	kv := bindKV(t, srv.URL(), id)
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
 			last, renewals = l, renewals+1
 		}
 		v := []byte(strconv.Itoa(i))
-		if _, err := leader.State().Commit(ctx(t), StateWrite{Key: "a", Value: v}, StateWrite{Key: "b", Value: v}); err != nil {
+		if _, err := leader.State().Commit(ctx(t), state.Write{Key: "a", Value: v}, state.Write{Key: "b", Value: v}); err != nil {
 			t.Fatalf("commit %d: %v", i, err)
 		}
 	}
@@ -137,7 +138,7 @@ func TestStateJSClusterCommitPreconditions(t *testing.T) {
 func commitPreconditions(t *testing.T, leader, reader *Node) {
 	t.Helper()
 	st := leader.State()
-	get := func(key string) StateEntry {
+	get := func(key string) state.Entry {
 		t.Helper()
 		e, err := reader.State().Get(ctx(t), key)
 		if err != nil {
@@ -153,9 +154,9 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 	// Preconditions that hold: a revision, no value; the write without
 	// one carries the lease check.
 	if _, err := st.Commit(ctx(t),
-		StateWrite{Key: "acct.1", Value: []byte("90"), Expect: ExpectRevision(r1)},
-		StateWrite{Key: "acct.2", Value: []byte("10"), Expect: ExpectAbsent()},
-		StateWrite{Key: "log.1", Value: []byte("1->2:10")}); err != nil {
+		state.Write{Key: "acct.1", Value: []byte("90"), Expect: state.ExpectRevision(r1)},
+		state.Write{Key: "acct.2", Value: []byte("10"), Expect: state.ExpectAbsent()},
+		state.Write{Key: "log.1", Value: []byte("1->2:10")}); err != nil {
 		t.Fatalf("Commit whose preconditions hold: %v", err)
 	}
 	a1, a2 := get("acct.1"), get("acct.2")
@@ -167,30 +168,30 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 	conflicts := []struct {
 		name   string
 		key    string // the key the error names
-		writes []StateWrite
+		writes []state.Write
 	}{
-		{"one stale revision among writes without", "acct.1", []StateWrite{
-			{Key: "acct.2", Value: []byte("0"), Expect: ExpectRevision(a2.Revision)},
-			{Key: "acct.1", Value: []byte("200"), Expect: ExpectRevision(r1)},
+		{"one stale revision among writes without", "acct.1", []state.Write{
+			{Key: "acct.2", Value: []byte("0"), Expect: state.ExpectRevision(a2.Revision)},
+			{Key: "acct.1", Value: []byte("200"), Expect: state.ExpectRevision(r1)},
 			{Key: "log.2", Value: []byte("1->2:100")}}},
-		{"every write with a precondition, the last stale", "acct.2", []StateWrite{
-			{Key: "acct.1", Value: []byte("80"), Expect: ExpectRevision(a1.Revision)},
-			{Key: "acct.2", Value: []byte("20"), Expect: ExpectRevision(r1)}}},
-		{"a deletion expecting a revision of a key never written", "acct.3", []StateWrite{
-			{Key: "acct.3", Delete: true, Expect: ExpectRevision(a1.Revision)},
+		{"every write with a precondition, the last stale", "acct.2", []state.Write{
+			{Key: "acct.1", Value: []byte("80"), Expect: state.ExpectRevision(a1.Revision)},
+			{Key: "acct.2", Value: []byte("20"), Expect: state.ExpectRevision(r1)}}},
+		{"a deletion expecting a revision of a key never written", "acct.3", []state.Write{
+			{Key: "acct.3", Delete: true, Expect: state.ExpectRevision(a1.Revision)},
 			{Key: "log.2", Value: []byte("x")}}},
-		{"no value expected of a key that has one", "acct.1", []StateWrite{
-			{Key: "acct.1", Value: []byte("0"), Expect: ExpectAbsent()},
+		{"no value expected of a key that has one", "acct.1", []state.Write{
+			{Key: "acct.1", Value: []byte("0"), Expect: state.ExpectAbsent()},
 			{Key: "log.2", Value: []byte("x")}}},
-		{"revision 0 expected of a key that has one", "acct.2", []StateWrite{
-			{Key: "acct.2", Value: []byte("0"), Expect: ExpectRevision(0)}}},
+		{"revision 0 expected of a key that has one", "acct.2", []state.Write{
+			{Key: "acct.2", Value: []byte("0"), Expect: state.ExpectRevision(0)}}},
 	}
 	for _, c := range conflicts {
 		before := streamLastSeq(t, leader)
 		_, err := st.Commit(ctx(t), c.writes...)
-		if !errors.Is(err, ErrStateConflict) || errors.Is(err, ErrFenced) || errors.Is(err, ErrNotLeader) ||
+		if !errors.Is(err, state.ErrConflict) || errors.Is(err, state.ErrFenced) || errors.Is(err, ErrNotLeader) ||
 			!strings.Contains(err.Error(), strconv.Quote(c.key)) {
-			t.Errorf("%s: Commit = %v, want ErrStateConflict naming %q", c.name, err, c.key)
+			t.Errorf("%s: Commit = %v, want state.ErrConflict naming %q", c.name, err, c.key)
 		}
 		if m := storedSince(t, leader, before); len(m) > 0 {
 			t.Errorf("%s: the refused commit stored %d messages, first %s", c.name, len(m), m[0])
@@ -206,18 +207,18 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 	// Every write with a precondition, all holding, a deletion among them:
 	// the lease check rides on a marker of its own, stored with them.
 	rev, err := st.Commit(ctx(t),
-		StateWrite{Key: "acct.1", Value: []byte("80"), Expect: ExpectRevision(a1.Revision)},
-		StateWrite{Key: "acct.2", Delete: true, Expect: ExpectRevision(a2.Revision)})
+		state.Write{Key: "acct.1", Value: []byte("80"), Expect: state.ExpectRevision(a1.Revision)},
+		state.Write{Key: "acct.2", Delete: true, Expect: state.ExpectRevision(a2.Revision)})
 	if err != nil {
 		t.Fatalf("Commit with every precondition holding: %v", err)
 	}
 	if e := get("acct.1"); string(e.Value) != "80" || e.Revision != rev-1 {
 		t.Errorf("acct.1 = %+v, want 80 at revision %d", e, rev-1)
 	}
-	if _, err := reader.State().Get(ctx(t), "acct.2"); !errors.Is(err, ErrKeyNotFound) {
-		t.Errorf("acct.2 after its conditional deletion: %v, want ErrKeyNotFound", err)
+	if _, err := reader.State().Get(ctx(t), "acct.2"); !errors.Is(err, state.ErrKeyNotFound) {
+		t.Errorf("acct.2 after its conditional deletion: %v, want state.ErrKeyNotFound", err)
 	}
-	stl, _ := leader.State().store()
+	stl, _ := stateStore(leader)
 	if m, err := fenced.LastRecord(ctx(t), stl, fenced.KVKey("acct.2"), time.Second); err != nil || m.Revision != rev || !m.Deleted {
 		t.Errorf("acct.2's deletion = %+v, %v; want one at the revision returned, %d", m, err, rev)
 	}
@@ -225,7 +226,7 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 		t.Errorf("lease-check marker = %+v, %v; want a deletion at %d", m, err, rev+1)
 	}
 	// A deleted key has no value: a compare-and-set of one key creates it.
-	rev, err = st.Commit(ctx(t), StateWrite{Key: "acct.2", Value: []byte("5"), Expect: ExpectAbsent()})
+	rev, err = st.Commit(ctx(t), state.Write{Key: "acct.2", Value: []byte("5"), Expect: state.ExpectAbsent()})
 	if err != nil {
 		t.Fatalf("create of a deleted key: %v", err)
 	}
@@ -233,7 +234,7 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 		t.Errorf("acct.2 = %+v, want 5 at %d, epoch %d", e, rev, leader.Epoch())
 	}
 	// The revision returned chains the next compare-and-set.
-	if _, err := st.Commit(ctx(t), StateWrite{Key: "acct.2", Value: []byte("6"), Expect: ExpectRevision(rev)}); err != nil {
+	if _, err := st.Commit(ctx(t), state.Write{Key: "acct.2", Value: []byte("6"), Expect: state.ExpectRevision(rev)}); err != nil {
 		t.Errorf("compare-and-set on the revision returned: %v", err)
 	}
 }
@@ -241,7 +242,7 @@ func commitPreconditions(t *testing.T, leader, reader *Node) {
 // streamLastSeq is the last sequence of n's bucket stream, from its leader.
 func streamLastSeq(t *testing.T, n *Node) uint64 {
 	t.Helper()
-	st, err := n.State().store()
+	st, err := stateStore(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func streamLastSeq(t *testing.T, n *Node) uint64 {
 // stores a batch before any replica acknowledges it).
 func storedSince(t *testing.T, n *Node, seq uint64) []string {
 	t.Helper()
-	st, err := n.State().store()
+	st, err := stateStore(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,12 +282,12 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 }
 
 func TestErrStateConflictWording(t *testing.T) {
-	for _, other := range []error{ErrFenced, ErrInvalidKey, ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
-		if ErrStateConflict.Error() == other.Error() || errors.Is(ErrStateConflict, other) {
-			t.Errorf("ErrStateConflict is worded as, or wraps, %v", other)
+	for _, other := range []error{state.ErrFenced, state.ErrInvalidKey, state.ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
+		if state.ErrConflict.Error() == other.Error() || errors.Is(state.ErrConflict, other) {
+			t.Errorf("state.ErrConflict is worded as, or wraps, %v", other)
 		}
 	}
-	if !strings.HasPrefix(ErrStateConflict.Error(), "cluster: ") {
-		t.Errorf("%q does not start with \"cluster: \"", ErrStateConflict)
+	if !strings.HasPrefix(state.ErrConflict.Error(), "cluster: ") {
+		t.Errorf("%q does not start with \"cluster: \"", state.ErrConflict)
 	}
 }

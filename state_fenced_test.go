@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,8 +75,8 @@ func TestStateKeyValidation(t *testing.T) {
 	}
 	for _, k := range []string{"", ".", "a.", ".a", "a..b", "a.*", "a.>", "a b", "ü", "a/b", string(long)} {
 		err := fenced.ValidateKey(k)
-		if !errors.Is(err, ErrInvalidKey) {
-			t.Errorf("fenced.ValidateKey(%q) = %v, want ErrInvalidKey", k, err)
+		if !errors.Is(err, state.ErrInvalidKey) {
+			t.Errorf("fenced.ValidateKey(%q) = %v, want state.ErrInvalidKey", k, err)
 		}
 	}
 }
@@ -130,11 +131,11 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	if err := obs.State().Delete(ctx(t), "config.mode"); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("observer Delete = %v, want ErrNotLeader", err)
 	}
-	if _, err := leader.State().Put(ctx(t), "bad key", nil); !errors.Is(err, ErrInvalidKey) {
-		t.Errorf("Put(bad key) = %v, want ErrInvalidKey", err)
+	if _, err := leader.State().Put(ctx(t), "bad key", nil); !errors.Is(err, state.ErrInvalidKey) {
+		t.Errorf("Put(bad key) = %v, want state.ErrInvalidKey", err)
 	}
-	if _, err := obs.State().Get(ctx(t), "missing"); !errors.Is(err, ErrKeyNotFound) {
-		t.Errorf("Get(missing) = %v, want ErrKeyNotFound", err)
+	if _, err := obs.State().Get(ctx(t), "missing"); !errors.Is(err, state.ErrKeyNotFound) {
+		t.Errorf("Get(missing) = %v, want state.ErrKeyNotFound", err)
 	}
 
 	if _, err := leader.State().Put(ctx(t), "config.size", []byte("3")); err != nil {
@@ -153,8 +154,8 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	if err := leader.State().Delete(ctx(t), "config.size"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := follower.State().Get(ctx(t), "config.size"); !errors.Is(err, ErrKeyNotFound) {
-		t.Errorf("Get after Delete = %v, want ErrKeyNotFound", err)
+	if _, err := follower.State().Get(ctx(t), "config.size"); !errors.Is(err, state.ErrKeyNotFound) {
+		t.Errorf("Get after Delete = %v, want state.ErrKeyNotFound", err)
 	}
 	if keys, _ := obs.State().Keys(ctx(t), ""); fmt.Sprint(keys) != "[config.mode configx]" {
 		t.Errorf("Keys() = %v", keys)
@@ -181,7 +182,7 @@ func TestStateWatchInitialThenUpdates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := func() StateEntry {
+	next := func() state.Entry {
 		t.Helper()
 		select {
 		case e := <-w.Updates():
@@ -189,7 +190,7 @@ func TestStateWatchInitialThenUpdates(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("no watch entry")
 		}
-		return StateEntry{}
+		return state.Entry{}
 	}
 	if e := next(); e.Key != "jobs.1" || string(e.Value) != "queued" {
 		t.Errorf("initial entry = %+v", e)
@@ -380,7 +381,7 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 
 // The leader learns of the moved lease late (its connection's replies are
 // delayed), so it sends the write believing it leads: the server refuses
-// it, with ErrFenced, and nothing lands.
+// it, with state.ErrFenced, and nothing lands.
 func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 	srv, rec, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
@@ -398,8 +399,8 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 		t.Fatal("a already knows it lost the lease: the test proves nothing")
 	}
 	_, err := a.State().Put(ctx(t), "k", []byte("after"))
-	if !errors.Is(err, ErrFenced) || !errors.Is(err, ErrNotLeader) {
-		t.Fatalf("Put after the lease moved = %v, want ErrFenced (and ErrNotLeader)", err)
+	if !errors.Is(err, state.ErrFenced) || !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("Put after the lease moved = %v, want state.ErrFenced (and ErrNotLeader)", err)
 	}
 	proxy.Restore()
 	e, err := kv.Get(ctx(t), fenced.KVKey("k"))

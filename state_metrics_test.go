@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"testing"
 
 	"github.com/ozanturksever/go-cluster/internal/fenced"
@@ -16,10 +17,10 @@ func TestStateWriteOutcome(t *testing.T) {
 		want string
 	}{
 		{nil, "ok"},
-		{fmt.Errorf("state put: %w: %w: lease moved", ErrFenced, ErrNotLeader), "fenced"},
+		{fmt.Errorf("state put: %w: %w: lease moved", state.ErrFenced, ErrNotLeader), "fenced"},
 		{fmt.Errorf("state put: %w", ErrNotLeader), "not_leader"},
-		{fmt.Errorf("state commit: %w: \"a\" is at revision 3, expected 1", ErrStateConflict), "conflict"},
-		{fmt.Errorf("state put: %w: %w: the tenure ended", ErrWriteUncertain, ErrNotLeader), "uncertain"},
+		{fmt.Errorf("state commit: %w: \"a\" is at revision 3, expected 1", state.ErrConflict), "conflict"},
+		{fmt.Errorf("state put: %w: %w: the tenure ended", state.ErrWriteUncertain, ErrNotLeader), "uncertain"},
 		{fmt.Errorf("state put: %w", context.DeadlineExceeded), "error"},
 	} {
 		if got := fenced.Outcome(tc.err); got != tc.want {
@@ -27,5 +28,5 @@ func TestStateWriteOutcome(t *testing.T) {
 		}
 	}
 	// A Metrics without the extension is left alone.
-	observeStateWrite(noMetrics{}, fenced.OutcomeOK)
+	engineMetrics{noMetrics{}}.ObserveStateWrite(fenced.OutcomeOK)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"testing"
 	"time"
 
@@ -49,7 +50,7 @@ func storeBehind(t *testing.T, clusterID string, firstSeq uint64) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	st, err := store.Open(ctx(t), nc, store.API{}, clusterID, BucketOptions{}.storeOptions(), time.Second)
+	st, err := store.Open(ctx(t), nc, store.API{}, clusterID, store.Options{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func storeBehind(t *testing.T, clusterID string, firstSeq uint64) *store.Store {
 	if _, err := st.JetStream().CreateStream(ctx(t), again); err != nil {
 		t.Fatal(err)
 	}
-	if st, err = store.Open(ctx(t), nc, store.API{}, clusterID, BucketOptions{}.storeOptions(), time.Second); err != nil {
+	if st, err = store.Open(ctx(t), nc, store.API{}, clusterID, store.Options{}, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.KV().Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"old","epoch":1}`)); err != nil {
@@ -91,7 +92,7 @@ func leaderPastFirstRecord(t *testing.T, leader *Node, first uint64) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, rev, ok := leader.view.Fence(time.Now()); ok && rev > first {
+		if _, rev, ok := fence(leader); ok && rev > first {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -114,7 +115,7 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 		t.Fatal(err)
 	}
 	leaderPastFirstRecord(t, leader, uint64(firstEpoch(t, srv.URL(), id)))
-	st, err := leader.State().store()
+	st, err := stateStore(leader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 }
 
 // A Put refused by a server behind the stream, while its copy landed at
-// the stream's leader, is not ErrFenced: it is retried under its message
+// the stream's leader, is not state.ErrFenced: it is retried under its message
 // ID and returns the revision of the copy that landed, stored once.
 func TestStatePutRefusedByAServerBehind(t *testing.T) {
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
@@ -130,7 +131,7 @@ func TestStatePutRefusedByAServerBehind(t *testing.T) {
 		LeaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), MsgID: "put-1"}
 	copyBehind := *put
 	copyBehind.Store = behind
-	rev, err := leader.State().fenced().Run(ctx(t), st, &behindFirst{Sender: put, behind: &copyBehind})
+	rev, err := leader.eng.Fenced().Run(ctx(t), st, &behindFirst{Sender: put, behind: &copyBehind})
 	if err != nil {
 		t.Fatalf("Put whose copy landed = %v; want its revision", err)
 	}
@@ -148,7 +149,7 @@ func TestStateCommitRefusedByAServerBehind(t *testing.T) {
 	b := fenced.NewBatch(st, writes, time.Second)
 	copyBehind := *b
 	copyBehind.Store = behind
-	rev, err := leader.State().fenced().Run(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind})
+	rev, err := leader.eng.Fenced().Run(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind})
 	if err != nil {
 		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
 	}
@@ -167,7 +168,7 @@ func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
 	b := fenced.NewBatch(st, writes, time.Second)
 	copyBehind := *b
 	copyBehind.Store = behind
-	rev, err := leader.State().fenced().CommitWith(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind}, b)
+	rev, err := leader.eng.Fenced().CommitWith(ctx(t), st, &behindFirst{Sender: b, behind: &copyBehind}, b)
 	if err != nil {
 		t.Fatalf("Commit whose copy landed = %v; want its revision", err)
 	}
@@ -181,8 +182,8 @@ func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
 }
 
 // A refusal of a key's check by a server that has stored a later revision
-// of the key is ErrStateConflict, and a Put after another node's record is
-// refused: ErrFenced by the server, or ErrNotLeader alone if the node saw
+// of the key is state.ErrConflict, and a Put after another node's record is
+// refused: state.ErrFenced by the server, or ErrNotLeader alone if the node saw
 // the record first.
 func TestStateRefusalsThatProveSomething(t *testing.T) {
 	srv, rec, id := setup(t)
@@ -197,15 +198,15 @@ func TestStateRefusalsThatProveSomething(t *testing.T) {
 	if _, err := leader.State().Put(ctx(t), "a", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := leader.State().Commit(ctx(t), StateWrite{Key: "a", Value: []byte("2"), Expect: ExpectRevision(1)})
-	if !errors.Is(err, ErrStateConflict) || errors.Is(err, ErrFenced) {
-		t.Errorf("Commit expecting an old revision = %v; want ErrStateConflict", err)
+	_, err := leader.State().Commit(ctx(t), state.Write{Key: "a", Value: []byte("2"), Expect: state.ExpectRevision(1)})
+	if !errors.Is(err, state.ErrConflict) || errors.Is(err, state.ErrFenced) {
+		t.Errorf("Commit expecting an old revision = %v; want state.ErrConflict", err)
 	}
 	kv := bindKV(t, srv.URL(), id)
 	if _, err := kv.Put(ctx(t), wire.LeaseKey, []byte(`{"node_id":"x","epoch":50}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leader.State().Put(ctx(t), "a", []byte("3")); !errors.Is(err, ErrFenced) && !errors.Is(err, ErrNotLeader) {
-		t.Errorf("Put after the lease moved = %v; want ErrFenced", err)
+	if _, err := leader.State().Put(ctx(t), "a", []byte("3")); !errors.Is(err, state.ErrFenced) && !errors.Is(err, ErrNotLeader) {
+		t.Errorf("Put after the lease moved = %v; want state.ErrFenced", err)
 	}
 }

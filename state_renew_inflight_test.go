@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ozanturksever/go-cluster/state"
 	"sync"
 	"testing"
 	"time"
@@ -134,7 +135,7 @@ func writeStateWhileLeading(t *testing.T, n *Node) (stop func()) {
 			c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			_, err := n.State().Put(c, "busy", []byte(fmt.Sprint(i)))
 			cancel()
-			if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrWriteUncertain) && !errors.Is(err, context.DeadlineExceeded) {
+			if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, state.ErrWriteUncertain) && !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("state write: %v", err)
 				return
 			}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"github.com/ozanturksever/go-cluster/state"
 	"testing"
 	"time"
 
@@ -53,7 +54,7 @@ func TestStateWriteInFlightWhenStopCloses(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the write in flight did not return when Stop closed the connection")
 	}
-	if !errors.Is(err, ErrStopped) || errors.Is(err, ErrFenced) || errors.Is(err, ErrNotLeader) {
+	if !errors.Is(err, ErrStopped) || errors.Is(err, state.ErrFenced) || errors.Is(err, ErrNotLeader) {
 		t.Errorf("write in flight when Stop closed the connection = %v, want ErrStopped, not a refusal", err)
 	}
 	if err := <-stopped; err != nil {

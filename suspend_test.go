@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -32,7 +31,7 @@ func TestASuspendedLeaderLeadsNoMoreOnResume(t *testing.T) {
 	}
 	before := rec.count("a", "lose")
 
-	a.view.Suspend(2 * cfg.LeaseTTL)
+	a.suspended.Add(int64(2 * cfg.LeaseTTL))
 	resumed := time.Now()
 	if a.IsLeader() {
 		t.Error("IsLeader after a suspension past the deadline; want false at once")
@@ -82,7 +81,7 @@ func TestASuspensionEndsTheTenureOfAStalledLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lead.beforeAction = func(election.Action) {
+	lead.beforeAction = func(any) {
 		if stalling.Load() {
 			<-stall
 		}
@@ -97,6 +96,6 @@ func TestASuspensionEndsTheTenureOfAStalledLoop(t *testing.T) {
 		t.Fatal("no tenure while leading")
 	}
 	stalling.Store(true)
-	lead.view.Suspend(2 * cfg.LeaseTTL)
+	lead.suspended.Add(int64(2 * cfg.LeaseTTL))
 	natstest.WaitFor(t, 5*time.Second, func() bool { return tenure.Ctx.Err() != nil }, "the tenure's ctx lived on after the resume, the loop stuck")
 }

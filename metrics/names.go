@@ -1,9 +1,8 @@
 package metrics
 
 import (
-	"github.com/ozanturksever/go-cluster/internal/driver"
-	"github.com/ozanturksever/go-cluster/internal/election"
-	"github.com/ozanturksever/go-cluster/internal/fenced"
+	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // DefaultNamespace is the prefix of every metric name unless WithNamespace
@@ -69,18 +68,18 @@ func hookNames() []string { return []string{"OnBecomeLeader", "OnLoseLeadership"
 
 // electionCauses are the causes recorded in election_wait_seconds.
 func electionCauses() []string {
-	return []string{string(election.CauseReleased), string(election.CauseExpired)}
+	return []string{string(cluster.ElectionReleased), string(cluster.ElectionExpired)}
 }
 
 // renewalOutcomes are the outcomes the core reports.
 func renewalOutcomes() []string {
-	return []string{driver.RenewalOK, driver.RenewalConflict, driver.RenewalTimeout, driver.RenewalError}
+	return []string{string(cluster.RenewalOK), string(cluster.RenewalConflict), string(cluster.RenewalTimeout), string(cluster.RenewalError)}
 }
 
 // stateWriteOutcomes are the outcomes of fenced state writes.
 func stateWriteOutcomes() []string {
-	return []string{fenced.OutcomeOK, fenced.OutcomeFenced, fenced.OutcomeNotLeader,
-		fenced.OutcomeConflict, fenced.OutcomeUncertain, fenced.OutcomeError}
+	return []string{string(state.WriteOK), string(state.WriteFenced), string(state.WriteNotLeader),
+		string(state.WriteConflict), string(state.WriteUncertain), string(state.WriteError)}
 }
 
 // fencingResults are the values of LabelResult.

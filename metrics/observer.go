@@ -6,7 +6,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // The cluster.Metrics methods are called by the node, some on its election loop:
@@ -16,13 +16,13 @@ var (
 	_ cluster.Metrics = (*Collector)(nil)
 	// The optional method that gets state write outcomes (cluster.Metrics).
 	_ interface {
-		ObserveStateWrite(string)
+		ObserveStateWrite(state.WriteOutcome)
 	} = (*Collector)(nil)
 )
 
 // ObserveRenewal counts a renewal by outcome and records its latency.
-func (c *Collector) ObserveRenewal(outcome string, latency time.Duration) {
-	c.renewals.WithLabelValues(outcome).Inc()
+func (c *Collector) ObserveRenewal(outcome cluster.RenewalOutcome, latency time.Duration) {
+	c.renewals.WithLabelValues(string(outcome)).Inc()
 	c.renewalLatency.Observe(latency.Seconds())
 }
 
@@ -41,11 +41,11 @@ func (c *Collector) ObserveLeadership(leader bool, epoch int64) {
 // ObserveElection records how long the cluster had no live tenure, as the
 // winner saw it, by cause. The first election of a new key
 // (cause "created") measures nothing and is not recorded.
-func (c *Collector) ObserveElection(cause string, wait time.Duration) {
-	if cause == string(election.CauseCreated) {
+func (c *Collector) ObserveElection(cause cluster.ElectionCause, wait time.Duration) {
+	if cause == cluster.ElectionCreated {
 		return
 	}
-	c.electionWait.WithLabelValues(cause).Observe(wait.Seconds())
+	c.electionWait.WithLabelValues(string(cause)).Observe(wait.Seconds())
 }
 
 // ObserveLeader counts a change of the leader this node knows.
@@ -69,8 +69,8 @@ func (c *Collector) ObserveFencing(err error) {
 
 // ObserveStateWrite counts a fenced state write by outcome: the optional
 // method of a cluster.Metrics.
-func (c *Collector) ObserveStateWrite(outcome string) {
-	c.stateWrites.WithLabelValues(outcome).Inc()
+func (c *Collector) ObserveStateWrite(outcome state.WriteOutcome) {
+	c.stateWrites.WithLabelValues(string(outcome)).Inc()
 }
 
 // FencingResult maps the error of cluster.Node.ValidateLeadership to the

@@ -13,6 +13,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 	"github.com/ozanturksever/go-cluster/metrics"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // A deposed leader that does not know it yet: its write is refused by the
@@ -77,7 +78,7 @@ func TestStateWritesCountFencedRefusals(t *testing.T) {
 	if !a.IsLeader() {
 		t.Fatal("a already knows it lost the lease: the write would not reach the server")
 	}
-	if _, err := a.State().Put(ctx(t), "k", []byte("after")); !errors.Is(err, cluster.ErrFenced) {
+	if _, err := a.State().Put(ctx(t), "k", []byte("after")); !errors.Is(err, state.ErrFenced) {
 		t.Fatalf("Put of the deposed leader = %v, want ErrFenced", err)
 	}
 	if got := written("fenced"); got != 1 {
@@ -86,7 +87,7 @@ func TestStateWritesCountFencedRefusals(t *testing.T) {
 
 	proxy.Restore()
 	natstest.WaitFor(t, 10*time.Second, func() bool { return !a.IsLeader() }, "a did not notice the lease moved")
-	if err := a.State().Delete(ctx(t), "k"); !errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, cluster.ErrFenced) {
+	if err := a.State().Delete(ctx(t), "k"); !errors.Is(err, cluster.ErrNotLeader) || errors.Is(err, state.ErrFenced) {
 		t.Fatalf("Delete once a knows = %v, want ErrNotLeader alone", err)
 	}
 	for outcome, want := range map[string]float64{

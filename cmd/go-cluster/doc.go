@@ -116,7 +116,7 @@
 // watch prints the current values, then each write and deletion as it is
 // stored, one line each ("put" or "deleted"; with --json one object per
 // line, without epoch). Keys and prefixes follow the rules of
-// cluster.State's keys.
+// state.State's keys.
 //
 // init creates the cluster's bucket ahead of time with the settings a node
 // would create it with (store.Create) and --replicas, --storage

@@ -18,6 +18,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/wire"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // stateReader is an observer node of the cluster, started on the CLI's
@@ -77,7 +78,7 @@ func observerConfig(clusterID string, nc *nats.Conn, timeout time.Duration) clus
 }
 
 // state is the cluster's state, read through the observer.
-func (r *stateReader) state() *cluster.State { return r.node.State() }
+func (r *stateReader) state() *state.State { return r.node.State() }
 
 // Close stops the observer and closes the connection.
 func (r *stateReader) Close() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // stateGetCmd prints the value of one state key.
@@ -33,7 +33,7 @@ func (c *stateGetCmd) run(ctx context.Context, e *env, args []string) error {
 	defer cancel()
 	ent, err := r.state().Get(gctx, key)
 	switch {
-	case errors.Is(err, cluster.ErrKeyNotFound):
+	case errors.Is(err, state.ErrKeyNotFound):
 		return fmt.Errorf("%w: %q has no value in cluster %s (never written, or deleted)", errNoKey, key, e.opts.cluster)
 	case err != nil:
 		return r.explain("read "+key, err)

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // Events of state watch.
@@ -39,7 +39,7 @@ type stateEntryView struct {
 }
 
 // viewEntry turns a library entry into what the CLI prints.
-func viewEntry(ent cluster.StateEntry, event string) stateEntryView {
+func viewEntry(ent state.Entry, event string) stateEntryView {
 	v := stateEntryView{Event: event, Key: ent.Key, Revision: ent.Revision, Epoch: ent.Epoch, Created: ent.Created}
 	switch {
 	case ent.Deleted:

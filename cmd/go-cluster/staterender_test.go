@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 func TestRenderStateEvent(t *testing.T) {
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	put := func(key string, value []byte, rev uint64) stateEntryView {
-		return viewEntry(cluster.StateEntry{Key: key, Value: value, Revision: rev, Created: at}, stateEventPut)
+		return viewEntry(state.Entry{Key: key, Value: value, Revision: rev, Created: at}, stateEventPut)
 	}
 	for _, tc := range []struct {
 		ev   stateEntryView
@@ -23,7 +23,7 @@ func TestRenderStateEvent(t *testing.T) {
 		{put("doc", []byte("two\nlines"), 9), "2026-05-01T12:00:00.000Z  put       doc = \"two\\nlines\"  [revision 9]\n"},
 		{put("blob", []byte{0xff, 0x00}, 10), "2026-05-01T12:00:00.000Z  put       blob = \"\\xff\\x00\"  [revision 10]\n"},
 		{put("empty", nil, 11), "2026-05-01T12:00:00.000Z  put       empty = \"\"  [revision 11]\n"},
-		{viewEntry(cluster.StateEntry{Key: "config.mode", Revision: 12, Created: at, Deleted: true}, stateEventDeleted),
+		{viewEntry(state.Entry{Key: "config.mode", Revision: 12, Created: at, Deleted: true}, stateEventDeleted),
 			"2026-05-01T12:00:00.000Z  deleted   config.mode  [revision 12]\n"},
 	} {
 		var b strings.Builder
@@ -41,17 +41,17 @@ func TestRenderStateEvent(t *testing.T) {
 func TestStateEntryJSON(t *testing.T) {
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		ent   cluster.StateEntry
+		ent   state.Entry
 		event string
 		want  string
 	}{
-		{cluster.StateEntry{Key: "k", Value: []byte("v"), Revision: 3, Epoch: 2, Created: at}, "",
+		{state.Entry{Key: "k", Value: []byte("v"), Revision: 3, Epoch: 2, Created: at}, "",
 			`{"key":"k","value":"v","revision":3,"epoch":2,"created":"2026-05-01T12:00:00Z"}`},
-		{cluster.StateEntry{Key: "k", Value: []byte{}, Revision: 3, Created: at}, "",
+		{state.Entry{Key: "k", Value: []byte{}, Revision: 3, Created: at}, "",
 			`{"key":"k","value":"","revision":3,"created":"2026-05-01T12:00:00Z"}`},
-		{cluster.StateEntry{Key: "k", Value: []byte{0xff}, Revision: 3, Created: at}, stateEventPut,
+		{state.Entry{Key: "k", Value: []byte{0xff}, Revision: 3, Created: at}, stateEventPut,
 			`{"event":"put","key":"k","value_base64":"/w==","revision":3,"created":"2026-05-01T12:00:00Z"}`},
-		{cluster.StateEntry{Key: "k", Revision: 4, Created: at, Deleted: true}, stateEventDeleted,
+		{state.Entry{Key: "k", Revision: 4, Created: at, Deleted: true}, stateEventDeleted,
 			`{"event":"deleted","key":"k","revision":4,"created":"2026-05-01T12:00:00Z"}`},
 	} {
 		b, err := json.Marshal(viewEntry(tc.ent, tc.event))

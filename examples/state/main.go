@@ -53,6 +53,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // counterKey is the state key of the counter.
@@ -279,19 +280,19 @@ func (w *worker) OnBecomeLeader(ctx context.Context) error {
 }
 
 func (w *worker) increment(tenure context.Context) {
-	state := w.node.State()
+	st := w.node.State()
 	for tenure.Err() == nil && w.c.acked.Load() < w.c.target {
 		// Requests get their own ctx: one cut short by the tenure's end
 		// would leave its outcome unknown.
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := w.once(rctx, state)
+		err := w.once(rctx, st)
 		cancel()
 		switch {
 		case err == nil:
 			w.c.acked.Add(1)
 		case errors.Is(err, cluster.ErrNotLeader): // ErrFenced too
 			w.c.refused.Add(1)
-			if errors.Is(err, cluster.ErrFenced) {
+			if errors.Is(err, state.ErrFenced) {
 				w.c.fenced.Add(1)
 			}
 			return
@@ -304,17 +305,17 @@ func (w *worker) increment(tenure context.Context) {
 var errPut = errors.New("put failed")
 
 // once reads the counter, adds one and writes it back.
-func (w *worker) once(ctx context.Context, state *cluster.State) error {
+func (w *worker) once(ctx context.Context, st *state.State) error {
 	var v int64
-	e, err := state.Get(ctx, counterKey)
+	e, err := st.Get(ctx, counterKey)
 	switch {
 	case err == nil:
 		v, _ = strconv.ParseInt(string(e.Value), 10, 64)
-	case !errors.Is(err, cluster.ErrKeyNotFound):
+	case !errors.Is(err, state.ErrKeyNotFound):
 		return err
 	}
-	if _, err := state.Put(ctx, counterKey, []byte(strconv.FormatInt(v+1, 10))); err != nil {
-		if errors.Is(err, cluster.ErrNotLeader) && !errors.Is(err, cluster.ErrWriteUncertain) {
+	if _, err := st.Put(ctx, counterKey, []byte(strconv.FormatInt(v+1, 10))); err != nil {
+		if errors.Is(err, cluster.ErrNotLeader) && !errors.Is(err, state.ErrWriteUncertain) {
 			return err // refused: nothing landed
 		}
 		return fmt.Errorf("%w: %w", errPut, err) // it may have landed

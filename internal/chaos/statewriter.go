@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // Outcome is what a state write returned.
@@ -142,15 +143,15 @@ func (r *run) writeState(node *cluster.Node, inst string, ctx context.Context) {
 
 // stateWrite makes one Put (n = 1) or one Commit of n writes and records
 // the outcome of each write.
-func (r *run) stateWrite(st *cluster.State, node *cluster.Node, inst string, n int) {
+func (r *run) stateWrite(st *state.State, node *cluster.Node, inst string, n int) {
 	first := r.state.next(n)
 	epoch := node.Epoch()
 	tries := make([]StateTry, n)
-	writes := make([]cluster.StateWrite, n)
+	writes := make([]state.Write, n)
 	for i := range n {
 		seq := first + uint64(i)
 		tries[i] = StateTry{Instance: inst, Key: fmt.Sprintf("chaos.k%02d", seq%stateKeys), Value: stateTag(inst, epoch, seq), Seq: seq, Epoch: epoch}
-		writes[i] = cluster.StateWrite{Key: tries[i].Key, Value: []byte(tries[i].Value)}
+		writes[i] = state.Write{Key: tries[i].Key, Value: []byte(tries[i].Value)}
 		if n > 1 {
 			tries[i].Commit, tries[i].Writes = first, n
 		}
@@ -187,9 +188,9 @@ func stateOutcome(err error) (Outcome, string) {
 	switch {
 	case err == nil:
 		return Acked, ""
-	case errors.Is(err, cluster.ErrWriteUncertain): // it wraps ErrNotLeader too
+	case errors.Is(err, state.ErrWriteUncertain): // it wraps ErrNotLeader too
 		return Unknown, "uncertain"
-	case errors.Is(err, cluster.ErrFenced):
+	case errors.Is(err, state.ErrFenced):
 		return Fenced, ""
 	case errors.Is(err, cluster.ErrNotLeader):
 		return NotLeader, ""

@@ -71,7 +71,7 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
 		renewDue: a.sent.Add(m.renewEvery(a.ttl)), checkDue: a.sent.Add(a.ttl)}
 	m.conn.askedAt = time.Time{}
-	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Deadline: deadline, Cause: a.cause, Seen: a.seen})
+	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Sent: a.sent, Deadline: deadline, TTL: a.ttl, Renew: m.renewEvery(a.ttl), Cause: a.cause, Seen: a.seen})
 	m.reportLeader(now)
 }
 

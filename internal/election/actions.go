@@ -58,14 +58,14 @@ type (
 		ID      uint64
 		Timeout time.Duration
 	}
-	// Become starts the tenure at Epoch: its ctx lives until Lose for
-	// that epoch or until Deadline passes.
+	// Become starts the tenure at Epoch, live until its Lose or Deadline.
 	Become struct {
-		Epoch    int64
-		Rev      uint64
-		Deadline time.Time
-		Cause    Cause
-		Seen     time.Time // when the node first saw the value it took over; zero for an absent key
+		Epoch          int64
+		Rev            uint64
+		Sent, Deadline time.Time     // the landing write's send time, and the tenure's deadline
+		TTL, Renew     time.Duration // the lease TTL the tenure runs on, and its renewal interval
+		Cause          Cause
+		Seen           time.Time // when the node first saw the value it took over; zero for an absent key
 	}
 	// Extend moves the tenure's deadline after an acknowledged renewal, sent
 	// at Sent: it proves the tenure to calls made before then.

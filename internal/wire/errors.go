@@ -26,4 +26,9 @@ var (
 	ErrReleaseFailed   = errors.New("cluster: lease not released")
 	ErrDuplicateNodeID = errors.New("cluster: NodeID used by another process")
 	ErrNotReady        = errors.New("cluster: not ready")
+	// The engine's lifecycle and calls.
+	ErrNotStarted     = errors.New("cluster: node not started")
+	ErrAlreadyStarted = errors.New("cluster: node already started")
+	ErrCalledFromHook = errors.New("cluster: called from a hook; completes after the hook returns")
+	ErrConnect        = errors.New("cluster: cannot connect to NATS")
 )

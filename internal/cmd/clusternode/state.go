@@ -8,6 +8,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // putTimeout bounds one state write: longer than the tests keep a node
@@ -42,7 +43,7 @@ func (s *stateWriter) lead(tenure context.Context, n *cluster.Node) {
 }
 
 // put makes one write, to a key of its own, and reports it.
-func (s *stateWriter) put(st *cluster.State, epoch int64) {
+func (s *stateWriter) put(st *state.State, epoch int64) {
 	seq := s.seq.Add(1)
 	key := fmt.Sprintf("w.%s.%d", s.out.node, seq)
 	sent := time.Now()
@@ -59,9 +60,9 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return "acked"
-	case errors.Is(err, cluster.ErrWriteUncertain): // it wraps ErrNotLeader too
+	case errors.Is(err, state.ErrWriteUncertain): // it wraps ErrNotLeader too
 		return "uncertain"
-	case errors.Is(err, cluster.ErrFenced):
+	case errors.Is(err, state.ErrFenced):
 		return "fenced"
 	case errors.Is(err, cluster.ErrNotLeader):
 		return "not_leader"

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // E14 on the watch (docs/design.md §6): another live process with this
 // NodeID shows as records naming it under another instance.
@@ -60,7 +60,7 @@ func (f *foreignSelf) note(e election.KVEntry) error {
 
 // noteBucket hands E14 the bucket a Confirm read, before the machine
 // takes the answer.
-func (d *Driver) noteBucket(ev election.Event) {
+func (d *driver) noteBucket(ev election.Event) {
 	if c, ok := ev.(election.ConfirmResult); ok && c.Err == nil {
 		d.self.confirmed(c.Bucket)
 	}

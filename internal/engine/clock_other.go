@@ -1,6 +1,6 @@
 //go:build !linux
 
-package driver
+package engine
 
 import "time"
 

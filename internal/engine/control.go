@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // Step-down requests over NATS: the subscriptions queue them for the loop,
 // and the machine's answers go back to the requester.
@@ -12,8 +12,8 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// ControlRequest is a step-down request on its way to the driver.
-type ControlRequest struct {
+// controlRequest is a step-down request on its way to the driver.
+type controlRequest struct {
 	Msg      *nats.Msg
 	Generic  bool      // arrived on the cluster's control subject: only a leader answers
 	Received time.Time // a request older than the current tenure was meant for its predecessor
@@ -28,14 +28,14 @@ func respond(m *nats.Msg, r wire.StepDownReply) {
 	_ = m.Respond(data)
 }
 
-// SubscribeControl forwards step-down requests to node nodeID's driver
+// subscribeControl forwards step-down requests to node nodeID's driver
 // through out, each received at now (the view's clock). The callback only
 // queues: the machine decides, never a NATS goroutine.
-func SubscribeControl(nc *nats.Conn, clusterID, nodeID string, now func() time.Time, out chan<- ControlRequest) ([]*nats.Subscription, error) {
+func subscribeControl(nc *nats.Conn, clusterID, nodeID string, now func() time.Time, out chan<- controlRequest) ([]*nats.Subscription, error) {
 	forward := func(generic bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
 			select {
-			case out <- ControlRequest{Msg: m, Generic: generic, Received: now()}:
+			case out <- controlRequest{Msg: m, Generic: generic, Received: now()}:
 			default:
 				respond(m, wire.StepDownReply{Node: nodeID, Error: "busy: too many control requests"})
 			}

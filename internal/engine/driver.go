@@ -4,7 +4,7 @@
 // the view the node's queries read. Package cluster holds a Driver and
 // calls only its entry points: New, Run, Send, Close, Wait and the view's
 // methods; the store (internal/store) does the I/O the machine asks for.
-package driver
+package engine
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// Driver runs the election machine (internal/election) of one Node: a goroutine
+// driver runs the election machine (internal/election) of one Node: a goroutine
 // that turns what happens (watch entries, timers, answers from NATS, API
 // calls, control requests, readiness results, advisories) into the
 // machine's events, and carries out the actions the machine returns. It
@@ -36,17 +36,17 @@ import (
 // at most one out), and their answers come back as events; so the loop
 // never blocks on NATS, and the tenure's deadline ends the tenure on time
 // even while a request hangs.
-type Driver struct {
-	cfg   Config
+type driver struct {
+	cfg   driverConfig
 	log   *slog.Logger
 	store *store.Store
 	hooks Hooks
 	disp  *dispatcher
-	view  *View
+	view  *nodeView
 	m     *election.Machine
 
-	cmds    chan Command
-	control <-chan ControlRequest // step-down requests from NATS
+	cmds    chan command
+	control <-chan controlRequest // step-down requests from NATS
 	health  chan error            // ReadinessCheck results
 	answers chan answer           // answers to the machine's requests
 	conns   chan election.Conn    // the connection's state, latest only (watchConn)
@@ -79,39 +79,39 @@ type Driver struct {
 	finished bool
 }
 
-// CommandKind says which call of the public API a Command is.
-type CommandKind int
+// commandKind says which call of the public API a command is.
+type commandKind int
 
 // The calls of the public API that reach the machine.
 const (
-	CmdStepDown CommandKind = iota
-	CmdStop
-	CmdValidate
-	CmdSetMetadata
-	CmdSetPriority
+	cmdStepDown commandKind = iota
+	cmdStop
+	cmdValidate
+	cmdSetMetadata
+	cmdSetPriority
 )
 
-// Command is a call of the public API on its way to the driver: Send
+// command is a call of the public API on its way to the driver: Send
 // hands it over, and the answer comes back on Reply (and Epoch).
-type Command struct {
-	Kind   CommandKind
+type command struct {
+	Kind   commandKind
 	Reply  chan error
-	Epoch  chan int64 // CmdValidate: the proven epoch
-	To     string     // CmdStepDown: preferred successor
-	Tenure int64      // CmdStepDown: the tenure to end (0: the current one)
-	// Metadata (CmdSetMetadata): what the node publishes from now on.
+	Epoch  chan int64 // cmdValidate: the proven epoch
+	To     string     // cmdStepDown: preferred successor
+	Tenure int64      // cmdStepDown: the tenure to end (0: the current one)
+	// Metadata (cmdSetMetadata): what the node publishes from now on.
 	Metadata map[string]string
-	// Priority (CmdSetPriority): the node's priority from now on.
+	// Priority (cmdSetPriority): the node's priority from now on.
 	Priority int
-	// Async (CmdStepDown): reply once the step-down has begun, not when
+	// Async (cmdStepDown): reply once the step-down has begun, not when
 	// the lease is released. A hook calling StepDown cannot wait for the
 	// release: it waits for OnLoseLeadership, which runs after that hook.
 	Async bool
 }
 
-// Config is what the driver needs of its node: the election's
+// driverConfig is what the driver needs of its node: the election's
 // parameters, the node's settings it carries out, and its parts.
-type Config struct {
+type driverConfig struct {
 	Params         election.Params // Priority: the priority now
 	DrainTimeout   time.Duration
 	RequestTimeout time.Duration
@@ -125,9 +125,9 @@ type Config struct {
 	Log                 *slog.Logger
 	Metrics             Metrics
 	Hooks               Hooks
-	View                *View
+	view                *nodeView
 	Store               *store.Store
-	Control             <-chan ControlRequest
+	Control             <-chan controlRequest
 	// BeforeAction is nil but in tests: the loop calls it before carrying
 	// out each of the machine's actions, so that a test can stall the
 	// loop at a chosen point.
@@ -136,20 +136,20 @@ type Config struct {
 
 // New makes the driver of a node, not yet running, over the store it
 // opened, and publishes the machine's first state to the view.
-func New(cfg Config) *Driver {
+func newDriver(cfg driverConfig) *driver {
 	hookCtx, hookStop := context.WithCancel(context.Background())
 	base, abort := context.WithCancel(context.Background())
 	reconnects := cfg.Store.Conn().Stats().Reconnects
 	m := election.New(cfg.Params, uint64(time.Now().UnixNano()))
-	d := &Driver{
+	d := &driver{
 		cfg:       cfg,
 		log:       cfg.Log,
 		store:     cfg.Store,
 		hooks:     cfg.Hooks,
 		disp:      newDispatcher(cfg.Log, cfg.Metrics),
-		view:      cfg.View,
+		view:      cfg.view,
 		m:         m,
-		cmds:      make(chan Command),
+		cmds:      make(chan command),
 		control:   cfg.Control,
 		health:    make(chan error),
 		answers:   make(chan answer, 1),
@@ -172,7 +172,7 @@ func New(cfg Config) *Driver {
 
 // Run starts the driver: the loop, and the readiness checks if the node
 // has any. It returns at once; Exited closes when the loop ends.
-func (d *Driver) Run() {
+func (d *driver) Run() {
 	go d.disp.run()
 	if d.cfg.ReadinessCheck != nil {
 		go func() {
@@ -187,7 +187,7 @@ func (d *Driver) Run() {
 
 // run is the driver's loop: one event at a time, until the machine is
 // done or Close cancels base.
-func (d *Driver) run() {
+func (d *driver) run() {
 	defer close(d.exited)
 	defer d.shutdown()
 	d.timer = time.NewTimer(time.Hour)
@@ -230,7 +230,7 @@ func (d *Driver) run() {
 }
 
 // updates is the watch's channel; nil (never ready) without a watch.
-func (d *Driver) updates() <-chan store.LeaseUpdate {
+func (d *driver) updates() <-chan store.LeaseUpdate {
 	if d.watcher == nil {
 		return nil
 	}
@@ -251,7 +251,7 @@ func watchEvent(u store.LeaseUpdate, ok bool) election.Event {
 
 // onWatch feeds what the watch delivered; an entry that shows another
 // process using this NodeID (E14) stops the machine.
-func (d *Driver) onWatch(ev election.Event) {
+func (d *driver) onWatch(ev election.Event) {
 	e, entry := ev.(election.Entry)
 	d.feed(ev)
 	if entry && !d.cfg.Params.Observer {
@@ -265,7 +265,7 @@ func (d *Driver) onWatch(ev election.Event) {
 // and carries out what it returns. The view is published first: a hook
 // that carrying out queues reads the machine as it decided (E6), even
 // when one event both showed the node's write and began its tenure.
-func (d *Driver) feed(ev election.Event) {
+func (d *driver) feed(ev election.Event) {
 	if ev == nil {
 		return
 	}
@@ -281,7 +281,7 @@ func (d *Driver) feed(ev election.Event) {
 // watchConn reports the connection's state to the loop after each change
 // of its status. It reads the state here, not on the loop: the connection's
 // lock is held while it writes to a socket that does not drain.
-func (d *Driver) watchConn(statuses chan nats.Status) {
+func (d *driver) watchConn(statuses chan nats.Status) {
 	defer d.requests.Done()
 	nc := d.store.Conn()
 	defer nc.RemoveStatusListener(statuses)
@@ -306,7 +306,7 @@ func (d *Driver) watchConn(statuses chan nats.Status) {
 }
 
 // carryOut does what the machine asked, in order.
-func (d *Driver) carryOut(acts []election.Action) {
+func (d *driver) carryOut(acts []election.Action) {
 	for _, a := range acts {
 		if d.cfg.BeforeAction != nil {
 			d.cfg.BeforeAction(a) // a test stalls the loop here
@@ -318,7 +318,7 @@ func (d *Driver) carryOut(acts []election.Action) {
 }
 
 // request starts a request action; false if a is not one.
-func (d *Driver) request(a election.Action) bool {
+func (d *driver) request(a election.Action) bool {
 	switch a := a.(type) {
 	case election.Write:
 		d.write(a)
@@ -334,7 +334,7 @@ func (d *Driver) request(a election.Action) bool {
 
 // carryOutLocal carries out an action that asks nothing of NATS's
 // JetStream: timers, the watch's end, hooks, replies, the log.
-func (d *Driver) carryOutLocal(a election.Action) {
+func (d *driver) carryOutLocal(a election.Action) {
 	switch a := a.(type) {
 	case election.Arm:
 		d.arm(a.At)
@@ -364,7 +364,7 @@ func (d *Driver) carryOutLocal(a election.Action) {
 }
 
 // arm sets the timer for the machine's next look (zero: none needed).
-func (d *Driver) arm(at time.Time) {
+func (d *driver) arm(at time.Time) {
 	d.timer.Stop()
 	wait := time.Hour
 	if !at.IsZero() {
@@ -375,7 +375,7 @@ func (d *Driver) arm(at time.Time) {
 
 // shutdown releases what run holds when it exits: if teardown cut the loop
 // short, the machine still ends its tenure and answers its callers.
-func (d *Driver) shutdown() {
+func (d *driver) shutdown() {
 	if !d.finished {
 		d.carryOut(d.m.StopNow())
 		d.publish()
@@ -388,7 +388,7 @@ func (d *Driver) shutdown() {
 }
 
 // newToken names a caller waiting for an election.Reply.
-func (d *Driver) newToken(answer func(election.Reply)) uint64 {
+func (d *driver) newToken(answer func(election.Reply)) uint64 {
 	d.tokens++
 	if answer != nil {
 		d.replies[d.tokens] = answer
@@ -397,7 +397,7 @@ func (d *Driver) newToken(answer func(election.Reply)) uint64 {
 }
 
 // reply answers the caller the token names.
-func (d *Driver) reply(a election.Reply) {
+func (d *driver) reply(a election.Reply) {
 	answer, ok := d.replies[a.Token]
 	if !ok {
 		return

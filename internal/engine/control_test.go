@@ -1,4 +1,4 @@
-package driver
+package engine
 
 import (
 	"log/slog"
@@ -47,9 +47,9 @@ func TestOnlyTheLeaderAnswersOnTheClusterSubject(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d := &Driver{log: slog.New(slog.DiscardHandler), view: NewView("a", nil, nil), replies: map[uint64]func(election.Reply){}, finished: true}
+	d := &driver{log: slog.New(slog.DiscardHandler), view: newNodeView("a", nil, nil), replies: map[uint64]func(election.Reply){}, finished: true}
 	d.cfg.Params.NodeID = "a"
-	if ev := d.controlEvent(ControlRequest{Msg: msg, Generic: true, Received: time.Now()}); ev == nil {
+	if ev := d.controlEvent(controlRequest{Msg: msg, Generic: true, Received: time.Now()}); ev == nil {
 		t.Fatal("a well-formed request gave the machine no StepDown")
 	}
 	d.shutdown() // the loop ends with the request still held: ErrStopped

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // The driver's side of API calls and control requests: each becomes the
 // machine's event with a token for its answer; what touches the
@@ -17,7 +17,7 @@ import (
 
 // askToLead publishes a priority request to the holder's control subject,
 // off the loop: a publish waits for a connection that does not drain.
-func (d *Driver) askToLead(a election.AskToLead) {
+func (d *driver) askToLead(a election.AskToLead) {
 	data, _ := json.Marshal(wire.StepDownRequest{To: d.cfg.Params.NodeID, Reason: wire.ReasonPriority, Priority: a.Priority})
 	d.log.Info("asking the leader to hand over: this node has a higher priority", "leader", a.Holder, "priority", a.Priority)
 	d.offLoop(func() {
@@ -29,7 +29,7 @@ func (d *Driver) askToLead(a election.AskToLead) {
 
 // offLoop runs f on a goroutine of its own, counted for teardown: what
 // touches the connection without a timeout stays off the loop.
-func (d *Driver) offLoop(f func()) {
+func (d *driver) offLoop(f func()) {
 	d.requests.Add(1)
 	go func() {
 		defer d.requests.Done()
@@ -39,7 +39,7 @@ func (d *Driver) offLoop(f func()) {
 
 // recordCooldown writes cooldown-<NodeID> (informational), in the
 // background.
-func (d *Driver) recordCooldown(cooldown time.Duration) {
+func (d *driver) recordCooldown(cooldown time.Duration) {
 	d.offLoop(func() {
 		ctx, cancel := context.WithTimeout(d.base, d.cfg.RequestTimeout)
 		defer cancel()
@@ -51,20 +51,20 @@ func (d *Driver) recordCooldown(cooldown time.Duration) {
 
 // commandEvent turns an API call into the machine's event (nil for none);
 // the answer goes back on the command's channels.
-func (d *Driver) commandEvent(c Command) election.Event {
+func (d *driver) commandEvent(c command) election.Event {
 	switch c.Kind {
-	case CmdStepDown:
+	case cmdStepDown:
 		return election.StepDown{To: c.To, Async: c.Async, Epoch: c.Tenure, Token: d.newToken(func(a election.Reply) { c.Reply <- a.Err })}
-	case CmdSetPriority:
+	case cmdSetPriority:
 		c.Reply <- nil
 		return election.SetPriority{Priority: c.Priority}
-	case CmdSetMetadata:
+	case cmdSetMetadata:
 		c.Reply <- nil
 		return election.SetMetadata{Metadata: c.Metadata}
-	case CmdValidate:
-		if now := d.view.Now(); d.tenure != nil && d.view.Leading(now) {
+	case cmdValidate:
+		if now := d.view.Now(); d.tenure != nil && d.view.Tenure(now) != nil {
 			// answered by the Extend of a renewal sent from now on, or its Lose
-			d.tenure.checks = append(d.tenure.checks, check{Command: c, at: now})
+			d.tenure.checks = append(d.tenure.checks, check{command: c, at: now})
 			return election.Validate{}
 		}
 		c.Reply <- wire.ErrNotLeader
@@ -78,23 +78,23 @@ func (d *Driver) commandEvent(c Command) election.Event {
 // StepDown; nil for a malformed one, answered here. The machine's answer
 // goes back to the requester as a StepDownReply; on the cluster's subject
 // only the leader answers.
-func (d *Driver) controlEvent(r ControlRequest) election.Event {
+func (d *driver) controlEvent(r controlRequest) election.Event {
 	msg, node := r.Msg, d.cfg.Params.NodeID
 	req, err := wire.DecodeStepDown(msg.Data)
 	if err != nil {
-		if !r.Generic || d.view.Leading(d.view.Now()) {
+		if !r.Generic || d.view.Tenure(d.view.Now()) != nil {
 			d.offLoop(func() { respond(msg, wire.StepDownReply{Node: node, Error: err.Error()}) })
 		}
 		return nil
 	}
-	leading := d.view.Leading(d.view.Now()) // when it came: on the cluster's subject only a leader answers
+	leading := d.view.Tenure(d.view.Now()) != nil // when it came: on the cluster's subject only a leader answers
 	token := d.newToken(func(a election.Reply) {
 		out := wire.StepDownReply{OK: a.Err == nil, Node: node, Epoch: a.Epoch}
 		switch {
 		case r.Generic && (!leading || errors.Is(a.Err, wire.ErrNotLeader)):
 			return
 		case errors.Is(a.Err, wire.ErrNotLeader):
-			out.Leader = d.view.Snapshot().Leader
+			out.Leader = d.view.snapshot().Leader
 		}
 		if a.Epoch != 0 {
 			out.To = req.To

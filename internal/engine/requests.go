@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // The driver's requests: each request action of the machine (Write,
 // Confirm, Watch) runs on a goroutine of its own against the store,
@@ -28,7 +28,7 @@ type answer struct {
 }
 
 // ask runs do as the request id on a goroutine of its own.
-func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Context) answer) {
+func (d *driver) ask(id uint64, timeout time.Duration, do func(ctx context.Context) answer) {
 	d.requests.Add(1)
 	go func() {
 		defer d.requests.Done()
@@ -52,7 +52,7 @@ func (d *Driver) ask(id uint64, timeout time.Duration, do func(ctx context.Conte
 // replicated stream refuses any of them while a fenced state write checked
 // on the lease is in flight, without comparing anything (E-rules in
 // docs/design.md): each is asked again, within the same time.
-func (d *Driver) write(a election.Write) {
+func (d *driver) write(a election.Write) {
 	sent := d.view.Now()
 	if a.Purpose == election.Renew {
 		d.view.renewalStarted() // fenced state writes hold back meanwhile
@@ -93,7 +93,7 @@ func writeClass(a election.Write, err error) election.ErrClass {
 }
 
 // confirm reads the bucket's stream info (store.Confirm).
-func (d *Driver) confirm(a election.Confirm) {
+func (d *driver) confirm(a election.Confirm) {
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
 		inc, err := d.store.Confirm(ctx)
 		err = store.Tidy(err)
@@ -104,7 +104,7 @@ func (d *Driver) confirm(a election.Confirm) {
 
 // startWatch drops the watch and starts a new one; its entries reach the
 // machine once the answer is in.
-func (d *Driver) startWatch(a election.Watch) {
+func (d *driver) startWatch(a election.Watch) {
 	d.stopWatch()
 	d.watchID = a.ID
 	d.ask(a.ID, a.Timeout, func(ctx context.Context) answer {
@@ -120,7 +120,7 @@ func (d *Driver) startWatch(a election.Watch) {
 
 // stopWatch drops the watch without waiting for the network: the clean-up
 // goes on in the background, counted in d.cleanup for teardown.
-func (d *Driver) stopWatch() {
+func (d *driver) stopWatch() {
 	d.watchID = 0
 	if d.watcher != nil {
 		d.watcher.Stop(&d.cleanup)
@@ -131,7 +131,7 @@ func (d *Driver) stopWatch() {
 // onAnswer hands an answer to the machine, after what the driver does
 // with it: the watch made, the renewal's end and metrics, the log, the
 // bucket a Confirm read (E14).
-func (d *Driver) onAnswer(a answer) {
+func (d *driver) onAnswer(a answer) {
 	if w := a.watcher; w != nil {
 		if a.id == d.watchID {
 			d.watcher = w
@@ -149,7 +149,7 @@ func (d *Driver) onAnswer(a answer) {
 }
 
 // noteWrite logs a write's outcome and records a renewal's metrics.
-func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
+func (d *driver) noteWrite(w *election.Write, sent time.Time, err error) {
 	switch w.Purpose {
 	case election.Renew:
 		d.view.renewalEnded()
@@ -180,23 +180,23 @@ func (d *Driver) noteWrite(w *election.Write, sent time.Time, err error) {
 
 // The outcomes of a renewal, for the metrics (string).
 const (
-	RenewalOK       = "ok"
-	RenewalConflict = "conflict"
-	RenewalTimeout  = "timeout"
-	RenewalError    = "error"
+	renewalOK       = "ok"
+	renewalConflict = "conflict"
+	renewalTimeout  = "timeout"
+	renewalError    = "error"
 )
 
 // renewalOutcome is a renewal's result for the metrics.
 func renewalOutcome(err error) string {
 	switch {
 	case err == nil:
-		return RenewalOK
+		return renewalOK
 	case store.InFlightRefusal(err): // refused uncompared until its time was up
-		return RenewalTimeout
+		return renewalTimeout
 	case store.Classify(err) == election.Conflict:
-		return RenewalConflict
+		return renewalConflict
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		return RenewalTimeout
+		return renewalTimeout
 	}
-	return RenewalError
+	return renewalError
 }

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 import (
 	"sync/atomic"
@@ -18,14 +18,14 @@ import (
 type clock struct {
 	origin    time.Time
 	boot0     time.Duration
-	suspended atomic.Int64 // Suspend's: ns added, as by a suspension (tests)
+	suspended *atomic.Int64 // ns added, as by a suspension (Config.Suspended: tests)
 }
 
 // newClock reads the boot clock first: its now is then never behind the
 // monotonic clock's, and a deadline on it comes no later (safe).
 func newClock() *clock {
 	boot0 := bootTime()
-	return &clock{origin: time.Now(), boot0: boot0}
+	return &clock{origin: time.Now(), boot0: boot0, suspended: new(atomic.Int64)}
 }
 
 func (c *clock) now() time.Time {

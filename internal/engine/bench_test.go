@@ -1,8 +1,8 @@
-package driver
+package engine
 
 // Micro-benchmarks of the driver's hot paths, with allocations:
 //
-//	go test -run '^$' -bench . -benchmem ./internal/driver
+//	go test -run '^$' -bench . -benchmem ./internal/engine
 
 import (
 	"context"
@@ -40,15 +40,15 @@ func (noMetrics) ObserveHook(string, time.Duration, error) {}
 // benchFollower is the driver of a follower, without NATS: enough to
 // hand the machine a watch entry, carry out what it returns and publish
 // the view, which is what every watch event costs.
-func benchFollower(b *testing.B, hooks Hooks) *Driver {
+func benchFollower(b *testing.B, hooks Hooks) *driver {
 	log := slog.New(slog.DiscardHandler)
-	cfg := Config{Params: election.Params{NodeID: "node-2", LeaseTTL: 10 * time.Second, RenewInterval: 2500 * time.Millisecond,
+	cfg := driverConfig{Params: election.Params{NodeID: "node-2", LeaseTTL: 10 * time.Second, RenewInterval: 2500 * time.Millisecond,
 		SafetyMargin: time.Second, RequestTimeout: time.Second, DrainTimeout: 5 * time.Second, Cooldown: 5 * time.Second},
 		ClusterID: "bench", Log: log, Metrics: noMetrics{}}
 	disp := newDispatcher(log, noMetrics{})
 	go disp.run()
 	b.Cleanup(func() { disp.close(); <-disp.done })
-	d := &Driver{cfg: cfg, log: log, view: NewView("node-2", nil, nil), disp: disp, hooks: hooks, hookCtx: context.Background(),
+	d := &driver{cfg: cfg, log: log, view: newNodeView("node-2", nil, nil), disp: disp, hooks: hooks, hookCtx: context.Background(),
 		m: election.New(cfg.Params, 1), timer: time.NewTimer(time.Hour)}
 	b.Cleanup(func() { d.timer.Stop() })
 	d.carryOut(d.m.Handle(time.Now(), election.Synced{}))
@@ -56,7 +56,7 @@ func benchFollower(b *testing.B, hooks Hooks) *Driver {
 }
 
 // observe hands the follower's machine one watch entry and publishes.
-func (d *Driver) benchObserve(ent election.KVEntry) {
+func (d *driver) benchObserve(ent election.KVEntry) {
 	d.carryOut(d.m.Handle(time.Now(), election.Entry{KV: ent}))
 	d.publish()
 }
@@ -73,8 +73,8 @@ func BenchmarkWatchRenewal(b *testing.B) {
 		rev++
 		e.benchObserve(election.KVEntry{Rev: rev, Value: data})
 	}
-	if e.view.Snapshot().Leader != "node-1" {
-		b.Fatalf("leader %q, want node-1", e.view.Snapshot().Leader)
+	if e.view.snapshot().Leader != "node-1" {
+		b.Fatalf("leader %q, want node-1", e.view.snapshot().Leader)
 	}
 }
 

@@ -1,9 +1,18 @@
-package cluster
-
-// Fenced state: keys in the cluster's bucket that only the leader writes,
-// with the NATS server itself refusing a write once the lease has moved.
-// The face is here; the write path, the refusal's judgement, the reads
-// and the watch are internal/fenced.
+// Package state is a cluster's fenced state: keys in the cluster's bucket
+// that every node reads and only the leader writes, with the NATS server
+// itself refusing a write once the lease has moved. A node's State comes
+// from cluster.Node.State:
+//
+//	st := node.State()
+//	rev, err := st.Put(ctx, "config", []byte("v2"))
+//	if errors.Is(err, state.ErrFenced) { /* the lease moved: nothing was written */ }
+//
+// The errors a write returns wrap this package's sentinels, or package
+// cluster's (cluster.cluster.ErrNotLeader, cluster.ErrNotStarted,
+// cluster.cluster.ErrStopped, cluster.cluster.ErrBucketConfig), or a context error. The
+// write path, the refusal's judgement, the reads and the watch are in
+// internal/fenced; docs/fenced-state.md is the guide.
+package state
 
 import (
 	"context"
@@ -11,7 +20,6 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/fenced"
-	"github.com/ozanturksever/go-cluster/internal/store"
 )
 
 // State is the cluster's replicated state: keys under "state." in the
@@ -43,15 +51,14 @@ import (
 // or a later value; only a stream leader cut off from its peers, until it
 // steps down, could answer with less. Keys and Watch follow the stream with a consumer and
 // may trail writes that are being acknowledged at that moment.
-type State struct {
-	host    *Node         // its bucket (stateStore) and tenure (view), through stateNode
-	nodeID  string        // Config.NodeID: whose lease records are this tenure's
-	timeout time.Duration // Config.RequestTimeout, for reads of the stream
-	metrics Metrics       // Config.Metrics
-}
+type State struct{ f *fenced.State }
 
-// StateEntry is the value of a state key.
-type StateEntry struct {
+// New is cluster.Node.State's: the State over a node's fenced state,
+// which only this module can make. Applications call Node.State.
+func New(f *fenced.State) *State { return &State{f} }
+
+// Entry is the value of a state key.
+type Entry struct {
 	Key      string
 	Value    []byte
 	Revision uint64 // the bucket's revision (stream sequence) of this value
@@ -65,57 +72,78 @@ type StateEntry struct {
 	Deleted bool
 }
 
-// StateWrite is one write of a Commit: Value under Key, or its deletion,
+// Write is one write of a Commit: Value under Key, or its deletion,
 // applied only if Expect holds.
-type StateWrite struct {
+type Write struct {
 	Key    string
 	Value  []byte
 	Delete bool
 	// Expect is a precondition on Key's latest revision (compare-and-set):
 	// ExpectRevision or ExpectAbsent. The zero value checks nothing.
-	Expect StateExpect
+	Expect Expect
 }
 
-// StateExpect is what a Commit expects of a key before it writes it: the
+// Expect is what a Commit expects of a key before it writes it: the
 // server checks it with the lease, and when it does not hold the whole
-// Commit is refused with an error wrapping ErrStateConflict. The zero
-// StateExpect expects nothing.
-type StateExpect struct{ e fenced.Expect }
+// Commit is refused with an error wrapping ErrConflict. The zero
+// Expect expects nothing.
+type Expect struct{ e fenced.Expect }
 
 // ExpectRevision expects Key's latest revision to be rev: the Revision of
-// a StateEntry that Get or Watch returned (a deletion has a revision too).
+// an Entry that Get or Watch returned (a deletion has a revision too).
 // Revision 0 means no value, as ExpectAbsent: so the Revision of the zero
-// StateEntry that a Get of a missing key leaves suits a
-// read-modify-write loop either way.
-func ExpectRevision(rev uint64) StateExpect { return StateExpect{fenced.ExpectRevision(rev)} }
+// Entry that a Get of a missing key leaves suits a read-modify-write loop
+// either way.
+func ExpectRevision(rev uint64) Expect { return Expect{fenced.ExpectRevision(rev)} }
 
 // ExpectAbsent expects Key to have no value: never written, or deleted
 // (Get returns ErrKeyNotFound). It costs one read per key before the
 // write: the server compares revisions, and a deleted key has one.
-func ExpectAbsent() StateExpect { return StateExpect{fenced.ExpectAbsent()} }
+func ExpectAbsent() Expect { return Expect{fenced.ExpectAbsent()} }
 
 // ErrInvalidCommit: a Commit's writes are not one atomic batch: none,
 // more than 999, or a key twice. Nothing was sent; the wrapping message
 // says which (and names the key).
 var ErrInvalidCommit = fenced.ErrInvalidCommit
 
-// ErrStateConflict: a Commit's precondition on a key (StateWrite.Expect)
-// did not hold when the server checked it. Nothing of the Commit was
-// written; the wrapping message names the key. Unlike ErrFenced, the node
-// may still lead.
-var ErrStateConflict = fenced.ErrStateConflict
+// ErrConflict: a Commit's precondition on a key (Write.Expect) did not
+// hold when the server checked it. Nothing of the Commit was written; the
+// wrapping message names the key. Unlike ErrFenced, the node may still
+// lead.
+var ErrConflict = fenced.ErrStateConflict
+
+// ErrFenced: the NATS server refused a state write because the lease moved
+// after this node's last record of it: another node took the lease, or it
+// was released or changed. Nothing was written. The error also wraps
+// cluster.cluster.ErrNotLeader.
+var ErrFenced = fenced.ErrFenced
+
+// ErrWriteUncertain: a fenced state write whose outcome is not known. It
+// was sent, and a server behind the stream refused it (a stream leader cut
+// off from its peers answers from its old copy until it steps down) before
+// an answer that proves anything came; it may have landed, and if it did,
+// it landed while this node's tenure held the lease. Read the key to know.
+// Like a timeout, it is neither success nor ErrFenced (docs/design.md §10).
+var ErrWriteUncertain = fenced.ErrWriteUncertain
+
+// ErrInvalidKey: a state key is not one or more tokens of letters, digits,
+// '-' and '_' separated by '.'. The wrapping message names the key.
+var ErrInvalidKey = fenced.ErrInvalidKey
+
+// ErrKeyNotFound: the state key has no value (never written, or deleted).
+var ErrKeyNotFound = fenced.ErrKeyNotFound
 
 // Put writes value under key and returns its revision. It fails with an
-// error wrapping ErrNotLeader when this node does not lead, and with one
-// wrapping ErrFenced (and ErrNotLeader) when the server refused the write
+// error wrapping cluster.ErrNotLeader when this node does not lead, and with one
+// wrapping ErrFenced (and cluster.ErrNotLeader) when the server refused the write
 // because the lease moved; nothing was written then. ErrWriteUncertain, a
 // timeout or a lost connection leave the outcome unknown: if the write
 // landed, it landed during this node's tenure (docs/design.md §10). So
-// does ErrStopped for a write in flight when the node's connection closed
+// does cluster.ErrStopped for a write in flight when the node's connection closed
 // (Stop closes the connection it dialled); a write begun after Stop gets
-// ErrStopped and sends nothing.
+// cluster.ErrStopped and sends nothing.
 func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := s.fenced().Put(ctx, key, value, false)
+	rev, err := s.f.Put(ctx, key, value, false)
 	if err != nil {
 		return 0, fmt.Errorf("state put %q: %w", key, err)
 	}
@@ -125,7 +153,7 @@ func (s *State) Put(ctx context.Context, key string, value []byte) (uint64, erro
 // Delete removes key (a deletion marker, as a KV Delete writes), with the
 // same fencing and errors as Put.
 func (s *State) Delete(ctx context.Context, key string) error {
-	if _, err := s.fenced().Put(ctx, key, nil, true); err != nil {
+	if _, err := s.f.Put(ctx, key, nil, true); err != nil {
 		return fmt.Errorf("state delete %q: %w", key, err)
 	}
 	return nil
@@ -135,13 +163,13 @@ func (s *State) Delete(ctx context.Context, key string) error {
 // Put: all of them land together while this node holds the lease and
 // every write's Expect holds, or nothing lands. They are stored in order
 // at consecutive revisions; it returns the last write's. A precondition
-// that does not hold fails it with an error wrapping ErrStateConflict
+// that does not hold fails it with an error wrapping ErrConflict
 // that names the key; a lease that moved, with ErrFenced. After
 // ErrWriteUncertain or a timeout the outcome is unknown: if it landed, it
 // landed whole, once, within this tenure. It needs
 // nats-server 2.12 or later and a bucket that allows atomic batches (see
 // EnableCommit); otherwise it fails with an error wrapping
-// ErrBucketConfig. A compare-and-set of one key is a Commit of one write.
+// cluster.ErrBucketConfig. A compare-and-set of one key is a Commit of one write.
 //
 // A Commit takes at most 999 writes (the server takes 1000 messages in a
 // batch, and a Commit whose every write has an Expect sends one more).
@@ -150,12 +178,12 @@ func (s *State) Delete(ctx context.Context, key string) error {
 // fails with an error wrapping ErrInvalidCommit that says which; a key
 // that is not a state key, with one wrapping ErrInvalidKey that names it.
 // Nothing is written then.
-func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error) {
+func (s *State) Commit(ctx context.Context, writes ...Write) (uint64, error) {
 	ws := make([]fenced.Write, len(writes))
 	for i, w := range writes {
 		ws[i] = fenced.Write{Key: w.Key, Value: w.Value, Delete: w.Delete, Expect: w.Expect.e}
 	}
-	rev, err := s.fenced().Commit(ctx, ws)
+	rev, err := s.f.Commit(ctx, ws)
 	if err != nil {
 		return 0, fmt.Errorf("state commit: %w", err)
 	}
@@ -167,7 +195,7 @@ func (s *State) Commit(ctx context.Context, writes ...StateWrite) (uint64, error
 // 2.12 or later and permission to update the bucket's stream
 // ($JS.API.STREAM.UPDATE.KV_cluster-<id>); run it once, from any node.
 func (s *State) EnableCommit(ctx context.Context) error {
-	if err := s.fenced().EnableCommit(ctx); err != nil {
+	if err := s.f.EnableCommit(ctx); err != nil {
 		return fmt.Errorf("enable commit: %w", err)
 	}
 	return nil
@@ -178,15 +206,15 @@ func (s *State) EnableCommit(ctx context.Context) error {
 // read goes to the one server that acknowledged them, so it returns the
 // latest value of every write acknowledged before it was sent. It fails
 // with an error wrapping ErrKeyNotFound when the key has no value.
-func (s *State) Get(ctx context.Context, key string) (StateEntry, error) {
+func (s *State) Get(ctx context.Context, key string) (Entry, error) {
 	if err := fenced.ValidateKey(key); err != nil {
-		return StateEntry{}, fmt.Errorf("state get: %w", err)
+		return Entry{}, fmt.Errorf("state get: %w", err)
 	}
-	ent, err := s.fenced().Get(ctx, key)
+	ent, err := s.f.Get(ctx, key)
 	if err != nil {
-		return StateEntry{}, fmt.Errorf("state get %q: %w", key, err)
+		return Entry{}, fmt.Errorf("state get %q: %w", key, err)
 	}
-	return StateEntry(ent), nil
+	return Entry(ent), nil
 }
 
 // Keys returns, sorted, the state keys that are prefix or below it
@@ -197,42 +225,42 @@ func (s *State) Keys(ctx context.Context, prefix string) ([]string, error) {
 	if err := validPrefix(prefix); err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
-	keys, err := s.fenced().Keys(ctx, prefix)
+	keys, err := s.f.Keys(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("state keys: %w", err)
 	}
 	return keys, nil
 }
 
-// StateWatch delivers the values of state keys: first the current value
-// of every key watched, then each change as it is stored.
-type StateWatch struct {
-	updates <-chan StateEntry
+// Watcher delivers the values of state keys: first the current value of
+// every key watched, then each change as it is stored.
+type Watcher struct {
+	updates <-chan Entry
 	synced  <-chan struct{}
 }
 
 // Updates delivers the entries. It is closed when the watch's ctx ends.
 // Entries have no Epoch (a consumer delivers no headers here): Get the key
 // for it.
-func (w *StateWatch) Updates() <-chan StateEntry { return w.updates }
+func (w *Watcher) Updates() <-chan Entry { return w.updates }
 
 // Synced is closed once the current values have all been delivered: every
 // entry received before it is a current value (keys deleted before the
 // watch began are not delivered), every later one a change.
-func (w *StateWatch) Synced() <-chan struct{} { return w.synced }
+func (w *Watcher) Synced() <-chan struct{} { return w.synced }
 
 // Watch follows the state keys that are prefix or below it (every key when
 // prefix is ""), until ctx ends. Like Keys it may trail the latest writes
 // a little; deletions arrive as entries with Deleted set.
-func (s *State) Watch(ctx context.Context, prefix string) (*StateWatch, error) {
+func (s *State) Watch(ctx context.Context, prefix string) (*Watcher, error) {
 	if err := validPrefix(prefix); err != nil {
 		return nil, fmt.Errorf("state watch: %w", err)
 	}
-	updates, synced, err := fenced.Watch(ctx, s.fenced(), prefix, func(e fenced.Entry) StateEntry { return StateEntry(e) })
+	updates, synced, err := fenced.Watch(ctx, s.f, prefix, func(e fenced.Entry) Entry { return Entry(e) })
 	if err != nil {
 		return nil, fmt.Errorf("state watch: %w", err)
 	}
-	return &StateWatch{updates: updates, synced: synced}, nil
+	return &Watcher{updates: updates, synced: synced}, nil
 }
 
 // validPrefix checks the prefix of Keys and Watch: "" or a key.
@@ -243,38 +271,20 @@ func validPrefix(prefix string) error {
 	return fenced.ValidateKey(prefix)
 }
 
-// fenced is s as internal/fenced takes it.
-func (s *State) fenced() *fenced.State {
-	return &fenced.State{Node: (*stateNode)(s), NodeID: s.nodeID, Timeout: s.timeout}
-}
+// WriteOutcome classifies one fenced state write (Put, Delete, Commit),
+// for metrics: a cluster.Metrics that also has the method
+// ObserveStateWrite(outcome WriteOutcome) is told how every write that
+// was tried ended, on the writer's goroutine. Writes refused before they
+// are tried (an invalid key, a node not started or stopped) are not
+// reported.
+type WriteOutcome string
 
-// store is the started node's bucket, or why there is none.
-func (s *State) store() (*store.Store, error) { return s.host.stateStore() }
-
-// stateNode is a State as the node internal/fenced writes for: its
-// methods are not State's.
-type stateNode State
-
-func (n *stateNode) Store() (*store.Store, error) { return n.host.stateStore() }
-
-func (n *stateNode) Tenure() (int64, uint64, bool) { return n.host.view.Fence(n.host.view.Now()) }
-
-func (n *stateNode) RenewalInFlight() <-chan struct{} { return n.host.view.RenewalInFlight() }
-
-func (n *stateNode) ObserveWrite(outcome string) { observeStateWrite(n.metrics, outcome) }
-
-// stateStore is the started node's bucket, or why there is none
-// (ErrNotStarted, ErrStopped).
-func (n *Node) stateStore() (*store.Store, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	switch {
-	case !n.started:
-		return nil, ErrNotStarted
-	case n.stopped:
-		return nil, ErrStopped
-	case n.el == nil:
-		return nil, ErrNotStarted // Start in progress
-	}
-	return n.el.Store(), nil
-}
+// The outcomes of a fenced write.
+const (
+	WriteOK        WriteOutcome = fenced.OutcomeOK        // the server stored it
+	WriteFenced    WriteOutcome = fenced.OutcomeFenced    // the server refused it: the lease had moved (ErrFenced)
+	WriteNotLeader WriteOutcome = fenced.OutcomeNotLeader // refused locally: this node's tenure had ended (cluster.ErrNotLeader)
+	WriteConflict  WriteOutcome = fenced.OutcomeConflict  // a Commit's Expect did not hold (ErrConflict)
+	WriteUncertain WriteOutcome = fenced.OutcomeUncertain // refused by a server behind the stream; it may have landed (ErrWriteUncertain)
+	WriteError     WriteOutcome = fenced.OutcomeError     // any other failure (a timeout: it may have landed)
+)

@@ -1,4 +1,4 @@
-package cluster_test
+package state_test
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/clustertest"
+	"github.com/ozanturksever/go-cluster/state"
 )
 
 // The leader writes state that every node reads, each write fenced on its
 // lease by the NATS server. Commit writes several keys at once, each
 // expecting the revision it read: a Commit on a stale read writes nothing
-// and fails with ErrStateConflict.
-func ExampleState() {
+// and fails with state.ErrConflict.
+func Example() {
 	srv, err := clustertest.StartServer()
 	if err != nil {
 		fmt.Println(err)
@@ -59,22 +60,22 @@ func ExampleState() {
 	// Read, then write what was read with the revision it had: the zero
 	// entry of a missing key has revision 0, which expects no value.
 	next, err := st.Get(ctx, "orders.next-id")
-	fmt.Println("orders.next-id:", errors.Is(err, cluster.ErrKeyNotFound))
+	fmt.Println("orders.next-id:", errors.Is(err, state.ErrKeyNotFound))
 	_, err = st.Commit(ctx,
-		cluster.StateWrite{Key: "orders.next-id", Value: []byte("2"), Expect: cluster.ExpectRevision(next.Revision)},
-		cluster.StateWrite{Key: "orders.1", Value: []byte("pending"), Expect: cluster.ExpectAbsent()},
+		state.Write{Key: "orders.next-id", Value: []byte("2"), Expect: state.ExpectRevision(next.Revision)},
+		state.Write{Key: "orders.1", Value: []byte("pending"), Expect: state.ExpectAbsent()},
 	)
 	fmt.Println("commit:", err)
 	// The same read is stale now: nothing of this Commit lands.
 	_, err = st.Commit(ctx,
-		cluster.StateWrite{Key: "orders.next-id", Value: []byte("2"), Expect: cluster.ExpectRevision(next.Revision)},
-		cluster.StateWrite{Key: "orders.2", Value: []byte("pending")},
+		state.Write{Key: "orders.next-id", Value: []byte("2"), Expect: state.ExpectRevision(next.Revision)},
+		state.Write{Key: "orders.2", Value: []byte("pending")},
 	)
-	fmt.Println("stale commit conflicts:", errors.Is(err, cluster.ErrStateConflict))
+	fmt.Println("stale commit conflicts:", errors.Is(err, state.ErrConflict))
 	id, err := st.Get(ctx, "orders.next-id")
 	fmt.Printf("orders.next-id = %s, %v\n", id.Value, err)
 	_, err = st.Get(ctx, "orders.2")
-	fmt.Println("orders.2 written:", !errors.Is(err, cluster.ErrKeyNotFound))
+	fmt.Println("orders.2 written:", !errors.Is(err, state.ErrKeyNotFound))
 	// Output:
 	// config.mode = active (written in this tenure: true), <nil>
 	// orders.next-id: true

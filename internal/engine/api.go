@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // The driver's entry points: what package cluster calls, and the narrow
 // interfaces it hands in (hooks, metrics).
@@ -40,7 +40,7 @@ func EpochOf(ctx context.Context) (int64, bool) {
 
 // Send hands c to the loop; ErrStopped once the loop has ended, ctx's
 // error if it ends first. The answer comes on c's channels.
-func (d *Driver) Send(ctx context.Context, c Command) error {
+func (d *driver) Send(ctx context.Context, c command) error {
 	select {
 	case d.cmds <- c:
 		return nil
@@ -52,23 +52,23 @@ func (d *Driver) Send(ctx context.Context, c Command) error {
 }
 
 // Exited is closed when the loop has ended.
-func (d *Driver) Exited() <-chan struct{} { return d.exited }
+func (d *driver) Exited() <-chan struct{} { return d.exited }
 
 // Err is why the loop ended on its own (a permanent error), nil for a
 // Stop; read it once Exited is closed.
-func (d *Driver) Err() error {
+func (d *driver) Err() error {
 	<-d.exited
 	return d.err
 }
 
 // Close aborts what is in flight: requests end, the loop exits (ending a
 // live tenure as StopNow does), the readiness checks stop.
-func (d *Driver) Close() { d.abort() }
+func (d *driver) Close() { d.abort() }
 
 // Wait waits, after Close, for the loop, the requests, the readiness
 // checks and every hook queued, then cancels the hooks' ctx. A readiness
 // check that ignores its ctx holds it up.
-func (d *Driver) Wait() {
+func (d *driver) Wait() {
 	<-d.exited
 	d.requests.Wait() // base is cancelled: requests end at once
 	<-d.checks
@@ -79,14 +79,14 @@ func (d *Driver) Wait() {
 
 // WaitWatches waits for the watches being stopped in the background:
 // closing the connection ends them at once.
-func (d *Driver) WaitWatches() { d.cleanup.Wait() }
+func (d *driver) WaitWatches() { d.cleanup.Wait() }
 
 // StopHooks cancels the ctx of OnLeaderChange and OnLoseLeadership: a
 // hook still running is told to hurry.
-func (d *Driver) StopHooks() { d.stopHooks() }
+func (d *driver) StopHooks() { d.stopHooks() }
 
 // InHook says the caller runs on the hook dispatcher: a hook.
-func (d *Driver) InHook() bool { return d.disp.isCaller() }
+func (d *driver) InHook() bool { return d.disp.isCaller() }
 
 // Store is the store the driver writes through.
-func (d *Driver) Store() *store.Store { return d.store }
+func (d *driver) Store() *store.Store { return d.store }

@@ -1,4 +1,4 @@
-package driver
+package engine
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // Extend must not answer the call: the key may have been written over
 // between that renewal's send and the call.
 func TestValidateIsProvenByARenewalSentAfterIt(t *testing.T) {
-	v := NewView("a", nil, nil)
+	v := newNodeView("a", nil, nil)
 	sentBefore := v.Now()
-	v.begin(context.Background(), 7, 3, sentBefore.Add(time.Minute))
-	d := &Driver{view: v, tenure: &driverTenure{epoch: 7, ctx: context.Background()}}
-	c := Command{Kind: CmdValidate, Reply: make(chan error, 1), Epoch: make(chan int64, 1)}
+	v.begin(&Tenure{Ctx: context.Background(), Epoch: 7, Rev: 3, Sent: sentBefore, Deadline: sentBefore.Add(time.Minute)})
+	d := &driver{view: v, tenure: &driverTenure{epoch: 7, ctx: context.Background()}}
+	c := command{Kind: cmdValidate, Reply: make(chan error, 1), Epoch: make(chan int64, 1)}
 	if ev := d.commandEvent(c); ev == nil {
 		t.Fatal("a leader's ValidateLeadership asked the machine for nothing")
 	}

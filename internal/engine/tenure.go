@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // A tenure as the driver carries it, and the hooks that tell of it: the
 // tenure's ctx and deadline timer, the view and metrics that change with
@@ -33,7 +33,7 @@ type driverTenure struct {
 
 // check is a ValidateLeadership call and when the loop took it.
 type check struct {
-	Command
+	command
 	at time.Time
 }
 
@@ -58,12 +58,12 @@ func (l *loseSignals) channels() (started, done <-chan struct{}) {
 
 // become starts the tenure the machine won: its ctx, the view, the
 // metrics, OnBecomeLeader, and the deadline timer.
-func (d *Driver) become(a election.Become) {
+func (d *driver) become(a election.Become) {
 	ctx, cancel := context.WithCancel(context.WithValue(d.base, epochKey{}, a.Epoch))
 	t := &driverTenure{epoch: a.Epoch, ctx: ctx, cancel: cancel,
 		lose: &loseSignals{epoch: a.Epoch, started: make(chan struct{}), done: make(chan struct{})}}
 	d.tenure = t
-	d.view.begin(ctx, a.Epoch, a.Rev, a.Deadline)
+	d.view.begin(&Tenure{Ctx: ctx, Epoch: a.Epoch, Rev: a.Rev, TTL: a.TTL, Renew: a.Renew, Sent: a.Sent, Deadline: a.Deadline})
 	// Made before it can fire (deadlineFired uses t.timer), armed after
 	// OnBecomeLeader is queued: it may queue OnLoseLeadership at once.
 	t.timer = time.AfterFunc(time.Hour, func() { d.deadlineFired(t) })
@@ -97,14 +97,14 @@ func recheck(left time.Duration) time.Duration { return min(left, recheckEvery) 
 // the deadline timer ended the tenure meanwhile (the machine decided
 // before the deadline, the loop applies it after), the application was
 // told it lost: the machine must not lead on, so it is asked to step down.
-func (d *Driver) extend(a election.Extend) {
+func (d *driver) extend(a election.Extend) {
 	if t := d.tenure; t != nil && t.epoch == a.Epoch {
 		if t.ctx.Err() != nil {
 			d.log.Warn("a renewal was confirmed as the tenure's deadline passed: stepping down", "epoch", a.Epoch)
 			d.expiredAt = a.Epoch
 			return
 		}
-		d.view.extend(a.Epoch, a.Deadline)
+		d.view.update(a.Epoch, func(t *Tenure) { t.Sent, t.Deadline = a.Sent, a.Deadline })
 		waiting := t.checks[:0]
 		for _, c := range t.checks {
 			if c.at.After(a.Sent) {
@@ -121,9 +121,9 @@ func (d *Driver) extend(a election.Extend) {
 // failed (LeaderHookErrorStepsDown). It runs on the dispatcher: it asks
 // the loop, never waits for the step-down (which waits for
 // OnLoseLeadership, queued behind this hook: E8 in docs/design.md).
-func (d *Driver) stepDownAfterHook(epoch int64, err error) {
+func (d *driver) stepDownAfterHook(epoch int64, err error) {
 	d.log.Warn("OnBecomeLeader failed; stepping down so that another node leads", "epoch", epoch, "error", err)
-	c := Command{Kind: CmdStepDown, Reply: make(chan error, 1), Tenure: epoch, Async: true}
+	c := command{Kind: cmdStepDown, Reply: make(chan error, 1), Tenure: epoch, Async: true}
 	select {
 	case d.cmds <- c:
 	case <-d.exited:
@@ -135,7 +135,7 @@ func (d *Driver) stepDownAfterHook(epoch int64, err error) {
 // deadline (which renewals move, in the view) has passed, or waits for the
 // moved one. The loop may be busy, or stuck on a connection that does not
 // drain; the tenure must not outlive its deadline because of that.
-func (d *Driver) deadlineFired(t *driverTenure) {
+func (d *driver) deadlineFired(t *driverTenure) {
 	left, live := d.view.expire(t.ctx, t.cancel)
 	switch {
 	case !live:
@@ -154,7 +154,7 @@ func (d *Driver) deadlineFired(t *driverTenure) {
 // lose ends the tenure at a.epoch: its ctx is cancelled, and
 // OnLoseLeadership is queued with DrainTimeout, unless the deadline timer
 // did it first.
-func (d *Driver) lose(a election.Lose) {
+func (d *driver) lose(a election.Lose) {
 	t := d.tenure
 	if t == nil || t.epoch != a.Epoch {
 		return
@@ -175,7 +175,7 @@ func (d *Driver) lose(a election.Lose) {
 // queueLose queues OnLoseLeadership for t, once. sync.Once makes a second
 // caller wait until the first has queued it, so no hook of a later tenure
 // can be queued ahead of it.
-func (d *Driver) queueLose(t *driverTenure) {
+func (d *driver) queueLose(t *driverTenure) {
 	t.loseOnce.Do(func() {
 		d.cfg.Metrics.ObserveLeadership(false, t.epoch)
 		timeout := d.cfg.DrainTimeout
@@ -189,11 +189,11 @@ func (d *Driver) queueLose(t *driverTenure) {
 
 // leaderChanged reports a new known leader: the view, the metric, and
 // OnLeaderChange.
-func (d *Driver) leaderChanged(leader string) {
+func (d *driver) leaderChanged(leader string) {
 	d.view.setLeader(leader)
 	d.cfg.Metrics.ObserveLeader(leader)
 	d.disp.enqueue(hookCall{name: "OnLeaderChange", fn: func() error { return d.hooks.OnLeaderChange(d.hookCtx, leader) }})
 }
 
 // publish copies the machine's state to the view the public queries read.
-func (d *Driver) publish() { d.view.publish(d.m.Snapshot()) }
+func (d *driver) publish() { d.view.publish(d.m.Snapshot()) }

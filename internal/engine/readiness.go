@@ -1,4 +1,4 @@
-package driver
+package engine
 
 // ReadinessCheck as the driver runs it: the checks on a goroutine, and
 // the count of their results (P14). The machine hears only whether the
@@ -39,7 +39,7 @@ func (r *readiness) err() error {
 
 // onCheck counts one result, publishes Node.Ready, and tells the machine
 // when the node may campaign or may not any more (a leader steps down).
-func (d *Driver) onCheck(err error) {
+func (d *driver) onCheck(err error) {
 	r := &d.ready
 	was := r.ok()
 	r.last = err
@@ -55,7 +55,7 @@ func (d *Driver) onCheck(err error) {
 		d.feed(election.Readiness{Ready: true})
 	case !ok && was:
 		msg := "readiness check failed too often: the node does not campaign"
-		if d.view.Leading(d.view.Now()) {
+		if d.view.Tenure(d.view.Now()) != nil {
 			msg = "readiness check failed too often: stepping down" // the words operators grep for
 		}
 		d.log.Warn(msg, "error", err, "failures", r.fails, "threshold", r.threshold)
