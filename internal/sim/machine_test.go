@@ -30,11 +30,12 @@ var (
 	simMaxFail = flag.Int("sim.maxfail", 3, "stop after this many failing seeds")
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
 	simNoFirst = flag.Bool("sim.nofirstseq", false, "create buckets with revisions from 1: the negative control of revisions that name their incarnation")
+	simNoCeil  = flag.Bool("sim.ceilingunreadisnone", false, "answer a Confirm that could not read the members bucket's ceiling without it: the negative control of failing it")
 	simOff     = flag.String("sim.off", "", "comma-separated invariants whose check is removed (ack, range, ttl, clusterttl, behind, check): a negative control")
 )
 
 func simOptionsFromFlags(t *testing.T) Options {
-	return Options{Exclude: splitList(*simExclude), SameTTL: *simSameTTL, Knobs: knobs(t, splitList(*simOff)), NoFirstSeq: *simNoFirst}
+	return Options{Exclude: splitList(*simExclude), SameTTL: *simSameTTL, Knobs: knobs(t, splitList(*simOff)), NoFirstSeq: *simNoFirst, CeilingUnreadIsNone: *simNoCeil}
 }
 
 // knobs are the machine's knobs -sim.off names.
@@ -161,9 +162,10 @@ func TestMachineNegativeControls(t *testing.T) {
 	}{
 		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 1},
 		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 102},
-		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 1233},
+		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 794},
+		{"I2's ceiling unread taken for none: a Confirm that could not read the members bucket followed", Options{CeilingUnreadIsNone: true}, 1233},
 		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
-		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 3},
+		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 69},
 		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 708},
 		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 188},
 		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 4},

@@ -72,7 +72,7 @@ func (p *proc) serve(e election.Action) election.Event {
 	if z := w.readsBehind(e); z != nil {
 		w.logf("%s: request %T answered by a server behind, for incarnation %d", p.cfg.NodeID, e, z.inc)
 		if c, ok := e.(election.Confirm); ok {
-			return election.ConfirmResult{ID: c.ID, Bucket: w.info(z)}
+			return w.confirmAnswer(p, c, w.info(z))
 		}
 		p.openWatch(z)
 		return election.WatchStarted{ID: e.(election.Watch).ID}
@@ -103,7 +103,7 @@ func (p *proc) serve(e election.Action) election.Event {
 		}
 		return election.WriteResult{ID: e.ID, Rev: rev}
 	case election.Confirm:
-		return election.ConfirmResult{ID: e.ID, Bucket: w.info(w.kv)}
+		return w.confirmAnswer(p, e, w.info(w.kv))
 	case election.Watch:
 		p.openWatch(w.kv)
 		return election.WatchStarted{ID: e.ID}

@@ -35,6 +35,10 @@ type Options struct {
 	// (init --rebase): epochs grow across buckets, revisions repeat. The
 	// negative control of revisions that name their incarnation (§2.1).
 	NoFirstSeq bool
+	// CeilingUnreadIsNone answers a Confirm that could not read the
+	// members bucket's ceiling without it, as if none were kept: the
+	// negative control of failing such a Confirm (docs/design.md §2.7).
+	CeilingUnreadIsNone bool
 	// TraceNode adds every event and effect of this node to the trace.
 	TraceNode string
 	// FaultPhase and QuietPhase are how long faults are injected, and how
@@ -152,6 +156,11 @@ type world struct {
 	stale       *stale // the copy a server behind answers for
 	creators    *rand.Rand
 	creatorTTLs bool // this seed's buckets get their creator's TTL
+	// ceilingUnreads draws the Confirms that cannot read the cluster's
+	// ceiling (ceilingunread.go), until ceilingUnreadUntil.
+	ceilingUnreads     *rand.Rand
+	ceilingUnread      bool // this seed has them
+	ceilingUnreadUntil time.Duration
 }
 
 func newWorld(seed uint64, opt Options, factory factory) *world {
@@ -170,6 +179,7 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	w.quietAt = opt.FaultPhase
 	w.zombies, w.zombie = newZombies(seed, opt)
 	w.creators, w.creatorTTLs = newCreators(seed, opt)
+	w.ceilingUnreads, w.ceilingUnread = newCeilingUnreads(seed, opt)
 	w.makeProcs()
 	// The bucket's TTL metadata (I2): the first node's LeaseTTL, as the
 	// node that creates the bucket writes it, kept across the bucket's

@@ -35,6 +35,7 @@ func newZombies(seed uint64, opt Options) (*rand.Rand, bool) {
 // ends (the natstest window was seconds: until the server hears the meta
 // leader), and not past the moment every fault stops.
 func (w *world) incarnationEnds() {
+	w.ceilingUnreadFrom()
 	if !w.zombie || w.kv.deleted {
 		return
 	}

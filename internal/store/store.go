@@ -222,35 +222,64 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, lastSeq ui
 // metadata, its last sequence and its age on the server's clock; and,
 // after ReadClusterMaxTTL, at the same time, the members bucket's
 // lease_ttl_max, the cluster's ceiling that a re-create of this bucket
-// does not lose (I2): zero when it cannot be read. Each request is
-// decoded only as far as the election reads it.
+// does not lose (I2). A ceiling that cannot be read fails the Confirm: a
+// wait without it could fall short (§2.7); zero only when there is no
+// members bucket. Each request is decoded only as far as the election
+// reads it.
 func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	if !s.ceiling {
 		return s.confirm(ctx)
 	}
-	ceiling := make(chan time.Duration, 1)
-	go func() { ceiling <- s.clusterMaxTTL(ctx) }()
+	type read struct {
+		ttl time.Duration
+		err error
+	}
+	ceiling := make(chan read, 1)
+	go func() {
+		ttl, err := s.clusterMaxTTL(ctx)
+		ceiling <- read{ttl, err}
+	}()
 	inc, err := s.confirm(ctx)
-	inc.ClusterMaxTTL = <-ceiling
-	return inc, err
+	c := <-ceiling
+	switch {
+	case err != nil:
+		return inc, err
+	case c.err != nil:
+		return election.Incarnation{}, c.err
+	}
+	inc.ClusterMaxTTL = c.ttl
+	return inc, nil
 }
 
-// clusterMaxTTL is the members bucket's lease_ttl_max, or 0.
-func (s *Store) clusterMaxTTL(ctx context.Context) time.Duration {
-	msg, err := s.nc.RequestWithContext(ctx, s.api.Prefix()+"STREAM.INFO."+wire.KVStream(wire.MembersBucketName(s.clusterID)), nil)
+// clusterMaxTTL is the members bucket's lease_ttl_max; 0 when there is no
+// members bucket; an error when its stream info cannot be read (no
+// answer, an API error, or this connection refused it: then
+// wire.ErrPermissionDenied).
+func (s *Store) clusterMaxTTL(ctx context.Context) (time.Duration, error) {
+	subject := s.api.Prefix() + "STREAM.INFO." + wire.KVStream(wire.MembersBucketName(s.clusterID))
+	msg, err := s.nc.RequestWithContext(ctx, subject, nil)
 	if err != nil {
-		return 0
+		if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), `"`+subject+`"`) {
+			return 0, fmt.Errorf("%w: the cluster's TTL ceiling: %s is refused, and a campaigning node needs it (docs/production.md): %w", wire.ErrPermissionDenied, subject, err)
+		}
+		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, err)
 	}
 	var info struct {
+		Error  *jetstream.APIError `json:"error"`
 		Config struct {
 			Metadata map[string]string `json:"metadata"`
 		} `json:"config"`
 	}
-	if json.Unmarshal(msg.Data, &info) != nil {
-		return 0
+	switch err := json.Unmarshal(msg.Data, &info); {
+	case err != nil:
+		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, err)
+	case info.Error != nil && info.Error.ErrorCode == jetstream.JSErrCodeStreamNotFound:
+		return 0, nil // no members bucket: no ceiling kept
+	case info.Error != nil:
+		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, info.Error)
 	}
 	meta, _ := bucketmeta.Parse(info.Config.Metadata)
-	return meta.MaxTTL
+	return meta.MaxTTL, nil
 }
 
 func (s *Store) confirm(ctx context.Context) (election.Incarnation, error) {
