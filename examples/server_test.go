@@ -271,9 +271,10 @@ func runUntil(t *testing.T, bin string, env []string, stop string, args ...strin
 	return first, o
 }
 
-// The examples are programs to copy: none imports the test-support
-// packages (clustertest, internal/natstest); those that start an embedded
-// server do it with internal/embedded.
+// The examples are programs to copy: none imports an internal package of
+// the module or the test-support packages (clustertest,
+// internal/natstest); those that start an embedded server do it with
+// examples/embedded, public, which a copy can import or copy too.
 func TestExamplesImportNoTestSupport(t *testing.T) {
 	files, err := filepath.Glob("*/*.go")
 	if err != nil {
@@ -296,6 +297,9 @@ func TestExamplesImportNoTestSupport(t *testing.T) {
 				if path == b {
 					t.Errorf("%s imports %s", f, path)
 				}
+			}
+			if strings.Contains(path, "/go-cluster/internal/") {
+				t.Errorf("%s imports %s, an internal package: a copy of it would not build", f, path)
 			}
 		}
 	}

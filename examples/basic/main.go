@@ -28,7 +28,7 @@ import (
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/examples/embedded"
 )
 
 // MyApp is the application: it implements cluster.Hooks.

@@ -26,7 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/examples/embedded"
 )
 
 // options are the demo's flags.

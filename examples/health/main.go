@@ -38,8 +38,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	cluster "github.com/ozanturksever/go-cluster"
+	"github.com/ozanturksever/go-cluster/examples/embedded"
 	"github.com/ozanturksever/go-cluster/health"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
 )
 
 func main() {

@@ -41,7 +41,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/examples/embedded"
 )
 
 func main() {

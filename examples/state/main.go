@@ -52,7 +52,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	cluster "github.com/ozanturksever/go-cluster"
-	"github.com/ozanturksever/go-cluster/internal/embedded"
+	"github.com/ozanturksever/go-cluster/examples/embedded"
 	"github.com/ozanturksever/go-cluster/state"
 )
 

@@ -1,7 +1,8 @@
 // Package embedded starts a NATS server with JetStream inside the current
 // process, on a loopback port, for the example programs that run with
-// nothing installed. It is not test support (tests use clustertest or
-// internal/natstest), and it is only for a program whose nodes all use it:
+// nothing installed; public, so that a copy of an example builds. It is
+// not test support (tests use clustertest or internal/natstest), and it
+// is only for a program whose nodes all use it:
 // the in-process demos, or a program asked for it explicitly (-embedded).
 // Nodes each on a server of their own would each elect a leader.
 package embedded
