@@ -573,6 +573,13 @@ func TestP7AmbiguousAcquireLeads(t *testing.T) {
 	// would time out, and a would never campaign at all.
 	natstest.WaitFor(t, 5*time.Second, func() bool { s := a.eng.Snapshot(); return s.Leader == "b" && s.Synced },
 		"a did not see b from a confirmed watch")
+	// And its Confirm of b's tenure answered (P15: sent at the record's
+	// first sight), so that b's release is a hand-back a takes at once: a
+	// renewal of b seen after it is a renewal period later, time enough
+	// under any load, where the Confirm would otherwise be delayed past
+	// its timeout with the rest (a never campaigned: seen under load).
+	seen, _ := a.Lease()
+	natstest.WaitFor(t, 5*time.Second, func() bool { l, _ := a.Lease(); return l.Revision > seen.Revision }, "a did not see b renew")
 
 	// Replies to a arrive after its RequestTimeout; its writes land at once.
 	proxy.Delay(300 * time.Millisecond)
