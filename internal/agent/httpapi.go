@@ -107,12 +107,18 @@ func (m *member) status() ClusterStatus {
 	return s
 }
 
-// Handler serves /metrics (Prometheus) and /healthz: 200 when every
+// Handler serves /metrics (Prometheus); /healthz: 200 when every
 // cluster's node runs (leader or not, ready or not), 503 otherwise, with
-// the clusters' status as JSON either way.
+// the clusters' status as JSON either way; and the probes /livez and
+// /readyz, of every cluster together or of one (/livez/NAME,
+// /readyz/NAME), with the library's meaning (see serveProbe).
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /livez", a.serveProbe(probeLive))
+	mux.HandleFunc("GET /readyz", a.serveProbe(probeReady))
+	mux.HandleFunc("GET /livez/{cluster}", a.serveProbe(probeLive))
+	mux.HandleFunc("GET /readyz/{cluster}", a.serveProbe(probeReady))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		st := a.Status()
 		code := http.StatusOK
