@@ -82,7 +82,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m.vips = &vipSet{log: log, onFault: m.fault, entries: entries}
+	m.vips = &vipSet{log: log, onFault: m.vipUnusable, entries: entries}
 	hooks := []cluster.Hooks{m.vips}
 	if s := cl.Service; s != nil {
 		svc, err := runner.NewService(runner.ServiceConfig{Argv: s.Argv, Grace: s.Grace.D(), StepDownOnExit: s.OnExit == OnExitStepDown,

@@ -25,7 +25,7 @@ type labFault struct {
 }
 
 // labFaults are issue 33's: a cut-off from NATS, a SIGTERM, a failing
-// check.
+// check; and issue 41's link down.
 var labFaults = []labFault{
 	{"NATSCutOff",
 		func(l *agentLab) { l.cutNATS(l.a(), true) },
@@ -39,6 +39,10 @@ var labFaults = []labFault{
 			}
 			l.startAgent(l.a(), a.cmd.Args[len(a.cmd.Args)-1])
 		}},
+	// Issue 41's: a's LAN link down (ip link set eth0 down), up again.
+	{"LinkDown",
+		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "down") },
+		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "up") }},
 	{"CheckFails",
 		func(l *agentLab) {
 			if err := os.WriteFile(l.failFile(l.a()), nil, 0o600); err != nil {
@@ -62,7 +66,7 @@ type labRun struct {
 	split    arplab.SplitBrain
 }
 
-// TestAgentLabCounts applies each of issue 33's faults -lab.n times to
+// TestAgentLabCounts applies each of issue 33's faults (and issue 41's) -lab.n times to
 // the leader a (priority 100) of a steady pair and undoes it; b takes
 // over and a takes the VIP back. No probe of the client may ever be
 // answered by both hosts. It logs the takeovers and the handover gaps
