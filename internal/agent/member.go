@@ -52,8 +52,10 @@ type member struct {
 	// (member_standing.go); set once the node has started.
 	standings *standings
 	deference *deference
-	// appliedPriority is the priority last given to the node (weights.go).
+	// appliedPriority is the priority last given to the node, and
+	// vipDemoted whether it was 0 for a VIP it could not hold (weights.go).
 	appliedPriority int
+	vipDemoted      bool
 
 	metrics *metrics.Collector
 	// starts says which failed starts are logged: a refusal that repeats

@@ -43,9 +43,10 @@ func (m *member) priorityNow() (int, []string) {
 // priority 0, which no weight lowers.
 func (m *member) applyPriority() {
 	prio, failing := m.priorityNow()
+	vipErr := m.vips.failed()
 	m.mu.Lock()
-	node, was := m.node, m.appliedPriority
-	m.appliedPriority = prio
+	node, was, wasDemoted := m.node, m.appliedPriority, m.vipDemoted
+	m.appliedPriority, m.vipDemoted = prio, vipErr != nil
 	m.mu.Unlock()
 	if node == nil {
 		return
@@ -53,10 +54,12 @@ func (m *member) applyPriority() {
 	if err := node.SetPriority(min(prio, node.Config().Priority)); err != nil {
 		m.log.Warn("cannot set the priority", "priority", prio, "err", err)
 	}
-	switch vipErr := m.vips.failed(); {
-	case prio == was:
-	case vipErr != nil:
+	switch {
+	case vipErr != nil && !wasDemoted:
 		m.log.Warn("priority 0 until this node has held its VIPs: it takes them only when nobody else leads", "configured", m.config().Election.Priority, "vip_failure", vipErr)
+	case vipErr == nil && wasDemoted:
+		m.log.Info("priority back: this node has held its VIPs", "priority", prio)
+	case prio == was, vipErr != nil:
 	default:
 		m.log.Info("priority changed by weighted checks", "priority", prio, "configured", m.config().Election.Priority, "failing", failing)
 	}
