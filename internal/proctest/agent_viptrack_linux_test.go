@@ -350,3 +350,49 @@ func TestAgentHostThatCouldNotHoldItsVIPNeverPreempts(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentHostThatCouldNotHoldItsVIPLeavesTheHandOverToAnother (issue
+// 41, item 3, three hosts): a (priority 100, IPv6 disabled on its eth0)
+// could not hold its VIP; b (90) leads and c (50) follows. When b goes,
+// handing over (SIGTERM: it names its successor) or crashing (SIGKILL:
+// its lease expires, and every follower may campaign at once), c takes
+// the VIP, not a: a leads only when nobody else can, and c can.
+func TestAgentHostThatCouldNotHoldItsVIPLeavesTheHandOverToAnother(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) { vipFailedHandOver(t, sig) })
+	}
+}
+
+func vipFailedHandOver(t *testing.T, sig syscall.Signal) {
+	requireRoot(t)
+	natsBin, _ := binaries(t)
+	ns := startNATS(t, natsBin)
+	dir := t.TempDir()
+	const vip = "2001:db8:7::100/64"
+	spec := `{address: ` + vip + `, interface: eth0, netns: %[1]s, garp: {count: 1, refresh: 0s}}`
+	a := newVIPHost(t, ns.URL(), dir, "viphandover", "a", 100, spec)
+	b := newVIPHost(t, ns.URL(), dir, "viphandover", "b", 90, spec)
+	c := newVIPHost(t, ns.URL(), dir, "viphandover", "c", 50, spec)
+	ipCmd(t, "-n", a.ns, "link", "set", "eth0", "down")
+	if out, err := exec.Command("ip", "netns", "exec", a.ns, "sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=1").CombinedOutput(); err != nil {
+		t.Fatalf("disable IPv6 on a's eth0: %v\n%s", err, out)
+	}
+	ipCmd(t, "-n", a.ns, "link", "set", "eth0", "up")
+
+	a.start(t)
+	a.waitHealthz(t, 15*time.Second, `"priority":0`, `"vip_failure":`)
+	b.start(t)
+	natstest.WaitFor(t, 15*time.Second, func() bool { return b.has(t, vip) }, "b did not take the VIP a cannot hold")
+	c.start(t)
+	c.waitHealthz(t, 15*time.Second, `"role":"PASSIVE"`, `"leader":"b"`, `"ready":true`)
+	a.waitHealthz(t, 5*time.Second, `"role":"PASSIVE"`, `"leader":"b"`)
+
+	skip := len(readFile(a.agent.stderr))
+	b.agent.signal(sig)
+	natstest.WaitFor(t, 15*time.Second, func() bool { return c.has(t, vip) }, "c did not take the VIP when b went: a %s, c %s",
+		lazy(func() string { return a.healthz() }), lazy(func() string { return c.healthz() }))
+	c.waitHealthz(t, 5*time.Second, `"role":"PRIMARY"`)
+	if log := readFile(a.agent.stderr)[skip:]; strings.Contains(log, "became leader") {
+		t.Fatalf("a, which could not hold its VIP, took the lease when b went (%v), although c could:\n%s", sig, log)
+	}
+}
