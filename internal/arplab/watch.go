@@ -172,7 +172,7 @@ func kernelStamp(oob []byte) (time.Time, error) {
 	for _, m := range msgs {
 		if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})) {
 			ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
-			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), nil //nolint:unconvert // int32 on 32-bit systems
+			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), nil // int32 fields on 32-bit systems
 		}
 	}
 	return time.Time{}, errors.New("a frame without its receive timestamp")
