@@ -318,6 +318,30 @@ type SplitBrain struct {
 	// the kernel received it: a loaded machine's stalls, which the
 	// counts above do not depend on.
 	ReadLate time.Duration
+	// FirstBoth is the first probe answered by more than one host, nil
+	// when none was: when it was sent and when each answer came.
+	FirstBoth *BothAnswered
+}
+
+// BothAnswered is one probe answered by more than one host.
+type BothAnswered struct {
+	Sent    time.Time
+	Answers []Answer // in the order they came
+}
+
+// Answer is one host's answer to a probe.
+type Answer struct {
+	MAC string
+	At  time.Time // when the observer's kernel received it
+}
+
+// String is the probe's time and each answer's delay after it.
+func (b *BothAnswered) String() string {
+	out := "probe sent " + b.Sent.UTC().Format("15:04:05.000000")
+	for _, a := range b.Answers {
+		out += fmt.Sprintf(", %s answered %v after", a.MAC, a.At.Sub(b.Sent).Round(time.Microsecond))
+	}
+	return out
 }
 
 // Overlap is whether both hosts answered at any moment of the window.
@@ -337,6 +361,7 @@ func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 	}
 	r.Probes = len(probes)
 	round := map[int]map[string]bool{}
+	answers := map[int][]Answer{}
 	lastAt := from // the last answer of any host (the window's start before the first)
 	pi := 0        // the last probe sent before the answer
 	for _, s := range w.seen {
@@ -351,6 +376,7 @@ func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 				round[i] = map[string]bool{}
 			}
 			round[i][s.mac] = true
+			answers[i] = append(answers[i], Answer{MAC: s.mac, At: s.at})
 		}
 		if n := len(r.Answerers); n == 0 || r.Answerers[n-1] != s.mac {
 			if n > 0 {
@@ -370,8 +396,11 @@ func (w *Watch) SplitBrain(from, to time.Time) SplitBrain {
 			r.Unanswered++
 		}
 	}
-	for _, macs := range round {
+	for i, macs := range round {
 		if len(macs) > 1 {
+			if r.FirstBoth == nil || probes[i].at.Before(r.FirstBoth.Sent) {
+				r.FirstBoth = &BothAnswered{Sent: probes[i].at, Answers: answers[i]}
+			}
 			r.Both++
 		}
 	}

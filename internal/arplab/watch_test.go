@@ -51,6 +51,9 @@ func TestSplitBrain(t *testing.T) {
 				t.Fatalf("got %+v, want 4 probes, both %d, unanswered %d, back again %v, silent %v, quiet %v, answerers %v",
 					got, tc.both, tc.unanswered, tc.backAgain, tc.silent, tc.quiet, tc.answerers)
 			}
+			if (got.FirstBoth != nil) != (tc.both > 0) || got.FirstBoth != nil && len(got.FirstBoth.Answers) < 2 {
+				t.Fatalf("first probe answered by both: %v, for %d such probes", got.FirstBoth, tc.both)
+			}
 			if got.Overlap() != (tc.both > 0 || tc.backAgain) {
 				t.Fatalf("overlap %v for %+v", got.Overlap(), got)
 			}

@@ -88,7 +88,7 @@ func TestAgentLabCounts(t *testing.T) {
 				// a, b, then a again (its hand-back) is the run's course;
 				// more turns would be a flap.
 				if r.split.Both > 0 || len(r.split.Answerers) > 3 {
-					t.Errorf("run %d: the client got answers from both hosts: %+v", i+1, r.split)
+					t.Errorf("run %d: the client got answers from both hosts: %+v (the first: %v)", i+1, r.split, r.split.FirstBoth)
 				}
 				runs = append(runs, r)
 			}
