@@ -59,6 +59,12 @@ func TestSplitBrain(t *testing.T) {
 			}
 		})
 	}
+	// An answer that came 30 ms after its probe, which the other host had
+	// answered at once: late, not both.
+	slow := &Watch{probes: probes, seen: []seen{late(1, 0, "b"), late(30, 0, "a")}}
+	if got := slow.SplitBrain(at(0), at(40)); got.Both != 0 || got.Late != 1 || got.LateMax != 30*time.Millisecond {
+		t.Fatalf("an answer 30 ms after its probe: %+v; want it late (1, 30ms), not both", got)
+	}
 	w := &Watch{seen: []seen{reply(1, "a"), reply(5, "b")}, probes: probes}
 	w.Forget(at(4))
 	if len(w.seen) != 1 || len(w.probes) != 3 {

@@ -82,9 +82,9 @@ func TestAgentLabCounts(t *testing.T) {
 			var runs []labRun
 			for i := range *labRuns {
 				r := l.faultRun(f)
-				t.Logf("run %d: b's first GARP %v after the fault, the client's gap %v; %d probes, %d unanswered, answered by both %d, answerers %d; the client read an answer up to %v after it came",
+				t.Logf("run %d: b's first GARP %v after the fault, the client's gap %v; %d probes, %d unanswered, answered by both %d, answerers %d; the client read an answer up to %v after it came; %d answer(s) over 20 ms after the probe (up to %v)",
 					i+1, r.takeover.Round(time.Millisecond), r.gap.Round(100*time.Microsecond), r.split.Probes, r.split.Unanswered, r.split.Both, len(r.split.Answerers),
-					r.split.ReadLate.Round(100*time.Microsecond))
+					r.split.ReadLate.Round(100*time.Microsecond), r.split.Late, r.split.LateMax.Round(100*time.Microsecond))
 				// a, b, then a again (its hand-back) is the run's course;
 				// more turns would be a flap.
 				if r.split.Both > 0 || len(r.split.Answerers) > 3 {
