@@ -61,7 +61,7 @@ func (s *settings) addAddress() (added bool, err error) {
 	case errors.Is(err, unix.ENODEV):
 		return false, fmt.Errorf("%w: %q disappeared", ErrInterfaceNotFound, s.Interface)
 	}
-	return false, netAdminError(fmt.Sprintf("add %s to %s", s.prefix, s.Interface), err)
+	return false, s.netAdminError(fmt.Sprintf("add %s to %s", s.prefix, s.Interface), err)
 }
 
 // deleteAddress removes the address from the interface. An address or an
@@ -81,7 +81,7 @@ func (s *settings) deleteAddress() (removed bool, err error) {
 	case errors.Is(err, unix.EADDRNOTAVAIL), errors.Is(err, unix.ENODEV):
 		return false, nil
 	}
-	return false, netAdminError(fmt.Sprintf("remove %s from %s", s.prefix, s.Interface), err)
+	return false, s.netAdminError(fmt.Sprintf("remove %s from %s", s.prefix, s.Interface), err)
 }
 
 // hasAddress reports whether the interface carries exactly this address
@@ -139,15 +139,6 @@ func (s *settings) matches(n *net.IPNet) bool {
 	return ip != nil && net.IP(s.addr.AsSlice()).Equal(ip) && len(ip) == len(s.addr.AsSlice())
 }
 
-// netAdminError wraps a failed netlink address change; EPERM/EACCES mean
-// the process lacks CAP_NET_ADMIN.
-func netAdminError(op string, err error) error {
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
-		return fmt.Errorf("%w (%s: %w)", ErrNeedNetAdmin, op, err)
-	}
-	return fmt.Errorf("vip: %s: %w", op, err)
-}
-
 // netRawError wraps a failed announcement (always ErrAnnounce); EPERM/EACCES
 // on the raw socket mean the process lacks CAP_NET_RAW.
 func netRawError(op string, err error) error {
@@ -187,7 +178,7 @@ func (s *settings) deleteStray() ([]netip.Prefix, error) {
 			removed = append(removed, p)
 		case errors.Is(err, unix.EADDRNOTAVAIL), errors.Is(err, unix.ENODEV):
 		default:
-			errs = append(errs, netAdminError(fmt.Sprintf("remove %s from %s", p, s.Interface), err))
+			errs = append(errs, s.netAdminError(fmt.Sprintf("remove %s from %s", p, s.Interface), err))
 		}
 	}
 	return removed, errors.Join(errs...)

@@ -38,7 +38,10 @@ var (
 	ErrPermission = errors.New("vip: permission denied")
 
 	// ErrNeedNetAdmin: adding or removing the address was refused: the
-	// process needs CAP_NET_ADMIN. Wraps ErrPermission.
+	// process needs CAP_NET_ADMIN. Wraps ErrPermission. A refusal (EPERM,
+	// EACCES) of a process that has CAP_NET_ADMIN is not this error: it
+	// gives the kernel's reason where it is known (IPv6 disabled on the
+	// interface) and wraps the errno.
 	ErrNeedNetAdmin = fmt.Errorf("%w: CAP_NET_ADMIN is needed to add or remove addresses", ErrPermission)
 
 	// ErrNeedNetRaw: opening the raw socket that sends the announcement

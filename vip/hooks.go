@@ -149,6 +149,9 @@ func (h *Hooks) OnBecomeLeader(ctx context.Context) error {
 
 	err := h.m.Acquire(t.ctx)
 	t.setErr(h.m, err)
+	if t.err() == nil && t.ctx.Err() == nil {
+		h.held()
+	}
 	go h.hold(t, err)
 	if err != nil {
 		return fmt.Errorf("vip: acquiring on becoming leader (retrying while leader): %w", err)
@@ -203,6 +206,30 @@ func (h *Hooks) Err() error {
 		return fmt.Errorf("%w (in the last tenure; out of elections for %v more)", failure, left.Round(time.Second))
 	}
 	return nil
+}
+
+// Failed returns the error of the last tenure that ended without the
+// address held, until the address is held again (in a later tenure); nil
+// before any tenure has ended so, and once the address has been held
+// since. Unlike Err it knows no hold-off and says nothing of the running
+// tenure's attempts: it says whether this node has shown, since it last
+// failed, that it can hold the address. A node that cannot should not
+// take leadership from a leader that holds it (the agent runs such a node
+// with priority 0), yet may lead when nobody else can.
+func (h *Hooks) Failed() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.failures == 0 {
+		return nil
+	}
+	return h.failure
+}
+
+// held records that the address is held: the failures are forgotten.
+func (h *Hooks) held() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures, h.failure = 0, nil
 }
 
 // ended records how tenure t ended: with the address held or not.
@@ -266,6 +293,9 @@ func (h *Hooks) hold(t *tenure, err error) {
 		delay = min(2*delay, h.retryMax)
 		err = h.m.Acquire(t.ctx)
 		t.setErr(h.m, err)
+		if t.err() == nil && t.ctx.Err() == nil { // held, a route or an announcement aside
+			h.held()
+		}
 		if err != nil {
 			h.log.Warn("VIP acquisition failed; retrying", "in", delay, "err", err)
 		} else {

@@ -47,7 +47,11 @@ func (s *settings) addRoutes() (added int, err error) {
 			added++
 		case errors.Is(err, unix.EEXIST):
 		case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-			errs = append(errs, netAdminError(fmt.Sprintf("add route %s dev %s", r, s.Interface), err))
+			e := s.netAdminError(fmt.Sprintf("add route %s dev %s", r, s.Interface), err)
+			if !errors.Is(e, ErrNeedNetAdmin) { // a route refused otherwise is retried like any other
+				e = fmt.Errorf("%w: %w", ErrRoute, e)
+			}
+			errs = append(errs, e)
 		default:
 			errs = append(errs, fmt.Errorf("%w: %s dev %s: %w", ErrRoute, r, s.Interface, err))
 		}
@@ -75,7 +79,7 @@ func (s *settings) deleteRoutes() error {
 		switch {
 		case err == nil, errors.Is(err, unix.ESRCH), errors.Is(err, unix.ENODEV):
 		default:
-			errs = append(errs, netAdminError(fmt.Sprintf("remove route %s dev %s", r, s.Interface), err))
+			errs = append(errs, s.netAdminError(fmt.Sprintf("remove route %s dev %s", r, s.Interface), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -28,11 +29,20 @@ type env struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	inv, err := parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "go-cluster: %v\nRun 'go-cluster help' for usage.\n", trimSentinel(err))
+		fmt.Fprintf(stderr, "go-cluster: %v\nRun 'go-cluster help%s' for usage.\n", trimSentinel(err), strings.TrimRight(" "+inv.cmd.name, " "))
 		return exitCode(err)
 	}
 	if inv.help {
-		usage(stdout)
+		switch {
+		case inv.man:
+			manPage(stdout)
+		case inv.cmd.name != "":
+			commandUsage(stdout, inv.cmd)
+		case inv.group != "":
+			groupUsage(stdout, inv.group)
+		default:
+			usage(stdout)
+		}
 		return exitOK
 	}
 	if inv.version {

@@ -80,14 +80,8 @@ func usage(w io.Writer) {
 	o := defaultOptions()
 	fs := newFlagSet("go-cluster")
 	o.register(fs)
-	fmt.Fprint(w, fs.FlagUsages())
-	for _, c := range commands() {
-		cfs := newFlagSet(c.name)
-		c.impl.define(cfs)
-		if cfs.HasFlags() {
-			fmt.Fprintf(w, "\nFlags of %s:\n%s", c.name, cfs.FlagUsages())
-		}
-	}
+	writeFlags(w, fs)
+	fmt.Fprint(w, "\nRun 'go-cluster help COMMAND' (or COMMAND --help) for a command's own flags and an example.\n")
 	fmt.Fprint(w, connectionHelp+exitHelp)
 }
 

@@ -35,6 +35,11 @@
 //
 // run and agent are described in docs/agent.md.
 //
+// Each command has its own help: go-cluster help COMMAND, or COMMAND
+// --help (-h): its usage, what it does, its flags, an example and its exit
+// status. go-cluster help --man prints the man page, go-cluster(1), made
+// from the same text; the .deb ships it.
+//
 // Flags (before or after the command; long ones take two dashes, as with
 // the nats CLI). The connection flags are those of the nats CLI:
 //
@@ -47,7 +52,7 @@
 //	--tlsca FILE        CA certificates to trust
 //	--js-domain DOMAIN  JetStream domain of the bucket, through a leaf node
 //	--cluster ID        the cluster's ID (required)
-//	--timeout D         how long to wait for NATS and for replies (default 2s); given to run, the old spelling of --start-timeout
+//	--timeout D         how long to wait for NATS and for replies (default 2s); run refuses it: its wait is --start-timeout
 //	--json              print JSON instead of text
 //
 // Each connection setting comes from the first of: the flags; the

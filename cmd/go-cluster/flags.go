@@ -26,8 +26,7 @@ type options struct {
 	cluster string        // the cluster's ID
 	timeout time.Duration // per request, and for gathering replies
 	json    bool          // JSON output
-	// timeoutGiven: --timeout was on the command line (run gives up
-	// leading after it only then).
+	// timeoutGiven: --timeout was on the command line (run refuses it).
 	timeoutGiven bool
 }
 
@@ -67,7 +66,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsCA, "tlsca", c.tlsCA, "TLS CA certificates `FILE` to trust ($"+envNATSCA+")")
 	fs.StringVar(&c.jsDomain, "js-domain", c.jsDomain, "JetStream `DOMAIN` of the cluster's bucket, through a leaf node ($"+envJSDomain+", else the context's)")
 	fs.StringVar(&o.cluster, "cluster", o.cluster, "the cluster's `ID` (required)")
-	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies (run: the old spelling of --start-timeout)")
+	fs.DurationVar(&o.timeout, "timeout", o.timeout, "how long to wait for NATS and for replies (not run's: its wait is --start-timeout)")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
 }
 
@@ -107,7 +106,9 @@ type invocation struct {
 	opts    options
 	cmd     command
 	args    []string // the command's positional arguments
-	help    bool     // -h or help: print usage and exit 0
+	help    bool     // -h or help: print usage (cmd's, group's, or the whole) and exit 0
+	group   string   // help of this group of commands ("state")
+	man     bool     // help --man: print the man page
 	version bool     // --version or version: print the version and exit 0
 }
 
@@ -136,13 +137,19 @@ func parse(args []string) (invocation, error) {
 	}
 	switch rest[0] {
 	case "help":
-		inv.help = true
-		return inv, nil
+		return helpTarget(inv, rest[1:])
 	case "version":
 		if len(rest) > 1 {
 			return inv, fmt.Errorf("%w: version: unexpected argument %q (usage: go-cluster version)", errUsage, rest[1])
 		}
 		inv.version = true
+		return inv, nil
+	}
+	if isGroup(rest[0]) && (len(rest) == 1 || rest[1] == "-h" || rest[1] == "--help") {
+		if len(rest) == 1 {
+			return inv, fmt.Errorf("%w: %s needs a command right after it: %s", errUsage, rest[0], strings.Join(groupCommands(rest[0]), ", "))
+		}
+		inv.help, inv.group = true, rest[0]
 		return inv, nil
 	}
 	name, rest, err := commandName(rest)
@@ -173,6 +180,11 @@ func parse(args []string) (invocation, error) {
 		return inv, err
 	}
 	inv.opts.timeoutGiven = global.Changed("timeout") || fs.Changed("timeout")
+	if inv.opts.timeoutGiven && cmd.name == "run" {
+		// One flag, one meaning: --timeout is how long a request waits;
+		// run waits for no reply, and its own wait is --start-timeout.
+		return inv, fmt.Errorf("%w: run takes no --timeout: give up if COMMAND has not started with --start-timeout D", errUsage)
+	}
 	opts := inv.opts
 	if _, ok := cmd.impl.(clusterFree); ok && opts.cluster == "" {
 		opts.cluster = "unused" // its clusters come from elsewhere
@@ -180,6 +192,30 @@ func parse(args []string) (invocation, error) {
 	if err := opts.check(); err != nil {
 		return inv, err
 	}
+	return inv, nil
+}
+
+// helpTarget reads what follows help: nothing (the whole help), a
+// command ("run", "state get"), a group ("state"), or --man (the man
+// page, for packaging).
+func helpTarget(inv invocation, args []string) (invocation, error) {
+	inv.help = true
+	switch {
+	case len(args) == 0:
+		return inv, nil
+	case len(args) == 1 && args[0] == "--man":
+		inv.man = true
+		return inv, nil
+	case len(args) == 1 && isGroup(args[0]):
+		inv.group = args[0]
+		return inv, nil
+	}
+	name := strings.Join(args, " ")
+	cmd, ok := lookup(name)
+	if !ok {
+		return inv, fmt.Errorf("%w: help: unknown command %q", errUsage, name)
+	}
+	inv.cmd = cmd
 	return inv, nil
 }
 

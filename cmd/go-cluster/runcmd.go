@@ -39,16 +39,16 @@ type runCmd struct {
 const exitLeadTimeout = 124
 
 func (c *runCmd) define(fs *pflag.FlagSet) {
-	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default HOST-PID: the host name and this process's ID, so runs on one host queue)")
+	fs.StringVar(&c.node, "node", "", "this node's `ID` in the election (default HOST-PID, so that runs on one host queue)")
 	fs.DurationVar(&c.ttl, "ttl", wire.DefaultLeaseTTL, "the lease's TTL: how long after this host dies another takes over")
 	fs.DurationVar(&c.grace, "grace", 0, "time between SIGTERM and SIGKILL when leadership ends (default and maximum: what --ttl allows)")
 	fs.BoolVar(&c.once, "once", false, "exit after one run of the command, also when it was stopped because leadership was lost")
 	fs.IntVar(&c.priority, "priority", 0, "preferred-leader priority: a higher one takes over from a lower one")
 	fs.IntVar(&c.replicas, "replicas", 1, "replicas of the cluster's KV bucket when this node creates it")
-	fs.IntVarP(&c.slots, "slots", "n", 1, "at most `N` commands of the cluster run at once (a semaphore); every run of the cluster must give the same")
+	fs.IntVarP(&c.slots, "slots", "n", 1, "at most `N` commands of the cluster at once (a semaphore; every run of the cluster gives the same N)")
 	fs.BoolVar(&c.verbose, "verbose", false, "log elections and the command's starts and stops to stderr")
-	fs.DurationVar(&c.startTimeout, "start-timeout", 0, "give up (exit 124) if COMMAND has not started within `D` of run's start: it counts connecting, "+
-		"a new bucket's first election (it waits the bucket's TTL ceiling less its age) and waiting for another leader or a slot (default: wait for ever)")
+	fs.DurationVar(&c.startTimeout, "start-timeout", 0, "give up (exit 124) if COMMAND has not started within `D` of run's start, counting the connection, "+
+		"a new bucket's first election (its TTL ceiling less its age) and the wait for a leader or a slot (default: for ever)")
 }
 
 // exitStatus is an exit status to return as it is, with nothing printed:
@@ -91,12 +91,8 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.startTimeout < 0 {
 		return fmt.Errorf("%w: --start-timeout must not be negative, not %v", errUsage, c.startTimeout)
 	}
-	// --start-timeout bounds the wait to lead only when given; --timeout,
-	// its old spelling, too when it is given and --start-timeout is not.
+	// --start-timeout bounds the wait to lead only when given.
 	leadTimeout := c.startTimeout
-	if leadTimeout == 0 && e.opts.timeoutGiven {
-		leadTimeout = e.opts.timeout
-	}
 	// The node dials, and redials forever, with the library's settings;
 	// never a server of its own.
 	r, err := runner.New(runner.Config{

@@ -24,7 +24,9 @@ func TestRunUsageErrors(t *testing.T) {
 		{"no cluster", []string{"run", "--node", "n", "--", "true"}, "--cluster is required"},
 		{"no slots", []string{"run", "--cluster", "c", "--node", "n", "--slots", "0", "--", "true"}, "--slots must be at least 1"},
 		{"too many slots", []string{"run", "--cluster", "c", "--node", "n", "-n", "65", "--", "true"}, "slots 65: want 1 to 64"},
-		{"negative timeout", []string{"run", "--cluster", "c", "--node", "n", "--timeout", "-1s", "--", "true"}, "--timeout must be positive"},
+		{"the common --timeout", []string{"run", "--cluster", "c", "--node", "n", "--timeout", "1s", "--", "true"}, "run takes no --timeout: give up if COMMAND has not started with --start-timeout D"},
+		{"--timeout before run", []string{"--timeout", "1s", "run", "--cluster", "c", "--node", "n", "--", "true"}, "run takes no --timeout"},
+		{"negative start timeout", []string{"run", "--cluster", "c", "--node", "n", "--start-timeout", "-1s", "--", "true"}, "--start-timeout must not be negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

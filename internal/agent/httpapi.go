@@ -31,8 +31,12 @@ type ClusterStatus struct {
 	Ready   bool   `json:"ready"`
 	Reason  string `json:"reason,omitempty"` // why not ready, or why not running
 	// Priority is the node's priority now: election.priority less the
-	// weights of its failing weighted checks.
+	// weights of its failing weighted checks; 0 while VIPFailure is set.
 	Priority int `json:"priority"`
+	// VIPFailure is why this node's last tenure could not hold a VIP,
+	// until it has held it since: meanwhile it takes the VIPs from no
+	// leader, and leads only when nobody else does.
+	VIPFailure string `json:"vip_failure,omitempty"`
 	// NATS is the node's connection: NATSConnected or NATSLost; empty
 	// before the node has started. While it is lost, a follower knows no
 	// leader (Leader is empty) and is not ready.
@@ -72,6 +76,9 @@ func (m *member) status() ClusterStatus {
 	cfg := m.config()
 	s := ClusterStatus{Cluster: cfg.Name, Node: cfg.Election.NodeID, VIPs: orEmpty(m.heldVIPs()), FailingChecks: orEmpty(m.failingChecks())}
 	s.Priority, _ = m.priorityNow()
+	if err := m.vips.failed(); err != nil {
+		s.VIPFailure = err.Error()
+	}
 	m.mu.Lock()
 	node, started := m.node, m.started
 	m.mu.Unlock()
@@ -107,12 +114,18 @@ func (m *member) status() ClusterStatus {
 	return s
 }
 
-// Handler serves /metrics (Prometheus) and /healthz: 200 when every
+// Handler serves /metrics (Prometheus); /healthz: 200 when every
 // cluster's node runs (leader or not, ready or not), 503 otherwise, with
-// the clusters' status as JSON either way.
+// the clusters' status as JSON either way; and the probes /livez and
+// /readyz, of every cluster together or of one (/livez/NAME,
+// /readyz/NAME), with the library's meaning (see serveProbe).
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /livez", a.serveProbe(probeLive))
+	mux.HandleFunc("GET /readyz", a.serveProbe(probeReady))
+	mux.HandleFunc("GET /livez/{cluster}", a.serveProbe(probeLive))
+	mux.HandleFunc("GET /readyz/{cluster}", a.serveProbe(probeReady))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		st := a.Status()
 		code := http.StatusOK

@@ -52,8 +52,10 @@ type member struct {
 	// (member_standing.go); set once the node has started.
 	standings *standings
 	deference *deference
-	// appliedPriority is the priority last given to the node (weights.go).
+	// appliedPriority is the priority last given to the node, and
+	// vipDemoted whether it was 0 for a VIP it could not hold (weights.go).
 	appliedPriority int
+	vipDemoted      bool
 
 	metrics *metrics.Collector
 	// starts says which failed starts are logged: a refusal that repeats
@@ -82,7 +84,7 @@ func newMember(cl Cluster, opts Options) (*member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m.vips = &vipSet{log: log, onFault: m.fault, entries: entries}
+	m.vips = &vipSet{log: log, onFault: m.vipUnusable, entries: entries}
 	hooks := []cluster.Hooks{m.vips}
 	if s := cl.Service; s != nil {
 		svc, err := runner.NewService(runner.ServiceConfig{Argv: s.Argv, Grace: s.Grace.D(), StepDownOnExit: s.OnExit == OnExitStepDown,

@@ -5,6 +5,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
@@ -40,7 +41,7 @@ func (m *member) standing() Standing {
 	prio, _ := m.priorityNow()
 	_, notReady := r.evaluate()
 	return Standing{Node: cfg.Election.NodeID, Priority: prio,
-		Ready: notReady == nil, Leading: node != nil && node.IsLeader()}
+		Ready: notReady == nil, Leading: node != nil && node.IsLeader(), VIPFailed: m.vips.failed() != nil}
 }
 
 // holdBack is the readiness the deference adds to the checks': why this
@@ -57,7 +58,29 @@ func (m *member) holdBack(now time.Time) error {
 		return nil
 	}
 	online, peers := s.peers(now)
+	if err := m.vipFailedHoldBack(peers); err != nil {
+		return err
+	}
 	return d.check(online, m.standing(), peers)
+}
+
+// vipFailedHoldBack keeps a node whose last tenure could not hold its VIP
+// out of the election while another leads and a third could take over
+// (ready, not stepped down, not failed likewise): when the leader hands
+// over, that one takes the lease, not this node, which leads only when
+// nobody else can. With nobody leading, the deference (its priority is
+// 0) holds it back, for a bounded time, for a ready peer.
+func (m *member) vipFailedHoldBack(peers []Standing) error {
+	failed := m.vips.failed()
+	if failed == nil || !anyLeading(peers) {
+		return nil
+	}
+	for _, p := range peers {
+		if !p.Leading && p.Ready && !p.Yielding && !p.VIPFailed {
+			return fmt.Errorf("%w: %s can take over from the leader, and this node's last tenure could not hold its VIP: %w", errHoldingBack, p.Node, failed)
+		}
+	}
+	return nil
 }
 
 // standingHooks announce a change of leadership at once.

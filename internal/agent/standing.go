@@ -39,6 +39,10 @@ type Standing struct {
 	// ago, and its election keeps it out for that long (the library's
 	// Cooldown): nobody waits for it.
 	Yielding bool `json:"yielding,omitempty"`
+	// VIPFailed: its last tenure could not hold a VIP and it has not
+	// held it since; it leads only when nobody else can (vipSet.failed),
+	// so nobody waits for it.
+	VIPFailed bool `json:"vip_failed,omitempty"`
 }
 
 // heardStanding is a peer's last Standing and when it arrived, by the

@@ -7,20 +7,10 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
-	"time"
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/metrics"
 	"github.com/ozanturksever/go-cluster/vip"
-)
-
-// How long a node that led without being able to add a VIP stays out of
-// elections afterwards (vip.WithFailureHoldOff): another host takes the
-// VIP over meanwhile, and the preferred leader does not take it back only
-// to fail again. Doubling with each such tenure in a row.
-const (
-	failureHoldOffMin = 30 * time.Second
-	failureHoldOffMax = 5 * time.Minute
 )
 
 // vipEntry is one VIP of a member: the vip package's Manager, the Hooks
@@ -61,7 +51,7 @@ func newVIPEntries(vips []VIP, log *slog.Logger) ([]*vipEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vips[%d]: %w", i, err)
 		}
-		out = append(out, &vipEntry{spec: v, mgr: mgr, hooks: vip.NewHooks(mgr, vip.WithFailureHoldOff(failureHoldOffMin, failureHoldOffMax))})
+		out = append(out, &vipEntry{spec: v, mgr: mgr, hooks: vip.NewHooks(mgr)})
 	}
 	return out, nil
 }
@@ -152,6 +142,24 @@ func (s *vipSet) err() error {
 			errs = append(errs, mons[i].Err())
 		}
 		errs = append(errs, e.hooks.Err())
+	}
+	return errors.Join(errs...)
+}
+
+// failed is the error of a VIP whose last tenure could not hold it and
+// that has not been held since (vip.Hooks.Failed), nil when there is
+// none. Such a node never takes leadership from a healthy leader: it
+// runs with priority 0 (weights.go) until it has held its VIPs, which it
+// does only when nobody else leads.
+func (s *vipSet) failed() error {
+	s.mu.Lock()
+	entries := append([]*vipEntry(nil), s.entries...)
+	s.mu.Unlock()
+	var errs []error
+	for _, e := range entries {
+		if err := e.hooks.Failed(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

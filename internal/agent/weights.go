@@ -24,12 +24,17 @@ func (r *readiness) failingWeight() (sum int, failing []string) {
 }
 
 // priorityNow is the node's priority now: the file's, less the weights
-// of the failing weighted checks, at least 0.
+// of the failing weighted checks, at least 0; and 0 while a VIP's last
+// tenure could not hold it (vipSet.failed), so that this node never
+// takes the VIPs from a leader that holds them (issue 41, item 3).
 func (m *member) priorityNow() (int, []string) {
 	m.mu.Lock()
 	r, prio := m.ready, m.cfg.Election.Priority
 	m.mu.Unlock()
 	sum, failing := r.failingWeight()
+	if m.vips.failed() != nil {
+		return 0, failing
+	}
 	return max(prio+sum, 0), failing
 }
 
@@ -38,9 +43,10 @@ func (m *member) priorityNow() (int, []string) {
 // priority 0, which no weight lowers.
 func (m *member) applyPriority() {
 	prio, failing := m.priorityNow()
+	vipErr := m.vips.failed()
 	m.mu.Lock()
-	node, was := m.node, m.appliedPriority
-	m.appliedPriority = prio
+	node, was, wasDemoted := m.node, m.appliedPriority, m.vipDemoted
+	m.appliedPriority, m.vipDemoted = prio, vipErr != nil
 	m.mu.Unlock()
 	if node == nil {
 		return
@@ -48,7 +54,13 @@ func (m *member) applyPriority() {
 	if err := node.SetPriority(min(prio, node.Config().Priority)); err != nil {
 		m.log.Warn("cannot set the priority", "priority", prio, "err", err)
 	}
-	if prio != was {
+	switch {
+	case vipErr != nil && !wasDemoted:
+		m.log.Warn("priority 0 until this node has held its VIPs: it takes them only when nobody else leads", "configured", m.config().Election.Priority, "vip_failure", vipErr)
+	case vipErr == nil && wasDemoted:
+		m.log.Info("priority back: this node has held its VIPs", "priority", prio)
+	case prio == was, vipErr != nil:
+	default:
 		m.log.Info("priority changed by weighted checks", "priority", prio, "configured", m.config().Election.Priority, "failing", failing)
 	}
 }

@@ -17,11 +17,11 @@ func TestSplitBrain(t *testing.T) {
 	for i := range 5 {
 		probes = append(probes, probe{at: at(2 * i), tag: netip.AddrFrom4([4]byte{192, 0, 2, byte(150 + i)})})
 	}
-	// reply is mac's answer read at ms to the last probe sent before it.
+	// reply is mac's answer received at ms to the last probe sent before it.
 	reply := func(ms int, mac string) seen {
 		return seen{at: at(ms), mac: mac, reply: true, tag: probes[min((ms-1)/2, len(probes)-1)].tag}
 	}
-	// late is mac's answer to probe i, read at ms.
+	// late is mac's answer to probe i, received at ms.
 	late := func(ms, i int, mac string) seen { return seen{at: at(ms), mac: mac, reply: true, tag: probes[i].tag} }
 	for _, tc := range []struct {
 		name       string
@@ -38,10 +38,10 @@ func TestSplitBrain(t *testing.T) {
 		{"back again", []seen{reply(1, "a"), reply(3, "b"), reply(5, "a")}, 0, 0, true, 2 * time.Millisecond, 3 * time.Millisecond, []string{"a", "b", "a"}},
 		{"outside the window", []seen{reply(1, "a"), reply(9, "b")}, 0, 2, false, 0, 7 * time.Millisecond, []string{"a"}},
 		{"nobody", nil, 0, 3, false, 0, 8 * time.Millisecond, nil},
-		// a's answer to probe 0, read only after probe 2 was sent, then b's
+		// a's answer to probe 0, received only after probe 2 was sent, then b's
 		// to probe 2: a handover, not both at once.
-		{"read late", []seen{late(5, 0, "a"), reply(5, "b"), reply(7, "b")}, 0, 1, false, 0, 5 * time.Millisecond, []string{"a", "b"}},
-		{"one probe answered by both, read late", []seen{late(5, 1, "a"), late(5, 1, "b")}, 1, 2, false, 0, 5 * time.Millisecond, []string{"a", "b"}},
+		{"received late", []seen{late(5, 0, "a"), reply(5, "b"), reply(7, "b")}, 0, 1, false, 0, 5 * time.Millisecond, []string{"a", "b"}},
+		{"one probe answered by both, received late", []seen{late(5, 1, "a"), late(5, 1, "b")}, 1, 2, false, 0, 5 * time.Millisecond, []string{"a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &Watch{seen: tc.seen, probes: probes}
@@ -51,10 +51,19 @@ func TestSplitBrain(t *testing.T) {
 				t.Fatalf("got %+v, want 4 probes, both %d, unanswered %d, back again %v, silent %v, quiet %v, answerers %v",
 					got, tc.both, tc.unanswered, tc.backAgain, tc.silent, tc.quiet, tc.answerers)
 			}
+			if (got.FirstBoth != nil) != (tc.both > 0) || got.FirstBoth != nil && len(got.FirstBoth.Answers) < 2 {
+				t.Fatalf("first probe answered by both: %v, for %d such probes", got.FirstBoth, tc.both)
+			}
 			if got.Overlap() != (tc.both > 0 || tc.backAgain) {
 				t.Fatalf("overlap %v for %+v", got.Overlap(), got)
 			}
 		})
+	}
+	// An answer that came 30 ms after its probe, which the other host had
+	// answered at once: late, not both.
+	slow := &Watch{probes: probes, seen: []seen{late(1, 0, "b"), late(30, 0, "a")}}
+	if got := slow.SplitBrain(at(0), at(40)); got.Both != 0 || got.Late != 1 || got.LateMax != 30*time.Millisecond {
+		t.Fatalf("an answer 30 ms after its probe: %+v; want it late (1, 30ms), not both", got)
 	}
 	w := &Watch{seen: []seen{reply(1, "a"), reply(5, "b")}, probes: probes}
 	w.Forget(at(4))

@@ -25,7 +25,7 @@ type labFault struct {
 }
 
 // labFaults are issue 33's: a cut-off from NATS, a SIGTERM, a failing
-// check.
+// check; and issue 41's link down.
 var labFaults = []labFault{
 	{"NATSCutOff",
 		func(l *agentLab) { l.cutNATS(l.a(), true) },
@@ -39,6 +39,10 @@ var labFaults = []labFault{
 			}
 			l.startAgent(l.a(), a.cmd.Args[len(a.cmd.Args)-1])
 		}},
+	// Issue 41's: a's LAN link down (ip link set eth0 down), up again.
+	{"LinkDown",
+		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "down") },
+		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "up") }},
 	{"CheckFails",
 		func(l *agentLab) {
 			if err := os.WriteFile(l.failFile(l.a()), nil, 0o600); err != nil {
@@ -62,7 +66,7 @@ type labRun struct {
 	split    arplab.SplitBrain
 }
 
-// TestAgentLabCounts applies each of issue 33's faults -lab.n times to
+// TestAgentLabCounts applies each of issue 33's faults (and issue 41's) -lab.n times to
 // the leader a (priority 100) of a steady pair and undoes it; b takes
 // over and a takes the VIP back. No probe of the client may ever be
 // answered by both hosts. It logs the takeovers and the handover gaps
@@ -78,12 +82,13 @@ func TestAgentLabCounts(t *testing.T) {
 			var runs []labRun
 			for i := range *labRuns {
 				r := l.faultRun(f)
-				t.Logf("run %d: b's first GARP %v after the fault, the client's gap %v; %d probes, %d unanswered, answered by both %d, answerers %d",
-					i+1, r.takeover.Round(time.Millisecond), r.gap.Round(100*time.Microsecond), r.split.Probes, r.split.Unanswered, r.split.Both, len(r.split.Answerers))
+				t.Logf("run %d: b's first GARP %v after the fault, the client's gap %v; %d probes, %d unanswered, answered by both %d, answerers %d; the client read an answer up to %v after it came; %d answer(s) over 20 ms after the probe (up to %v)",
+					i+1, r.takeover.Round(time.Millisecond), r.gap.Round(100*time.Microsecond), r.split.Probes, r.split.Unanswered, r.split.Both, len(r.split.Answerers),
+					r.split.ReadLate.Round(100*time.Microsecond), r.split.Late, r.split.LateMax.Round(100*time.Microsecond))
 				// a, b, then a again (its hand-back) is the run's course;
 				// more turns would be a flap.
 				if r.split.Both > 0 || len(r.split.Answerers) > 3 {
-					t.Errorf("run %d: the client got answers from both hosts: %+v", i+1, r.split)
+					t.Errorf("run %d: the client got answers from both hosts: %+v (the first: %v)", i+1, r.split, r.split.FirstBoth)
 				}
 				runs = append(runs, r)
 			}

@@ -25,6 +25,7 @@ func TestAgentLab(t *testing.T) {
 	}{
 		{"MissingVIPInterfaceRefusedAndTheOtherHostKeepsTheVIP", labMissingInterface},
 		{"LeaderLinkDownFailsOver", labLinkDown},
+		{"LeaderLinkFlapEndsTheTenure", labLinkFlap},
 		{"LeaderInterfaceGoneFailsOver", labInterfaceGone},
 		{"NATSOutageLoggedOnceAndHealthzHonest", labNATSOutage},
 		{"LeftoverVIPAddressesOnTheFollowerRemoved", labLeftovers},
@@ -169,6 +170,30 @@ func labLinkDown(t *testing.T, l *agentLab) {
 		return err == nil && len(st) == 1 && !st[0].Ready && st[0].Reason != ""
 	}, "a's /healthz does not say it is not ready while its VIP's interface is down")
 	l.ip(a.NS, "link", "set", arplab.IfName, "up")
+	l.waitSteady(a, 10*labTTL)
+}
+
+// labLinkFlap (issue 41, item 2): a link event ends the tenure at once,
+// not at the next readiness reading. The leader's eth0 goes down and up
+// again at once (two ip commands, a few milliseconds): the tenure ends
+// however briefly the link was down, so b takes the VIP over (its
+// gratuitous ARP), and a takes it back (preempt) later. A leader that
+// acted on its 500 ms readiness poll instead would miss such a flap
+// nearly every time, keeping the VIP while its link had gone down under
+// it.
+func labLinkFlap(t *testing.T, l *agentLab) {
+	a, b := l.a(), l.b()
+	l.startPair("labflap")
+	down := time.Now()
+	l.ip(a.NS, "link", "set", arplab.IfName, "down")
+	l.ip(a.NS, "link", "set", arplab.IfName, "up")
+	up := time.Since(down)
+	took, ok := l.waitGARP(b, down, 3*labTTL)
+	if !ok {
+		t.Fatalf("a's eth0 down for %v, then up: no gratuitous ARP from b within %v; want b to take over: a link that went down ends the tenure",
+			up.Round(time.Millisecond), 3*labTTL)
+	}
+	t.Logf("a's eth0 down for %v: b's first gratuitous ARP %v after it went down", up.Round(time.Millisecond), took.Round(time.Millisecond))
 	l.waitSteady(a, 10*labTTL)
 }
 
