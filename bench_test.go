@@ -6,7 +6,7 @@ package cluster
 //
 // Lease encode/decode and watch handling run without NATS; renewals run
 // against an embedded server (internal/natstest), side by side with a bare
-// KV compare-and-swap. The program in internal/bench measures the figures
+// KV compare-and-swap. The program in internal/proof/bench measures the figures
 // of BENCHMARKS.md end to end.
 
 import (

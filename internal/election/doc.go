@@ -18,5 +18,5 @@
 // It does no I/O, reads no clock, takes no lock and starts no goroutine,
 // and imports the standard library and internal/wire (the lease record,
 // the step-down payloads) only. internal/engine carries out its actions;
-// internal/sim runs many machines against a simulated NATS.
+// internal/proof/sim runs many machines against a simulated NATS.
 package election

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // unitFile is the shipped systemd unit.

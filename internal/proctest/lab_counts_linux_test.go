@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // labRuns is how many times TestAgentLabCounts applies each fault: 5 in

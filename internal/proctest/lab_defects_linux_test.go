@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // The lab's timings: issue 33's lease_ttl, the agent's default renew
@@ -30,7 +30,7 @@ const (
 )
 
 // agentLab is issue 33's lab: two hosts (network namespaces) and a client
-// on one bridge (internal/arplab), a namespace with a nats-server that
+// on one bridge (internal/proof/arplab), a namespace with a nats-server that
 // each host reaches over a veth of its own (nats0), and one built
 // `go-cluster agent` per host, run inside the host's namespace as an
 // operator would run it there. The client asks who-has VIP every

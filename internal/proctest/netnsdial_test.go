@@ -4,7 +4,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // netnsDialer dials TCP from inside the network namespace name.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mdlayher/arp"
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )

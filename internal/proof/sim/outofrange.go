@@ -2,7 +2,7 @@ package sim
 
 // Records out of range: a well-formed record of this protocol, written by
 // an operator's tool or a bug, whose epoch is outside its incarnation's
-// range (docs/design.md §2.4, §5.1), as internal/chaos writes them
+// range (docs/design.md §2.4, §5.1), as internal/proof/chaos writes them
 // against real servers: epoch 1, the incarnation's base, or one above
 // base + index. P1 judges each unknown; a node that took one for a record
 // would wait its TTL and write its epoch + 1, below what was led before,

@@ -1,9 +1,9 @@
 // Command bench measures go-cluster and prints a table of the figures of
 // BENCHMARKS.md, each with its parameters, n, median and p99.
 //
-//	go run ./internal/bench                      # every figure, embedded servers
-//	go run ./internal/bench -only 1,2 -n 500     # some figures, more samples
-//	go run ./internal/bench -nats nats://a:4222,nats://b:4222 -monitor http://a:8222
+//	go run ./internal/proof/bench                      # every figure, embedded servers
+//	go run ./internal/proof/bench -only 1,2 -n 500     # some figures, more samples
+//	go run ./internal/proof/bench -nats nats://a:4222,nats://b:4222 -monitor http://a:8222
 //
 // By default it starts its own NATS servers: one inside the process for the
 // latency figures, one in a child process for the scale figure (so that the

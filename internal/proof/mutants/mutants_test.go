@@ -13,7 +13,7 @@ import (
 // The definitions parse, and every mutant still applies: its anchor
 // occurs exactly once in its file, and the mutated file is still Go.
 // This runs in go test ./...; the mutants themselves do not (go run
-// ./internal/mutants).
+// ./internal/proof/mutants).
 func TestEveryMutantApplies(t *testing.T) {
 	ms, err := parseMutants(mutantsFile)
 	if err != nil {

@@ -95,11 +95,11 @@
 // healing, and every violation and liveness failure found. TestChaos runs
 // a short seeded run in the normal test suite; a long run is
 //
-//	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
+//	go test ./internal/proof/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 //
 // (-chaos.nodelog=FILE -chaos.nodeloglevel=debug keeps the nodes' own
 // logs, one JSON line each, tagged with the instance), and one focused on
 // the out-of-band faults is
 //
-//	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=5m -chaos.seed=7 -chaos.faults=out-of-band -v -timeout 30m
+//	go test ./internal/proof/chaos -run '^TestChaos$' -chaos.duration=5m -chaos.seed=7 -chaos.faults=out-of-band -v -timeout 30m
 package chaos

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // haKind is one way of moving the VIP between the hosts of figure 9:

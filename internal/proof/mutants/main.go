@@ -5,11 +5,11 @@
 // fails if any mutant survives, does not compile, or names a snippet no
 // longer in its file.
 //
-//	go run ./internal/mutants              every mutant
-//	go run ./internal/mutants -fast        the fast ones (CI)
-//	go run ./internal/mutants -list        list them
-//	go run ./internal/mutants -run rule34  those whose name matches
-//	go run ./internal/mutants -baseline    first check the tests pass unmutated
+//	go run ./internal/proof/mutants              every mutant
+//	go run ./internal/proof/mutants -fast        the fast ones (CI)
+//	go run ./internal/proof/mutants -list        list them
+//	go run ./internal/proof/mutants -run rule34  those whose name matches
+//	go run ./internal/proof/mutants -baseline    first check the tests pass unmutated
 //
 // docs/testing.md (Mutants) says how to add one.
 package main

@@ -49,7 +49,7 @@ func nodeLogger(t *testing.T) *slog.Logger {
 // long after every fault healed. In the
 // normal test suite it is a short run with seed 1; a long run:
 //
-//	go test ./internal/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
+//	go test ./internal/proof/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 func TestChaos(t *testing.T) {
 	natstest.CheckLeaks(t)
 	opts := Options{Duration: 20 * time.Second, Seed: 1, Nodes: *flagNodes, LeaseTTL: *flagTTL, LongTTLNodes: *flagLongTTL, Log: t.Logf,
@@ -86,7 +86,7 @@ func TestChaos(t *testing.T) {
 	if *flagLongTTL != 0 {
 		repro += fmt.Sprintf(" -chaos.longttl=%d", *flagLongTTL)
 	}
-	t.Logf("reproduce: go test ./internal/chaos -run '^TestChaos$' -chaos.seed=%d -chaos.duration=%v%s -v", rep.Seed, opts.Duration, repro)
+	t.Logf("reproduce: go test ./internal/proof/chaos -run '^TestChaos$' -chaos.seed=%d -chaos.duration=%v%s -v", rep.Seed, opts.Duration, repro)
 	if *flagReport != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(*flagReport, data, 0o644); err != nil {

@@ -29,7 +29,7 @@ func skipOrFail(t *testing.T, msg string) {
 // the agent's hosts must never both answer ARP. It asserts no timings.
 func TestKeepalivedComparison(t *testing.T) {
 	if os.Geteuid() != 0 {
-		skipOrFail(t, "bench: this test needs root (network namespaces, raw sockets); run it as root: sudo -E go test ./internal/bench/")
+		skipOrFail(t, "bench: this test needs root (network namespaces, raw sockets); run it as root: sudo -E go test ./internal/proof/bench/")
 	}
 	if _, err := exec.LookPath("keepalived"); err != nil {
 		skipOrFail(t, "bench: this test needs keepalived (apt-get install keepalived)")

@@ -16,8 +16,8 @@ import (
 // docs/design.md): every fault kind, raw purges and the bucket's
 // TTL changed on a live cluster, judged with no limit excused. Flags:
 //
-//	go test -run '^TestMachineSim$' ./internal/sim -sim.seeds=1000000   a million seeds
-//	go test -run '^TestMachineSim$' ./internal/sim -sim.seed=1234 -v    replay one, with its trace
+//	go test -run '^TestMachineSim$' ./internal/proof/sim -sim.seeds=1000000   a million seeds
+//	go test -run '^TestMachineSim$' ./internal/proof/sim -sim.seed=1234 -v    replay one, with its trace
 //	    -sim.node=n2                                               ... and every event of n2
 //	-sim.exclude=purge,raw-purge       fault kinds left out
 //	-sim.off=ack|range|ttl|clusterttl|behind|check  an invariant's check removed: a negative control

@@ -11,7 +11,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/arplab"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // kaConfig is what figure 9 compares.

@@ -8,6 +8,6 @@
 // are documentation addresses (TEST-NET-1, RFC 5737): the hosts are
 // 192.0.2.1 and .2, the client .254 and the VIP .100, all /24.
 //
-// It is shared by the keepalived comparison of internal/bench (figure 9)
+// It is shared by the keepalived comparison of internal/proof/bench (figure 9)
 // and the agent lab of internal/proctest. Everything needs root.
 package arplab
