@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
 // TestAgentLab is issue 33's lab in CI (root; it fails instead of
