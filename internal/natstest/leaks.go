@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -109,11 +110,19 @@ func sharedGoroutine(rec string) bool {
 
 // VerifyMain runs the package's tests and then fails the run if any
 // goroutine is still running, whoever started it: the backstop for the
-// goroutines CheckLeaks cannot attribute to a test. Call it from TestMain:
+// goroutines CheckLeaks cannot attribute to a test. cleanups run after the
+// tests, before the process exits (it does not return). Call it from
+// TestMain:
 //
 //	func TestMain(m *testing.M) { natstest.VerifyMain(m) }
-func VerifyMain(m *testing.M) {
-	goleak.VerifyTestMain(m, ignoredGoroutines...)
+func VerifyMain(m *testing.M, cleanups ...func()) {
+	opts := append([]goleak.Option{goleak.Cleanup(func(code int) {
+		for _, c := range cleanups {
+			c()
+		}
+		os.Exit(code)
+	})}, ignoredGoroutines...)
+	goleak.VerifyTestMain(m, opts...)
 }
 
 // ignoredGoroutines are the goroutines that legitimately outlive an embedded

@@ -9,7 +9,7 @@ import (
 // waitingTestsPerCPU is how many parallel tests WaitingParallelism lets run
 // per CPU: tests against NATS spend most of their time waiting for a lease
 // to expire or a message to arrive, not on a CPU.
-const waitingTestsPerCPU = 4
+const waitingTestsPerCPU = 2
 
 // WaitingParallelism raises go test's -parallel, when the command line does
 // not set it, from GOMAXPROCS to waitingTestsPerCPU times that: with the
