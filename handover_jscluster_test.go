@@ -28,6 +28,7 @@ func startClusterNodes(t *testing.T, c *natstest.Cluster, id string, rec *record
 }
 
 func TestJSClusterElectsAndHandsOver(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -50,6 +51,7 @@ func TestJSClusterElectsAndHandsOver(t *testing.T) {
 }
 
 func TestJSClusterStreamLeaderLoss(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -71,6 +73,7 @@ func TestJSClusterStreamLeaderLoss(t *testing.T) {
 }
 
 func TestJSClusterCrashAndPartition(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()

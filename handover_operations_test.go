@@ -16,6 +16,7 @@ import (
 )
 
 func TestPriorityHandoverWithoutFlapping(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -39,6 +40,7 @@ func TestPriorityHandoverWithoutFlapping(t *testing.T) {
 }
 
 func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -63,6 +65,7 @@ func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
 }
 
 func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var sick atomic.Bool
 	acfg := testConfig(id, "a", srv.URL())
@@ -99,6 +102,7 @@ func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
 }
 
 func TestRemoteStepDownToNamedNode(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := []*Node{
 		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
@@ -211,6 +215,7 @@ func (o *eventObserver) ObserveFencing(err error) {
 }
 
 func TestObserverSeesWhatMetricsNeed(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	obs := &eventObserver{renewals: map[string]int{}, hooks: map[string]int{}}
 	acfg := testConfig(id, "a", srv.URL())
@@ -263,6 +268,7 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 }
 
 func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	mk := func(name string) Config {
 		c := stableConfig(id, name, srv.URL())
@@ -291,6 +297,7 @@ func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
 }
 
 func TestStepDownRequestWithWrongEpochIsRefused(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := []*Node{
 		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),

@@ -78,6 +78,7 @@ const dialSlack = 750 * time.Millisecond
 // nats.go's 2 s, kept every test green). First dial: Start reports
 // ErrConnect that soon, though its own ctx would wait 10 s.
 func TestStartGivesUpOnAServerThatNeverAnswers(t *testing.T) {
+	// Runs alone: it bounds Start's failure from above (RequestTimeout), which load beside it would stretch.
 	natstest.CheckLeaks(t)
 	silent := newSilentServer(t)
 	cfg := testConfig(uniqueClusterID(t), "n1", "nats://"+silent.addr())
@@ -107,6 +108,7 @@ func TestStartGivesUpOnAServerThatNeverAnswers(t *testing.T) {
 // RequestTimeout (its connection reports CONNECTING, then RECONNECTING),
 // then reconnects to the real server and leads again.
 func TestReconnectGivesUpOnAServerThatNeverAnswers(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
 	silent := newSilentServer(t)

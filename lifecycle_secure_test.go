@@ -40,6 +40,7 @@ func serverURL(ns *server.Server, scheme string) string {
 }
 
 func TestMinimalPermissionsAreEnough(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	// Host names as NodeIDs: their subjects and cooldown key carry the
 	// NodeID's token, and the permissions name exactly those.
@@ -75,6 +76,7 @@ func TestMinimalPermissionsAreEnough(t *testing.T) {
 // entry (the members bucket's) is not necessary: without it the scenario
 // runs whole, the nodes only announce nothing.
 func TestEachMinimalPermissionIsNecessary(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	type removal struct {
 		name     string
@@ -168,6 +170,7 @@ func firstLine(err error) string {
 // users; nodes and checkers dial it from their Config (TLS and NKey in
 // NATSOptions).
 func TestTLSNodesAndHealthCheckers(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	pki := securetest.NewPKI(t)
 	id := "tls"
@@ -249,6 +252,7 @@ func mustPub(t *testing.T, kp nkeys.KeyPair) string {
 // cluster only. The "orders" nodes run the whole scenario; with the same
 // credentials, nothing reaches the "payments" cluster.
 func TestCredsUserRunsItsClusterAndCannotDisturbAnother(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	op := securetest.NewOperator(t)
 	ns := securetest.RunServer(t, op.Configure)
@@ -380,6 +384,7 @@ func waitJetStream(ctx context.Context, url, creds string) error {
 // read the JetStream account info (which creating a bucket needs) must be
 // told that permission was denied, not that the bucket was deleted.
 func TestStartWithoutPermissionSaysPermissionDenied(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	id := "noinfo"
 	var user nats.Option

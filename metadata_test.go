@@ -17,6 +17,7 @@ import (
 // Lease, and any KV client through the lease record: here a plain
 // jetstream client and encoding/json, as the nats CLI would read it.
 func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Metadata = map[string]string{"addr": "10.0.0.7:8080", "zone": "eu-1"}
@@ -72,6 +73,7 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 }
 
 func TestInvalidMetadataIsRefused(t *testing.T) {
+	t.Parallel()
 	for name, md := range map[string]map[string]string{
 		"empty key": {"": "x"},
 		"space":     {"my addr": "x"},
@@ -90,6 +92,7 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 // Observe delivers the hooks as values, in the hooks' order, starting with
 // the leader known now; the channel closes with its ctx and at Stop.
 func TestObserveDeliversLeadershipEvents(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -164,6 +167,7 @@ func TestObserveDeliversLeadershipEvents(t *testing.T) {
 // A reader that falls observeBuffer events behind is dropped (its channel
 // closed) rather than block the hooks.
 func TestObserveDropsASlowReader(t *testing.T) {
+	t.Parallel()
 	f := &eventFeed{node: &Node{view: driver.NewView("", nil, nil)}}
 	slow := f.subscribe(context.Background(), LeaderEvent{})
 	for range observeBuffer + 1 {

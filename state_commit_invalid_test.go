@@ -14,6 +14,7 @@ import (
 // each case with ErrInvalidCommit (a malformed key with ErrInvalidKey),
 // and the message says which.
 func TestStateCommitInvalidBatches(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{leader}, 15*time.Second)

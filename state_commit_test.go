@@ -16,6 +16,7 @@ import (
 )
 
 func TestStateCommitAllOrNothing(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -74,6 +75,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 
 // On an R3 bucket, commits racing the leader's renewals all succeed.
 func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -105,6 +107,7 @@ func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
 }
 
 func TestStateCommitPreconditions(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -118,6 +121,7 @@ func TestStateCommitPreconditions(t *testing.T) {
 // On an R3 bucket, through a stream leader that may be on another server
 // than the node's.
 func TestStateJSClusterCommitPreconditions(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -281,6 +285,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 }
 
 func TestErrStateConflictWording(t *testing.T) {
+	t.Parallel()
 	for _, other := range []error{ErrFenced, ErrInvalidKey, ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
 		if ErrStateConflict.Error() == other.Error() || errors.Is(ErrStateConflict, other) {
 			t.Errorf("ErrStateConflict is worded as, or wraps, %v", other)

@@ -63,6 +63,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 }
 
 func TestStateKeyValidation(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"a", "config", "orders.42.status", "A-b_c.9"} {
 		if err := fenced.ValidateKey(k); err != nil {
 			t.Errorf("fenced.ValidateKey(%q) = %v", k, err)
@@ -81,6 +82,7 @@ func TestStateKeyValidation(t *testing.T) {
 }
 
 func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -162,6 +164,7 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 }
 
 func TestStateWatchInitialThenUpdates(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)
@@ -220,6 +223,7 @@ func TestStateWatchInitialThenUpdates(t *testing.T) {
 // not the lease's latest is refused, and nothing lands. Plain jetstream,
 // no Node.
 func TestStateFencedAtServer(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	js := rawJS(t, srv.URL())
@@ -249,6 +253,7 @@ func TestStateFencedAtServer(t *testing.T) {
 // Writes racing the leader's own renewals all succeed: the write path
 // retries with the revision each renewal leaves.
 func TestStateWritesRaceRenewals(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
@@ -299,6 +304,7 @@ func raceRenewals(t *testing.T, a *Node, url string) {
 // landed before the lease was released, none after, and none at all once
 // the successor leads.
 func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	first := waitOneLeader(t, nodes, 5*time.Second)
@@ -382,6 +388,7 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 // delayed), so it sends the write believing it leads: the server refuses
 // it, with ErrFenced, and nothing lands.
 func TestStateFencedBeforeLeaderKnows(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
 	a := startNode(t, stableConfig(id, "a", proxy.URL()), rec, nil)
@@ -409,6 +416,7 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 }
 
 func TestStateAfterStop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
@@ -429,6 +437,7 @@ func TestStateAfterStop(t *testing.T) {
 // with the first copy's revision and not stored twice (chaos with route
 // partitions found a value stored at two revisions).
 func TestStateWriteIsStoredOnceWhenResent(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)
