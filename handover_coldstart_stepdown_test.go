@@ -21,14 +21,17 @@ import (
 func TestStepDownRightAfterTheFirstElectionHandsOverAtOnce(t *testing.T) {
 	// Runs alone: it bounds the handover's time from above (LeaseTTL/2),
 	// which other tests' load would stretch; its rounds, each its own
-	// cluster, run side by side (-parallel at a time) to keep it short.
+	// cluster, run two at a time to keep it short.
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	const ttl = 2 * time.Second
+	slots := make(chan struct{}, 2)
 	t.Run("rounds", func(t *testing.T) {
 		for round := range 20 {
 			t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
 				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
 				stepDownRightAfterTheFirstElection(t, srv, fmt.Sprintf("%s-%d", uniqueClusterID(t), round), ttl)
 			})
 		}

@@ -114,7 +114,7 @@ func TestHealthzFailingReadinessCheckNotReady(t *testing.T) {
 // A leader cut off from NATS is reported not live while it still leads,
 // before its deadline; once its tenure has ended it follows and is live.
 func TestHealthzCutLeaderNotLiveBeforeDeadline(t *testing.T) {
-	t.Parallel()
+	// Runs alone: it reads /livez inside a window of a few hundred ms before the deadline, which other tests' load would close.
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	a, proxy := proxiedNode(t, srv, cfg, rec)

@@ -84,8 +84,12 @@ func TestStateKeyValidation(t *testing.T) {
 func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
-	nodes := startNodes(t, srv, rec, id, "a", "b")
-	leader := waitOneLeader(t, nodes, 5*time.Second)
+	// stableConfig: the leader must still lead for its Put and Delete.
+	nodes := []*Node{
+		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, stableConfig(id, "b", srv.URL()), rec, nil),
+	}
+	leader := waitOneLeader(t, nodes, 10*time.Second)
 	follower := without(nodes, leader)[0]
 	obs, err := NewObserver(testConfig(id, "o", srv.URL()), nil)
 	if err != nil {

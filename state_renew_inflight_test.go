@@ -33,7 +33,7 @@ import (
 // a "conflict"; on main it was a conflict, and the leader renewed nothing
 // until its watch was reopened.
 func TestRenewalRefusedInFlightIsNoConflict(t *testing.T) {
-	t.Parallel()
+	// Runs alone: its stall races renewals against a 200ms RequestTimeout; under other tests' load it saw a conflict reported (issue 40's report).
 	natstest.CheckLeaks(t)
 	var proxies []*faultproxy.Proxy
 	c := natstest.RunClusterWithRouteProxies(t, 3, func(target string) natstest.RouteProxy {
