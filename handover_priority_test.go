@@ -16,7 +16,8 @@ import (
 func TestSetPriorityMovesLeadershipByThePriorityNow(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
-	acfg, bcfg := testConfig(id, "a", srv.URL()), testConfig(id, "b", srv.URL())
+	// Stable leases: the tenures are counted, and a lapse would add one.
+	acfg, bcfg := stableConfig(id, "a", srv.URL()), stableConfig(id, "b", srv.URL())
 	acfg.Priority, bcfg.Priority = 100, 90
 	a := startNode(t, acfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)

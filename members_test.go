@@ -56,11 +56,11 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
 	crashConn := srv.Connect(t) // c's connection: the test closes it, a crash
-	cfgA := testConfig(id, "a.example.com", srv.URL())
+	cfgA := stableConfig(id, "a.example.com", srv.URL())
 	cfgA.Metadata = map[string]string{"addr": "10.0.0.1:5432"}
 	a := startNode(t, cfgA, rec, nil)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
-	cfgC := testConfig(id, "c", srv.URL())
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	cfgC := stableConfig(id, "c", srv.URL()) // stable leases: the bucket must hold its first tenure only
 	cfgC.Conn, cfgC.NATSURLs = crashConn, nil
 	c := startNode(t, cfgC, rec, nil)
 	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
