@@ -13,6 +13,7 @@ import (
 // named there (directly, or by a pattern such as state_*.go), and every
 // file named there exists in one of them.
 func TestLayoutMatchesFiles(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("docs/design.md")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestLayoutMatchesFiles(t *testing.T) {
 // names is a function of some _test.go file of the module, so a rule's
 // test cannot be renamed or deleted while the docs still point to it.
 func TestDocsCiteTestsThatExist(t *testing.T) {
+	t.Parallel()
 	defined := map[string]bool{}
 	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)\(`)
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
@@ -106,6 +108,7 @@ func TestDocsCiteTestsThatExist(t *testing.T) {
 // defines has a row of at least one test in docs/testing.md's "Rules and
 // their tests" (TestDocsCiteTestsThatExist checks that those tests exist).
 func TestEveryRuleHasATest(t *testing.T) {
+	t.Parallel()
 	design, err := os.ReadFile("docs/design.md")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // Every sentinel names the package first, like vip's and health's, and no
 // two share a wording.
 func TestSentinelsCarryThePackagePrefix(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, err := range []error{ErrLeaseExpired, ErrEpochMismatch, ErrNotLeader, ErrAlreadyLeader, ErrCASFailed,
 		ErrNotStarted, ErrAlreadyStarted, ErrInCooldown, ErrInvalidConfig, ErrBucketDeleted, ErrPermissionDenied,
@@ -42,6 +43,7 @@ func TestSentinelsCarryThePackagePrefix(t *testing.T) {
 // node stopped, Done is closed, and a second Start says it already ran
 // and why it stopped.
 func TestFailedStartIsHonest(t *testing.T) {
+	t.Parallel()
 	ports, err := freeport.Reserve(1)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,7 @@ func TestFailedStartIsHonest(t *testing.T) {
 // DecodeLease's errors wrap wire.ErrInvalidLease, never ErrInvalidConfig: a
 // bad value in the store is not the caller's configuration.
 func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{`{not json`, `{"node_id":"a..b","epoch":1}`, `{"node_id":"a","epoch":1,"next":"x y"}`, `{"node_id":"a","epoch":0}`, strings.Repeat(" ", wire.MaxLeaseSize+1)} {
 		_, err := decodeLease([]byte(v), 1)
 		if !errors.Is(err, wire.ErrInvalidLease) || errors.Is(err, ErrInvalidConfig) {
@@ -89,6 +92,7 @@ func TestDecodeLeaseErrorsWrapErrInvalidLease(t *testing.T) {
 // A KV conflict's text says "nats: " once; errors.As still finds the
 // server's API error (issue 26: StepDown printed "nats: nats: API error").
 func TestTidyNATSErrorText(t *testing.T) {
+	t.Parallel()
 	api := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
 	raw := fmt.Errorf("nats: %w", api) // as nats.go's KV wraps it
 	err := fmt.Errorf("%w: %w", ErrReleaseFailed, store.Tidy(raw))

@@ -13,6 +13,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	raw10164 := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequenceConstant, Description: "wrong last sequence"}
 	raw10071 := &jetstream.APIError{Code: 400, ErrorCode: jetstream.JSErrCodeStreamWrongLastSequence, Description: "wrong last sequence: 4"}
 	cases := []struct {

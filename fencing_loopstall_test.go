@@ -90,6 +90,7 @@ func isRenewal(a election.Action) bool {
 // at the deadline, while the loop is held; and that hook, like the one
 // the loop queues, must not read the node as leader (rule 44).
 func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	tenures := make(chan context.Context, 4)
 	lost := make(chan string, 4) // Leader() as OnLoseLeadership read it
@@ -150,6 +151,7 @@ func TestDeadlineTimerEndsTheTenureWhileTheLoopIsStalled(t *testing.T) {
 // node steps down and the lease moves on. The loop is held at that
 // Extend until the timer has cancelled the tenure's ctx.
 func TestAnExtendAppliedAfterTheDeadlineTimerStepsDown(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	tenures := make(chan context.Context, 4)
 	hooks := HookFuncs{BecomeLeader: func(ctx context.Context) error { tenures <- ctx; return nil }}

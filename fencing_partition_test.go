@@ -42,6 +42,7 @@ func holdFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 }
 
 func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -70,6 +71,7 @@ func TestPartitionedLeaderDemotesBeforeTakeover(t *testing.T) {
 // RequestTimeout is long here, as it is with the defaults (RenewInterval),
 // so a renewal that times out at the deadline leaves the loop busy.
 func TestCutOffLeaderLosesBeforeSuccessorLeads(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval, cfg.RequestTimeout, cfg.SafetyMargin = 2*time.Second, 500*time.Millisecond, 1500*time.Millisecond, 200*time.Millisecond
@@ -86,6 +88,7 @@ func TestCutOffLeaderLosesBeforeSuccessorLeads(t *testing.T) {
 }
 
 func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
@@ -113,6 +116,7 @@ func TestStalledRenewalsWithinDeadlineKeepLeadership(t *testing.T) {
 // RequestTimeout close to the deadline, one attempt waiting its whole
 // timeout would have run out the tenure.
 func TestDroppedRenewalsRetriedBeforeDeadline(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval, cfg.RequestTimeout, cfg.SafetyMargin = 4*time.Second, time.Second, 3*time.Second, 400*time.Millisecond
@@ -132,6 +136,7 @@ func TestDroppedRenewalsRetriedBeforeDeadline(t *testing.T) {
 }
 
 func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a, proxy := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -150,6 +155,7 @@ func TestStalledLeaderPastDeadlineIsReplaced(t *testing.T) {
 }
 
 func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 4*time.Second, time.Second
@@ -172,6 +178,7 @@ func TestBriefConnectionLossFiresNoHooks(t *testing.T) {
 }
 
 func TestDisconnectedFollowerDoesNotReportExpiry(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)

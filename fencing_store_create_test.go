@@ -15,6 +15,7 @@ import (
 // docs/design.md): anything written anywhere in the bucket since then
 // makes it a conflict.
 func TestStoreCreateIsCheckedAgainstTheLastSequence(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	st, err := store.Open(ctx(t), srv.Connect(t), store.API{}, id, store.Options{}, time.Second)

@@ -12,6 +12,7 @@ import (
 // LeaseTTL - SafetyMargin ahead and renewals keep moving it; not leading,
 // there is no tenure.
 func TestTenureDeadline(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	n := startNodes(t, srv, rec, id, "n1")[0]
 	if _, ok := n.Tenure(); ok && !n.IsLeader() {

@@ -16,6 +16,7 @@ import (
 // then, and a late hook that fenced with it would use another tenure's
 // token.
 func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var gate atomic.Bool
 	release := make(chan struct{})
@@ -64,6 +65,7 @@ func TestTenureEpochIsFixedForTheTenure(t *testing.T) {
 // ctx is the one OnBecomeLeader got, the epoch the one ValidateLeadership
 // proves, and once the tenure ends it says so, with the ctx cancelled.
 func TestNodeTenureIsOneConsistentRead(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	tenures := make(chan context.Context, 1)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, HookFuncs{BecomeLeader: func(ctx context.Context) error { tenures <- ctx; return nil }})

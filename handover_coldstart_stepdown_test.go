@@ -19,48 +19,68 @@ import (
 // cooldown). Twenty fresh clusters with the demo's timings, the StepDown
 // sent as soon as the first leader's OnBecomeLeader runs.
 func TestStepDownRightAfterTheFirstElectionHandsOverAtOnce(t *testing.T) {
-	srv, rec, _ := setup(t)
+	// Runs alone: it bounds the handover's time from above (LeaseTTL/2),
+	// which other tests' load would stretch; its rounds, each its own
+	// cluster, run two at a time to keep it short.
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
 	const ttl = 2 * time.Second
-	for round := range 20 {
-		id := fmt.Sprintf("%s-%d", uniqueClusterID(t), round)
-		became := make(chan string, 3)
-		byID := map[string]*Node{}
-		var nodes []*Node
-		for _, name := range []string{"a", "b", "c"} {
-			cfg := testConfig(id, name, srv.URL())
-			cfg.LeaseTTL, cfg.RenewInterval = ttl, ttl/4 // the demo's
-			n := startNode(t, cfg, rec, HookFuncs{BecomeLeader: func(context.Context) error {
-				became <- name
-				return nil
-			}})
-			byID[name] = n
-			nodes = append(nodes, n)
+	slots := make(chan struct{}, 2)
+	t.Run("rounds", func(t *testing.T) {
+		for round := range 20 {
+			t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				stepDownRightAfterTheFirstElection(t, srv, fmt.Sprintf("%s-%d", uniqueClusterID(t), round), ttl)
+			})
 		}
-		var first *Node
-		select {
-		case leader := <-became: // as soon as it leads, as the demo does
-			first = byID[leader]
-		case <-time.After(5 * ttl):
-			t.Fatalf("round %d: no first leader", round)
-		}
-		if err := first.StepDown(ctx(t)); err != nil {
-			t.Fatalf("round %d: StepDown: %v", round, err)
-		}
-		stepped := time.Now()
-		natstest.WaitFor(t, 5*ttl, func() bool {
-			for _, n := range nodes {
-				if n != first && n.IsLeader() {
-					return true
-				}
-			}
-			return false
-		}, "round %d: nobody took over from %s", round, first.Config().NodeID)
-		if took := time.Since(stepped); took > ttl/2 {
-			t.Errorf("round %d: the hand-back from %s took %v, want under %v (a LeaseTTL is %v)", round, first.Config().NodeID, took, ttl/2, ttl)
-		}
+	})
+}
+
+// stepDownRightAfterTheFirstElection is one round of
+// TestStepDownRightAfterTheFirstElectionHandsOverAtOnce: three nodes of a
+// new cluster id, whose first leader steps down as soon as it leads. Its
+// recorder sees its cluster only: clusters' tenures may overlap.
+func stepDownRightAfterTheFirstElection(t *testing.T, srv *natstest.Server, id string, ttl time.Duration) {
+	rec := newRecorder()
+	became := make(chan string, 3)
+	byID := map[string]*Node{}
+	var nodes []*Node
+	for _, name := range []string{"a", "b", "c"} {
+		cfg := testConfig(id, name, srv.URL())
+		cfg.LeaseTTL, cfg.RenewInterval = ttl, ttl/4 // the demo's
+		n := startNode(t, cfg, rec, HookFuncs{BecomeLeader: func(context.Context) error {
+			became <- name
+			return nil
+		}})
+		byID[name] = n
+		nodes = append(nodes, n)
+	}
+	var first *Node
+	select {
+	case leader := <-became: // as soon as it leads, as the demo does
+		first = byID[leader]
+	case <-time.After(5 * ttl):
+		t.Fatalf("no first leader")
+	}
+	if err := first.StepDown(ctx(t)); err != nil {
+		t.Fatalf("StepDown: %v", err)
+	}
+	stepped := time.Now()
+	natstest.WaitFor(t, 5*ttl, func() bool {
 		for _, n := range nodes {
-			stopNode(t, n)
+			if n != first && n.IsLeader() {
+				return true
+			}
 		}
+		return false
+	}, "nobody took over from %s", first.Config().NodeID)
+	if took := time.Since(stepped); took > ttl/2 {
+		t.Errorf("the hand-back from %s took %v, want under %v (a LeaseTTL is %v)", first.Config().NodeID, took, ttl/2, ttl)
+	}
+	for _, n := range nodes {
+		stopNode(t, n)
 	}
 	rec.check(t)
 }

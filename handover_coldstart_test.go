@@ -20,6 +20,7 @@ import (
 // Twelve fresh 3-node clusters run side by side, each stepped down by its
 // own goroutine the moment it has a leader.
 func TestStepDownRightAfterTheFirstElectionHandsOver(t *testing.T) {
+	t.Parallel()
 	srv, _, base := setup(t)
 	const clusters = 12
 	type fresh struct {
@@ -110,6 +111,7 @@ func (s *syncBuffer) String() string {
 // waits for, why, and how long (issue 26: the first election took a
 // LeaseTTL and nothing said why).
 func TestColdStartWaitIsLoggedOnce(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var logs syncBuffer
 	cfg := testConfig(id, "a", srv.URL())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 )
 
 func TestPriorityHandoverWithoutFlapping(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -39,15 +41,18 @@ func TestPriorityHandoverWithoutFlapping(t *testing.T) {
 }
 
 func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
-	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
+	// Stable leases: b's reconnects, which take longer under load, stay
+	// well inside a LeaseTTL, and a's tenure does not lapse.
+	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
-	bcfg := testConfig(id, "b", srv.URL())
+	bcfg := stableConfig(id, "b", srv.URL())
 	bcfg.Priority = 10
 	b, proxy := proxiedNode(t, srv, bcfg, rec)
 	// b's connection drops more often than every LeaseTTL: it never counts as
 	// stable, so it never asks a to yield.
-	until := time.Now().Add(4 * testTTL)
+	until := time.Now().Add(2 * bcfg.LeaseTTL)
 	for time.Now().Before(until) {
 		natstest.WaitFor(t, 5*time.Second, func() bool { return b.Conn().IsConnected() }, "b did not reconnect")
 		reconnects := b.Conn().Stats().Reconnects
@@ -63,6 +68,7 @@ func TestUnstablePreferredNodeDoesNotTakeOver(t *testing.T) {
 }
 
 func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var sick atomic.Bool
 	acfg := testConfig(id, "a", srv.URL())
@@ -99,6 +105,7 @@ func TestFailingHealthCheckStepsLeaderDown(t *testing.T) {
 }
 
 func TestRemoteStepDownToNamedNode(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := []*Node{
 		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
@@ -179,6 +186,13 @@ type eventObserver struct {
 	wins     []time.Duration
 }
 
+// renewalCounts prints the renewals by outcome.
+func (o *eventObserver) renewalCounts() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return fmt.Sprint(o.renewals)
+}
+
 func (o *eventObserver) ObserveRenewal(out RenewalOutcome, _ time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -211,13 +225,14 @@ func (o *eventObserver) ObserveFencing(err error) {
 }
 
 func TestObserverSeesWhatMetricsNeed(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	obs := &eventObserver{renewals: map[string]int{}, hooks: map[string]int{}}
-	acfg := testConfig(id, "a", srv.URL())
+	acfg := stableConfig(id, "a", srv.URL()) // a must lead without a lapse: its events are counted
 	acfg.Metrics = obs
 	a := startNode(t, acfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 5*time.Second, func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
@@ -263,6 +278,7 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 }
 
 func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	mk := func(name string) Config {
 		c := stableConfig(id, name, srv.URL())
@@ -291,6 +307,7 @@ func TestNamedSuccessorInCooldownStillTakesOver(t *testing.T) {
 }
 
 func TestStepDownRequestWithWrongEpochIsRefused(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := []*Node{
 		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),

@@ -12,6 +12,7 @@ import (
 // for PreemptDelay after it started (not just LeaseTTL), then takes over
 // through the normal hand-over (keepalived's preempt_delay, issue 23).
 func TestPreemptDelayHoldsOffTheHandover(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)

@@ -14,8 +14,10 @@ import (
 // and does not ask for it back while it stays at 80; back at 100 it
 // takes over again (keepalived's weighted checks, issue 33).
 func TestSetPriorityMovesLeadershipByThePriorityNow(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
-	acfg, bcfg := testConfig(id, "a", srv.URL()), testConfig(id, "b", srv.URL())
+	// Stable leases: the tenures are counted, and a lapse would add one.
+	acfg, bcfg := stableConfig(id, "a", srv.URL()), stableConfig(id, "b", srv.URL())
 	acfg.Priority, bcfg.Priority = 100, 90
 	a := startNode(t, acfg, rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -48,6 +50,7 @@ func TestSetPriorityMovesLeadershipByThePriorityNow(t *testing.T) {
 // TestSetPriorityKeepsTheLeaderAboveTheOthers: a leader lowered to 80
 // stays leader over a follower of 70, whose requests it refuses.
 func TestSetPriorityKeepsTheLeaderAboveTheOthers(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg, bcfg := testConfig(id, "a", srv.URL()), testConfig(id, "b", srv.URL())
 	acfg.Priority, bcfg.Priority = 100, 70
@@ -68,6 +71,7 @@ func TestSetPriorityKeepsTheLeaderAboveTheOthers(t *testing.T) {
 
 // TestSetPriorityRefusesWhatConfigWouldNot: between 0 and Config.Priority.
 func TestSetPriorityRefusesWhatConfigWouldNot(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig("c", "a", "nats://127.0.0.1:1")
 	cfg.Priority = 50
 	n, err := NewNode(cfg, nil)

@@ -13,6 +13,7 @@ import (
 // not alone, not beside ready nodes, not after a handover is offered. It
 // reports why through Ready.
 func TestNotReadyFromTheStartNeverLeads(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	failing := func(context.Context) error { return errors.New("database unreachable") }
 	cfg := testConfig(id, "sick", srv.URL())

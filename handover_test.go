@@ -13,6 +13,7 @@ import (
 )
 
 func TestSingleLeaderAmongThree(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var nodes []*Node
 	for i := range 3 {
@@ -37,6 +38,7 @@ func TestSingleLeaderAmongThree(t *testing.T) {
 }
 
 func TestSingleLeaderAmongTwenty(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var nodes []*Node
 	for i := range 20 {
@@ -51,6 +53,7 @@ func TestSingleLeaderAmongTwenty(t *testing.T) {
 }
 
 func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	// A long TTL: a handover inside it proves the release path, not expiry.
 	mk := func(name string) Config {
@@ -102,6 +105,7 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 }
 
 func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	mk := func(name string) Config {
 		c := testConfig(id, name, srv.URL())
@@ -158,6 +162,7 @@ func TestStopOnLeaderReleasesAfterLoseHook(t *testing.T) {
 }
 
 func TestSlowHookDoesNotCostTheLease(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	release := make(chan struct{})
 	slow := HookFuncs{BecomeLeader: func(ctx context.Context) error {
@@ -185,6 +190,7 @@ func TestSlowHookDoesNotCostTheLease(t *testing.T) {
 }
 
 func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	waitOneLeader(t, nodes, 5*time.Second)
@@ -232,6 +238,7 @@ func TestGarbageLeaseDemotesAndEpochKeepsGrowing(t *testing.T) {
 }
 
 func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -252,6 +259,7 @@ func TestLeaseChangedByOperatorDemotesLeader(t *testing.T) {
 }
 
 func TestClockIndependence(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	// A held lease whose writer's clock is an hour behind: expires_at is long
@@ -276,6 +284,7 @@ func TestClockIndependence(t *testing.T) {
 // A follower configured with a shorter LeaseTTL than the leader's must
 // still wait out the leader's: the record carries it.
 func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a")
 	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
@@ -298,6 +307,7 @@ func TestFollowerWaitsForTheLeadersLongerTTL(t *testing.T) {
 // acknowledgement proves its landing: from that write to its
 // OnBecomeLeader the loop sends no other request.
 func TestAHandBackIsOneRequestOfTheLoop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 10*time.Second)

@@ -62,6 +62,7 @@ func wantProbe(t *testing.T, hs *httptest.Server, path string, status int, want 
 // A leader is live and ready; a node not started yet is live but not
 // ready; a stopped one is neither.
 func TestHealthzLeaderLiveAndReady(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -91,6 +92,7 @@ func TestHealthzLeaderLiveAndReady(t *testing.T) {
 // A node whose ReadinessCheck fails is live but not ready, and the body
 // says why.
 func TestHealthzFailingReadinessCheckNotReady(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.ReadinessCheck = func(context.Context) error { return errors.New("database unreachable") }
@@ -112,6 +114,7 @@ func TestHealthzFailingReadinessCheckNotReady(t *testing.T) {
 // A leader cut off from NATS is reported not live while it still leads,
 // before its deadline; once its tenure has ended it follows and is live.
 func TestHealthzCutLeaderNotLiveBeforeDeadline(t *testing.T) {
+	// Runs alone: it reads /livez inside a window of a few hundred ms before the deadline, which other tests' load would close.
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	a, proxy := proxiedNode(t, srv, cfg, rec)

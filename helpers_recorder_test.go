@@ -167,6 +167,22 @@ func lateness(lose, next time.Time) string {
 }
 
 // lastTenure returns the latest tenure, or nil.
+// tenuresBelow counts the tenures recorded at an epoch below e. Each
+// takeover of a record is one epoch above it (P2), so a tenure at e that
+// took over from the first is at the bucket's first epoch plus this count,
+// however many tenures a loaded machine let lapse before it.
+func (r *recorder) tenuresBelow(e int64) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, tr := range r.tenures {
+		if tr.epoch < e {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *recorder) lastTenure() *tenureRecord {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -13,14 +13,24 @@ import (
 )
 
 // Short leases keep the tests fast; TTL/RenewInterval keeps the default
-// ratio. Tests that assert leadership stays put over time use stableConfig:
-// CI machines are shared, and under -race a 1s lease can starve.
+// ratio. The tests run side by side (t.Parallel, 4 per CPU: TestMain), so
+// the leases must ride out a loaded machine: at 1s (renewals 250ms apart,
+// a deadline 900ms after the last acknowledged one) leaders lost their
+// tenure to stalls beside other tests on 2 cores, and a 250ms
+// RequestTimeout, which also bounds the first dial's handshake (rule 18),
+// failed Starts with "cannot connect to NATS ... i/o timeout" (issue 40).
+// At 2s a stall of about 1.3s costs no tenure, and a handshake gets 1s.
+// Waiting tests run side by side, so the longer TTL costs little wall
+// time. Tests that assert leadership stays put over a longer time use
+// stableConfig.
 const (
-	testTTL   = time.Second
-	testRenew = 250 * time.Millisecond
+	testTTL            = 2 * time.Second
+	testRenew          = 500 * time.Millisecond
+	testRequestTimeout = time.Second
 )
 
-// stableConfig is testConfig with a lease long enough to ride out a loaded machine.
+// stableConfig is testConfig with a lease long enough to ride out a loaded
+// machine for the whole of a test that counts every tenure.
 func stableConfig(clusterID, nodeID string, urls ...string) Config {
 	c := testConfig(clusterID, nodeID, urls...)
 	c.LeaseTTL, c.RenewInterval = 3*time.Second, 750*time.Millisecond
@@ -56,12 +66,13 @@ func testLogger() *slog.Logger {
 
 func testConfig(clusterID, nodeID string, urls ...string) Config {
 	return Config{
-		ClusterID:     clusterID,
-		NodeID:        nodeID,
-		NATSURLs:      urls,
-		LeaseTTL:      testTTL,
-		RenewInterval: testRenew,
-		Logger:        testLogger(),
+		ClusterID:      clusterID,
+		NodeID:         nodeID,
+		NATSURLs:       urls,
+		LeaseTTL:       testTTL,
+		RenewInterval:  testRenew,
+		RequestTimeout: testRequestTimeout,
+		Logger:         testLogger(),
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 // down and another leads; under the default it goes on leading, the
 // failure counted.
 func TestOnBecomeLeaderErrorPolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy    LeaderHookPolicy
 		handsOver bool

@@ -21,6 +21,7 @@ func (f failingHooks) OnBecomeLeader(context.Context) error { return f.err }
 // each level wrapped it again: "hook 0: hook 0: hook 0: boom" (issue 41,
 // item 9).
 func TestComposedHooksNestedNameTheHookOnce(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("boom")
 	inner := ComposeHooks(failingHooks{err: boom}, NoOpHooks{})
 	h := ComposeHooks(ComposeHooks(NoOpHooks{}, inner), NoOpHooks{})

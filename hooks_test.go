@@ -9,6 +9,7 @@ import (
 )
 
 func TestNoOpHooks(t *testing.T) {
+	t.Parallel()
 	var h Hooks = NoOpHooks{}
 	if h.OnBecomeLeader(context.Background()) != nil || h.OnLoseLeadership(context.Background()) != nil ||
 		h.OnLeaderChange(context.Background(), "x") != nil {
@@ -22,6 +23,7 @@ func TestNoOpHooks(t *testing.T) {
 }
 
 func TestComposeHooksOrderAndErrors(t *testing.T) {
+	t.Parallel()
 	var calls []string
 	mk := func(name string, fail bool) Hooks {
 		return HookFuncs{

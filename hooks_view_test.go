@@ -24,6 +24,7 @@ type viewSeen struct {
 // removing either assignment left every test green. Here the loop is held
 // at that leader change until the hook has read the view, every time.
 func TestHooksReadTheViewTheyWereQueuedFor(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	var n *Node
 	became, lost := make(chan viewSeen, 4), make(chan viewSeen, 4)

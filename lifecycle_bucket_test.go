@@ -15,6 +15,7 @@ import (
 // The bucket a node creates has Bucket.Storage and Bucket.Placement besides
 // the election's settings; a bucket that exists is used as it is.
 func TestNodeCreatesBucketWithStorageAndPlacement(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) { o.Tags = []string{"az:1"} }))
 	rec, id := newRecorder(), uniqueClusterID(t)

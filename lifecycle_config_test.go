@@ -14,6 +14,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
+	t.Parallel()
 	c := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}}.withDefaults()
 	if c.LeaseTTL != 10*time.Second || c.RenewInterval != 3*time.Second {
 		t.Errorf("defaults LeaseTTL=%v RenewInterval=%v, want 10s 3s", c.LeaseTTL, c.RenewInterval)
@@ -33,6 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	good := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://x"}}
 	cases := []struct {
 		name  string
@@ -111,6 +113,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestValidateIdentifier(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"a", "node-1", "Node_2", strings.Repeat("x", wire.MaxIdentifierLen)} {
 		if err := wire.CheckIdentifier("ClusterID", ok); err != nil {
 			t.Errorf("%q rejected: %v", ok, err)
@@ -127,6 +130,7 @@ func TestValidateIdentifier(t *testing.T) {
 // Connection settings and hooks that cannot work are refused before
 // Start, each with an error naming its field.
 func TestConnectionSettingsRefusedByValidate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}}
 	for _, tc := range []struct {
@@ -157,6 +161,7 @@ func TestConnectionSettingsRefusedByValidate(t *testing.T) {
 // A nil pointer of a concrete type is not nil as Hooks: its methods would
 // fail at the first election. Nil itself means no hooks.
 func TestNilHooksRefused(t *testing.T) {
+	t.Parallel()
 	cfg := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}}
 	var typedNil *countingHooks
 	for name, h := range map[string]Hooks{"typed nil": typedNil, "typed nil composed": ComposeHooks(NoOpHooks{}, typedNil)} {
@@ -177,6 +182,7 @@ func TestNilHooksRefused(t *testing.T) {
 // Every problem is reported at once, each naming its field, and the
 // whole still wraps ErrInvalidConfig.
 func TestValidateReportsEveryProblem(t *testing.T) {
+	t.Parallel()
 	c := Config{ClusterID: "a b", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:notaport"}, Cooldown: -time.Second}
 	err := c.check()
 	if !errors.Is(err, ErrInvalidConfig) {

@@ -73,14 +73,20 @@ func (s *silentServer) close() {
 // RequestTimeout (250 ms here) plus it.
 const dialSlack = 750 * time.Millisecond
 
+// dialTestRequestTimeout is the RequestTimeout of the dial tests, below
+// testRequestTimeout: nats.go's 2 s stays well past it plus dialSlack.
+const dialTestRequestTimeout = 250 * time.Millisecond
+
 // Rule 18: a handshake with a server that accepts and never answers is
 // given up within RequestTimeout (issue 25: removing the bound, leaving
 // nats.go's 2 s, kept every test green). First dial: Start reports
 // ErrConnect that soon, though its own ctx would wait 10 s.
 func TestStartGivesUpOnAServerThatNeverAnswers(t *testing.T) {
+	// Runs alone: it bounds Start's failure from above (RequestTimeout), which load beside it would stretch.
 	natstest.CheckLeaks(t)
 	silent := newSilentServer(t)
 	cfg := testConfig(uniqueClusterID(t), "n1", "nats://"+silent.addr())
+	cfg.RequestTimeout = dialTestRequestTimeout
 	n, err := NewNode(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,10 +113,13 @@ func TestStartGivesUpOnAServerThatNeverAnswers(t *testing.T) {
 // RequestTimeout (its connection reports CONNECTING, then RECONNECTING),
 // then reconnects to the real server and leads again.
 func TestReconnectGivesUpOnAServerThatNeverAnswers(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
 	silent := newSilentServer(t)
-	n := startNode(t, testConfig(id, "n1", proxy.URL()), newRecorder(), nil)
+	cfg := testConfig(id, "n1", proxy.URL())
+	cfg.RequestTimeout = dialTestRequestTimeout
+	n := startNode(t, cfg, newRecorder(), nil)
 	waitOneLeader(t, []*Node{n}, 10*time.Second)
 
 	nc := n.Conn()

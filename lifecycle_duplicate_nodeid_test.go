@@ -16,6 +16,7 @@ import (
 // leads), so the lease could not tell. On main Start returned nil and
 // nothing was logged (issue 26).
 func TestDuplicateNodeIDIsRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNode(t, testConfig(id, "lead", srv.URL()), rec, nil)
 	natstest.WaitFor(t, 10*time.Second, leader.IsLeader, "no leader")
@@ -42,6 +43,7 @@ func TestDuplicateNodeIDIsRefusedAtStart(t *testing.T) {
 // one of them runs on. A record of the other's at this node's epoch never
 // passes for its own late write (§5.5).
 func TestDuplicateNodeIDStartedTogether(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	var nodes [2]*Node
 	errs := make(chan error, 2)
@@ -87,6 +89,7 @@ func TestDuplicateNodeIDStartedTogether(t *testing.T) {
 // TestDuplicateNodeIDStartedTogether usually meet at Start, on the status
 // subject, so the watch's count is tested here.)
 func TestDuplicateNodeIDSeenOnTheWatch(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	epoch := firstEpoch(t, srv.URL(), id)

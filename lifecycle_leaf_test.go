@@ -24,6 +24,7 @@ func leafConfig(id, name string, leaf *natstest.Server) Config {
 // and their fenced state goes there too: every request through the leaf
 // (which does not carry $JS.API.> or $KV.>) uses the domain.
 func TestNodesBehindLeafElectInHubDomain(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	hub := natstest.RunHub(t, "hub")
 	leaf := natstest.RunLeaf(t, hub, "leaf")

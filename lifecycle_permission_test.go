@@ -11,6 +11,7 @@ import (
 )
 
 func TestPermissionDeniedIsPermanentAndSurfaced(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t, natstest.WithOptions(func(o *server.Options) {
 		o.NoAuthUser = "admin" // the harness connects without credentials

@@ -16,6 +16,7 @@ import (
 // another protocol, and one that keeps no LeaseTTL (I2), each with an
 // error naming what to run (docs/production.md).
 func TestStartRefusesAnotherProtocol(t *testing.T) {
+	t.Parallel()
 	srv, _, _ := setup(t)
 	js, err := jetstream.New(srv.Connect(t))
 	if err != nil {

@@ -33,6 +33,7 @@ func runResult(t *testing.T, out <-chan error, timeout time.Duration) error {
 // Run leads until its ctx ends, then stops with a release: the follower
 // takes over at once, not after LeaseTTL, and Run returns nil.
 func TestRunReleasesWhenContextEnds(t *testing.T) {
+	// Runs alone: it bounds the release's time from above (one LeaseTTL), which load beside it would stretch.
 	srv, rec, id := setup(t)
 	cfg := stableConfig(id, "a", srv.URL())
 	a, err := NewNode(cfg, rec.hooks("a", func() int64 { return 0 }, nil))
@@ -70,6 +71,7 @@ func TestRunReleasesWhenContextEnds(t *testing.T) {
 // Run returns nil when another goroutine stops the node, and the node's
 // error when it stopped on its own (its shared connection closed).
 func TestRunReturnsHowTheNodeStopped(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 
 	a, err := NewNode(testConfig(id, "a", srv.URL()), rec.hooks("a", func() int64 { return 0 }, nil))
@@ -106,6 +108,7 @@ func TestRunReturnsHowTheNodeStopped(t *testing.T) {
 // Run returns Start's error when the start fails, and nil when its ctx
 // ends during the start.
 func TestRunStartErrors(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	n, err := NewNode(Config{ClusterID: "x", NodeID: "a", NATSURLs: []string{"nats://127.0.0.1:1"}, Logger: testLogger()}, nil)
 	if err != nil {
@@ -137,6 +140,7 @@ func TestRunStartErrors(t *testing.T) {
 
 // Start after Stop says the node stopped, and a Node starts once.
 func TestStartAfterStop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	if err := a.Start(ctx(t)); !errors.Is(err, ErrAlreadyStarted) || errors.Is(err, ErrStopped) {

@@ -134,6 +134,7 @@ func (b *blockingLose) waitBegan(t *testing.T) {
 // OnLoseLeadership: the drain will never finish, and StepDown must return
 // once the election loop has exited, not wait out its own ctx.
 func TestE7StepDownReturnsWhenStopGivesUp(t *testing.T) {
+	// Runs alone: it bounds StepDown's return from above, which load beside it would stretch.
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
@@ -173,6 +174,7 @@ func TestE7StepDownReturnsWhenStopGivesUp(t *testing.T) {
 // context.Background for all the node can tell, but a regression that
 // deadlocks unwinds at the end of the test instead of leaking the node.
 func TestE8StopFromHook(t *testing.T) {
+	t.Parallel()
 	t.Run("StopFromOnBecomeLeader", func(t *testing.T) {
 		lifeCallFromBecomeLeader(t, "Stop", func(n *Node, ctx context.Context) error { return n.Stop(ctx) }, true)
 	})
@@ -279,6 +281,7 @@ func lifeCallFromBecomeLeader(t *testing.T, name string, fn func(*Node, context.
 // returns nil only once no hook is running (Stop's contract), or its ctx
 // error.
 func TestE9SecondStopWaitsForHooks(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
@@ -321,6 +324,7 @@ func TestE9SecondStopWaitsForHooks(t *testing.T) {
 // OnLoseLeadership has begun (DrainTimeout counts from then), so the
 // successor never leads while the old leader has not started to stop.
 func TestP11StepDownFromBecomeLeaderWaitsForLose(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	const busy = time.Second // OnBecomeLeader goes on this long after asking to step down
 	cfg := stableConfig(id, "a", srv.URL())
@@ -397,6 +401,7 @@ func lifeTenureTimes(rec *recorder, old, successor string) (lose, start time.Tim
 // accessors and Stop answer, and Stop ends the Start in progress. Against
 // a server without JetStream it fails at once, saying so.
 func TestE2StartHoldsNoLockAcrossIO(t *testing.T) {
+	// Runs alone: it bounds Start's return from above, which load beside it would stretch.
 	t.Run("NoJetStream", func(t *testing.T) {
 		natstest.CheckLeaks(t)
 		ns := lifeServerWithoutJetStream(t)
@@ -516,6 +521,7 @@ func lifeServerWithoutJetStream(t *testing.T) *server.Server {
 // A node cut off from NATS (packets dropped, no error) still stops by its
 // ctx, leader or follower, and leaves no goroutine behind.
 func TestE7StopReturnsByItsContextWhenCutOff(t *testing.T) {
+	t.Parallel()
 	stopCutOff := func(t *testing.T, n *Node, proxy *faultproxy.Proxy) {
 		t.Helper()
 		proxy.Blackhole()
@@ -562,6 +568,7 @@ func TestE7StopReturnsByItsContextWhenCutOff(t *testing.T) {
 // node must learn that the record is its own and lead, not leave the
 // cluster leaderless until the lease expires.
 func TestP7AmbiguousAcquireLeads(t *testing.T) {
+	// Runs alone: its fault is a 300ms delay against a RequestTimeout; load beside it would shift the race it builds.
 	srv, rec, id := setup(t)
 	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{b}, 5*time.Second)

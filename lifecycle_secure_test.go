@@ -40,6 +40,7 @@ func serverURL(ns *server.Server, scheme string) string {
 }
 
 func TestMinimalPermissionsAreEnough(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	// Host names as NodeIDs: their subjects and cooldown key carry the
 	// NodeID's token, and the permissions name exactly those.
@@ -71,10 +72,17 @@ func TestMinimalPermissionsAreEnough(t *testing.T) {
 
 // TestEachMinimalPermissionIsNecessary removes one entry at a time (from
 // both nodes; the bucket-creation entries from the creator) and checks that
-// the scenario then fails: something a node does is refused. An optional
-// entry (the members bucket's) is not necessary: without it the scenario
-// runs whole, the nodes only announce nothing.
+// the scenario then fails because the server refused something: a
+// permission violation on a node's connection, or a Start that says
+// permission denied. A case that fails without a refusal (for want of time
+// under load) proves nothing either way and is run again, up to
+// necessaryAttempts times: a failure for another reason must not hide an
+// entry that is not needed. An optional entry (the members bucket's) is not
+// necessary: without it the scenario runs whole, the nodes only announce
+// nothing. The cases run side by side, each its own cluster and users on
+// one server.
 func TestEachMinimalPermissionIsNecessary(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	type removal struct {
 		name     string
@@ -84,55 +92,96 @@ func TestEachMinimalPermissionIsNecessary(t *testing.T) {
 	full := securetest.NodePermissions("x", "n1", "_INBOX", true)
 	var cases []removal
 	for i := range full.Publish {
-		i := i
 		cases = append(cases, removal{name: "publish " + full.Publish[i], n1: dropPub(i), n2: dropPub(i), optional: full.IsOptional(full.Publish[i])})
 	}
 	for i := range full.Subscribe {
-		i := i
 		cases = append(cases, removal{name: "subscribe " + full.Subscribe[i], n1: dropSub(i), n2: dropSub(i)})
 	}
 	cases = append(cases, removal{name: "allow_responses", n1: noResponses, n2: noResponses})
 
+	// Each attempt of each case has its own cluster ID and users: a
+	// second attempt starts from nothing the first left.
 	var admin nats.Option
 	users := map[string][2]nats.Option{}
+	caseID := func(k, attempt int) string { return fmt.Sprintf("perm%d-%d", k, attempt) }
 	ns := securetest.RunServer(t, func(o *server.Options) {
 		admin = userPass(o, "admin", nil)
 		for k, c := range cases {
-			id := fmt.Sprintf("perm%d", k)
-			p1 := c.n1(securetest.NodePermissions(id, "n1", "_INBOX", true))
-			p2 := c.n2(securetest.NodePermissions(id, "n2", "_INBOX", false))
-			users[id] = [2]nats.Option{userPass(o, id+"-n1", &p1), userPass(o, id+"-n2", &p2)}
+			for attempt := range necessaryAttempts {
+				id := caseID(k, attempt)
+				p1 := c.n1(securetest.NodePermissions(id, "n1", "_INBOX", true))
+				p2 := c.n2(securetest.NodePermissions(id, "n2", "_INBOX", false))
+				users[id] = [2]nats.Option{userPass(o, id+"-n1", &p1), userPass(o, id+"-n2", &p2)}
+			}
 		}
 	})
-	// One case at a time: under load, a case could fail for another reason
-	// than the permission it lacks, and hide an entry that is not needed.
-	for k, c := range cases {
-		id := fmt.Sprintf("perm%d", k)
-		u := users[id]
-		s := securetest.Scenario{
-			ClusterID: id, URL: serverURL(ns, "nats"), Admin: []nats.Option{admin}, StartTimeout: 2 * time.Second,
-			Members: [2]securetest.Member{{ID: "n1", Options: []nats.Option{u[0]}}, {ID: "n2", Options: []nats.Option{u[1]}}},
+	t.Run("cases", func(t *testing.T) {
+		for k, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				scenario := func(attempt int) securetest.Scenario {
+					id := caseID(k, attempt)
+					u := users[id]
+					return securetest.Scenario{
+						ClusterID: id, URL: serverURL(ns, "nats"), Admin: []nats.Option{admin}, StartTimeout: 2 * time.Second,
+						Members: [2]securetest.Member{{ID: "n1", Options: []nats.Option{u[0]}}, {ID: "n2", Options: []nats.Option{u[1]}}},
+					}
+				}
+				if c.optional {
+					// The nodes dial their own connections: the refusal they
+					// only log must not fail the scenario.
+					// Without the members bucket's entries nothing is announced;
+					// without its own status subject a node only cannot ask, at
+					// Start, whether a process with its NodeID runs (rule 48).
+					s := scenario(0)
+					s.Dial, s.Unannounced = true, !strings.Contains(c.name, ".status.")
+					if err := s.Run(t); err != nil {
+						t.Errorf("without the optional %s: %v", c.name, err)
+					} else {
+						t.Logf("without the optional %s: elected (announced: %v)", c.name, !s.Unannounced)
+					}
+					return
+				}
+				for attempt := range necessaryAttempts {
+					s := scenario(attempt)
+					s.Refusals = &securetest.Refusals{}
+					err := s.Run(t)
+					if err == nil {
+						t.Fatalf("without %s everything still worked: the entry is not necessary", c.name)
+					}
+					if refused(err, s.Refusals) {
+						t.Logf("without %s: %v", c.name, firstLine(err))
+						return
+					}
+					t.Logf("without %s, attempt %d failed, but nothing was refused: %v", c.name, attempt+1, firstLine(err))
+				}
+				t.Errorf("without %s the scenario failed %d times, never for a refusal: not shown necessary", c.name, necessaryAttempts)
+			})
 		}
-		if c.optional {
-			// The nodes dial their own connections: the refusal they
-			// only log must not fail the scenario.
-			// Without the members bucket's entries nothing is announced;
-			// without its own status subject a node only cannot ask, at
-			// Start, whether a process with its NodeID runs (rule 48).
-			s.Dial, s.Unannounced = true, !strings.Contains(c.name, ".status.")
-			if err := s.Run(t); err != nil {
-				t.Errorf("without the optional %s: %v", c.name, err)
-			} else {
-				t.Logf("without the optional %s: elected (announced: %v)", c.name, !s.Unannounced)
-			}
-			continue
-		}
-		if err := s.Run(t); err == nil {
-			t.Errorf("without %s everything still worked: the entry is not necessary", c.name)
-		} else {
-			t.Logf("without %s: %v", c.name, firstLine(err))
-		}
+	})
+}
+
+// necessaryAttempts is how many times TestEachMinimalPermissionIsNecessary
+// runs a case that fails without a refusal.
+const necessaryAttempts = 3
+
+// refused reports whether a scenario's failure came from the server's
+// refusal: its error says permission denied or violation, or a member's
+// connection was told of a violation (the asynchronous error may come a
+// moment after the failure it caused).
+func refused(err error, r *securetest.Refusals) bool {
+	if errors.Is(err, cluster.ErrPermissionDenied) || errors.Is(err, nats.ErrPermissionViolation) ||
+		strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+		return true
 	}
+	deadline := time.Now().Add(2 * time.Second)
+	for len(r.Violations()) == 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // dropPub removes the i-th publish entry (the entries of NodePermissions
@@ -168,6 +217,7 @@ func firstLine(err error) string {
 // users; nodes and checkers dial it from their Config (TLS and NKey in
 // NATSOptions).
 func TestTLSNodesAndHealthCheckers(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	pki := securetest.NewPKI(t)
 	id := "tls"
@@ -249,6 +299,7 @@ func mustPub(t *testing.T, kp nkeys.KeyPair) string {
 // cluster only. The "orders" nodes run the whole scenario; with the same
 // credentials, nothing reaches the "payments" cluster.
 func TestCredsUserRunsItsClusterAndCannotDisturbAnother(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	op := securetest.NewOperator(t)
 	ns := securetest.RunServer(t, op.Configure)
@@ -380,6 +431,7 @@ func waitJetStream(ctx context.Context, url, creds string) error {
 // read the JetStream account info (which creating a bucket needs) must be
 // told that permission was denied, not that the bucket was deleted.
 func TestStartWithoutPermissionSaysPermissionDenied(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	id := "noinfo"
 	var user nats.Option

@@ -16,6 +16,7 @@ import (
 // itself (internal/election's TestMachineShutdownAnswersKeptCalls), not only by node.go's
 // wait on the loop's exit.
 func TestStepDownKeptBehindARequestIsAnsweredAtStop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)

@@ -31,6 +31,7 @@ func inMsgs(t *testing.T, srv *natstest.Server, name string) int64 {
 // request at all, and the leader sends one per RenewInterval. (A follower
 // once re-created its watch in a loop; only the server's counts showed it.)
 func TestSteadyStateFollowerSendsNothing(t *testing.T) {
+	// Runs alone: it counts messages over a window of renewals, which load beside it would stretch.
 	srv, rec, id := setup(t)
 	names := map[string]string{}
 	var nodes []*Node

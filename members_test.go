@@ -53,13 +53,14 @@ func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (wire.Memb
 // in the members bucket, not the election's: a node killed without Stop keeps its record and stops
 // answering (go-cluster status shows it down); Stop withdraws the record.
 func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	crashConn := srv.Connect(t) // c's connection: the test closes it, a crash
-	cfgA := testConfig(id, "a.example.com", srv.URL())
+	cfgA := stableConfig(id, "a.example.com", srv.URL())
 	cfgA.Metadata = map[string]string{"addr": "10.0.0.1:5432"}
 	a := startNode(t, cfgA, rec, nil)
-	b := startNode(t, testConfig(id, "b", srv.URL()), rec, nil)
-	cfgC := testConfig(id, "c", srv.URL())
+	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	cfgC := stableConfig(id, "c", srv.URL()) // stable leases: the bucket must hold its first tenure only
 	cfgC.Conn, cfgC.NATSURLs = crashConn, nil
 	c := startNode(t, cfgC, rec, nil)
 	obs, err := NewObserver(testConfig(id, "watcher", srv.URL()), nil)
@@ -227,6 +228,7 @@ func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
 // A member key never meets a state key or the election's keys, and is
 // exactly two subject tokens, so that "member.*" lists every member.
 func TestMemberKeyIsNoStateKey(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"a", "db1.example.com", "state", "lease"} {
 		k := wire.MemberKey(id)
 		if k == wire.LeaseKey || k == wire.CooldownKey(id) || strings.HasPrefix(k, fenced.KeyPrefix) {
@@ -247,6 +249,7 @@ func TestMemberKeyIsNoStateKey(t *testing.T) {
 // buckets (the election's exists). (securetest's optional permissions
 // cover a node that may not even look the members bucket up.)
 func TestMembersBucketDeniedStillElects(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	cases := []struct {
 		name, id, nodeID string

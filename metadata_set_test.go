@@ -12,6 +12,7 @@ import (
 // the same epoch: followers see it in their Lease without an election. A
 // follower's takes effect when it leads.
 func TestSetMetadataWithoutElection(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 10*time.Second)
@@ -51,6 +52,7 @@ func TestSetMetadataWithoutElection(t *testing.T) {
 }
 
 func TestSetMetadataBeforeStart(t *testing.T) {
+	t.Parallel()
 	n, err := NewNode(testConfig("c", "a", "nats://127.0.0.1:1"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // Lease, and any KV client through the lease record: here a plain
 // jetstream client and encoding/json, as the nats CLI would read it.
 func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.Metadata = map[string]string{"addr": "10.0.0.7:8080", "zone": "eu-1"}
@@ -71,6 +72,7 @@ func TestLeaderMetadataIsPublishedWithTheLease(t *testing.T) {
 }
 
 func TestInvalidMetadataIsRefused(t *testing.T) {
+	t.Parallel()
 	for name, md := range map[string]map[string]string{
 		"empty key": {"": "x"},
 		"space":     {"my addr": "x"},
@@ -89,6 +91,7 @@ func TestInvalidMetadataIsRefused(t *testing.T) {
 // Events delivers the hooks as values, in the hooks' order, starting with
 // the leader known now; the channel closes with its ctx and at Stop.
 func TestEventsDeliversLeadershipEvents(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
@@ -163,6 +166,7 @@ func TestEventsDeliversLeadershipEvents(t *testing.T) {
 // A reader that falls observeBuffer events behind is dropped (its channel
 // closed) rather than block the hooks.
 func TestEventsDropsASlowReader(t *testing.T) {
+	t.Parallel()
 	n, err := NewNode(testConfig("c", "n", "nats://127.0.0.1:1"), nil)
 	if err != nil {
 		t.Fatal(err)

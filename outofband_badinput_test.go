@@ -73,6 +73,7 @@ var hostileClusterIDs = map[string]string{
 }
 
 func TestHostileIdentifiersAreRejected(t *testing.T) {
+	t.Parallel()
 	base := Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}}
 	for name, id := range hostileIdentifiers {
 		for _, field := range []string{"ClusterID", "NodeID"} {
@@ -134,6 +135,7 @@ func checkInvalid(t *testing.T, cfg Config, field string) {
 }
 
 func TestInvalidConfigurationsAreRejected(t *testing.T) {
+	t.Parallel()
 	const s = time.Second
 	huge := time.Duration(math.MaxInt64)
 	cases := []struct {
@@ -183,6 +185,7 @@ func TestInvalidConfigurationsAreRejected(t *testing.T) {
 // (A URL that does not parse and a credentials file that does not exist
 // are refused by Validate: TestConnectionSettingsRefusedByValidate.)
 func TestStartRejectsUnusableConnectionSettings(t *testing.T) {
+	// Runs alone: it bounds Start's failure from above (3.5s), which load beside it would stretch.
 	natstest.CheckLeaks(t)
 	notCreds := filepath.Join(t.TempDir(), "not.creds")
 	if err := os.WriteFile(notCreds, []byte("not a creds file"), 0o600); err != nil {
@@ -257,6 +260,7 @@ func garbageValues() []garbageValue {
 // into the lease of a running 3-node cluster: the leader must stop leading,
 // a leader must be elected again with a higher epoch, and no node may fail.
 func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
@@ -308,6 +312,7 @@ func TestGarbageInLeaseNeverWedgesARunningCluster(t *testing.T) {
 // Epochs must still grow (docs/design.md §8.2), or a fenced resource refuses the
 // new leader forever.
 func TestForgedLowEpochNeverTurnsTheEpochBack(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
@@ -354,6 +359,7 @@ func waitNewTenure(t *testing.T, nodes []*Node, epoch int64) {
 // (go-cluster init --rebase): without one it is refused (design §2.1,
 // TestStartRefusesAnotherProtocol).
 func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
@@ -385,6 +391,7 @@ func TestPreexistingBucketWithHistoryWorks(t *testing.T) {
 // and the next node to start creates the key again with epoch 1. Such a
 // bucket must be refused at Start with an error naming the setting.
 func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
@@ -419,6 +426,7 @@ func TestPreexistingBucketWithTTLIsRefused(t *testing.T) {
 // cannot help, so the node must not campaign in silence forever: Start, or
 // Done/Err soon after, reports it.
 func TestPreexistingBucketWithTinyMaxValueSizeFailsFast(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	rec := newRecorder()
@@ -486,6 +494,7 @@ func createBucket(t *testing.T, url string, cfg jetstream.KeyValueConfig) {
 // The node hands such a record back (releaseStale), and must not panic: a
 // panic on the election goroutine kills the application.
 func TestForgedOwnRecordDoesNotCrashTheProcess(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("GOCLUSTER_FORGED_CHILD") == "1" {
 		forgedOwnRecordChild(t)
 		return

@@ -50,6 +50,7 @@ import (
 // revision r, n5 is frozen at its first revision above it, and n2's CAS
 // cannot land.)
 func TestRecreatedBucketAnsweredForByACutOffServerGivesNoSecondLeader(t *testing.T) {
+	// Runs alone: its schedule is a race built from timings (n5 frozen at one revision of a 500ms renewal, answers ordered by a 100ms delay); load beside it would shift it.
 	natstest.CheckLeaks(t)
 	c := natstest.RunClusterWithRouteProxies(t, 3, func(target string) natstest.RouteProxy { return faultproxy.New(t, target) })
 	natstest.WaitFor(t, 10*time.Second, c.FullMesh, "no full mesh of routes")

@@ -29,6 +29,7 @@ import (
 // is not a released record. a may lead until its last renewal + 4.5s, so b
 // must wait the longest TTL it has seen on the key, not its own 1s.
 func TestP4GarbageOverACutOffHolderWaitsTheCeiling(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		overwrite func(context.Context, jetstream.KeyValue) error
@@ -73,6 +74,7 @@ func TestP4GarbageOverACutOffHolderWaitsTheCeiling(t *testing.T) {
 // TestP1LeaseTTLAbove24hIsRefused: a record's ttl_ms above 24h is garbage to
 // decodeLease, so a LeaseTTL above 24h must be refused where it is set.
 func TestP1LeaseTTLAbove24hIsRefused(t *testing.T) {
+	t.Parallel()
 	cfg := func(ttl time.Duration) Config {
 		return Config{ClusterID: "c", NodeID: "n", NATSURLs: []string{"nats://127.0.0.1:4222"}, LeaseTTL: ttl, RenewInterval: time.Hour}
 	}
@@ -152,6 +154,7 @@ func (bc bucketCase) start(t *testing.T, rec *recorder, names ...string) []*Node
 // under three running nodes. They must notice, the old leader must stop,
 // and a leader must be elected again with an epoch above every earlier one.
 func TestP7BucketRecreated(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := singleServerCase(t)
 	testBucketRecreated(t, bc, rec, id, false)
 }
@@ -159,16 +162,19 @@ func TestP7BucketRecreated(t *testing.T) {
 // TestP7BucketRecreatedNewNode: as above, and a node that starts on
 // the new bucket must not lead at epoch 1 beside the old leader.
 func TestP7BucketRecreatedNewNode(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := singleServerCase(t)
 	testBucketRecreated(t, bc, rec, id, true)
 }
 
 func TestP7JSClusterBucketRecreated(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := jsClusterCase(t)
 	testBucketRecreated(t, bc, rec, id, false)
 }
 
 func TestP7JSClusterBucketRecreatedNewNode(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := jsClusterCase(t)
 	testBucketRecreated(t, bc, rec, id, true)
 }
@@ -200,11 +206,13 @@ func testBucketRecreated(t *testing.T, bc bucketCase, rec *recorder, id string, 
 // running nodes must elect again with a higher epoch, and so must a node
 // started afterwards.
 func TestP2LeaseKeyCompacted(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := singleServerCase(t)
 	testLeaseKeyCompacted(t, bc, rec, id)
 }
 
 func TestP2JSClusterLeaseKeyCompacted(t *testing.T) {
+	t.Parallel()
 	bc, rec, id := jsClusterCase(t)
 	testLeaseKeyCompacted(t, bc, rec, id)
 }
@@ -263,6 +271,7 @@ const maxEpoch = math.MaxInt64
 // it, nobody stops, and the next leader's epoch counts from the revision
 // it replaced, above every epoch before.
 func TestP1ForgedMaxEpochIsUnknown(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"held by ghost": fmt.Sprintf(`{"v":3,"node_id":"ghost","epoch":%d,"expires_at":"2030-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z","ttl_ms":1000}`, int64(maxEpoch)),
 		"released":      fmt.Sprintf(`{"v":3,"node_id":"","epoch":%d,"expires_at":"2024-01-01T00:00:00Z","acquired_at":"2024-01-01T00:00:00Z"}`, int64(maxEpoch)),
@@ -435,6 +444,7 @@ func (r *recorder) tenuresSnapshot() []tenureRecord {
 // the old leader. (A forged release in range is out of the threat model:
 // docs/design.md says what it can do.)
 func TestP4ForgedReleaseOutOfRangeWaitsTheCeiling(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
@@ -458,6 +468,7 @@ func TestP4ForgedReleaseOutOfRangeWaitsTheCeiling(t *testing.T) {
 // deleted, so it never saw that TTL on the watch. The key's history still
 // holds the record (found by the chaos run, seed 42): it waits that TTL out.
 func TestP4FreshNodeWaitsOutADeletedHoldersTTL(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second
@@ -482,6 +493,7 @@ func TestP4FreshNodeWaitsOutADeletedHoldersTTL(t *testing.T) {
 // epoch 4 after epoch 1001 (chaos, seed 42). A node that remembers an epoch
 // writes it back at once over anything that is not a lease record.
 func TestP2CompactedUnderCutOffLeader(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 750*time.Millisecond)
@@ -512,6 +524,7 @@ func TestP2CompactedUnderCutOffLeader(t *testing.T) {
 // reading back a record whose renewals have stopped, every
 // min(RenewInterval, TTL/4), until it expires.
 func TestP7RecreatedAfterTheProbe(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, b, proxy := highEpochLeaderAndSlowFollower(t, srv, kv, id, rec, 250*time.Millisecond)
@@ -537,6 +550,7 @@ func TestP7RecreatedAfterTheProbe(t *testing.T) {
 // follow the bucket's TTL (I2): the new bucket's first election waits
 // its ceiling less its age (P6), which covers a.
 func TestP6RecreatedUnderLongTTLHolder(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	acfg := testConfig(id, "a", srv.URL())
 	acfg.LeaseTTL, acfg.RenewInterval = 3*time.Second, 750*time.Millisecond
@@ -564,6 +578,7 @@ func TestP6RecreatedUnderLongTTLHolder(t *testing.T) {
 // the key's history must show the release handing back the record before
 // it; anything else is waited out.
 func TestP5ForgedReleaseSeenFirst(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 2*time.Second, 500*time.Millisecond
@@ -587,6 +602,7 @@ func TestP5ForgedReleaseSeenFirst(t *testing.T) {
 // and the new bucket started again at epoch 1 (chaos, seed 7). They now
 // wait for it (internal/election/gone.go) and carry the epoch into it.
 func TestP2BucketDeletedThenCreatedAgain(t *testing.T) {
+	t.Parallel()
 	bucketGoneThenBack(t, 2*time.Second)
 }
 
@@ -649,6 +665,7 @@ func highEpochLeaderAndSlowFollower(t *testing.T, srv *natstest.Server, kv jetst
 // before it, whose epochs are at most their revisions: taking over a
 // floor counts from its revision too.
 func TestP2PurgedWhileTheLastLeaderIsCutOff(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	a, pa := proxiedNode(t, srv, testConfig(id, "a", srv.URL()), rec)
@@ -689,5 +706,6 @@ func TestP2PurgedWhileTheLastLeaderIsCutOff(t *testing.T) {
 // bucket they created began again at epoch 1, below fencing tokens already
 // handed out. A node waits for its bucket for as long as it runs.
 func TestP2BucketGoneLongerThanAGrace(t *testing.T) {
+	t.Parallel()
 	bucketGoneThenBack(t, 8*time.Second)
 }

@@ -31,6 +31,7 @@ import (
 // members bucket (I2) and revisions that name their incarnation (design
 // §2.1) leave neither.
 func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunClusterWithRouteProxies(t, 3, func(target string) natstest.RouteProxy { return faultproxy.New(t, target) })
 	natstest.WaitFor(t, 10*time.Second, c.FullMesh, "no full mesh of routes")
@@ -98,7 +99,9 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	p5 := faultproxy.New(t, c.Server(s).Addr())
 	cfg5 := testConfig(id, "n5", p5.URL())
 	cfg5.NATSOptions = append(cfg5.NATSOptions, nats.IgnoreDiscoveredServers())
-	cfg5.LeaseTTL, cfg5.RenewInterval, cfg5.Bucket.Replicas = 6*time.Second, time.Second, 3
+	// Renewals 2s apart (TTL/3): the one renewal is seen, and n5 cut off
+	// before its next, within a window load beside the test cannot close.
+	cfg5.LeaseTTL, cfg5.RenewInterval, cfg5.Bucket.Replicas = 6*time.Second, 2*time.Second, 3
 	n5 := startNode(t, cfg5, rec, nil)
 	natstest.WaitFor(t, 30*time.Second, n5.IsLeader, "n5 did not lead in the bucket created again")
 	t.Logf("n5 leads %v after z was cut off", time.Since(cut).Round(time.Millisecond))

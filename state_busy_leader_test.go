@@ -90,6 +90,7 @@ func leaseNow(t *testing.T, js jetstream.JetStream, clusterID string) (Lease, ui
 // checked on the lease in flight), was not retried, and StepDown returned
 // the API error while the successor waited the lease out.
 func TestStateJSClusterBusyLeaderHandsOver(t *testing.T) {
+	// Runs alone: its leader is kept busy on purpose and must still hand over; other tests' load on top would make it miss.
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()

@@ -19,6 +19,7 @@ import (
 // each other, which a replicated stream refuses while one is in flight)
 // succeed.
 func TestStateJSClusterPutGetAndRenewals(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -49,6 +50,7 @@ func TestStateJSClusterPutGetAndRenewals(t *testing.T) {
 // partition heals, and none of its epoch lands after the successor's
 // acquisition.
 func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -100,6 +102,7 @@ func TestStateJSClusterDeposedLeaderIsFenced(t *testing.T) {
 // refusal were retried only a quarter RenewInterval later, and a busy
 // leader lost its lease to its own writes.
 func TestStateJSClusterBusyLeaderKeepsLease(t *testing.T) {
+	// Runs alone: its leader is kept busy on purpose and must keep its lease; other tests' load on top would take it.
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -140,6 +143,7 @@ func TestStateJSClusterBusyLeaderKeepsLease(t *testing.T) {
 // moves sees the release late, and the design lets the node that stepped
 // down win again once its cooldown ends (docs/design.md §4.4).
 func TestStateJSClusterSuccessorReadsLastWriteAfterStreamLeaderDies(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()

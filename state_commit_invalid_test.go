@@ -15,6 +15,7 @@ import (
 // each case with state.ErrInvalidCommit (a malformed key with state.ErrInvalidKey),
 // and the message says which.
 func TestStateCommitInvalidBatches(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{leader}, 15*time.Second)

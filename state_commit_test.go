@@ -17,6 +17,7 @@ import (
 )
 
 func TestStateCommitAllOrNothing(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -75,6 +76,7 @@ func TestStateCommitAllOrNothing(t *testing.T) {
 
 // On an R3 bucket, commits racing the leader's renewals all succeed.
 func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -106,6 +108,7 @@ func TestStateJSClusterCommitRacesRenewals(t *testing.T) {
 }
 
 func TestStateCommitPreconditions(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	leader := waitOneLeader(t, nodes, 5*time.Second)
@@ -119,6 +122,7 @@ func TestStateCommitPreconditions(t *testing.T) {
 // On an R3 bucket, through a stream leader that may be on another server
 // than the node's.
 func TestStateJSClusterCommitPreconditions(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	c := natstest.RunCluster(t, 3)
 	rec := newRecorder()
@@ -282,6 +286,7 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 }
 
 func TestErrStateConflictWording(t *testing.T) {
+	t.Parallel()
 	for _, other := range []error{state.ErrFenced, state.ErrInvalidKey, state.ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
 		if state.ErrConflict.Error() == other.Error() || errors.Is(state.ErrConflict, other) {
 			t.Errorf("state.ErrConflict is worded as, or wraps, %v", other)

@@ -64,6 +64,7 @@ func stateMsgs(t testing.TB, js jetstream.JetStream, clusterID string) []*jetstr
 }
 
 func TestStateKeyValidation(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"a", "config", "orders.42.status", "A-b_c.9"} {
 		if err := fenced.ValidateKey(k); err != nil {
 			t.Errorf("fenced.ValidateKey(%q) = %v", k, err)
@@ -82,9 +83,14 @@ func TestStateKeyValidation(t *testing.T) {
 }
 
 func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
-	nodes := startNodes(t, srv, rec, id, "a", "b")
-	leader := waitOneLeader(t, nodes, 5*time.Second)
+	// stableConfig: the leader must still lead for its Put and Delete.
+	nodes := []*Node{
+		startNode(t, stableConfig(id, "a", srv.URL()), rec, nil),
+		startNode(t, stableConfig(id, "b", srv.URL()), rec, nil),
+	}
+	leader := waitOneLeader(t, nodes, 10*time.Second)
 	follower := without(nodes, leader)[0]
 	obs, err := NewObserver(testConfig(id, "o", srv.URL()), nil)
 	if err != nil {
@@ -163,6 +169,7 @@ func TestStatePutGetOnLeaderAndFollower(t *testing.T) {
 }
 
 func TestStateWatchInitialThenUpdates(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)
@@ -221,6 +228,7 @@ func TestStateWatchInitialThenUpdates(t *testing.T) {
 // not the lease's latest is refused, and nothing lands. Plain jetstream,
 // no Node.
 func TestStateFencedAtServer(t *testing.T) {
+	t.Parallel()
 	srv, _, id := setup(t)
 	kv := openKV(t, srv.URL(), id)
 	js := rawJS(t, srv.URL())
@@ -250,6 +258,7 @@ func TestStateFencedAtServer(t *testing.T) {
 // Writes racing the leader's own renewals all succeed: the write path
 // retries with the revision each renewal leaves.
 func TestStateWritesRaceRenewals(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNode(t, testConfig(id, "a", srv.URL()), rec, nil)
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
@@ -300,6 +309,7 @@ func raceRenewals(t *testing.T, a *Node, url string) {
 // landed before the lease was released, none after, and none at all once
 // the successor leads.
 func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	nodes := startNodes(t, srv, rec, id, "a", "b")
 	first := waitOneLeader(t, nodes, 5*time.Second)
@@ -383,6 +393,7 @@ func TestStateWritesInFlightAcrossStepDown(t *testing.T) {
 // delayed), so it sends the write believing it leads: the server refuses
 // it, with state.ErrFenced, and nothing lands.
 func TestStateFencedBeforeLeaderKnows(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
 	a := startNode(t, stableConfig(id, "a", proxy.URL()), rec, nil)
@@ -410,6 +421,7 @@ func TestStateFencedBeforeLeaderKnows(t *testing.T) {
 }
 
 func TestStateAfterStop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	a := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{a}, 5*time.Second)
@@ -430,6 +442,7 @@ func TestStateAfterStop(t *testing.T) {
 // with the first copy's revision and not stored twice (chaos with route
 // partitions found a value stored at two revisions).
 func TestStateWriteIsStoredOnceWhenResent(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)

@@ -12,6 +12,7 @@ import (
 // TestStateWriteOutcome: each way a fenced write ends has the label value
 // cluster.Metrics documents.
 func TestStateWriteOutcome(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		want string

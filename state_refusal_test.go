@@ -126,6 +126,7 @@ func leaderAndServerBehind(t *testing.T) (srv *natstest.Server, id string, leade
 // the stream's leader, is not state.ErrFenced: it is retried under its message
 // ID and returns the revision of the copy that landed, stored once.
 func TestStatePutRefusedByAServerBehind(t *testing.T) {
+	t.Parallel()
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	put := &fenced.Single{Store: st, Subject: fenced.Subject(st.Bucket(), "k"), Value: []byte("v"),
 		LeaseSubject: wire.KVSubject(st.Bucket(), wire.LeaseKey), MsgID: "put-1"}
@@ -144,6 +145,7 @@ func TestStatePutRefusedByAServerBehind(t *testing.T) {
 // The same for a Commit: the resend is answered as a duplicate, and the
 // Commit returns the revision of the copy that landed, stored once.
 func TestStateCommitRefusedByAServerBehind(t *testing.T) {
+	t.Parallel()
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	writes := []fenced.Write{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}}
 	b := fenced.NewBatch(st, writes, time.Second)
@@ -163,6 +165,7 @@ func TestStateCommitRefusedByAServerBehind(t *testing.T) {
 // marker at its end; a resend of a Commit that landed finds the marker's
 // revision and returns the last write's.
 func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
+	t.Parallel()
 	srv, id, leader, st, behind := leaderAndServerBehind(t)
 	writes := []fenced.Write{{Key: "a", Value: []byte("1"), Expect: fenced.ExpectAbsent()}}
 	b := fenced.NewBatch(st, writes, time.Second)
@@ -186,6 +189,7 @@ func TestStateCommitWithExpectsRefusedByAServerBehind(t *testing.T) {
 // refused: state.ErrFenced by the server, or ErrNotLeader alone if the node saw
 // the record first.
 func TestStateRefusalsThatProveSomething(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)

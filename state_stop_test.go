@@ -17,6 +17,7 @@ import (
 // never came, so its outcome is unknown to the writer, and the node that
 // sent it has stopped.
 func TestStateWriteInFlightWhenStopCloses(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	proxy := faultproxy.New(t, srv.Addr())
 	cfg := stableConfig(id, "a", proxy.URL())

@@ -21,6 +21,7 @@ import (
 // at the loop's next look, within a renewal period (design §3.1, §3.3).
 // On the monotonic clock alone it trusted the rest of its deadline.
 func TestASuspendedLeaderLeadsNoMoreOnResume(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = 3*time.Second, 500*time.Millisecond
@@ -57,6 +58,7 @@ func TestASuspendedLeaderLeadsNoMoreOnResume(t *testing.T) {
 // clock, looks again every recheckEvery and ends the tenure (its ctx, and
 // OnLoseLeadership queued) soon after the resume.
 func TestASuspensionEndsTheTenureOfAStalledLoop(t *testing.T) {
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
 	cfg.LeaseTTL, cfg.RenewInterval = time.Minute, 10*time.Second

@@ -23,6 +23,7 @@ import (
 // the NodeID, so a dotted host name must be accepted. (It failed before
 // NodeIDs could hold dots: "NodeID "db1.example.com" has character '.'".)
 func TestNewNodeAcceptsHostName(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"db1.example.com", "db1", "ip-10-0-0-1.eu-west-1.compute.internal", "node_1.rack-2", strings.Repeat("a.", 126) + "a"} {
 		cfg := cluster.Config{ClusterID: "orders", NodeID: id, NATSURLs: []string{"nats://127.0.0.1:4222"}}
 		if _, err := cluster.NewNode(cfg, nil); err != nil {
@@ -93,6 +94,7 @@ func waitLeader(t *testing.T, nodes []hostNode, want string) {
 // written under the NodeID's token, and the lease record carries the
 // NodeIDs as they are.
 func TestHostNameNodesEndToEnd(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	const clusterID = "hosts"

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLeaseExpiry(t *testing.T) {
+	t.Parallel()
 	live := Lease{NodeID: "a", Epoch: 1, ExpiresAt: time.Now().Add(time.Hour)}
 	if live.IsExpired() || !live.IsValid() || live.TimeUntilExpiry() <= 59*time.Minute {
 		t.Errorf("live lease: expired=%v valid=%v until=%v", live.IsExpired(), live.IsValid(), live.TimeUntilExpiry())
@@ -24,6 +25,7 @@ func TestLeaseExpiry(t *testing.T) {
 }
 
 func TestLeaseJSONMatchesSpecification(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2024, 1, 15, 10, 29, 50, 0, time.UTC)
 	data, err := encodeLease(Lease{NodeID: "node-1", Epoch: 5, AcquiredAt: at, ExpiresAt: at.Add(10 * time.Second), Revision: 9})
 	if err != nil {
@@ -41,6 +43,7 @@ func TestLeaseJSONMatchesSpecification(t *testing.T) {
 }
 
 func TestDecodeLeaseRejectsGarbage(t *testing.T) {
+	t.Parallel()
 	for name, v := range map[string]string{
 		"empty":          "",
 		"not json":       "{not json",

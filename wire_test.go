@@ -15,6 +15,7 @@ import (
 // definition, in internal/wire and internal/election, which cluster
 // re-exports.
 func TestLeaseIsTheWireRecord(t *testing.T) {
+	t.Parallel()
 	for _, pair := range [][2]any{
 		{Lease{}, wire.Lease{}},
 	} {
@@ -36,6 +37,7 @@ func TestLeaseIsTheWireRecord(t *testing.T) {
 // defines and cluster re-exports say what they said when cluster defined
 // them.
 func TestReexportedErrorsKeepTheirMessages(t *testing.T) {
+	t.Parallel()
 	for err, want := range map[error]string{
 		ErrLeaseExpired:      "cluster: lease expired",
 		ErrEpochMismatch:     "cluster: epoch mismatch",

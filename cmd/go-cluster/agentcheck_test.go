@@ -33,6 +33,7 @@ func agentCheck(t *testing.T, env map[string]string, text string, extra ...strin
 // file as one meant for another host (exit 0). On main the file passed:
 // "valid (1 cluster(s))", exit 0 (issue 33, defects 1 and 11).
 func TestAgentCheckRefusesWhatThisHostCannotRun(t *testing.T) {
+	t.Parallel()
 	text := "clusters:\n  - name: web\n    election: {node_id: web1}\n    checks:\n      - name: app\n        exec: {argv: [/nonexistent/check-app]}\n    vips:\n      - {address: 192.0.2.100/24, interface: eth9x}\n"
 	code, file, stdout, stderr := agentCheck(t, nil, text)
 	if code != exitFailure {
@@ -57,6 +58,7 @@ func TestAgentCheckRefusesWhatThisHostCannotRun(t *testing.T) {
 // TestAgentOtherHostNeedsCheck: --other-host means nothing to a running
 // agent, so without --check it is a usage error (exit 2).
 func TestAgentOtherHostNeedsCheck(t *testing.T) {
+	t.Parallel()
 	var out, errb bytes.Buffer
 	env := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
 	code := run(context.Background(), []string{"agent", "--other-host", "--config", "/nonexistent.yaml"}, &out, &errb, func(k string) string { return env[k] })
@@ -70,6 +72,7 @@ func TestAgentOtherHostNeedsCheck(t *testing.T) {
 // refused. On main both were refused: "has character '.'" (issue 33,
 // defect 3).
 func TestAgentCheckTakesHostNamesAsNodeIDs(t *testing.T) {
+	t.Parallel()
 	code, _, _, stderr := agentCheck(t, nil, "clusters:\n  - name: web\n    election: {node_id: db1.example.com}\n")
 	if code != exitOK {
 		t.Errorf("node_id db1.example.com: exit %d, stderr %q", code, stderr)
@@ -91,6 +94,7 @@ func TestAgentCheckTakesHostNamesAsNodeIDs(t *testing.T) {
 // "NATS context: read .../context.txt: is a directory", exit 1 (issue 33,
 // defect 11).
 func TestAgentCheckWithServersSkipsTheSelectedContext(t *testing.T) {
+	t.Parallel()
 	cfgHome := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(cfgHome, "nats", "context.txt"), 0o700); err != nil {
 		t.Fatal(err)
@@ -107,6 +111,7 @@ func TestAgentCheckWithServersSkipsTheSelectedContext(t *testing.T) {
 // host does not have is refused at the connection's line. On main
 // --check passed it and the agent failed to connect every 2 s.
 func TestAgentCheckResolvesTheConnection(t *testing.T) {
+	t.Parallel()
 	code, file, stdout, stderr := agentCheck(t, nil, "clusters:\n  - name: web\n    connection:\n      context: prod\n    election: {node_id: web1}\n")
 	if code != exitFailure || !strings.Contains(stderr, file+`:3: clusters[0].connection: NATS context "prod"`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)

@@ -10,6 +10,7 @@ import (
 // node; --js-domain (or GO_CLUSTER_JS_DOMAIN) overrides it. The node is
 // given it as cluster.Config.JetStreamDomain.
 func TestAgentConnectionCarriesTheJetStreamDomain(t *testing.T) {
+	t.Parallel()
 	env := getenvOf(map[string]string{"XDG_CONFIG_HOME": t.TempDir()})
 	file := agent.Connection{Servers: []string{"nats://127.0.0.1:4222"}, JSDomain: "hub"}
 	ep, err := agentConnection(connFlags{}, file, env)

@@ -10,6 +10,7 @@ import (
 // TestWatchdogBound: half of lease_ttl - renew_interval of the shortest
 // lease, with the library's defaults for what the file leaves out.
 func TestWatchdogBound(t *testing.T) {
+	t.Parallel()
 	cl := func(ttl, renew time.Duration) agent.Cluster {
 		return agent.Cluster{Election: agent.Election{LeaseTTL: agent.Duration(ttl), RenewInterval: agent.Duration(renew)}}
 	}

@@ -13,6 +13,7 @@ import (
 // warning for a lease_ttl a stream leader election outlasts on a
 // replicated bucket, and still exits 0 (the file is valid).
 func TestAgentCheckWarnsOfAShortLeaseOnAReplicatedBucket(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "a.yaml")
 	if err := os.WriteFile(file, []byte("clusters:\n  - name: web\n    election:\n      lease_ttl: 2s\n      replicas: 3\n"), 0o600); err != nil {
 		t.Fatal(err)

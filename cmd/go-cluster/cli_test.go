@@ -20,6 +20,7 @@ import (
 // The CLI, built and run as a real process, against a running cluster of
 // three nodes on an embedded server.
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)
@@ -233,6 +234,7 @@ func TestCLI(t *testing.T) {
 // Clear errors and exit codes when the cluster does not exist, nobody
 // answers, or the command line is wrong.
 func TestCLIErrors(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

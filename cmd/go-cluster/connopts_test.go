@@ -27,6 +27,7 @@ func writeContext(t *testing.T, config, name, body string, selected bool) {
 }
 
 func TestResolveConnPrecedence(t *testing.T) {
+	t.Parallel()
 	config := t.TempDir()
 	writeContext(t, config, "prod", `{"description":"prod","url":"nats://ctx:4222","user":"cu","password":"cp",
 		"cert":"~/c.pem","key":"$CERTS/k.pem","ca":"file:///etc/ca.pem","inbox_prefix":"_I.ops","jetstream_domain":"hub","color_scheme":"dark"}`, true)
@@ -112,6 +113,7 @@ func TestResolveConnPrecedence(t *testing.T) {
 }
 
 func TestResolveConnErrors(t *testing.T) {
+	t.Parallel()
 	config := t.TempDir()
 	writeContext(t, config, "jwt", `{"url":"nats://x","user_jwt":"eyJ..."}`, false)
 	writeContext(t, config, "op", `{"url":"nats://x","creds":"op://vault/creds"}`, false)

@@ -12,6 +12,7 @@ func getenvOf(vars map[string]string) func(string) string {
 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -56,6 +57,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseCommandFlags(t *testing.T) {
+	t.Parallel()
 	inv, err := parse([]string{"--cluster", "o", "stepdown", "--to", "n2", "--wait=false"})
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +83,7 @@ func TestParseCommandFlags(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{},
 		{"--cluster", "o"},
@@ -115,6 +118,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	if exitCode(nil) != 0 || exitCode(errUsage) != 2 || exitCode(errNoCluster) != 1 || exitCode(noLeader(leaseState{State: stateAbsent})) != 3 || exitCode(errContext) != 1 ||
 		exitCode(fmt.Errorf("x: %w", errNotReady)) != 4 || exitCode(fmt.Errorf("x: %w", errNoKey)) != 5 {
 		t.Error("exit codes")

@@ -36,6 +36,7 @@ func startChecker(t *testing.T, srv *natstest.Server, clusterID, nodeID, leader 
 // A cluster-wide query returns early only once every member it knows of
 // has answered; one known member that stays silent keeps it waiting.
 func TestGathering(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	nc := srv.Connect(t)

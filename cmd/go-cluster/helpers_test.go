@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,22 +22,41 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
-// buildCLI builds the command into a temporary directory and returns the
-// binary's path.
+// buildCLI returns the path of the command built once for the package's
+// tests (the first caller builds it; the binary is read-only from then on,
+// so tests side by side share it).
 func buildCLI(t *testing.T) string {
 	t.Helper()
+	cli.once.Do(func() { cli.bin, cli.err = buildCLIInto(cli.dir) })
+	if cli.err != nil {
+		t.Fatal(cli.err)
+	}
+	return cli.bin
+}
+
+// cli is the command built once for the package's tests, in a directory
+// TestMain makes and removes.
+var cli struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildCLIInto builds the command into dir and returns the binary's path.
+func buildCLIInto(dir string) (string, error) {
 	gotool, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("the go tool is needed to build the CLI: %v", err)
+		return "", fmt.Errorf("the go tool is needed to build the CLI: %w", err)
 	}
-	bin := filepath.Join(t.TempDir(), "go-cluster")
+	bin := filepath.Join(dir, "go-cluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, gotool, "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	return bin
+	return bin, nil
 }
 
 // result is what one run of the CLI did.

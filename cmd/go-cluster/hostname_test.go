@@ -13,6 +13,7 @@ import (
 // hosts: status lists them, health queries one by its dotted name, and
 // stepdown --to hands over to one.
 func TestCLIHostNames(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

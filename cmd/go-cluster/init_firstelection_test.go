@@ -18,6 +18,7 @@ import (
 // it said nothing of the wait, and the first node logged that init lets
 // it "start at once" while it waited about 3 s (issue 41, item 8).
 func TestCLIInitSaysWhenTheFirstElectionCanBe(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

@@ -57,6 +57,7 @@ func bucketMeta(ctx context.Context, t *testing.T, js jetstream.JetStream, id st
 // existing one, the ceiling never going down; out of range, it is a usage
 // error.
 func TestCLIInitLeaseTTL(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	js, err := jetstream.New(srv.Connect(t))
@@ -106,6 +107,7 @@ func TestCLIInitLeaseTTL(t *testing.T) {
 // own; the leader, which reads the bucket's metadata once a TTL, uses the
 // new TTL in its next tenure.
 func TestCLIInitLeaseTTLReachesTheNextTenure(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	cli := initCLI{t, buildCLI(t), srv}
@@ -142,6 +144,7 @@ func TestCLIInitLeaseTTLReachesTheNextTenure(t *testing.T) {
 // init --rebase gives a running cluster's bucket a new epoch base: the
 // nodes start over, and the next leader's epoch is above the new base.
 func TestCLIInitRebase(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	cli := initCLI{t, buildCLI(t), srv}
@@ -169,6 +172,7 @@ func TestCLIInitRebase(t *testing.T) {
 // with --wait, and leaves a released record the first new node takes at
 // once. A bucket of protocol 1 is refused without --upgrade.
 func TestCLIInitUpgrade(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	js, err := jetstream.New(srv.Connect(t))

@@ -21,6 +21,7 @@ import (
 // refuses one the election cannot use, and makes the first election
 // immediate once the bucket is older than its LeaseTTL.
 func TestCLIInit(t *testing.T) {
+	// Runs alone: a node must lead within LeaseTTL-1s of its start, which other tests' load would stretch.
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

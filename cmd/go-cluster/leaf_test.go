@@ -18,6 +18,7 @@ import (
 // hub's. Without the domain the leaf's own JetStream answers, and has no
 // bucket.
 func TestCLIThroughLeafNode(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	hub := natstest.RunHub(t, "hub")

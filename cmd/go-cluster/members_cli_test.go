@@ -45,6 +45,7 @@ func startBare(t *testing.T, nc *nats.Conn, clusterID, nodeID string) *cluster.N
 // stepdown --to accepts a node without a health checker and refuses one
 // that is down.
 func TestCLIStatusShowsDownMembers(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

@@ -13,6 +13,7 @@ import (
 // that does not answer is down; a node with a health checker keeps its
 // health columns.
 func TestMergeMembers(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	r := buildStatus("o", heldLease("a", 4, now.Add(-time.Minute)), []health.Response{
 		{NodeID: "b", Role: "PASSIVE", Leader: "a", Epoch: 4, UptimeMs: 1500},

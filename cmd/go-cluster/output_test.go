@@ -10,6 +10,7 @@ import (
 )
 
 func TestFmtDuration(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		1234567 * time.Nanosecond: "1ms",
 		2345 * time.Millisecond:   "2.3s",
@@ -23,6 +24,7 @@ func TestFmtDuration(t *testing.T) {
 }
 
 func TestFmtCustom(t *testing.T) {
+	t.Parallel()
 	got := fmtCustom(map[string]any{"version": "1.4.2", "pid": 12, "ok": true})
 	if want := `ok=true pid=12 version="1.4.2"`; got != want {
 		t.Errorf("fmtCustom = %q, want %q", got, want)
@@ -30,6 +32,7 @@ func TestFmtCustom(t *testing.T) {
 }
 
 func TestTableTrimsTrailingSpace(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	tb := newTable(&b)
 	tb.Write([]byte("a\tbb\t\nccc\td\te\n"))
@@ -42,6 +45,7 @@ func TestTableTrimsTrailingSpace(t *testing.T) {
 }
 
 func TestRenderStepdown(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		r    stepdownReport
 		want string
@@ -66,6 +70,7 @@ func TestRenderStepdown(t *testing.T) {
 }
 
 func TestRenderHealth(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	err := renderHealth(&b, []health.Response{
 		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 3, UptimeMs: 61000, Custom: map[string]any{"v": "2"}},

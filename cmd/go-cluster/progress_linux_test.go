@@ -46,6 +46,7 @@ func openPTY(t *testing.T) (pty, tty *os.File) {
 // erases it before the output; in a pipe it writes nothing there (the
 // CLI tests check that on the built binary).
 func TestProgressOnTerminal(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	pty, tty := openPTY(t)
 	defer pty.Close()

@@ -16,6 +16,7 @@ import (
 // A member whose ReadinessCheck fails: status shows it as not ready, with
 // the reason, and stepdown --to refuses to hand over to it.
 func TestCLINotReady(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

@@ -11,6 +11,7 @@ import (
 
 // TestRunUsageErrors: run refuses, before it connects, what it cannot do.
 func TestRunUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -45,6 +46,7 @@ func TestRunUsageErrors(t *testing.T) {
 // TestAgentCheck: --check says whether a file is valid, and lists every
 // problem with the file, the field and the line.
 func TestAgentCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	bad := filepath.Join(dir, "bad.yaml")

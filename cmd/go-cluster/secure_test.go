@@ -19,6 +19,7 @@ import (
 // server that requires mutual TLS and either an NKey or a user and
 // password.
 func TestCLISecureConnection(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	pki := securetest.NewPKI(t)

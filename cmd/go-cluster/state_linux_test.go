@@ -13,6 +13,7 @@ import (
 // On a terminal, state get ends the value's line; run in-process, the
 // observer it starts leaves no goroutine behind.
 func TestStateGetOnTerminal(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	pty, tty := openPTY(t)
 	defer pty.Close()

@@ -32,6 +32,7 @@ func stateReaderPermissions(clusterID string) securetest.Permissions {
 // The state commands work for a user with only the permissions the
 // README lists, without waiting on a refused request.
 func TestCLIStatePermissions(t *testing.T) {
+	// Runs alone: it bounds each refused request from above (3s), which other tests' load would stretch.
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	const id = "perm"

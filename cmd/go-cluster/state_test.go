@@ -20,6 +20,7 @@ import (
 // The state commands, built and run as a real process, read what the
 // leader of a running cluster writes.
 func TestCLIState(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)
@@ -210,6 +211,7 @@ func TestCLIState(t *testing.T) {
 // state ls on a cluster whose leader has written no state says so, on
 // stderr: the output, a list of keys, stays empty (and [] with --json).
 func TestCLIStateLsEmpty(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)

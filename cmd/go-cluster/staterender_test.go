@@ -10,6 +10,7 @@ import (
 )
 
 func TestRenderStateEvent(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	put := func(key string, value []byte, rev uint64) stateEntryView {
 		return viewEntry(state.Entry{Key: key, Value: value, Revision: rev, Created: at}, stateEventPut)
@@ -39,6 +40,7 @@ func TestRenderStateEvent(t *testing.T) {
 // JSON carries a value as text when it is UTF-8, else in base64, and
 // leaves both out for a deletion.
 func TestStateEntryJSON(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		ent   state.Entry

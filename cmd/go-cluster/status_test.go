@@ -22,6 +22,7 @@ func heldLease(node string, epoch int64, acquired time.Time) leaseState {
 }
 
 func TestBuildStatusMergesLeaseAndHealth(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	lease := heldLease("n2", 5, now.Add(-90*time.Second))
 	resps := []health.Response{
@@ -59,6 +60,7 @@ func TestBuildStatusMergesLeaseAndHealth(t *testing.T) {
 }
 
 func TestBuildStatusStates(t *testing.T) {
+	t.Parallel()
 	now := time.Now()
 	future := heldLease("n1", 1, now.Add(time.Hour))
 	if r := buildStatus("o", future, nil, nil, now); !r.ClockSkew || *r.LeadingForMs != 0 {
@@ -78,6 +80,7 @@ func TestBuildStatusStates(t *testing.T) {
 }
 
 func TestRenderStatus(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	r := buildStatus("orders", heldLease("n1", 5, now.Add(-90*time.Second)), []health.Response{
 		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 5, UptimeMs: 125000},
@@ -134,6 +137,7 @@ n3    -         error      -       -      -       encode response: bad custom va
 }
 
 func TestRenderStatusMetadata(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	lease := heldLease("n1", 5, now.Add(-90*time.Second))
 	lease.Lease.Metadata = map[string]string{"zone": "eu west", "addr": "10.0.0.5:8080", "empty": "", "note": `a,b="c"`}
@@ -160,6 +164,7 @@ func TestRenderStatusMetadata(t *testing.T) {
 // status, built and run as a real process, shows the metadata the leader
 // publishes in its lease record, as text and as JSON.
 func TestCLIStatusMetadata(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	bin := buildCLI(t)
 	srv := natstest.RunServer(t)
@@ -184,6 +189,7 @@ func TestCLIStatusMetadata(t *testing.T) {
 // PRIMARY and PASSIVE; --json keeps the reply's role as it comes, for
 // scripts.
 func TestStatusRoleWords(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	r := buildStatus("orders", heldLease("n2", 5, now.Add(-time.Minute)), []health.Response{
 		{NodeID: "n1", Role: "PRIMARY", Leader: "n1", Epoch: 5, UptimeMs: 1000},

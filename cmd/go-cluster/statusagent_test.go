@@ -13,6 +13,7 @@ import (
 // agent publish the VIPs they hold and their failing checks in their
 // health replies; status lists them per node (issue 33, defect 10).
 func TestRenderStatusAgentVIPsAndFailingChecks(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	// As the replies arrive: JSON decoded into health.Response.
 	var resps []health.Response

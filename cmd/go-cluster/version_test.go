@@ -10,6 +10,7 @@ import (
 )
 
 func TestDescribeBuild(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		bi   debug.BuildInfo
@@ -35,6 +36,7 @@ func TestDescribeBuild(t *testing.T) {
 // The built binary prints the version the go tool stamped into it (and
 // its commit, when stamped), with --version or the version command.
 func TestCLIVersion(t *testing.T) {
+	t.Parallel()
 	bin := buildCLI(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

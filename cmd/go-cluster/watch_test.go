@@ -9,6 +9,7 @@ import (
 )
 
 func TestNextEvent(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	held := func(node string, epoch int64, rev uint64) leaseState {
 		return leaseState{State: stateHeld, Revision: rev, Written: at, Lease: wire.Lease{NodeID: node, Epoch: epoch}}
@@ -45,6 +46,7 @@ func TestNextEvent(t *testing.T) {
 }
 
 func TestRenderWatchEvent(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		ev   watchEvent

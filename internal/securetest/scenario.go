@@ -49,6 +49,28 @@ type Scenario struct {
 	// permission of the members bucket withheld): the scenario then
 	// checks that their member records are absent, not present.
 	Unannounced bool
+	// Refusals, when set, receives every asynchronous error the server
+	// sent the members' shared connections (not with Dial): a test that
+	// wants the scenario to fail for a refusal, not for want of time,
+	// reads it after Run.
+	Refusals *Refusals
+}
+
+// Refusals are the asynchronous errors (permission violations among them)
+// the server sent a Scenario's members.
+type Refusals struct{ errList }
+
+// Violations returns the permission violations received.
+func (r *Refusals) Violations() []error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []error
+	for _, err := range r.errs {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // running is one member's node and checker.
@@ -78,6 +100,9 @@ func (s Scenario) Run(t testing.TB) (err error) {
 		return err
 	}
 	asyncErrs := &errList{}
+	if s.Refusals != nil {
+		asyncErrs = &s.Refusals.errList
+	}
 	var members []*running
 	defer func() {
 		for _, m := range members {
