@@ -211,8 +211,16 @@ func (c *checker) checkLiveness(ts []*tenure, quietAt, maxTTL time.Duration) {
 	}
 }
 
-// livenessBound is how soon after livenessFrom a leader must exist.
-func livenessBound(maxTTL time.Duration) time.Duration { return 2*maxTTL + time.Second }
+// livenessBound is how soon after livenessFrom a leader must exist: two
+// waits of the ceiling (a value the faults left behind, then the one
+// found after it: a raw purge leaves a marker believed that is gone, so
+// the takeover over it conflicts), two RequestTimeouts (a node's is
+// TTL/4: a resync, and a Create whose answer the network lost), and a
+// second of round trips. Seed 934661 of the million at eaa6ac7 needed
+// the two RequestTimeouts: its Create landed at 6.6 s, its answer lost.
+func livenessBound(maxTTL time.Duration) time.Duration {
+	return 2*maxTTL + 2*(maxTTL/4) + time.Second
+}
 
 // livenessEnd is when a leader must exist by: livenessBound after
 // livenessFrom, or later where a step-down in the quiet phase before

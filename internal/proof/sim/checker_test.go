@@ -44,17 +44,17 @@ func TestCheckerOverlapAndEpochs(t *testing.T) {
 // hook, docs/design.md §4.4) move the bound's start, and no further.
 func TestCheckerLiveness(t *testing.T) {
 	s := time.Second
-	ttl := 3 * s // bound 7s
+	ttl := 3 * s // bound 8.5s
 	for _, c := range []struct {
 		name      string
 		hooksDone time.Duration
 		start     time.Duration // the first tenure after faults stop (at 20s)
 		want      bool          // a violation
 	}{
-		{"leader in time", 0, 26 * s, false},
-		{"leader late", 0, 28 * s, true},
-		{"late, but hooks ran until 22s", 22 * s, 28 * s, false},
-		{"hooks ran until 22s, leader later still", 22 * s, 30 * s, true},
+		{"leader in time", 0, 28 * s, false},
+		{"leader late", 0, 29 * s, true},
+		{"late, but hooks ran until 22s", 22 * s, 30 * s, false},
+		{"hooks ran until 22s, leader later still", 22 * s, 31 * s, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ch := newChecker()
