@@ -287,8 +287,9 @@ func storedSince(t *testing.T, n *Node, seq uint64) []string {
 
 func TestErrStateConflictWording(t *testing.T) {
 	t.Parallel()
+	conflict := fmt.Errorf("state commit: %w", state.ErrConflict) // as a caller gets it
 	for _, other := range []error{state.ErrFenced, state.ErrInvalidKey, state.ErrKeyNotFound, ErrNotLeader, ErrBucketConfig} {
-		if state.ErrConflict.Error() == other.Error() || errors.Is(state.ErrConflict, other) {
+		if state.ErrConflict.Error() == other.Error() || errors.Is(conflict, other) {
 			t.Errorf("state.ErrConflict is worded as, or wraps, %v", other)
 		}
 	}
