@@ -96,6 +96,10 @@ var sharedGoroutines = []string{
 	// nats-server's access-time clock: one per process, counted by its
 	// file stores, ends when the last one is closed.
 	"\tgithub.com/nats-io/nats-server/v2/server/ats.Register.func1+",
+	// os/signal's loop: started by the process's first signal.Notify
+	// (go test -fuzz's coordinator calls it while a fuzz target runs), it
+	// runs for the life of the process.
+	"\tos/signal.loop+",
 }
 
 // sharedGoroutine reports whether a profile record is one of sharedGoroutines.
