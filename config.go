@@ -102,8 +102,9 @@ type Config struct {
 	// before it asks a leader with a lower priority to hand over, so that
 	// a node that has just come back does not take the lead at once. At
 	// least LeaseTTL is always waited: a shorter PreemptDelay changes
-	// nothing. Later requests stay LeaseTTL apart. A reconnect, or a
-	// ReadinessCheck passing again, starts the wait anew. Default 0:
+	// nothing. Later requests stay LeaseTTL apart. A reconnect, a
+	// ReadinessCheck passing again, or a pause of the process (SIGSTOP, a
+	// stalled VM) past a renewal period, starts the wait anew. Default 0:
 	// LeaseTTL; at most 24h.
 	PreemptDelay time.Duration
 	// ReadinessCheck, if set, says whether this node may lead: the
