@@ -1,7 +1,6 @@
 package proctest
 
 import (
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -18,31 +17,8 @@ import (
 // pause say nothing of the time it was stopped. The election sees the
 // pause as a look far later than it planned (docs/design.md §4.6, P13).
 func TestAgentResumedFromAPauseWaitsItsPreemptDelay(t *testing.T) {
-	natsBin, _ := binaries(t)
-	ns := startNATS(t, natsBin)
-	dir := t.TempDir()
 	const ttl, delay = 2 * time.Second, 4 * time.Second
-	agents := map[string]*runProc{}
-	for _, n := range []struct {
-		id   string
-		prio int
-	}{{"a", 100}, {"b", 50}} {
-		if err := os.WriteFile(filepath.Join(dir, "ready-"+n.id), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(dir, n.id+".yaml")
-		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, delay, n.prio, true)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		p := &runProc{node: n.id, stderr: filepath.Join(t.TempDir(), n.id+".stderr"), exited: make(chan struct{})}
-		startProc(t, p, nil, "agent", "--config", file)
-		agents[n.id] = p
-		if n.id == "a" {
-			natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a did not lead")
-		}
-	}
-	a, b := agents["a"], agents["b"]
-	natstest.WaitFor(t, 10*time.Second, func() bool { return b.logged("readiness check passes") }, "b is not ready")
+	dir, a, _ := startPreemptPair(t, ttl, delay, true)
 	// a has been ready and connected far longer than its preempt_delay
 	// before the pause: what a resumed node must not count.
 	time.Sleep(delay)

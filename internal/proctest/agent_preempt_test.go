@@ -118,31 +118,8 @@ func TestAgentCheckMovesLeadershipAndPreemptDecidesTheWayBack(t *testing.T) {
 }
 
 func checkAndPreempt(t *testing.T, preempt bool) {
-	natsBin, _ := binaries(t)
-	ns := startNATS(t, natsBin)
-	dir := t.TempDir()
 	const ttl, delay = 2 * time.Second, 4 * time.Second
-	agents := map[string]*runProc{}
-	for _, n := range []struct {
-		id   string
-		prio int
-	}{{"a", 100}, {"b", 50}} {
-		if err := os.WriteFile(filepath.Join(dir, "ready-"+n.id), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		file := filepath.Join(dir, n.id+".yaml")
-		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, delay, n.prio, preempt)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		p := &runProc{node: n.id, stderr: filepath.Join(t.TempDir(), n.id+".stderr"), exited: make(chan struct{})}
-		startProc(t, p, nil, "agent", "--config", file)
-		agents[n.id] = p
-		if n.id == "a" {
-			natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a did not lead")
-		}
-	}
-	a, b := agents["a"], agents["b"]
-	natstest.WaitFor(t, 10*time.Second, func() bool { return b.logged("readiness check passes") }, "b is not ready")
+	dir, a, _ := startPreemptPair(t, ttl, delay, preempt)
 
 	// a's check fails: a steps down after `fall` failures, b leads.
 	removed := time.Now()
@@ -193,4 +170,36 @@ func checkAndPreempt(t *testing.T, preempt bool) {
 	if a.logged("asking the leader to hand over") {
 		t.Fatal("with preempt false, a asked b to hand over")
 	}
+}
+
+// startPreemptPair starts agents a (priority 100, leading first) and b
+// (50) on a nats-server process of their own, each with a readiness check
+// on the file ready-<id> in dir, and returns once b's check passes.
+func startPreemptPair(t *testing.T, ttl, delay time.Duration, preempt bool) (dir string, a, b *runProc) {
+	t.Helper()
+	natsBin, _ := binaries(t)
+	ns := startNATS(t, natsBin)
+	dir = t.TempDir()
+	agents := map[string]*runProc{}
+	for _, n := range []struct {
+		id   string
+		prio int
+	}{{"a", 100}, {"b", 50}} {
+		if err := os.WriteFile(filepath.Join(dir, "ready-"+n.id), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, n.id+".yaml")
+		if err := os.WriteFile(file, []byte(preemptConfig(ns.URL(), dir, n.id, ttl, delay, n.prio, preempt)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := &runProc{node: n.id, stderr: filepath.Join(t.TempDir(), n.id+".stderr"), exited: make(chan struct{})}
+		startProc(t, p, nil, "agent", "--config", file)
+		agents[n.id] = p
+		if n.id == "a" {
+			natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a did not lead")
+		}
+	}
+	a, b = agents["a"], agents["b"]
+	natstest.WaitFor(t, 10*time.Second, func() bool { return b.logged("readiness check passes") }, "b is not ready")
+	return dir, a, b
 }
