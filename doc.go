@@ -116,6 +116,6 @@
 // Errors wrap the package's sentinel values (ErrNotLeader, ErrInvalidConfig,
 // ErrBucketDeleted, ...) and are tested with errors.Is. NewNode and
 // NewObserver report every problem of a Config at once. Stop and StepDown
-// called from a hook cannot wait for hooks: they start the operation and
-// return ErrCalledFromHook at once.
+// called from a hook (any Node's) cannot wait for hooks: they start the
+// operation and return ErrCalledFromHook at once.
 package cluster

@@ -92,10 +92,11 @@ var (
 	// holds the lease. This node stops rather than follow under a name
 	// that is not its own. Permanent. Give every process its own NodeID.
 	ErrDuplicateNodeID = wire.ErrDuplicateNodeID
-	// ErrCalledFromHook: Stop or StepDown was called from a hook. It cannot
-	// wait there (it would wait for the hook that called it), so it has
+	// ErrCalledFromHook: Stop or StepDown was called from a hook, this
+	// Node's or another's. It cannot wait there (it would wait for the hook
+	// that called it, or for a hook that waits for this one), so it has
 	// started the operation and returns at once; the rest happens when the
-	// hook returns. Watch Done for the end of a Stop.
+	// hooks have returned. Watch Done for the end of a Stop.
 	ErrCalledFromHook = wire.ErrCalledFromHook
 )
 

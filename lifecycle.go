@@ -37,9 +37,10 @@ func (n *Node) Start(ctx context.Context) error {
 // and left to finish on its own (Done closes when it has). Stop returns by
 // its ctx even when NATS does not answer.
 //
-// Called from a hook, Stop cannot wait for hooks (it would wait for the
-// one that called it): it starts the stop and returns at once with an
-// error wrapping ErrCalledFromHook; the node stops after the hook returns.
+// Called from a hook, this Node's or another's, Stop cannot wait for hooks
+// (it would wait for the one that called it, or for one waiting for it):
+// it starts the stop and returns at once with an error wrapping
+// ErrCalledFromHook; the node stops after the hook returns.
 func (n *Node) Stop(ctx context.Context) error {
 	if n.eng == nil { // a Node not made by NewNode never started
 		return ErrNotStarted

@@ -53,7 +53,7 @@ func newNode(cfg Config, hooks Hooks, campaign bool) (*Node, error) {
 	n := &Node{cfg: cfg, events: &eventFeed{}}
 	n.events.node = n
 	ecfg := cfg.engineConfig()
-	ecfg.Observer, ecfg.Hooks, ecfg.Ending = !campaign, ComposeHooks(hooks, n.events), n.events.close
+	ecfg.Observer, ecfg.Hooks, ecfg.Events, ecfg.Ending = !campaign, hooks, n.events, n.events.close
 	ecfg.Suspended, ecfg.BeforeAction = &n.suspended, func(a any) {
 		if n.beforeAction != nil {
 			n.beforeAction(a)

@@ -18,6 +18,20 @@ type Hooks interface {
 	OnLeaderChange(ctx context.Context, nodeID string) error
 }
 
+// noHooks are no hooks: for a nil Hooks.
+type noHooks struct{}
+
+func (noHooks) OnBecomeLeader(context.Context) error         { return nil }
+func (noHooks) OnLoseLeadership(context.Context) error       { return nil }
+func (noHooks) OnLeaderChange(context.Context, string) error { return nil }
+
+func orNoHooks(h Hooks) Hooks {
+	if h == nil {
+		return noHooks{}
+	}
+	return h
+}
+
 // Metrics receives what the driver observes (cluster.Metrics, its cause
 // and outcome as strings).
 type Metrics interface {
@@ -84,9 +98,6 @@ func (d *driver) WaitWatches() { d.cleanup.Wait() }
 // StopHooks cancels the ctx of OnLeaderChange and OnLoseLeadership: a
 // hook still running is told to hurry.
 func (d *driver) StopHooks() { d.stopHooks() }
-
-// InHook says the caller runs on the hook dispatcher: a hook.
-func (d *driver) InHook() bool { return d.disp.isCaller() }
 
 // Store is the store the driver writes through.
 func (d *driver) Store() *store.Store { return d.store }

@@ -21,13 +21,6 @@ func benchRecord(nodeID string) []byte {
 		TTLMillis: 10000, Version: wire.Protocol}.Encode()
 }
 
-// noHooks does nothing.
-type noHooks struct{}
-
-func (noHooks) OnBecomeLeader(context.Context) error         { return nil }
-func (noHooks) OnLoseLeadership(context.Context) error       { return nil }
-func (noHooks) OnLeaderChange(context.Context, string) error { return nil }
-
 // noMetrics observes nothing.
 type noMetrics struct{}
 

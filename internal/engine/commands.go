@@ -17,7 +17,7 @@ import (
 // release waits for OnLoseLeadership, which runs after that hook.
 func (e *Engine) StepDown(ctx context.Context, to string) error {
 	reply := make(chan error, 1)
-	inHook := e.inHook()
+	inHook := inHook()
 	d, err := e.send(ctx, command{Kind: cmdStepDown, Reply: reply, To: to, Async: inHook})
 	if err != nil {
 		return err

@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"runtime"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -26,9 +24,8 @@ type hookCall struct {
 // goroutine of its own, so that no hook runs under a lock, on the renew
 // path, or on a NATS callback goroutine.
 type dispatcher struct {
-	log  *slog.Logger
-	obs  Metrics
-	goid atomic.Uint64 // the dispatcher goroutine, to tell a call from a hook
+	log *slog.Logger
+	obs Metrics
 
 	mu     sync.Mutex
 	queue  []hookCall
@@ -74,12 +71,8 @@ func (d *dispatcher) close() {
 	}
 }
 
-// isCaller says the calling goroutine is the dispatcher's: a hook.
-func (d *dispatcher) isCaller() bool { return d.goid.Load() == goroutineID() }
-
 func (d *dispatcher) run() {
 	defer close(d.done)
-	d.goid.Store(goroutineID())
 	for {
 		d.mu.Lock()
 		if len(d.queue) == 0 {
@@ -113,7 +106,7 @@ func (d *dispatcher) call(c hookCall) {
 				err = fmt.Errorf("panic: %v", r)
 			}
 		}()
-		return c.fn()
+		return runHook(c.fn)
 	}()
 	d.obs.ObserveHook(c.name, time.Since(start), err)
 	if err != nil {
@@ -123,15 +116,46 @@ func (d *dispatcher) call(c hookCall) {
 	d.log.Debug("hook done", "hook", c.name, "duration", time.Since(start))
 }
 
-// goroutineID is the runtime's number for the calling goroutine, read from
-// the first line of its stack trace ("goroutine 42 [running]:"). Used only
-// to tell a call from a hook, which cannot wait for hooks to end.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := bytes.TrimPrefix(buf[:runtime.Stack(buf[:], false)], []byte("goroutine "))
-	if i := bytes.IndexByte(b, ' '); i > 0 {
-		b = b[:i]
+// callHook calls the application's hook, a panic made its error, so that
+// the event feed is told after it all the same.
+func callHook(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// runHook calls a hook. Its frame on a goroutine's stack is what marks
+// a call made from inside a hook (inHook): a hook cannot wait for hooks.
+//
+//go:noinline
+func runHook(fn func() error) error { return fn() }
+
+// runHookEntry is runHook's entry address, as stack frames report it.
+var runHookEntry = runtime.FuncForPC(reflect.ValueOf(runHook).Pointer()).Entry()
+
+// inHook says the caller runs inside a hook, this node's or another's: its
+// stack holds runHook's frame. Waiting there for hooks to end could wait
+// for itself, or for a hook of another node that waits for this one.
+func inHook() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n == len(pcs) { // the stack may go deeper: look at all of it
+			pcs = make([]uintptr, 2*len(pcs))
+			continue
+		}
+		frames := runtime.CallersFrames(pcs[:n])
+		for {
+			f, more := frames.Next()
+			if f.Entry == runHookEntry {
+				return true
+			}
+			if !more {
+				return false
+			}
+		}
 	}
-	id, _ := strconv.ParseUint(string(b), 10, 64)
-	return id
 }

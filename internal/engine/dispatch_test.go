@@ -53,3 +53,39 @@ func (h *hookFailures) ObserveHook(_ string, _ time.Duration, err error) {
 		h.n++
 	}
 }
+
+// TestInHookKnowsAHookByItsStack: a call is from a hook when the hook's
+// frame is on its stack, however deep below the hook (E8); a goroutine
+// the hook starts, and any other, is not in a hook.
+func TestInHookKnowsAHookByItsStack(t *testing.T) {
+	d := newDispatcher(slog.New(slog.DiscardHandler), noMetrics{})
+	go d.run()
+	defer func() { d.close(); <-d.done }()
+	if inHook() {
+		t.Fatal("inHook() = true on the test's goroutine")
+	}
+	var direct, deep, spawned bool
+	done := make(chan struct{})
+	d.enqueue(hookCall{name: "h", done: done, fn: func() error {
+		direct = inHook()
+		deep = below(200, inHook) // deeper than inHook's first look (64 frames)
+		other := make(chan bool)
+		go func() { other <- inHook() }()
+		spawned = <-other
+		return nil
+	}})
+	<-done
+	if !direct || !deep || spawned {
+		t.Errorf("inHook: in the hook %v, 200 calls below it %v, on a goroutine it started %v; want true, true, false", direct, deep, spawned)
+	}
+}
+
+// below calls f n calls deep.
+//
+//go:noinline
+func below(n int, f func() bool) bool {
+	if n == 0 {
+		return f()
+	}
+	return below(n-1, f)
+}

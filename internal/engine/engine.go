@@ -58,7 +58,11 @@ type Config struct {
 	ReadinessThreshold  int // failures in a row that make the node not ready (P14)
 	Log                 *slog.Logger
 	Metrics             Metrics
-	Hooks               Hooks
+	Hooks               Hooks // the application's; nil: none
+	// Events is told after Hooks of what Hooks are told (before, for a
+	// lost tenure), whatever Hooks did; its errors count for nothing.
+	// Package cluster's event feed; nil: none.
+	Events Hooks
 	// BeforeAction and Suspended are for tests. The loop calls
 	// BeforeAction with each of the machine's actions (an
 	// election.Action) before carrying it out, so that a test can stall

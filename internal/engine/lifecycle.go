@@ -165,7 +165,8 @@ func (e *Engine) driverConfig(st *store.Store, control <-chan controlRequest, pr
 		StepDownOnHookError: e.cfg.StepDownOnHookError,
 		ReadinessCheck:      e.cfg.ReadinessCheck, ReadinessInterval: e.cfg.ReadinessInterval,
 		ReadinessThreshold: e.cfg.ReadinessThreshold,
-		ClusterID:          e.cfg.ClusterID, Log: e.cfg.Log, Metrics: e.cfg.Metrics, Hooks: e.cfg.Hooks,
+		ClusterID:          e.cfg.ClusterID, Log: e.cfg.Log, Metrics: e.cfg.Metrics,
+		Hooks: orNoHooks(e.cfg.Hooks), Events: orNoHooks(e.cfg.Events),
 		view: e.view, Store: st, Control: control, BeforeAction: before}
 }
 
@@ -253,17 +254,18 @@ func (e *Engine) supervise(d *driver) {
 // Stop leaves the cluster: on the leader, the tenure ends, OnLoseLeadership
 // runs while the node still renews, and the lease is released. It
 // returns nil once no hook runs or will and the goroutines have ended;
-// ctx's error if ctx ends first. Called from a hook it starts the stop
-// and returns wire.ErrCalledFromHook at once.
+// ctx's error if ctx ends first. Called from a hook (any node's) it
+// starts the stop and returns wire.ErrCalledFromHook at once.
 func (e *Engine) Stop(ctx context.Context) error {
-	if e.inHook() {
-		go func() { _ = e.Stop(context.Background()) }()
-		return fmt.Errorf("stop: %w", wire.ErrCalledFromHook)
-	}
 	e.mu.Lock()
 	if !e.started {
 		e.mu.Unlock()
 		return wire.ErrNotStarted
+	}
+	if inHook() {
+		e.mu.Unlock()
+		go func() { _ = e.Stop(context.Background()) }()
+		return fmt.Errorf("stop: %w", wire.ErrCalledFromHook)
 	}
 	d, startDone, startCancel := e.d, e.startDone, e.startCancel
 	if d == nil {
@@ -347,14 +349,6 @@ func (e *Engine) finish() {
 		}
 		close(e.done)
 	})
-}
-
-// inHook says the caller runs on this node's hook dispatcher.
-func (e *Engine) inHook() bool {
-	e.mu.Lock()
-	d := e.d
-	e.mu.Unlock()
-	return d != nil && d.InHook()
 }
 
 // runningLocked is nil once the engine has started and while it runs.
