@@ -51,7 +51,7 @@ func cutOff(t *testing.T, fault string) {
 	names := map[string]string{}
 	agents := map[string]*runProc{}
 	for _, id := range []string{"a", "b"} {
-		names[id] = fmt.Sprintf("gccut-%d-%s", os.Getpid(), id)
+		names[id] = netnsName(t, "gccut", id)
 		path := netnsWithEth0(t, names[id])
 		url := ns.URL()
 		if id == "a" {

@@ -24,7 +24,7 @@ func TestAgentStatusAndMetricsShowTheVIP(t *testing.T) {
 	const vipAddr = "10.99.1.100"
 	listen := map[string]string{}
 	for _, id := range []string{"a", "b"} {
-		name := fmt.Sprintf("gcobs-%d-%s", os.Getpid(), id)
+		name := netnsName(t, "gcobs", id)
 		path := netnsWithEth0(t, name)
 		listen[id] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 		prio := map[string]int{"a": 100, "b": 50}[id]

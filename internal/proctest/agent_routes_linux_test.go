@@ -20,7 +20,7 @@ func TestAgentVIPLabelAndRoutes(t *testing.T) {
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
-	name := fmt.Sprintf("gcroutes-%d", os.Getpid())
+	name := netnsName(t, "gcroutes", "")
 	path := netnsWithEth0(t, name)
 	conf := fmt.Sprintf(`clusters:
   - name: agentroutes

@@ -66,7 +66,7 @@ func TestAgentVIPFollowsTheLeader(t *testing.T) {
 	names := map[string]string{}
 	agents := map[string]*runProc{}
 	for _, id := range []string{"a", "b"} {
-		names[id] = fmt.Sprintf("gcagent-%d-%s", os.Getpid(), id)
+		names[id] = netnsName(t, "gcagent", id)
 		path := netnsWithEth0(t, names[id])
 		conf := fmt.Sprintf(`clusters:
   - name: agentvip

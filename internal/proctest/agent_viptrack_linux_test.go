@@ -27,7 +27,7 @@ type vipHost struct {
 // mappings, one a line, %[1]s standing for the namespace's path).
 func newVIPHost(t *testing.T, natsURL, dir, name, id string, prio int, vips ...string) *vipHost {
 	t.Helper()
-	h := &vipHost{id: id, ns: fmt.Sprintf("gcvt-%d-%s", os.Getpid(), id), listen: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	h := &vipHost{id: id, ns: netnsName(t, "gcvt", id), listen: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	h.path = netnsWithEth0(t, h.ns)
 	h.file = filepath.Join(dir, id+".yaml")
 	h.write(t, natsURL, name, prio, vips...)

@@ -72,8 +72,7 @@ func TestProcessMembersStatusAndSteadyCost(t *testing.T) {
 	ns.start(t)
 	monitor := fmt.Sprintf("http://127.0.0.1:%d", monPort)
 	fence := startFence(t)
-	clusterSeq++
-	s := nodeSettings{bin: nodeBin, cluster: fmt.Sprintf("members-%d-%d", time.Now().UnixNano()%1e6, clusterSeq),
+	s := nodeSettings{bin: nodeBin, cluster: fmt.Sprintf("members-%d-%d", time.Now().UnixNano()%1e6, clusterSeq.Add(1)),
 		natsURL: ns.URL(), fenceURL: fence.url, ttl: crashTTL, renew: crashRenew}
 	var nodes []*nodeProc
 	for i := range 3 {

@@ -3,7 +3,6 @@ package proctest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,16 +87,6 @@ func newNATSProcIn(t *testing.T, netns, bin, name string, port int, extra string
 	p := &natsProc{netns: netns, bin: bin, dir: dir, conf: conf, port: port}
 	t.Cleanup(func() { p.stop(syscall.SIGKILL) })
 	return p
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // URL is the client URL (in the server's namespace).

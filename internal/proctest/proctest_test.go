@@ -16,16 +16,13 @@ const (
 	crashRenew = 500 * time.Millisecond
 )
 
-var clusterSeq int
-
 // setup starts a nats-server process, the fence, and count node processes.
 func setup(t *testing.T, count int, ttl, renew time.Duration) (*natsProc, *fenceServer, []*nodeProc) {
 	t.Helper()
 	natsBin, nodeBin := binaries(t)
 	ns := startNATS(t, natsBin)
 	fence := startFence(t)
-	clusterSeq++
-	s := nodeSettings{bin: nodeBin, cluster: fmt.Sprintf("proc-%d-%d", time.Now().UnixNano()%1e6, clusterSeq),
+	s := nodeSettings{bin: nodeBin, cluster: fmt.Sprintf("proc-%d-%d", time.Now().UnixNano()%1e6, clusterSeq.Add(1)),
 		natsURL: ns.URL(), fenceURL: fence.url, ttl: ttl, renew: renew}
 	var nodes []*nodeProc
 	for i := range count {

@@ -56,8 +56,7 @@ func setupState(t *testing.T, servers int, proxied bool, interval time.Duration)
 			urls = append(urls, p.URL())
 		}
 	}
-	clusterSeq++
-	id := fmt.Sprintf("state-%d-%d", time.Now().UnixNano()%1e6, clusterSeq)
+	id := fmt.Sprintf("state-%d-%d", time.Now().UnixNano()%1e6, clusterSeq.Add(1))
 	s := nodeSettings{bin: nodeBin, cluster: id, natsURL: strings.Join(urls, ","), ttl: crashTTL, renew: crashRenew,
 		extra: []string{"-state", "-write-interval", interval.String(),
 			"-stale-puts", strconv.Itoa(stalePuts), "-replicas", strconv.Itoa(servers)}}
