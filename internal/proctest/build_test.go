@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 }
 
 // binaries returns the paths of the nats-server and clusternode programs,
-// building them on first use (the module's own nats-server version).
+// building them on first use (the module's own nats-server version),
+// with the go-cluster CLI (goClusterBinary).
 func binaries(t *testing.T) (natsServer, clusterNode string) {
 	t.Helper()
 	binOnce.Do(func() {
@@ -33,20 +34,28 @@ func binaries(t *testing.T) (natsServer, clusterNode string) {
 		if binErr != nil {
 			return
 		}
-		for _, b := range []struct{ out, pkg string }{
-			{"nats-server", "github.com/nats-io/nats-server/v2"},
-			{"clusternode", "github.com/ozanturksever/go-cluster/internal/cmd/clusternode"},
-		} {
-			// go test puts its own GOROOT/bin first on the tests' PATH.
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, b.out), b.pkg)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
+		// One go build for the three: it builds them side by side. Each
+		// is named after its package's last element (nats-server/v2:
+		// nats-server). go test puts its own GOROOT/bin first on the
+		// tests' PATH.
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator),
+			"github.com/nats-io/nats-server/v2",
+			"github.com/ozanturksever/go-cluster/internal/cmd/clusternode",
+			"github.com/ozanturksever/go-cluster/cmd/go-cluster")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return filepath.Join(binDir, "nats-server"), filepath.Join(binDir, "clusternode")
+}
+
+// goClusterBinary returns the path of the go-cluster CLI, building it on
+// first use.
+func goClusterBinary(t *testing.T) string {
+	t.Helper()
+	binaries(t)
+	return filepath.Join(binDir, "go-cluster")
 }

@@ -1,41 +1,15 @@
 package proctest
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// The go-cluster CLI, built once next to the other binaries.
-var (
-	cliOnce sync.Once
-	cliErr  error
-)
-
-// goClusterBinary returns the path of the go-cluster CLI, building it on
-// first use.
-func goClusterBinary(t *testing.T) string {
-	t.Helper()
-	binaries(t) // makes binDir, which TestMain removes
-	out := filepath.Join(binDir, "go-cluster")
-	cliOnce.Do(func() {
-		cmd := exec.Command("go", "build", "-o", out, "github.com/ozanturksever/go-cluster/cmd/go-cluster")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			cliErr = errors.New("go build go-cluster: " + err.Error() + "\n" + string(b))
-		}
-	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
-	}
-	return out
-}
 
 // runProc is one `go-cluster run` process.
 type runProc struct {
