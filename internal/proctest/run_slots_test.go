@@ -19,7 +19,7 @@ const slotChild = `exec 9>>"$RUN_LOCK.$GO_CLUSTER_SLOT"
 if ! flock -n 9; then echo "overlap $$ $GO_CLUSTER_EPOCH $GO_CLUSTER_NODE $GO_CLUSTER_SLOT" >> "$RUN_LOG"; exit 99; fi
 echo "start $$ $GO_CLUSTER_EPOCH $GO_CLUSTER_NODE $GO_CLUSTER_SLOT" >> "$RUN_LOG"
 trap 'echo "end $$" >> "$RUN_LOG"; exit 0' TERM
-while :; do sleep 0.02 9>&-; done`
+while :; do sleep 1 9>&- & wait $!; done`
 
 // slotStart is a "start" line of the shared log.
 type slotStart struct {
