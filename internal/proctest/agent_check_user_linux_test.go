@@ -18,6 +18,7 @@ import (
 // first failed: "go-cluster: NATS context: open .../context.txt:
 // permission denied", exit 1 (issue 33, defect 11).
 func TestAgentCheckAsAnotherUser(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Fatalf("setpriv (util-linux) is needed: %v", err)

@@ -32,6 +32,7 @@ func unitLines(t *testing.T, key string) []string {
 // run as systemd runs it after the main process died, removes them, and
 // a stray copy of the VIP with another prefix too.
 func TestAgentUnitCleansUpAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	stops := unitLines(t, "ExecStopPost")
 	if len(stops) != 1 {

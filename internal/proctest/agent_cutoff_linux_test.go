@@ -34,6 +34,7 @@ func cutoffConfig(natsURL, dir, id, nsPath, vipAddr string, ttl time.Duration) s
 // successor's first gratuitous ARP for the VIP arrives on the other end
 // of the successor's veth. The margin is logged.
 func TestAgentCutOffFromNATSLetsGoBeforeTheSuccessorAnnounces(t *testing.T) {
+	// Runs alone: a race built from timings (the old leader lets go about lease_ttl/10 before the successor announces).
 	for _, fault := range []string{"cut", "blackhole"} {
 		t.Run(fault, func(t *testing.T) { cutOff(t, fault) })
 	}

@@ -43,6 +43,7 @@ func checkAs(t *testing.T, host, file string) (int, string) {
 // exited 1 ("the host name cannot be one ... character '.'"), and
 // --check refused node_id: db1.example.com (issue 33, defect 3).
 func TestAgentHostNameIsTheNodeID(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)

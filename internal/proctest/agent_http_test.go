@@ -29,6 +29,7 @@ func get(url string) (int, string) {
 // and /metrics (the library's series) on its listen address; --listen and
 // $GO_CLUSTER_NODE_ID override the file.
 func TestAgentHTTP(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

@@ -83,6 +83,7 @@ func (w *fakeWatchdog) expired() bool {
 // agent asked for) and its ExecStopPost=, the VIP is gone from its host
 // before the other host's first gratuitous ARP for it.
 func TestAgentHungIsKilledBeforeItsLeasePassesOn(t *testing.T) {
+	// Runs alone: a race built from timings (the watchdog's kill and cleanup before the lease passes on).
 	requireRoot(t)
 	stops := unitLines(t, "ExecStopPost")
 	if len(stops) != 1 {

@@ -39,6 +39,7 @@ func startNATSWithDomain(t *testing.T, bin, name, domain, extra string) *natsPro
 // elect in the hub's bucket (the leaf's JetStream has none), and SIGTERM
 // of the leader hands over to the other at once.
 func TestAgentBehindALeafNode(t *testing.T) {
+	// Runs alone: an upper bound on time (SIGTERM's handover within lease_ttl/2).
 	natsBin, _ := binaries(t)
 	leafPort := freePort(t)
 	startNATSWithDomain(t, natsBin, "hub", "hub", fmt.Sprintf("leafnodes {\n  listen: \"127.0.0.1:%d\"\n}\n", leafPort))

@@ -15,6 +15,7 @@ import (
 // TestAgentMaintenance: go-cluster maintenance on makes the agent's
 // leader step down and stay out; off lets it lead again.
 func TestAgentMaintenance(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

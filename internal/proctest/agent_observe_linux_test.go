@@ -17,6 +17,7 @@ import (
 // the VIP on the leader's row and none on the follower's, and each
 // agent's /metrics says which holds it (issue 33, defect 10). Root.
 func TestAgentStatusAndMetricsShowTheVIP(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)

@@ -18,6 +18,7 @@ import (
 // with how long NATS was lost; meanwhile the follower's /healthz says
 // nats lost, no leader and not ready.
 func TestAgentNATSOutageLoggedOnceAndHealthzHonest(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

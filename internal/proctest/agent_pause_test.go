@@ -17,6 +17,7 @@ import (
 // pause say nothing of the time it was stopped. The election sees the
 // pause as a look far later than it planned (docs/design.md §4.6, P13).
 func TestAgentResumedFromAPauseWaitsItsPreemptDelay(t *testing.T) {
+	t.Parallel()
 	const ttl, delay = 2 * time.Second, 4 * time.Second
 	dir, a, _ := startPreemptPair(t, ttl, delay, true)
 	// a has been ready and connected far longer than its preempt_delay

@@ -112,8 +112,12 @@ func lastLeader(t *testing.T, dir string) string {
 // own wait) has passed since it became ready; without preempt b keeps
 // leading.
 func TestAgentCheckMovesLeadershipAndPreemptDecidesTheWayBack(t *testing.T) {
+	t.Parallel()
 	for _, preempt := range []bool{true, false} {
-		t.Run(fmt.Sprintf("preempt=%t", preempt), func(t *testing.T) { checkAndPreempt(t, preempt) })
+		t.Run(fmt.Sprintf("preempt=%t", preempt), func(t *testing.T) {
+			t.Parallel() // each its own server and agents
+			checkAndPreempt(t, preempt)
+		})
 	}
 }
 

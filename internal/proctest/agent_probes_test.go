@@ -22,6 +22,7 @@ import (
 // with its JSON; a cluster that has lost NATS is not ready either. Load
 // balancers and Kubernetes read the status code, not the body.
 func TestAgentLivezAndReadyzSayWhatProbesRead(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

@@ -16,6 +16,7 @@ import (
 // and adds the routes of the file (from the VIP, through the gateway, in
 // the table given), and SIGTERM removes both before it exits.
 func TestAgentVIPLabelAndRoutes(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)

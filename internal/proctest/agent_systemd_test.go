@@ -80,6 +80,7 @@ func (s *notifySocket) firstLines() []string {
 // reports READY=1 with a STATUS, pings the watchdog, brackets a reload
 // with RELOADING=1 and READY=1, and says STOPPING=1 on SIGTERM.
 func TestAgentSystemdNotify(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	sock := newNotifySocket(t)

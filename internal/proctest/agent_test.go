@@ -86,10 +86,11 @@ func hasNotice(dir, prefix string) bool {
 // changes only the notify commands causes no failover; SIGTERM hands over
 // at once.
 func TestAgentFailover(t *testing.T) {
+	// Runs alone: an upper bound on time (SIGTERM's handover within lease_ttl/2).
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
-	const ttl = 6 * time.Second
+	const ttl = 3 * time.Second
 	for _, id := range []string{"a", "b"} {
 		if err := os.WriteFile(filepath.Join(dir, "ready-"+id), nil, 0o600); err != nil {
 			t.Fatal(err)

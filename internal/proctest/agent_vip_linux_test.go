@@ -58,6 +58,7 @@ func hasAddr(t *testing.T, name, addr string) bool {
 // namespace of its own; the leader's holds it, a crash of the leader
 // moves it to the other, and SIGTERM removes it before the agent exits.
 func TestAgentVIPFollowsTheLeader(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)

@@ -92,6 +92,7 @@ func (h *vipHost) has(t *testing.T, cidr string) bool {
 // /healthz of the host whose interface is down, or gone, says so and not
 // ready; back up, it is ready again.
 func TestAgentVIPInterfaceIsTracked(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -130,6 +131,7 @@ func TestAgentVIPInterfaceIsTracked(t *testing.T) {
 // leaves), and a /24 copy added while it runs. The leader's own VIP
 // stays.
 func TestAgentRemovesStrayCopiesOfTheVIP(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -163,6 +165,7 @@ func TestAgentRemovesStrayCopiesOfTheVIP(t *testing.T) {
 // announced (its gratuitous ARP read on the far side of the veth) and the
 // removed one is gone.
 func TestAgentReloadChangesVIPsInPlace(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -230,6 +233,7 @@ func jsonField(body, key string) string {
 // it does not take the lease, even alone; /healthz and go-cluster status
 // say why.
 func TestAgentVIPOnAMissingInterfaceDoesNotLead(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -256,6 +260,7 @@ func TestAgentVIPOnAMissingInterfaceDoesNotLead(t *testing.T) {
 // held the VIP (issue 41, item 3), so the other host takes the VIP and
 // keeps it; /healthz says why.
 func TestAgentLeaderThatCannotAddItsVIPStepsDown(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -287,6 +292,7 @@ func TestAgentLeaderThatCannotAddItsVIPStepsDown(t *testing.T) {
 // host again: b, started again, follows it. The error a reports is the
 // kernel's reason, not a capability the agent has.
 func TestAgentHostThatCouldNotHoldItsVIPNeverPreempts(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
@@ -358,8 +364,12 @@ func TestAgentHostThatCouldNotHoldItsVIPNeverPreempts(t *testing.T) {
 // its lease expires, and every follower may campaign at once), c takes
 // the VIP, not a: a leads only when nobody else can, and c can.
 func TestAgentHostThatCouldNotHoldItsVIPLeavesTheHandOverToAnother(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) { vipFailedHandOver(t, sig) })
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel() // each its own server and namespaces
+			vipFailedHandOver(t, sig)
+		})
 	}
 }
 

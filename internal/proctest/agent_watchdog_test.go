@@ -19,6 +19,7 @@ import (
 // agent lowers the interval (WATCHDOG_USEC=) to half of lease_ttl -
 // renew_interval of a shorter lease, pinging at half of that.
 func TestAgentWatchdogFitsTheLease(t *testing.T) {
+	t.Parallel()
 	sec := unitLines(t, "WatchdogSec")
 	if len(sec) != 1 {
 		t.Fatalf("WatchdogSec= lines %q, want one", sec)

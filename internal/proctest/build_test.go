@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
 
 // binaries are built once per test process into binDir.
@@ -17,6 +19,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Most tests wait on processes (leases, cooldowns, VIPs): they run
+	// side by side, 4 per CPU unless -parallel says otherwise.
+	natstest.WaitingParallelism()
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

@@ -64,6 +64,7 @@ func steadyWindow(t *testing.T) time.Duration {
 // `go-cluster status` (the built CLI) shows it down, from the member
 // record it left, and the other two with their roles.
 func TestProcessMembersStatusAndSteadyCost(t *testing.T) {
+	// Runs alone: it counts messages over a window, which a tenure lost to load would spoil.
 	natstest.CheckLeaks(t)
 	natsBin, nodeBin := binaries(t)
 	cli := cliBinary(t)

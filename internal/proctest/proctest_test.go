@@ -67,6 +67,7 @@ func firstWrite(t *testing.T, n *nodeProc, above int64) event {
 }
 
 func TestKill9LeaderFailsOverAfterLeaseTTL(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	_, _, nodes := setup(t, 3, crashTTL, crashRenew)
 	leader, _ := waitLeader(t, nodes, 30*time.Second, time.Time{})
@@ -89,6 +90,7 @@ func TestKill9LeaderFailsOverAfterLeaseTTL(t *testing.T) {
 }
 
 func TestSIGSTOPLeaderIsDemotedAndFenced(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	_, fence, nodes := setup(t, 3, crashTTL, crashRenew)
 	leader, _ := waitLeader(t, nodes, 30*time.Second, time.Time{})
@@ -128,6 +130,7 @@ func TestSIGSTOPLeaderIsDemotedAndFenced(t *testing.T) {
 }
 
 func TestSIGTERMLeaderHandsOverFast(t *testing.T) {
+	// Runs alone: an upper bound on time (the handover within LeaseTTL - RenewInterval).
 	natstest.CheckLeaks(t)
 	_, _, nodes := setup(t, 3, crashTTL, crashRenew)
 	leader, _ := waitLeader(t, nodes, 30*time.Second, time.Time{})
@@ -162,6 +165,7 @@ func TestSIGTERMLeaderHandsOverFast(t *testing.T) {
 // (gracefully, then with kill -9) under three running nodes whose lease
 // outlasts the restart: the leader should ride it out, and writes resume.
 func TestNATSServerRestartUnderRunningNodes(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	const ttl, renew = 6 * time.Second, 1500 * time.Millisecond
 	ns, fence, nodes := setup(t, 3, ttl, renew)

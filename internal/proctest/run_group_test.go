@@ -61,6 +61,7 @@ func childGot(dir, sig string) bool {
 // SIGTERM of lost leadership, and a SIGTERM when the command exits while
 // it still runs; and it is gone by the time run exits.
 func TestRunSignalsReachTheCommandsProcessGroup(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 

@@ -14,6 +14,7 @@ import (
 // as its node ID, given with --node or read from the host name (in a UTS
 // namespace of its own named web1.example.com), as the library does.
 func TestRunAcceptsHostNamesAsNodeIDs(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	record := []string{"sh", "-c", `echo "$GO_CLUSTER_NODE" > "$DIR/node"`}

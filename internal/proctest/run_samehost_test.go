@@ -25,6 +25,7 @@ echo "end $$" >> "$RUN_LOG"`
 // the second and third runs exited 1 at once, "NodeID used by another
 // process" (issue 41, item 7).
 func TestRunsOnOneHostQueue(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	host, err := os.Hostname()

@@ -65,6 +65,7 @@ func lastInSlot(starts []slotStart, slot int) (slotStart, bool) {
 // off from NATS, in turn, and no two commands of one slot ever ran at
 // once. Each slot's epochs only go up, and every start is in slot 1 or 2.
 func TestRunSlotsNoOverlap(t *testing.T) {
+	t.Parallel() // at ttl 2s, as TestRunNoOverlap
 	cycles := 12
 	if testing.Short() {
 		cycles = 4
@@ -85,7 +86,7 @@ func TestRunSlotsNoOverlap(t *testing.T) {
 		next++
 		id := fmt.Sprintf("node-%d", next)
 		px := faultproxy.New(t, strings.TrimPrefix(ns.URL(), "nats://"))
-		members[id] = &member{startRun(t, px.URL(), "slots", id, env, []string{"--ttl", "1s", "--slots", "2"}, "sh", "-c", slotChild), px}
+		members[id] = &member{startRun(t, px.URL(), "slots", id, env, []string{"--ttl", "2s", "--slots", "2"}, "sh", "-c", slotChild), px}
 	}
 	for range 3 {
 		add()

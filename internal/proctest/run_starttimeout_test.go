@@ -14,6 +14,7 @@ import (
 // of reading it as a second meaning (issue 41, item 6; it was the old
 // spelling of --start-timeout).
 func TestRunStartTimeout(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

@@ -16,10 +16,11 @@ import (
 // run exits with its status, and the release lets a run waiting elsewhere
 // take over at once rather than after the TTL.
 func TestRunExitCodeAndRelease(t *testing.T) {
+	// Runs alone: an upper bound on time (the waiting run leads within ttl/2 of the release).
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
-	const ttl = 6 * time.Second
+	const ttl = 3 * time.Second
 	a := startRun(t, ns.URL(), "runexit", "node-a", []string{"DIR=" + dir}, []string{"--ttl", ttl.String()},
 		"sh", "-c", `echo "$GO_CLUSTER_CLUSTER $GO_CLUSTER_NODE $GO_CLUSTER_EPOCH" > "$DIR/a.env"; while [ ! -e "$DIR/go" ]; do sleep 0.02; done; exit 7`)
 	natstest.WaitFor(t, 20*time.Second, func() bool { return readFile(filepath.Join(dir, "a.env")) != "" }, "node-a's command did not start")
@@ -58,6 +59,7 @@ func TestRunExitCodeAndRelease(t *testing.T) {
 // TestRunForwardsSignals: a SIGTERM sent to run reaches the command, and
 // run exits with the status the command chose.
 func TestRunForwardsSignals(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
@@ -82,6 +84,7 @@ func TestRunForwardsSignals(t *testing.T) {
 // SIGKILL its command dies with it (Pdeathsig), and the other run takes
 // over after the TTL.
 func TestRunKilledTakesChildAlong(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()
@@ -109,6 +112,7 @@ func fileExists(path string) bool {
 // again (it never leads on a server of its own); once a server is up it
 // leads and runs the command.
 func TestRunWaitsForNATS(t *testing.T) {
+	t.Parallel()
 	natsBin, _ := binaries(t)
 	port := freePort(t)
 	ns := newNATSProc(t, natsBin, "late", port, "")

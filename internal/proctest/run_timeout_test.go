@@ -19,6 +19,7 @@ const exitLeadTimeout = 124
 // leads, or NATS cannot be reached) exits 124 without running its
 // command; a command that started in time is not cut short by it.
 func TestRunTimeout(t *testing.T) {
+	// Runs alone: upper bounds on time (--start-timeout 1s, 1.5s and 3s against the start of a command).
 	natsBin, _ := binaries(t)
 	ns := startNATS(t, natsBin)
 	dir := t.TempDir()

@@ -305,6 +305,7 @@ func poll(timeout time.Duration, cond func() bool) bool {
 // links are stalled just before the freeze, with a write of A's in them,
 // and restored just before the wake-up: that write lands late.
 func testSIGSTOPState(t *testing.T, servers int, held bool) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	interval := stateWriteInterval
 	if held {
@@ -377,6 +378,7 @@ func TestKill9LeaderUnderStateWritesJetStreamCluster(t *testing.T) { testKill9St
 // testKill9State kills leader A under its state writes and waits until B
 // leads and writes.
 func testKill9State(t *testing.T, servers int) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	st := setupState(t, servers, false, stateWriteInterval)
 	a, b := waitStateLeader(t, st.nodes, 30*time.Second)
