@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	flagDuration = flag.Duration("chaos.duration", 0, "how long to inject faults (default 20s, or $CHAOS_DURATION)")
+	flagDuration = flag.Duration("chaos.duration", 0, "how long to inject faults (default 15s, or $CHAOS_DURATION)")
 	flagSeed     = flag.Uint64("chaos.seed", 0, "schedule seed (default 1, or $CHAOS_SEED; 0 with -chaos.random picks one)")
 	flagRandom   = flag.Bool("chaos.random", false, "pick a random seed (printed) instead of the default")
 	flagNodes    = flag.Int("chaos.nodes", 5, "number of nodes")
@@ -47,12 +47,17 @@ func nodeLogger(t *testing.T) *slog.Logger {
 // any invariant violation (the fenced-state check included), any node that stopped on its own without an
 // out-of-band fault calling for it, and a cluster left without a leader
 // long after every fault healed. In the
-// normal test suite it is a short run with seed 1; a long run:
+// normal test suite it is a short run with seed 1, 15 s of faults (one
+// run here drew 8 kinds: blackhole, compaction, crash, cut, hook-stall,
+// restart, route-partition, server; its 20 s run before drew 8 too); a
+// long run:
 //
 //	go test ./internal/proof/chaos -run '^TestChaos$' -chaos.duration=10m -chaos.seed=42 -v -timeout 30m
 func TestChaos(t *testing.T) {
+	// Runs alone: stress on purpose (faults at LeaseTTL 1s against
+	// deadlines SafetyMargin apart); load beside it would decide for it.
 	natstest.CheckLeaks(t)
-	opts := Options{Duration: 20 * time.Second, Seed: 1, Nodes: *flagNodes, LeaseTTL: *flagTTL, LongTTLNodes: *flagLongTTL, Log: t.Logf,
+	opts := Options{Duration: 15 * time.Second, Seed: 1, Nodes: *flagNodes, LeaseTTL: *flagTTL, LongTTLNodes: *flagLongTTL, Log: t.Logf,
 		Logger: nodeLogger(t)}
 	if d, err := time.ParseDuration(os.Getenv("CHAOS_DURATION")); err == nil {
 		opts.Duration = d

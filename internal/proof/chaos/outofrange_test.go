@@ -26,6 +26,7 @@ import (
 // (§5.5). The same values are among the garbage of the chaos schedule
 // (garbage.go); this test checks what follows one precisely.
 func TestChaosOutOfRangeEpoch(t *testing.T) {
+	t.Parallel()
 	for _, v := range []struct {
 		name string
 		o    outOfRange
@@ -36,6 +37,7 @@ func TestChaosOutOfRangeEpoch(t *testing.T) {
 		{"held by the leader's NodeID one above the range", outOfRange{at: aboveRange, leader: true}},
 	} {
 		t.Run(v.name, func(t *testing.T) {
+			t.Parallel() // each its own servers and nodes
 			natstest.CheckLeaks(t)
 			outOfRangeEpoch(t, v.o)
 		})

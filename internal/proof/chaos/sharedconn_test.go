@@ -22,6 +22,8 @@ import (
 // the renewals time out, which must cost nothing. The Node must not read
 // the application's old permission error as its own and stop for good.
 func TestForeignPermissionErrorDoesNotStopTheNode(t *testing.T) {
+	// Runs alone: a stall 1.1 s short of the lease deadline must cost
+	// nothing, a margin load beside it would eat.
 	natstest.CheckLeaks(t)
 	const id = "shared"
 	perms := securetest.NodePermissions(id, "a", "_INBOX", true)

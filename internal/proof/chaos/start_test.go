@@ -23,6 +23,8 @@ import (
 // Start should retry each request within RequestTimeout, as the election
 // does, and succeed soon after the connection is back.
 func TestStartSurvivesALostRequest(t *testing.T) {
+	// Runs alone: an upper bound on time (Start within 3 s of the
+	// connection's return).
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	proxy := faultproxy.New(t, srv.Addr())
@@ -72,6 +74,7 @@ func TestStartSurvivesALostRequest(t *testing.T) {
 // message (the lease key's Get): a request lost on the way, as a server
 // cut off from the stream's leader loses it.
 func TestStartSurvivesALostLeaseRead(t *testing.T) {
+	// Runs alone: an upper bound on time (Start within 3 s).
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	relay := srv.Connect(t)
