@@ -11,6 +11,7 @@ import (
 )
 
 func TestClusterStreamLeaderFailover(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	start := time.Now()
 	c := RunCluster(t, 3)
@@ -92,6 +93,7 @@ func TestClusterDoesNotAdvertise(t *testing.T) {
 }
 
 func TestClusterFullRestartKeepsKV(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	c := RunCluster(t, 3)
 	nc := c.Connect(t)

@@ -9,6 +9,7 @@ import (
 // campaigns, raising its meta term, within nats-server's election timeout
 // (4-9s); one that still hears the leader does not.
 func TestMetaTermRisesOnAMemberCutOff(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	c := runRouteProxied(t)
 	l := c.MetaLeader()

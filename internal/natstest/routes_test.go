@@ -83,6 +83,7 @@ func holds(t *testing.T, d time.Duration, cond func() bool, format string, args 
 }
 
 func TestRouteProxiesCarryEveryRoute(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	c := runRouteProxied(t)
 	waitEveryRouteProxied(t, c)
@@ -112,6 +113,7 @@ func TestRouteProxiesCarryEveryRoute(t *testing.T) {
 }
 
 func TestRouteCutStreamLeaderLosesQuorum(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	c := runRouteProxied(t)
 	const account, stream = "$G", "ROUTES"

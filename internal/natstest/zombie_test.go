@@ -37,6 +37,7 @@ import (
 // hears the meta leader, it deletes its copy: not checked here, it takes
 // seconds and proves nothing of the window.)
 func TestARejoiningServerAnswersForTheStreamDeletedWhileItWasCutOff(t *testing.T) {
+	t.Parallel() // each its own cluster; it waits on the servers' elections
 	CheckLeaks(t)
 	const bucket, stream = "zombie", "KV_zombie"
 	c := runRouteProxied(t)
