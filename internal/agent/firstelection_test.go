@@ -120,6 +120,7 @@ func leaderOf(t *testing.T, name string, agents ...*testAgent) *testAgent {
 // outage. The lower one is started first, which on its own would make it
 // win the race to the first lease.
 func TestHigherPriorityWinsTheFirstElection(t *testing.T) {
+	// Runs alone: it holds that the lease never moves for 1.5 lease_ttl, which a tenure lost to load would break.
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	names := clusterNames("fresh", 10)

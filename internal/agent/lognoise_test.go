@@ -78,6 +78,7 @@ func lineCount(path string) int {
 // failed, each saying "check app failing (last result: <nil>)" while it
 // was rising (issue 33, defect 9).
 func TestCheckFailureAndRecoveryLoggedOnce(t *testing.T) {
+	// Runs alone: it counts 50 ms check intervals, which load beside it would stretch.
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
@@ -155,6 +156,7 @@ func TestCheckFailureAndRecoveryLoggedOnce(t *testing.T) {
 // says so once, at ERROR, not at every attempt. On main it logged two
 // ERROR lines every 2 s for ever (issue 33, defect 9).
 func TestDuplicateNodeIDLoggedOnce(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	cfg, err := Parse("agent.yaml", []byte("clusters:\n  - name: twins\n    election: {node_id: same, lease_ttl: 1s}\n"))

@@ -12,6 +12,7 @@ import (
 // connection, which is no loss: it logs none. On main every clean stop
 // logged a WARN "NATS connection lost ... err=<nil>" (issue 41, item 9).
 func TestCleanStopLogsNoNATSLoss(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	var logs logBuffer

@@ -34,6 +34,7 @@ func startLoggedAgent(t *testing.T, url, node string, priority int, logs *logBuf
 // loss; once it is back each logs that once, with how long it was lost
 // (issue 33, defect 4).
 func TestNATSOutageIsLoggedOnceAndHealthzIsHonest(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	var logA, logB logBuffer
@@ -85,6 +86,7 @@ func (l lazyStatus) String() string {
 // server answers says so once at WARN (the retries at DEBUG), and once
 // when it reaches one, with how long it waited.
 func TestUnreachableNATSAtStartIsLoggedOnce(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	url := srv.URL()

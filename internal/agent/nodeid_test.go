@@ -72,6 +72,7 @@ func TestCheckNodeIDsUsesTheHostName(t *testing.T) {
 // (dots written '=', wire.NodeIDToken), as go-cluster maintenance sends
 // them.
 func TestAgentRunsWithADottedNodeID(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	cfg, err := Parse("agent.yaml", []byte("clusters:\n  - name: dotted\n    election: {lease_ttl: 1s}\n"))

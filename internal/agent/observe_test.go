@@ -20,6 +20,7 @@ import (
 // holds, /healthz too, and /metrics has a series per check and per notify
 // command (issue 33, defect 10).
 func TestAgentPublishesChecksAndNotifyRuns(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()

@@ -52,6 +52,7 @@ func TestNotifierRunsInOrderOneAtATime(t *testing.T) {
 // TestNotifierTimeoutKillsTheGroup: at the timeout the command and what
 // it started are killed, and the next notice runs.
 func TestNotifierTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")

@@ -35,6 +35,7 @@ func remove(t *testing.T, path string) {
 // other, which keeps it; the leader's own passing again (80 against 70)
 // brings it back (preempt).
 func TestWeightedChecksMoveLeadershipToTheBestHost(t *testing.T) {
+	// Runs alone: it holds that the leader stays for 1.5 lease_ttl, which a tenure lost to load would break.
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
