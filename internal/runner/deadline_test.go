@@ -158,6 +158,7 @@ func checkKilledBeforeDeadline(t *testing.T, n *cluster.Node, px *faultproxy.Pro
 // that ignores SIGTERM is dead before the tenure's deadline, killed
 // TTL/20 before it.
 func TestRunnerKillsBeforeTheDeadline(t *testing.T) {
+	// Runs alone: a race built from timings (the command killed TTL/20 before the tenure's deadline).
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	px := faultproxy.New(t, srv.Addr())
@@ -183,6 +184,7 @@ func TestRunnerKillsBeforeTheDeadline(t *testing.T) {
 
 // TestServiceKillsBeforeTheDeadline: the same for the agent's service.
 func TestServiceKillsBeforeTheDeadline(t *testing.T) {
+	// Runs alone: a race built from timings (the service killed TTL/20 before the tenure's deadline).
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	px := faultproxy.New(t, srv.Addr())

@@ -18,6 +18,7 @@ import (
 // SIGUSR1) reach a child the command started in the background, and so
 // does the SIGTERM of lost leadership; the child is gone when Run returns.
 func TestRunnerSignalsReachTheProcessGroup(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	// A shell cannot trap a signal ignored when it started, and Go keeps a
 	// signal ignored at its own start ignored in what it executes: under
@@ -32,7 +33,7 @@ func TestRunnerSignalsReachTheProcessGroup(t *testing.T) {
 	dir := groupDir(t)
 	sigs := make(chan os.Signal, 1)
 	r, err := New(Config{
-		Node: cluster.Config{ClusterID: "group", NodeID: "n1", NATSURLs: []string{srv.URL()}, LeaseTTL: time.Second},
+		Node: cluster.Config{ClusterID: "group", NodeID: "n1", NATSURLs: []string{srv.URL()}, LeaseTTL: parallelTTL},
 		Argv: []string{"sh", "-c", groupCommand}, Env: []string{"DIR=" + dir}, Once: true, Signals: sigs,
 	})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 func newRunner(t *testing.T, srv *natstest.Server, id string, once bool, argv ...string) *Runner {
 	t.Helper()
 	r, err := New(Config{
-		Node: cluster.Config{ClusterID: "runner", NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: time.Second},
+		Node: cluster.Config{ClusterID: "runner", NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: parallelTTL},
 		Argv: argv, Once: once, Env: []string{"DIR=" + t.TempDir()},
 	})
 	if err != nil {
@@ -42,6 +42,7 @@ func runAsync(ctx context.Context, r *Runner) <-chan result {
 }
 
 func TestRunReturnsTheCommandsStatus(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
@@ -64,6 +65,7 @@ func TestRunReturnsTheCommandsStatus(t *testing.T) {
 // and the lease is released only once it has exited: the next leader's
 // command starts after it ended.
 func TestStepDownWaitsForTheCommand(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
@@ -105,6 +107,7 @@ func readFile(path string) string {
 // TestOnceAfterLoss: with Once, a run whose command was stopped because
 // leadership ended returns the command's status (143: SIGTERM).
 func TestOnceAfterLoss(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
@@ -127,6 +130,7 @@ func TestOnceAfterLoss(t *testing.T) {
 
 // TestCommandThatCannotStart: Run returns 127 and stops the node.
 func TestCommandThatCannotStart(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	r := newRunner(t, srv, "nostart", false, filepath.Join(t.TempDir(), "absent"))

@@ -94,6 +94,7 @@ func processAlive[P int | string](pid P) bool {
 // the service started in the background gets SIGTERM, and is gone before
 // OnLoseLeadership returns (before StepDown releases the lease).
 func TestServiceLossReachesTheProcessGroup(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	n, dir, pid := groupService(t, "group-loss")
 	if err := n.StepDown(context.Background()); err != nil {
@@ -109,6 +110,7 @@ func TestServiceLossReachesTheProcessGroup(t *testing.T) {
 // started still runs, the child gets SIGTERM (a chance to finish cleanly)
 // and is gone before the service is restarted.
 func TestServiceExitTermsWhatItLeft(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	_, dir, pid := groupService(t, "group-exit")
 	if err := os.WriteFile(filepath.Join(dir, "exit"), nil, 0o600); err != nil {

@@ -35,6 +35,7 @@ func (s *syncBuffer) String() string {
 // a service stopped at the end of leadership logged "leadership ended:
 // stopping the command" (issue 41, item 9).
 func TestServiceLogsNameTheService(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	var logs syncBuffer

@@ -14,7 +14,7 @@ import (
 // startServiceNode starts a node of srv whose hooks are svc.
 func startServiceNode(t *testing.T, srv *natstest.Server, id string, svc *Service) *cluster.Node {
 	t.Helper()
-	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-" + id, NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: time.Second}, svc)
+	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-" + id, NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: parallelTTL}, svc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,7 @@ func stop(t *testing.T, n *cluster.Node) {
 // started again, with the tenure's epoch each time; Stop waits for the
 // running one.
 func TestServiceRestartsWithBackoff(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	log := filepath.Join(t.TempDir(), "log")
@@ -65,6 +66,7 @@ func TestServiceRestartsWithBackoff(t *testing.T) {
 // TestServiceStepsDownOnExit: with StepDownOnExit the node gives up
 // leadership when the service exits.
 func TestServiceStepsDownOnExit(t *testing.T) {
+	t.Parallel()
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	svc, err := NewService(ServiceConfig{Argv: []string{"sh", "-c", "sleep 0.1; exit 0"}, StepDownOnExit: true})

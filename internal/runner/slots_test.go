@@ -27,6 +27,7 @@ func TestSlotClusterID(t *testing.T) {
 // ErrLeadTimeout without running its command; one runs in each of two
 // slots meanwhile, and a third finds both taken.
 func TestLeadTimeout(t *testing.T) {
+	// Runs alone: an upper bound on time (ErrLeadTimeout once LeadTimeout has passed).
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	dir := t.TempDir()
