@@ -134,7 +134,7 @@ func (b *blockingLose) waitBegan(t *testing.T) {
 // OnLoseLeadership: the drain will never finish, and StepDown must return
 // once the election loop has exited, not wait out its own ctx.
 func TestE7StepDownReturnsWhenStopGivesUp(t *testing.T) {
-	// Runs alone: it bounds StepDown's return from above, which load beside it would stretch.
+	t.Parallel()
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
