@@ -33,13 +33,15 @@ func inMsgs(t *testing.T, srv *natstest.Server, name string) int64 {
 func TestSteadyStateFollowerSendsNothing(t *testing.T) {
 	// Side by side with others: load can only delay renewals, and the
 	// count's lower bound (2 renewals in 4 intervals) is looser than the
-	// tenure, counted below, allows.
+	// tenure, counted below, allows; a RequestTimeout of 2s keeps a slow
+	// answer from being sent again inside the window (the upper bound).
 	t.Parallel()
 	srv, rec, id := setup(t)
 	names := map[string]string{}
 	var nodes []*Node
 	for _, n := range []string{"a", "b", "c"} {
 		cfg := stableConfig(id, n, srv.URL())
+		cfg.RequestTimeout = 2 * time.Second
 		names[n] = id + "-" + n
 		cfg.NATSOptions = []nats.Option{nats.Name(names[n])}
 		nodes = append(nodes, startNode(t, cfg, rec, nil))
