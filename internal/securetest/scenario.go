@@ -40,8 +40,12 @@ type Scenario struct {
 	// dials one connection per member, shared by its node and checker, and
 	// also fails on any asynchronous error the server sends it (a
 	// permission violation the node would only log).
-	Dial     bool
-	LeaseTTL time.Duration // default 1s
+	Dial bool
+	// LeaseTTL is the nodes' (default 2s); they renew every quarter of it
+	// and give each request half of it. The root package's tests run side
+	// by side: at 1s (requests of 250ms) a loaded machine made a node's
+	// member record time out, unwritten (its announcement is best effort).
+	LeaseTTL time.Duration
 	// StartTimeout bounds each node's Start (a request the server refuses
 	// only times out). Default 3s.
 	StartTimeout time.Duration
@@ -85,7 +89,7 @@ type running struct {
 func (s Scenario) Run(t testing.TB) (err error) {
 	t.Helper()
 	if s.LeaseTTL == 0 {
-		s.LeaseTTL = time.Second
+		s.LeaseTTL = 2 * time.Second
 	}
 	if s.StartTimeout == 0 {
 		s.StartTimeout = 3 * time.Second
@@ -201,7 +205,8 @@ func (s Scenario) start(m Member, asyncErrs *errList) (*running, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.StartTimeout)
 	defer cancel()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ncfg := cluster.Config{ClusterID: s.ClusterID, NodeID: m.ID, LeaseTTL: s.LeaseTTL, Logger: quiet}
+	ncfg := cluster.Config{ClusterID: s.ClusterID, NodeID: m.ID, LeaseTTL: s.LeaseTTL,
+		RenewInterval: s.LeaseTTL / 4, RequestTimeout: s.LeaseTTL / 2, Logger: quiet}
 	hcfg := health.Config{ClusterID: s.ClusterID, NodeID: m.ID, Logger: quiet}
 	r := &running{}
 	if s.Dial {
@@ -245,7 +250,7 @@ func (s Scenario) start(m Member, asyncErrs *errList) (*running, error) {
 
 // watchCooldown watches the StepDown cooldown record of nodeID for what
 // is written from now on. The record lives as long as the cooldown (the
-// scenario's LeaseTTL, 1s by default): read after the handover, it may be
+// scenario's LeaseTTL, 2s by default): read after the handover, it may be
 // gone already on a loaded machine, where a watch still sees it written.
 func (s Scenario) watchCooldown(ctx context.Context, admin *nats.Conn, nodeID string) (jetstream.KeyWatcher, error) {
 	js, err := jetstream.New(admin)
