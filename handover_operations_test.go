@@ -251,7 +251,9 @@ func TestObserverSeesWhatMetricsNeed(t *testing.T) {
 	natstest.WaitFor(t, 2*time.Second, func() bool {
 		obs.mu.Lock()
 		defer obs.mu.Unlock()
-		return len(obs.leaders) >= 3 && obs.hooks["OnLoseLeadership"] == 1
+		// ObserveLeader is told when the view changes, ObserveHook once
+		// the hook has returned: b's OnLeaderChange may come after.
+		return len(obs.leaders) >= 3 && obs.hooks["OnLoseLeadership"] == 1 && obs.hooks["OnLeaderChange"] >= 2
 	}, "observer missed leader changes or hooks")
 	obs.mu.Lock()
 	defer obs.mu.Unlock()

@@ -15,6 +15,7 @@ import (
 // and has had RequestTimeout to answer, both when the bucket's TTL is
 // shorter than the node's Config.LeaseTTL and when it is longer.
 func TestHealthzLivenessFollowsTheBucketsLeaseTTL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name              string
 		bucketTTL, cfgTTL time.Duration
@@ -24,6 +25,7 @@ func TestHealthzLivenessFollowsTheBucketsLeaseTTL(t *testing.T) {
 		{"longer", 6 * time.Second, time.Second, 250 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv, rec, id := setup(t)
 			// The first node makes the bucket with its TTL, and releases it.
 			maker := testConfig(id, "maker", srv.URL())

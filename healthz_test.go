@@ -114,9 +114,13 @@ func TestHealthzFailingReadinessCheckNotReady(t *testing.T) {
 // A leader cut off from NATS is reported not live while it still leads,
 // before its deadline; once its tenure has ended it follows and is live.
 func TestHealthzCutLeaderNotLiveBeforeDeadline(t *testing.T) {
-	// Runs alone: it reads /livez inside a window of a few hundred ms before the deadline, which other tests' load would close.
+	// Side by side with others: a LeaseTTL of 4s opens a window of about
+	// 2s between "no renewal for RenewInterval+RequestTimeout" (1.5s) and
+	// the deadline (3.6s), where testConfig's 2s left 300ms.
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL = 4 * time.Second
 	a, proxy := proxiedNode(t, srv, cfg, rec)
 	waitOneLeader(t, []*Node{a}, 15*time.Second)
 	hs := healthzServer(t, a)

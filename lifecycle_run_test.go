@@ -33,9 +33,13 @@ func runResult(t *testing.T, out <-chan error, timeout time.Duration) error {
 // Run leads until its ctx ends, then stops with a release: the follower
 // takes over at once, not after LeaseTTL, and Run returns nil.
 func TestRunReleasesWhenContextEnds(t *testing.T) {
-	// Runs alone: it bounds the release's time from above (one LeaseTTL), which load beside it would stretch.
+	// Side by side with others: a lease of 5s (renewed every 1.25s) puts
+	// an expiry at least 3.75s after a's last renewal, far beyond the
+	// LeaseTTL/2 a release is given, and a stall under load far below it.
+	t.Parallel()
 	srv, rec, id := setup(t)
 	cfg := stableConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval = 5*time.Second, 1250*time.Millisecond
 	a, err := NewNode(cfg, rec.hooks("a", func() int64 { return 0 }, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +48,9 @@ func TestRunReleasesWhenContextEnds(t *testing.T) {
 	defer cancel()
 	ran := runNode(runCtx, a)
 	natstest.WaitFor(t, 10*time.Second, a.IsLeader, "a never led")
-	b := startNode(t, stableConfig(id, "b", srv.URL()), rec, nil)
+	bcfg := cfg
+	bcfg.NodeID = "b"
+	b := startNode(t, bcfg, rec, nil)
 	natstest.WaitFor(t, 2*time.Second, func() bool { return b.Leader() == "a" }, "b did not see a")
 
 	cancel()

@@ -134,7 +134,7 @@ func (b *blockingLose) waitBegan(t *testing.T) {
 // OnLoseLeadership: the drain will never finish, and StepDown must return
 // once the election loop has exited, not wait out its own ctx.
 func TestE7StepDownReturnsWhenStopGivesUp(t *testing.T) {
-	// Runs alone: it bounds StepDown's return from above, which load beside it would stretch.
+	t.Parallel()
 	srv, rec, id := setup(t)
 	lose := newBlockingLose()
 	a := startNode(t, stableConfig(id, "a", srv.URL()), rec, lose.hooks())
@@ -372,6 +372,9 @@ func TestP11StepDownFromBecomeLeaderWaitsForLose(t *testing.T) {
 	natstest.WaitFor(t, 5*time.Second, b.IsLeader, "b did not take over after a stepped down")
 
 	natstest.WaitFor(t, 5*time.Second, func() bool { return rec.count("a", "lose") == 1 }, "a's OnLoseLeadership never began")
+	// b leads before its OnBecomeLeader, where the recorder notes when its
+	// tenure began, has run.
+	natstest.WaitFor(t, 5*time.Second, func() bool { _, bStart := lifeTenureTimes(rec, "a", "b"); return !bStart.IsZero() }, "b's OnBecomeLeader never ran")
 	if aLose, bStart := lifeTenureTimes(rec, "a", "b"); bStart.Before(aLose) {
 		t.Errorf("b became leader %v after StepDown was called, %v before a's OnLoseLeadership began",
 			bStart.Sub(stepped.began).Round(time.Millisecond), aLose.Sub(bStart).Round(time.Millisecond))
@@ -544,9 +547,15 @@ func TestE7StopReturnsByItsContextWhenCutOff(t *testing.T) {
 	// Short requests: the leader gives up releasing the lease (three
 	// attempts, each followed by a bucket lookup) well before Stop's ctx
 	// ends, so that its loop is past its requests and stopping the watch.
+	// The first dial keeps the tests' 1s handshake (NATSOptions come after
+	// the dial's own bound): 100ms failed Starts under load, "cannot
+	// connect to NATS ... i/o timeout". A blackholed link does not reconnect
+	// within Stop's 1s (three pings of 1s go out first), so the dial's
+	// bound does not meet Stop's.
 	mk := func(id, name, url string) Config {
 		c := stableConfig(id, name, url)
 		c.RequestTimeout = 100 * time.Millisecond
+		c.NATSOptions = append(c.NATSOptions, nats.Timeout(testRequestTimeout))
 		return c
 	}
 	t.Run("Leader", func(t *testing.T) {

@@ -284,7 +284,9 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, _, err := store.Create(ctx(t), js, c.id, store.Options{}); err != nil {
+			// The tests' TTL: a first election 2s after the start, not
+			// the default 10s.
+			if _, _, err := store.Create(ctx(t), js, c.id, store.Options{LeaseTTL: testTTL}); err != nil {
 				t.Fatal(err)
 			}
 			var logs syncBuffer

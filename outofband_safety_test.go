@@ -42,6 +42,7 @@ func TestP4GarbageOverACutOffHolderWaitsTheCeiling(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv, rec, id := setup(t)
 			acfg := testConfig(id, "a", srv.URL())
 			acfg.LeaseTTL, acfg.RenewInterval = 5*time.Second, time.Second

@@ -99,8 +99,11 @@ func TestStateJSClusterBusyLeaderHandsOver(t *testing.T) {
 	for i := range 3 {
 		cfg := clusterConfig(c, id, fmt.Sprintf("n%d", i))
 		// A long LeaseTTL: a successor that had to wait the lease out
-		// would miss the wait below by far.
-		cfg.LeaseTTL, cfg.RenewInterval = 10*time.Second, 2*time.Second
+		// would lead no sooner than 4.5s after the StepDown (a LeaseTTL
+		// after a renewal at most 1.5s before it), past the 3s wait
+		// below; no longer, since the bucket's first election waits it
+		// out once (rule 16) while the test runs alone.
+		cfg.LeaseTTL, cfg.RenewInterval = 6*time.Second, 1500*time.Millisecond
 		cfg.Cooldown = 500 * time.Millisecond
 		nodes = append(nodes, startNode(t, cfg, rec, nil))
 	}
@@ -124,7 +127,7 @@ func TestStateJSClusterBusyLeaderHandsOver(t *testing.T) {
 				}
 			}
 			return false
-		}, "%s: no follower led within 3s (LeaseTTL 10s): the release did not land", what)
+		}, "%s: no follower led within 3s (LeaseTTL 6s): the release did not land", what)
 		return next
 	}
 	for round := range 2 {
