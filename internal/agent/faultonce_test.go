@@ -2,8 +2,10 @@ package agent
 
 import (
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 )
@@ -83,4 +85,40 @@ func holdJudgement(m *member) (paused <-chan struct{}, release func()) {
 		next(ready)
 	}
 	return p, func() { close(r) }
+}
+
+// TestReloadInMaintenanceIsNoFault: a reload keeps the maintenance switch
+// without a fault of its own, and returns. A guard, not a reproduction:
+// before, the new checks' first judgements ran without the switch and
+// could find the node ready; the switch then applied under mu was a fault
+// whose post took mu again (a reload that never returns), but only if
+// they came before the swap, which 50 reloads here did not show.
+func TestReloadInMaintenanceIsNoFault(t *testing.T) {
+	natstest.CheckLeaks(t)
+	ok := filepath.Join(t.TempDir(), "ok")
+	touch(t, ok)
+	var log syncBuffer
+	m := fileCheckMember(t, ok, time.Millisecond, &log, nil)
+	defer m.discard()
+	natstest.WaitFor(t, 5*time.Second, func() bool { return m.readyCheck(t.Context()) == nil }, "never ready")
+	m.ready.setMaintenance(true) // the fault
+	const reloads = 50
+	for i := range reloads {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			m.setRuntime(m.config())
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("reload %d of %d in maintenance never returned", i+1, reloads)
+		}
+		if err := m.readyCheck(t.Context()); err == nil || !m.ready.maintenanceOn() {
+			t.Fatalf("reload %d: maintenance on %v, ready: %v", i+1, m.ready.maintenanceOn(), err)
+		}
+	}
+	if n := strings.Count(log.String(), `msg="not ready"`); n != 1 {
+		t.Fatalf("%d faults for one maintenance switched on and %d reloads; log:\n%s", n, reloads, log.String())
+	}
 }

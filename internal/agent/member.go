@@ -118,12 +118,16 @@ func (m *member) setRuntime(cl Cluster) {
 	if oldNotes != nil {
 		notes.setState(oldNotes.currentState()) // a reload changes no state: notify.state does not run
 	}
-	if oldReady != nil && oldReady.maintenanceOn() {
-		ready.setMaintenance(true) // a reload keeps the switch
-	}
+	// A reload keeps the switch: ready inherited it from prev; one
+	// switched on since is applied once mu is released (setMaintenance
+	// judges, and judging takes judging then mu).
+	switched := oldReady != nil && oldReady.maintenanceOn() && !ready.maintenanceOn()
 	m.ready, m.notes = ready, notes
 	m.cfg.Checks, m.cfg.MaintenanceFile, m.cfg.Notify = cl.Checks, cl.MaintenanceFile, cl.Notify
 	m.mu.Unlock()
+	if switched {
+		ready.setMaintenance(true)
+	}
 	if oldReady != nil {
 		oldReady.stop()
 	}

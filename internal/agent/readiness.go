@@ -72,11 +72,14 @@ func newReadiness(checks []Check, maintenance string, onChange func(*readiness),
 	return r
 }
 
-// inherit takes the standing of the checks prev runs unchanged, and
-// probes the others once, all at once.
+// inherit takes the standing of the checks prev runs unchanged and its
+// maintenance switch, and probes the others once, all at once. The
+// switch before the loops start: their first judgements must not find a
+// node in maintenance ready (a fault, then, when the switch came).
 func (r *readiness) inherit(prev *readiness) {
 	prev.mu.Lock()
 	old := append([]checkState(nil), prev.states...)
+	r.forced = prev.forced
 	prev.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range r.states {
