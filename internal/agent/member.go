@@ -40,10 +40,12 @@ type member struct {
 	started bool // the node has started
 	faulted bool // a fault was posted and has not cleared
 	decided bool // every check has had a result once
-	// judging makes a judgement of readyCheck and the notices it posts
-	// one step with respect to the faults posted meanwhile: a fault
-	// posted after readyCheck read the node ready must not be taken as
-	// cleared by that reading, nor its notice come after fault_cleared.
+	// judging makes a judgement of readiness, the fault or clearing it
+	// shows, its mark (faulted) and its notice one step, whoever judges:
+	// readyCheck or a change of the checks (judgeChange). A change judged
+	// by both is one fault; a fault posted after readyCheck read the node
+	// ready is not taken as cleared by that reading, nor is its notice
+	// after fault_cleared. Logging waits for the lock's release.
 	judging sync.Mutex
 	// maintSub answers maintenance requests.
 	maintSub *nats.Subscription
@@ -108,7 +110,7 @@ func (m *member) setRuntime(cl Cluster) {
 	m.mu.Lock()
 	prev := m.ready
 	m.mu.Unlock()
-	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.fault, prev, m.log)
+	ready := newReadiness(cl.Checks, cl.MaintenanceFile, m.judgeChange, prev, m.log)
 	notes := newNotifier(cl.Notify, cl.Name, cl.Election.NodeID, cl.Election.Priority, cl.VIPs, m.opts.Output, m.log)
 	notes.observe = m.agentMetrics.ObserveNotify
 	m.mu.Lock()
@@ -116,12 +118,16 @@ func (m *member) setRuntime(cl Cluster) {
 	if oldNotes != nil {
 		notes.setState(oldNotes.currentState()) // a reload changes no state: notify.state does not run
 	}
-	if oldReady != nil && oldReady.maintenanceOn() {
-		ready.setMaintenance(true) // a reload keeps the switch
-	}
+	// A reload keeps the switch: ready inherited it from prev; one
+	// switched on since is applied once mu is released (setMaintenance
+	// judges, and judging takes judging then mu).
+	switched := oldReady != nil && oldReady.maintenanceOn() && !ready.maintenanceOn()
 	m.ready, m.notes = ready, notes
 	m.cfg.Checks, m.cfg.MaintenanceFile, m.cfg.Notify = cl.Checks, cl.MaintenanceFile, cl.Notify
 	m.mu.Unlock()
+	if switched {
+		ready.setMaintenance(true)
+	}
 	if oldReady != nil {
 		oldReady.stop()
 	}
@@ -185,10 +191,9 @@ func (m *member) readyCheck(context.Context) error {
 // and posts the fault or fault_cleared this reading shows.
 func (m *member) judge(r *readiness) error {
 	m.judging.Lock()
-	defer m.judging.Unlock()
 	v := r.judge()
 	if v.fault {
-		m.faultJudged(v.err.Error())
+		m.markFault(v.err.Error())
 	}
 	err := errors.Join(v.err, m.vips.err())
 	m.mu.Lock()
@@ -204,20 +209,43 @@ func (m *member) judge(r *readiness) error {
 	m.decided = m.decided || v.decided
 	m.mu.Unlock()
 	if cleared {
-		m.log.Info("ready again")
 		m.post(notice{event: EventFaultCleared})
 	}
 	if startFault {
-		m.faultJudged(err.Error())
+		m.markFault(err.Error())
+	}
+	m.judging.Unlock()
+	switch {
+	case v.fault:
+		m.logFault(v.err.Error())
+	case cleared:
+		m.log.Info("ready again")
+	case startFault:
+		m.logFault(err.Error())
 	}
 	return err
 }
 
+// judgeChange is readiness's onChange: r changed (a check's result, the
+// maintenance switch), and the fault this shows, if any, is posted here.
+// Its fault is decided and marked in one step, as readyCheck's is: the
+// one of the two that judges the change first posts it, once.
+func (m *member) judgeChange(r *readiness) {
+	m.judging.Lock()
+	v := r.judge()
+	if v.fault {
+		m.markFault(v.err.Error())
+	}
+	m.judging.Unlock()
+	if v.fault {
+		m.logFault(v.err.Error())
+	}
+}
+
 // fault posts a fault notice: the node stopped being ready.
 func (m *member) fault(reason string) {
-	m.judging.Lock()
-	defer m.judging.Unlock()
-	m.faultJudged(reason)
+	m.postFault(reason)
+	m.logFault(reason)
 }
 
 // postFault posts a fault notice; fault_cleared follows once the node is
@@ -225,21 +253,21 @@ func (m *member) fault(reason string) {
 func (m *member) postFault(reason string) {
 	m.judging.Lock()
 	defer m.judging.Unlock()
-	m.postFaultJudged(reason)
+	m.markFault(reason)
 }
 
-// faultJudged is fault, with judging held.
-func (m *member) faultJudged(reason string) {
-	m.log.Warn("not ready", "reason", reason)
-	m.postFaultJudged(reason)
-}
-
-// postFaultJudged is postFault, with judging held.
-func (m *member) postFaultJudged(reason string) {
+// markFault marks the node faulted and queues the fault's notice, with
+// judging held.
+func (m *member) markFault(reason string) {
 	m.mu.Lock()
 	m.faulted = true
 	m.mu.Unlock()
 	m.post(notice{event: EventFault, reason: reason})
+}
+
+// logFault says a fault was posted.
+func (m *member) logFault(reason string) {
+	m.log.Warn("not ready", "reason", reason)
 }
 
 // post fills in the node's view and queues n.

@@ -16,8 +16,12 @@ import (
 // present. It is what the node's ReadinessCheck reads.
 type readiness struct {
 	maintenance string
-	onFault     func(reason string) // called, outside the lock, when ready turns into not ready
-	log         *slog.Logger        // a check's failure and recovery, once each
+	// onChange is called, outside the locks, after a check's result or
+	// the maintenance switch: the member judges readiness there, and
+	// decides and marks a fault in one step (member.judgeChange). Without
+	// it, the change is judged and no fault reported.
+	onChange func(*readiness)
+	log      *slog.Logger // a check's failure and recovery, once each
 
 	mu     sync.Mutex
 	states []checkState
@@ -48,9 +52,9 @@ type checkState struct {
 // standing, and a new one is probed once before newReadiness returns:
 // a reload must not make a ready node look not ready while its checks
 // have no result yet (its leader would step down).
-func newReadiness(checks []Check, maintenance string, onFault func(string), prev *readiness, log *slog.Logger) *readiness {
+func newReadiness(checks []Check, maintenance string, onChange func(*readiness), prev *readiness, log *slog.Logger) *readiness {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &readiness{maintenance: maintenance, onFault: onFault, log: log, cancel: cancel, states: make([]checkState, len(checks))}
+	r := &readiness{maintenance: maintenance, onChange: onChange, log: log, cancel: cancel, states: make([]checkState, len(checks))}
 	for i, c := range checks {
 		r.states[i].check = c
 	}
@@ -68,11 +72,14 @@ func newReadiness(checks []Check, maintenance string, onFault func(string), prev
 	return r
 }
 
-// inherit takes the standing of the checks prev runs unchanged, and
-// probes the others once, all at once.
+// inherit takes the standing of the checks prev runs unchanged and its
+// maintenance switch, and probes the others once, all at once. The
+// switch before the loops start: their first judgements must not find a
+// node in maintenance ready (a fault, then, when the switch came).
 func (r *readiness) inherit(prev *readiness) {
 	prev.mu.Lock()
 	old := append([]checkState(nil), prev.states...)
+	r.forced = prev.forced
 	prev.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := range r.states {
@@ -154,17 +161,17 @@ func (r *readiness) record(i int, err error) {
 	case now && known && !was:
 		r.log.Info("check passes again", "check", name)
 	}
-	r.ready() // reports a fault if this made the node not ready
+	r.changed() // a fault if this made the node not ready
 }
 
-// ready returns nil when every check passes and the maintenance file is
-// absent; otherwise why not. It reports a fault if this ends readiness.
-func (r *readiness) ready() error {
-	v := r.judge()
-	if v.fault && r.onFault != nil {
-		r.onFault(v.err.Error())
+// changed has a change of the checks or the switch judged: by onChange,
+// which reports the fault it may show.
+func (r *readiness) changed() {
+	if r.onChange == nil {
+		r.judge()
+		return
 	}
-	return v.err
+	r.onChange(r)
 }
 
 // verdict is one judgement of readiness.
@@ -174,8 +181,10 @@ type verdict struct {
 	fault   bool  // the judgement before was ready and this one is not
 }
 
-// judge judges readiness now, as ready does, but reports a fault to the
-// caller instead of calling onFault.
+// judge judges readiness now: nil when every check passes and the
+// maintenance file is absent, otherwise why not, and whether this
+// judgement ends readiness (a fault, which the caller reports: it is
+// the judgement's alone).
 func (r *readiness) judge() verdict {
 	r.judging.Lock()
 	defer r.judging.Unlock()
@@ -190,7 +199,7 @@ func (r *readiness) setMaintenance(on bool) {
 	r.mu.Lock()
 	r.forced = on
 	r.mu.Unlock()
-	r.ready() // a fault, if this ends readiness
+	r.changed() // a fault, if this ends readiness
 }
 
 // maintenanceOn reports whether maintenance was switched on by command.

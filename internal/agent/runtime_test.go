@@ -89,14 +89,15 @@ func TestReadinessRiseAndFall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var faults atomic.Int32
+	ready := countFaults(&faults)
 	r := newReadiness([]Check{{Name: "ok", File: &FileCheck{Path: file}, Interval: Duration(10 * time.Millisecond),
-		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(string) { faults.Add(1) }, nil, nil)
+		Timeout: Duration(10 * time.Millisecond), Rise: 5, Fall: 3}}, maint, func(r *readiness) { _ = ready(r) }, nil, nil)
 	defer r.stop()
-	natstest.WaitFor(t, 2*time.Second, func() bool { return r.ready() == nil }, "never ready")
+	natstest.WaitFor(t, 2*time.Second, func() bool { return ready(r) == nil }, "never ready")
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 2*time.Second, func() bool { return r.ready() != nil }, "never failed")
+	natstest.WaitFor(t, 2*time.Second, func() bool { return ready(r) != nil }, "never failed")
 	r.mu.Lock()
 	if s := r.states[0]; s.passing || s.streak != 0 {
 		t.Errorf("state after the fall: %+v", s)
@@ -108,11 +109,11 @@ func TestReadinessRiseAndFall(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 2*time.Second, func() bool { return r.ready() == nil }, "never ready again")
+	natstest.WaitFor(t, 2*time.Second, func() bool { return ready(r) == nil }, "never ready again")
 	if err := os.WriteFile(maint, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.ready(); err == nil || !strings.Contains(err.Error(), "maintenance") {
+	if err := ready(r); err == nil || !strings.Contains(err.Error(), "maintenance") {
 		t.Fatalf("ready with the maintenance file: %v", err)
 	}
 }
@@ -129,6 +130,19 @@ func TestRecordNeedsFallFailuresInARow(t *testing.T) {
 		if got := r.states[0].passing; got != s.pass {
 			t.Fatalf("step %d: passing %v, want %v", i, got, s.pass)
 		}
+	}
+}
+
+// countFaults is a judgement of readiness, as the member's, that counts
+// the faults it shows in faults: a test's own judgements may be the ones
+// that see a fault first.
+func countFaults(faults *atomic.Int32) func(*readiness) error {
+	return func(r *readiness) error {
+		v := r.judge()
+		if v.fault {
+			faults.Add(1)
+		}
+		return v.err
 	}
 }
 
@@ -152,16 +166,17 @@ func TestReloadedReadinessIsDecidedAtOnce(t *testing.T) {
 		return Check{Name: name, File: &FileCheck{Path: path}, Interval: Duration(time.Hour), Timeout: Duration(time.Second), Rise: 1, Fall: 1}
 	}
 	r1 := newReadiness([]Check{check("ok", ok)}, "", nil, nil, nil)
-	natstest.WaitFor(t, 2*time.Second, func() bool { return r1.ready() == nil }, "never ready")
+	natstest.WaitFor(t, 2*time.Second, func() bool { return r1.judge().err == nil }, "never ready")
 	// Interval an hour: the loops' own first probes race these checks;
 	// the standing must already be decided when newReadiness returns.
 	r2 := newReadiness([]Check{check("ok", ok), check("also-ok", ok)}, "", nil, r1, nil)
-	if err := r2.ready(); err != nil {
+	if err := r2.judge().err; err != nil {
 		t.Fatalf("reloaded with passing checks: %v", err)
 	}
 	var faults atomic.Int32
-	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(string) { faults.Add(1) }, r2, nil)
-	if err := r3.ready(); err == nil || !strings.Contains(err.Error(), "check bad") {
+	ready := countFaults(&faults)
+	r3 := newReadiness([]Check{check("ok", ok), check("bad", absent)}, "", func(r *readiness) { _ = ready(r) }, r2, nil)
+	if err := ready(r3); err == nil || !strings.Contains(err.Error(), "check bad") {
 		t.Fatalf("reloaded with a failing check: %v", err)
 	}
 	if faults.Load() != 1 {
