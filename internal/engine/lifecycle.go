@@ -257,12 +257,13 @@ func (e *Engine) supervise(d *driver) {
 // ctx's error if ctx ends first. Called from a hook (any node's) it
 // starts the stop and returns wire.ErrCalledFromHook at once.
 func (e *Engine) Stop(ctx context.Context) error {
+	hook := inHook() // reads the stack: not under mu
 	e.mu.Lock()
 	if !e.started {
 		e.mu.Unlock()
 		return wire.ErrNotStarted
 	}
-	if inHook() {
+	if hook {
 		e.mu.Unlock()
 		go func() { _ = e.Stop(context.Background()) }()
 		return fmt.Errorf("stop: %w", wire.ErrCalledFromHook)
