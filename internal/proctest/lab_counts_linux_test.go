@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -65,7 +66,13 @@ type labRun struct {
 	takeover time.Duration // the fault -> b's first gratuitous ARP
 	gap      time.Duration // a's last answer -> b's first answer
 	split    arplab.SplitBrain
+	slowLog  []string // a takeover past labTakeoverGoal: both agents' log lines around it
 }
+
+// labTakeoverGoal is issue 41's for a downed link: b's first gratuitous
+// ARP within 100 ms of the fault. A run past it keeps the agents' log
+// lines of its takeover, so that the figure can be explained.
+const labTakeoverGoal = 100 * time.Millisecond
 
 // TestAgentLabCounts applies each of issue 33's faults (and issue 41's) -lab.n times to
 // the leader a (priority 100) of a steady pair and undoes it; b takes
@@ -91,6 +98,9 @@ func TestAgentLabCounts(t *testing.T) {
 					r.split.ReadLate.Round(100*time.Microsecond), r.split.Late, r.split.LateMax.Round(100*time.Microsecond))
 				// a, b, then a again (its hand-back) is the run's course;
 				// more turns would be a flap.
+				for _, line := range r.slowLog {
+					t.Logf("run %d, past %v: %s", i+1, labTakeoverGoal, line)
+				}
 				if r.split.Both > 0 || len(r.split.Answerers) > 3 {
 					t.Errorf("run %d: the client got answers from both hosts: %+v (the first: %v)", i+1, r.split, r.split.FirstBoth)
 				}
@@ -127,6 +137,12 @@ func (l *agentLab) faultRun(f labFault) labRun {
 		l.t.Fatalf("%s: b never answered the client", f.name)
 	}
 	gap := l.watch.SplitBrain(since, first.Add(time.Nanosecond)).Silent
+	var slowLog []string
+	if took > labTakeoverGoal {
+		for _, h := range []*arplab.Host{a, b} {
+			slowLog = append(slowLog, logWindow(l.t, l.agents[h].stderr, h.ID, t0.Add(-labRenew), t0.Add(took+50*time.Millisecond))...)
+		}
+	}
 	undone := time.Now()
 	f.undo(l)
 	l.waitSteady(a, 30*time.Second)
@@ -136,7 +152,26 @@ func (l *agentLab) faultRun(f labFault) labRun {
 	end := time.Now()
 	split := l.watch.SplitBrain(since, end)
 	l.watch.Forget(end)
-	return labRun{takeover: took, gap: gap, split: split}
+	return labRun{takeover: took, gap: gap, split: split, slowLog: slowLog}
+}
+
+// logWindow is the lines of an agent's log (slog's text, time= first)
+// whose time is within [from, to], each named by host.
+func logWindow(t *testing.T, file, host string, from, to time.Time) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		stamp, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err == nil && !at.Before(from) && !at.After(to) {
+			out = append(out, host+": "+line)
+		}
+	}
+	return out
 }
 
 // logLabRuns logs a fault's figures: takeovers and gaps (median, p99,
