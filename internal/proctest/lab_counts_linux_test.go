@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
 	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
 )
 
@@ -19,10 +22,11 @@ import (
 var labRuns = flag.Int("lab.n", 5, "TestAgentLabCounts: runs per fault (issue 33's figures: 20)")
 
 // labFault is one way TestAgentLabCounts takes the leader a out: apply
-// it, then undo it once b has taken over.
+// it, then undo it once b has taken over. apply returns when the fault
+// began if it knows better than the moment it was called (zero: then).
 type labFault struct {
 	name  string
-	apply func(l *agentLab)
+	apply func(l *agentLab) time.Time
 	undo  func(l *agentLab)
 }
 
@@ -30,10 +34,10 @@ type labFault struct {
 // check; and issue 41's link down.
 var labFaults = []labFault{
 	{"NATSCutOff",
-		func(l *agentLab) { l.cutNATS(l.a(), true) },
+		func(l *agentLab) time.Time { l.cutNATS(l.a(), true); return time.Time{} },
 		func(l *agentLab) { l.cutNATS(l.a(), false) }},
 	{"SIGTERM",
-		func(l *agentLab) { l.agents[l.a()].signal(syscall.SIGTERM) },
+		func(l *agentLab) time.Time { l.agents[l.a()].signal(syscall.SIGTERM); return time.Time{} },
 		func(l *agentLab) {
 			a := l.agents[l.a()]
 			if code := a.waitExit(l.t, 20*time.Second); code != 0 {
@@ -41,15 +45,20 @@ var labFaults = []labFault{
 			}
 			l.startAgent(l.a(), a.cmd.Args[len(a.cmd.Args)-1])
 		}},
-	// Issue 41's: a's LAN link down (ip link set eth0 down), up again.
+	// Issue 41's: a's LAN link down (ip link set eth0 down), up again. The
+	// fault begins at the netlink request, made from this process: the
+	// figure counts from the link going down, not from the start of an ip
+	// command, whose exec alone can take tens of milliseconds on a busy
+	// machine.
 	{"LinkDown",
-		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "down") },
-		func(l *agentLab) { l.ip(l.a().NS, "link", "set", arplab.IfName, "up") }},
+		func(l *agentLab) time.Time { return l.setLink(l.a(), false) },
+		func(l *agentLab) { l.setLink(l.a(), true) }},
 	{"CheckFails",
-		func(l *agentLab) {
+		func(l *agentLab) time.Time {
 			if err := os.WriteFile(l.failFile(l.a()), nil, 0o600); err != nil {
 				l.t.Fatal(err)
 			}
+			return time.Time{}
 		},
 		func(l *agentLab) {
 			if err := os.Remove(l.failFile(l.a())); err != nil {
@@ -122,7 +131,9 @@ func (l *agentLab) faultRun(f labFault) labRun {
 	// operator's day, and spread the faults over the renewal cycle.
 	time.Sleep(time.Until(l.handBack.Add(labTTL)) + rand.N(labRenew))
 	t0 := time.Now()
-	f.apply(l)
+	if at := f.apply(l); !at.IsZero() {
+		t0 = at
+	}
 	took, ok := l.waitGARP(b, t0, 5*labTTL)
 	if !ok {
 		l.t.Fatalf("%s: no gratuitous ARP from b within %v", f.name, 5*labTTL)
@@ -198,4 +209,34 @@ func logLabRuns(t *testing.T, name string, runs []labRun) {
 	t.Logf("RESULT %s x %d: fault -> b's first GARP median %v p99 %v max %v; client's gap (a's last answer -> b's first) median %v p99 %v max %v; %d probes, %d unanswered, %d answered by both hosts",
 		name, len(runs), tm.Round(time.Millisecond), tp.Round(time.Millisecond), tx.Round(time.Millisecond),
 		gm.Round(100*time.Microsecond), gp.Round(100*time.Microsecond), gx.Round(100*time.Microsecond), probes, unanswered, both)
+}
+
+// setLink sets h's LAN link down or up with one netlink request from this
+// process, and returns when the request was made.
+func (l *agentLab) setLink(h *arplab.Host, up bool) time.Time {
+	l.t.Helper()
+	ns, err := netns.GetFromName(h.NS)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer ns.Close()
+	nh, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	defer nh.Close()
+	link, err := nh.LinkByName(arplab.IfName)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	at := time.Now()
+	if up {
+		err = nh.LinkSetUp(link)
+	} else {
+		err = nh.LinkSetDown(link)
+	}
+	if err != nil {
+		l.t.Fatalf("link %s of %s up=%v: %v", arplab.IfName, h.NS, up, err)
+	}
+	return at
 }
