@@ -27,8 +27,11 @@ func TestAgentResumedFromAPauseWaitsItsPreemptDelay(t *testing.T) {
 	a.signal(syscall.SIGSTOP)
 	t.Cleanup(func() { a.signal(syscall.SIGCONT) }) // killable at cleanup
 	natstest.WaitFor(t, 5*ttl, func() bool { return lastLeader(t, dir) == "b" }, "b did not take over from the paused a")
-	a.signal(syscall.SIGCONT)
+	// Read before the signal: a cannot run before it is sent, while a
+	// reading after it may come late on a busy machine (the check failed
+	// once with 'a took leadership back 3.989s after it was resumed').
 	resumed := time.Now()
+	a.signal(syscall.SIGCONT)
 
 	natstest.WaitFor(t, delay+4*ttl, func() bool { return lastLeader(t, dir) == "a" }, "a (priority 100) did not take leadership back from b (50) after its pause")
 	back := readStamped(t, filepath.Join(dir, "leaders.log"))
