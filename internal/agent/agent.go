@@ -70,7 +70,7 @@ func New(cfg *Config, opts Options) (*Agent, error) {
 		return nil, errors.New("agent: Options.Connect is required")
 	}
 	a := &Agent{opts: opts, members: map[string]*member{}, registry: newRegistry(),
-		conns: newConnPool(opts.Logger, connName(opts.Hostname))}
+		conns: newConnPool(opts.Logger)}
 	members, err := a.build(cfg)
 	if err != nil {
 		return nil, err
@@ -195,12 +195,11 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
-// connName is the name of the agent's connections in the server's connz.
-func connName(hostname string) string {
-	if hostname == "" {
-		return "go-cluster agent"
-	}
-	return "go-cluster agent " + hostname
+// connName is the name in the server's connz of a connection the agent
+// dials for a node: its node ID (normally the host's name, and the same
+// for all the clusters sharing the connection).
+func connName(nodeID string) string {
+	return "go-cluster agent " + nodeID
 }
 
 // sameElection reports whether a and b differ at most in what a running

@@ -16,8 +16,7 @@ import (
 // The first member to need a connection dials it; the last to release it
 // closes it.
 type connPool struct {
-	log  *slog.Logger
-	name string // of each connection, in the server's connz
+	log *slog.Logger
 
 	mu    sync.Mutex
 	conns map[string]*sharedConn // by connection key (connKey)
@@ -45,8 +44,8 @@ type dialAttempt struct {
 // the connection's connEvents), within ctx.
 type dialFunc func(ctx context.Context, handlers []nats.Option) (*nats.Conn, error)
 
-func newConnPool(log *slog.Logger, name string) *connPool {
-	return &connPool{log: log, name: name, conns: map[string]*sharedConn{}}
+func newConnPool(log *slog.Logger) *connPool {
+	return &connPool{log: log, conns: map[string]*sharedConn{}}
 }
 
 // acquire returns the connection of key, dialling it with dial if nobody

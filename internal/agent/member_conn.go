@@ -19,7 +19,7 @@ func (m *member) connect(ctx context.Context, ep Endpoint) (*nats.Conn, error) {
 		return nil, err
 	}
 	dial := func(ctx context.Context, handlers []nats.Option) (*nats.Conn, error) {
-		return dialNATS(ctx, m.conns.name, ep, timing, handlers)
+		return dialNATS(ctx, connName(cfg.Election.NodeID), ep, timing, handlers)
 	}
 	c, nc, err := m.conns.acquire(ctx, connKey(ep, fmt.Sprintf("%p", m)), cfg.Name, m.nats, dial)
 	if err != nil {
