@@ -20,6 +20,9 @@ import (
 // is the connection's name in the server's connz; handlers come last:
 // they are the ones in use.
 func dialNATS(ctx context.Context, name string, ep Endpoint, timing cluster.Config, handlers []nats.Option) (*nats.Conn, error) {
+	if len(ep.URLs) == 0 {
+		return nil, fmt.Errorf("%w: no NATS server to dial", cluster.ErrInvalidConfig)
+	}
 	opts := nats.GetDefaultOptions()
 	opts.Servers = ep.URLs
 	opts.Name = name
