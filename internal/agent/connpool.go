@@ -2,12 +2,16 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
+
+	cluster "github.com/ozanturksever/go-cluster"
 )
 
 // connPool holds the agent's NATS connections: one per distinct
@@ -20,6 +24,10 @@ type connPool struct {
 
 	mu    sync.Mutex
 	conns map[string]*sharedConn // by connection key (connKey)
+	// down are the keys whose last dial failed, with when the first of
+	// those failures was: an outage is logged once for the connection,
+	// not once for each of its clusters.
+	down map[string]time.Time
 }
 
 // sharedConn is one connection of the pool and the members using it.
@@ -44,14 +52,25 @@ type dialAttempt struct {
 // the connection's connEvents), within ctx.
 type dialFunc func(ctx context.Context, handlers []nats.Option) (*nats.Conn, error)
 
-func newConnPool(log *slog.Logger) *connPool {
-	return &connPool{log: log, conns: map[string]*sharedConn{}}
+// connRequest is a member's request for a connection.
+type connRequest struct {
+	key     string // connKey
+	cluster string // the member's, for the connection's log lines
+	servers string // the servers dialled, for the log lines about reaching them
+	watch   *natsWatch
+	dial    dialFunc
 }
 
-// acquire returns the connection of key, dialling it with dial if nobody
-// holds one that is open, and makes w (cluster's) follow its state. Every
-// acquire that returns no error is matched by one release.
-func (p *connPool) acquire(ctx context.Context, key, cluster string, w *natsWatch, dial dialFunc) (*sharedConn, *nats.Conn, error) {
+func newConnPool(log *slog.Logger) *connPool {
+	return &connPool{log: log, conns: map[string]*sharedConn{}, down: map[string]time.Time{}}
+}
+
+// acquire returns the connection of r.key, dialling it with r.dial if
+// nobody holds one that is open, and makes r.watch follow its state. Every
+// acquire that returns no error is matched by one release. It logs a
+// connection that cannot be reached once, and once when it is reached.
+func (p *connPool) acquire(ctx context.Context, r connRequest) (*sharedConn, *nats.Conn, error) {
+	key, w := r.key, r.watch
 	p.mu.Lock()
 	c := p.conns[key]
 	if c == nil {
@@ -59,7 +78,7 @@ func (p *connPool) acquire(ctx context.Context, key, cluster string, w *natsWatc
 		p.conns[key] = c
 	}
 	c.users++
-	c.events.join(w, cluster)
+	c.events.join(w, r.cluster)
 	for {
 		// A connection nats.go closed (it gives up on an authorization
 		// error that repeats) is dialled again.
@@ -86,17 +105,51 @@ func (p *connPool) acquire(ctx context.Context, key, cluster string, w *natsWatc
 		a := &dialAttempt{done: make(chan struct{})}
 		c.dialing = a
 		p.mu.Unlock()
-		nc, err := dial(ctx, c.events.options())
+		nc, err := r.dial(ctx, c.events.options())
 		p.mu.Lock()
 		c.dialing, a.err = nil, err
 		if err == nil {
 			c.nc = nc
 		}
 		close(a.done)
+		say := p.dialled(key, err, ctx.Err() != nil)
+		p.mu.Unlock()
+		say(p.log, r.servers)
 		if err != nil {
-			p.mu.Unlock()
 			p.release(c, w)
 			return nil, nil, err
+		}
+		return c, nc, nil
+	}
+}
+
+// dialled records a dial's outcome for key, with p.mu, and returns what
+// to log of it once p.mu is released: the first failure to reach NATS
+// since it was last reached at WARN, the next ones at DEBUG, reaching it
+// again at INFO with how long it took. A dial given up (stopped) says
+// nothing.
+func (p *connPool) dialled(key string, err error, stopped bool) func(log *slog.Logger, servers string) {
+	now := time.Now()
+	since, down := p.down[key]
+	switch {
+	case err == nil:
+		delete(p.down, key)
+		if !down {
+			return func(*slog.Logger, string) {}
+		}
+		return func(log *slog.Logger, servers string) {
+			log.Info("NATS reached", "servers", servers, "after", now.Sub(since).Round(time.Millisecond))
+		}
+	case stopped || !errors.Is(err, cluster.ErrConnect):
+		return func(*slog.Logger, string) {} // the member says why it did not start
+	case !down:
+		p.down[key] = now
+		return func(log *slog.Logger, servers string) {
+			log.Warn("cannot reach NATS; trying again every "+retryConnect.String(), "servers", servers, "err", err)
+		}
+	default:
+		return func(log *slog.Logger, servers string) {
+			log.Debug("still cannot reach NATS", "servers", servers, "err", err, "since", since)
 		}
 	}
 }

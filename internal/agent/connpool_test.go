@@ -47,7 +47,7 @@ func TestPoolDialsOnceForMembersStartingTogether(t *testing.T) {
 		for i := range out {
 			wg.Go(func() {
 				w := newNATSWatch()
-				c, nc, err := pool.acquire(t.Context(), "servers "+url, "c", w, dialTo(url))
+				c, nc, err := pool.acquire(t.Context(), connRequest{key: "servers " + url, cluster: "c", servers: url, watch: w, dial: dialTo(url)})
 				out[i] = got{c, nc, w, err}
 			})
 		}

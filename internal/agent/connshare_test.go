@@ -247,3 +247,50 @@ func TestReloadMovesClustersBetweenSharedConnections(t *testing.T) {
 	allLead("x and z removed", "y")
 	conns("x and z removed", 1, 1)
 }
+
+// TestUnreachableNATSAtStartIsLoggedOncePerConnection (issue 43): ten
+// clusters on one connection, started while no server answers: the agent
+// says so once at WARN for the connection, not once per cluster, and once
+// when it reaches the server; then every cluster starts, on one
+// connection.
+func TestUnreachableNATSAtStartIsLoggedOncePerConnection(t *testing.T) {
+	t.Parallel()
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	url := srv.URL()
+	srv.Shutdown()
+	var logs logBuffer
+	cfg := &Config{}
+	for i := range 10 {
+		cfg.Clusters = append(cfg.Clusters, Cluster{Name: fmt.Sprintf("down%d", i), Election: Election{NodeID: "a", LeaseTTL: Duration(time.Second)}})
+	}
+	a, err := New(cfg, Options{Hostname: "a", Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Connect: func(Cluster) (Endpoint, error) { return Endpoint{URLs: []string{url}}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Start()
+	defer a.Stop(t.Context())
+	natstest.WaitFor(t, 4*retryConnect, func() bool { return logs.countLines("level=DEBUG", "still cannot reach NATS") >= 1 },
+		"the agent did not try again: %s", &logs)
+	srv.Restart(t)
+	natstest.WaitFor(t, 15*time.Second, func() bool {
+		for _, s := range a.Status() {
+			if !s.Running {
+				return false
+			}
+		}
+		return true
+	}, "not every cluster started: %s", lazyStatus{a})
+	natstest.WaitFor(t, 5*time.Second, func() bool { return logs.countLines("NATS reached", "after=") >= 1 },
+		"no line says NATS was reached: %s", &logs)
+	if n := logs.countLines("level=WARN", "cannot reach NATS"); n != 1 {
+		t.Errorf("%d WARN lines say NATS cannot be reached, want 1 for the connection:\n%s", n, &logs)
+	}
+	if n := logs.countLines("NATS reached", "after="); n != 1 {
+		t.Errorf("%d lines say NATS was reached, want 1 for the connection:\n%s", n, &logs)
+	}
+	if n := agentConns(t, srv, "a"); n != 1 {
+		t.Errorf("the 10 clusters hold %d connections, want 1", n)
+	}
+}

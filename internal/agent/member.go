@@ -307,33 +307,25 @@ func (m *member) start() {
 	m.vips.watch() // interfaces tracked, stray copies removed, from the start
 	go func() {
 		defer close(m.done)
-		var unreachableSince time.Time // the first failed attempt to reach NATS
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
 				m.starts.started()
-				if !unreachableSince.IsZero() {
-					m.log.Info("NATS reached", "after", time.Since(unreachableSince).Round(time.Millisecond))
-				}
 				m.watchNode(ctx)
 				return
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			switch {
-			case !errors.Is(err, cluster.ErrConnect):
+			// NATS not reached is said by the pool, once for the
+			// connection rather than once for each of its clusters.
+			if !errors.Is(err, cluster.ErrConnect) {
 				if say, repeats := m.starts.failed(err, time.Now()); say {
 					m.log.Error("cannot start; trying again", "err", err, "in", retryConnect, "repeated", repeats)
 					m.postFault(err.Error())
 				} else {
 					m.log.Debug("cannot start; trying again", "err", err, "in", retryConnect)
 				}
-			case unreachableSince.IsZero(): // once; the retries at DEBUG
-				unreachableSince = time.Now()
-				m.log.Warn("cannot reach NATS; trying again every "+retryConnect.String(), "err", err)
-			default:
-				m.log.Debug("still cannot reach NATS", "err", err, "since", unreachableSince)
 			}
 			select {
 			case <-ctx.Done():

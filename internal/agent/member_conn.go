@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 )
@@ -21,7 +22,8 @@ func (m *member) connect(ctx context.Context, ep Endpoint) (*nats.Conn, error) {
 	dial := func(ctx context.Context, handlers []nats.Option) (*nats.Conn, error) {
 		return dialNATS(ctx, connName(cfg.Election.NodeID), ep, timing, handlers)
 	}
-	c, nc, err := m.conns.acquire(ctx, connKey(ep, fmt.Sprintf("%p", m)), cfg.Name, m.nats, dial)
+	c, nc, err := m.conns.acquire(ctx, connRequest{key: connKey(ep, fmt.Sprintf("%p", m)), cluster: cfg.Name,
+		servers: strings.Join(ep.URLs, ","), watch: m.nats, dial: dial})
 	if err != nil {
 		return nil, err
 	}
