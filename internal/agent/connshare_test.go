@@ -188,7 +188,8 @@ func TestClustersShareOneConnectionPerSetting(t *testing.T) {
 // TestReloadMovesClustersBetweenSharedConnections (issue 43): a reload
 // that adds a cluster on a connection in use adds no connection; one that
 // changes a cluster's connection moves it to a connection of its new
-// settings; one that leaves a connection unused closes it.
+// settings, a new one or one in use; one that leaves a connection unused
+// closes it.
 func TestReloadMovesClustersBetweenSharedConnections(t *testing.T) {
 	t.Parallel()
 	natstest.CheckLeaks(t)
@@ -240,12 +241,26 @@ func TestReloadMovesClustersBetweenSharedConnections(t *testing.T) {
 	allLead("y moved", "x", "y", "z")
 	conns("y moved", 2, 1)
 
-	cfg = &Config{Clusters: []Cluster{cluster("y", other)}}
+	cfg = &Config{Clusters: []Cluster{cluster("x", direct), cluster("y", other), cluster("z", direct), cluster("w", other)}}
 	if err := a.Reload(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	allLead("x and z removed", "y")
-	conns("x and z removed", 1, 1)
+	allLead("w added beside y", "x", "y", "z", "w")
+	conns("w added beside y", 2, 1)
+
+	cfg = &Config{Clusters: []Cluster{cluster("x", direct), cluster("y", direct), cluster("z", direct), cluster("w", other)}}
+	if err := a.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	allLead("y moved back", "x", "y", "z", "w")
+	conns("y moved back", 2, 1)
+
+	cfg = &Config{Clusters: []Cluster{cluster("w", other)}}
+	if err := a.Reload(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	allLead("x, y and z removed", "w")
+	conns("x, y and z removed", 1, 1)
 }
 
 // TestUnreachableNATSAtStartIsLoggedOncePerConnection (issue 43): ten
