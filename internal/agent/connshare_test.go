@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,6 +153,13 @@ func TestClustersShareOneConnectionPerSetting(t *testing.T) {
 	}
 	if s := statusOf(a, "db"); s.NATS != NATSConnected {
 		t.Errorf("db, on the other connection, says NATS is %q", s.NATS)
+	}
+	for _, name := range shared {
+		rec := httptest.NewRecorder()
+		a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz/"+name, nil))
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "NATS connection lost") {
+			t.Errorf("/readyz/%s while its connection is cut: %d %q", name, rec.Code, rec.Body.String())
+		}
 	}
 	proxy.Restore()
 	for _, name := range shared {
