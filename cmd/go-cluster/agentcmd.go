@@ -41,7 +41,8 @@ type clusterFree interface{ takesNoCluster() }
 func (*agentCmd) takesNoCluster() {}
 
 // connectsPerCluster marks a command that makes its connections itself,
-// one per cluster of its file (agentConnection): the common connection
+// resolved for each cluster of its file (agentConnection; clusters that
+// resolve alike share one): the common connection
 // (resolveConn) is not made for it, so that a nats context it does not
 // use cannot fail it.
 type connectsPerCluster interface{ connectsPerCluster() }

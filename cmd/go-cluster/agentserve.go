@@ -140,7 +140,7 @@ func agentConnection(flags connFlags, file agent.Connection, getenv func(string)
 	if err != nil {
 		return agent.Endpoint{}, err
 	}
-	return agent.Endpoint{URLs: strings.Split(s.server, ","), Options: opts,
+	return agent.Endpoint{URLs: strings.Split(s.server, ","), Options: opts, Key: s.key(),
 		JetStreamDomain: s.jsDomain, JetStreamAPIPrefix: s.jsAPI}, nil
 }
 

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -202,6 +205,21 @@ func (s connSettings) natsOptions() ([]nats.Option, error) {
 		opts = append(opts, nats.CustomInboxPrefix(s.inboxPrefix))
 	}
 	return opts, nil
+}
+
+// key stands for the settings natsOptions and the server make a
+// connection of: equal keys, equal connections (the agent's clusters share
+// one). The JetStream domain and API prefix are no part of it: each node
+// is given its own. A hash, so that no secret is kept in it.
+func (s connSettings) key() string {
+	a := s.auth
+	h := sha256.New()
+	for _, f := range []string{s.server, a.user, a.password, a.token, a.creds, a.nkey,
+		s.tlsCert, s.tlsKey, s.tlsCA, strconv.FormatBool(s.tlsFirst), s.inboxPrefix} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // describe says where the server came from, for error messages.

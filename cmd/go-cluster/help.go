@@ -96,7 +96,8 @@ func commandHelps() map[string]commandHelp {
 		"agent": {
 			about: "The agent daemon, keepalived's kind: for each cluster of its YAML file, campaign while its checks pass, " +
 				"and on the leader hold the VIPs, run the notify commands and the service. It serves /healthz, /livez, " +
-				"/readyz and /metrics on --listen. The connection flags override every cluster's connection. See docs/agent.md.",
+				"/readyz and /metrics on --listen. The connection flags override every cluster's connection; " +
+				"clusters whose connections resolve alike share one. See docs/agent.md.",
 			examples: []example{
 				{"check a file, then run it", "go-cluster agent --check --config /etc/go-cluster/agent.yaml && go-cluster agent"},
 				{"what systemd runs after a stop", "go-cluster agent --cleanup"},

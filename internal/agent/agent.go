@@ -20,7 +20,8 @@ type Options struct {
 	Hostname string
 	// Connect returns how a cluster reaches NATS: the file's connection
 	// merged with the command line's, the environment and the nats CLI
-	// context.
+	// context. Clusters whose endpoints resolve alike (see Endpoint.Key)
+	// share one connection.
 	Connect func(Cluster) (Endpoint, error)
 	// Logger receives the agent's logs. Default slog.Default().
 	Logger *slog.Logger
@@ -33,6 +34,12 @@ type Options struct {
 type Endpoint struct {
 	URLs    []string
 	Options []nats.Option
+	// Key stands for the resolved settings URLs and Options are made of
+	// (servers, credentials, TLS, ...): clusters with the same Key share
+	// one NATS connection, dialled by the agent. Empty: clusters share by
+	// URLs when Options is empty, and otherwise do not share. It is only
+	// compared; a hash keeps secrets out of it.
+	Key string
 	// JetStreamDomain or JetStreamAPIPrefix: for a node behind a leaf
 	// node (cluster.Config's fields of the same names).
 	JetStreamDomain, JetStreamAPIPrefix string
@@ -42,6 +49,9 @@ type Endpoint struct {
 type Agent struct {
 	opts     Options
 	registry *prometheus.Registry
+
+	// conns are the members' NATS connections, one per distinct Key.
+	conns *connPool
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -59,7 +69,8 @@ func New(cfg *Config, opts Options) (*Agent, error) {
 	if opts.Connect == nil {
 		return nil, errors.New("agent: Options.Connect is required")
 	}
-	a := &Agent{opts: opts, members: map[string]*member{}, registry: newRegistry()}
+	a := &Agent{opts: opts, members: map[string]*member{}, registry: newRegistry(),
+		conns: newConnPool(opts.Logger)}
 	members, err := a.build(cfg)
 	if err != nil {
 		return nil, err
@@ -76,7 +87,7 @@ func (a *Agent) build(cfg *Config) (map[string]*member, error) {
 	full := cfg.WithDefaults(a.opts.Hostname)
 	out := map[string]*member{}
 	for _, cl := range full.Clusters {
-		m, err := newMember(cl, a.opts)
+		m, err := newMember(cl, a.opts, a.conns)
 		if err != nil {
 			for _, b := range out {
 				b.discard()
@@ -146,7 +157,7 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 			kept[cl.Name], vipChanges[cl.Name] = cl, c
 			continue
 		}
-		m, err := newMember(cl, a.opts)
+		m, err := newMember(cl, a.opts, a.conns)
 		if err != nil {
 			for _, b := range built {
 				b.discard()
@@ -182,6 +193,13 @@ func (a *Agent) Reload(ctx context.Context, cfg *Config) error {
 	a.members = next
 	a.mu.Unlock()
 	return nil
+}
+
+// connName is the name in the server's connz of a connection the agent
+// dials for a node: its node ID (normally the host's name, and the same
+// for all the clusters sharing the connection).
+func connName(nodeID string) string {
+	return "go-cluster agent " + nodeID
 }
 
 // sameElection reports whether a and b differ at most in what a running

@@ -16,7 +16,7 @@ func bareMember(t *testing.T, log *syncBuffer) *member {
 	t.Helper()
 	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1"}}
 	m, err := newMember(cl.withDefaults("h"), Options{Logger: slog.New(slog.NewTextHandler(log, nil)),
-		Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+		Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func fileCheckMember(t *testing.T, path string, interval time.Duration, log *syn
 		Checks: []Check{{Name: "ok", File: &FileCheck{Path: path}, Interval: Duration(interval), Rise: 1, Fall: 1}},
 		Notify: Notify{Fault: cmd, FaultCleared: cmd}}
 	m, err := newMember(cl.withDefaults("h"), Options{Logger: slog.New(slog.NewTextHandler(log, nil)),
-		Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+		Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,19 +66,23 @@ type member struct {
 	// agentMetrics are the checks', VIPs' and notify commands' series.
 	agentMetrics *metrics.AgentCollector
 	nats         *natsWatch
+	// conns is the agent's connections; conn the one the node uses, held
+	// from the node's start to the member's stop.
+	conns *connPool
+	conn  *sharedConn
 
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the start loop has ended
 }
 
 // newMember builds a member; start starts it.
-func newMember(cl Cluster, opts Options) (*member, error) {
+func newMember(cl Cluster, opts Options, conns *connPool) (*member, error) {
 	log := opts.Logger.With("cluster", cl.Name)
 	col, err := metrics.New(cl.Name, cl.Election.NodeID)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
-	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority, nats: newNATSWatch(log)}
+	m := &member{cfg: cl, opts: opts, log: log, done: make(chan struct{}), metrics: col, appliedPriority: cl.Election.Priority, nats: newNATSWatch(), conns: conns}
 	if m.agentMetrics, err = metrics.NewAgentCollector(cl.Name, cl.Election.NodeID, m); err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cl.Name, err)
 	}
@@ -136,19 +140,18 @@ func (m *member) setRuntime(cl Cluster) {
 	}
 }
 
-// nodeConfig is the library's Config of the member.
-func (m *member) nodeConfig() (cluster.Config, error) {
+// nodeConfig is the library's Config of the member, without its
+// connection (Conn: the pool's), and how it reaches NATS.
+func (m *member) nodeConfig() (cluster.Config, Endpoint, error) {
 	m.mu.Lock()
 	cl := m.cfg
 	m.mu.Unlock()
 	ep, err := m.opts.Connect(cl)
 	if err != nil {
-		return cluster.Config{}, err
+		return cluster.Config{}, Endpoint{}, err
 	}
 	cfg := cl.Election.nodeConfig(cl.Name, cl.Election.NodeID)
-	// The watch's callbacks last: they are the ones in use.
-	natsOpts := append(append([]nats.Option(nil), ep.Options...), m.nats.options()...)
-	cfg.NATSURLs, cfg.NATSOptions, cfg.Metrics = ep.URLs, natsOpts, m.metrics
+	cfg.NATSURLs, cfg.Metrics = nil, m.metrics
 	cfg.Logger = slog.New(libraryLog{m.opts.Logger.Handler()})
 	cfg.JetStreamDomain, cfg.JetStreamAPIPrefix = ep.JetStreamDomain, ep.JetStreamAPIPrefix
 	if !*cl.Election.Preempt {
@@ -158,7 +161,7 @@ func (m *member) nodeConfig() (cluster.Config, error) {
 	cfg.ReadinessCheck = m.readyCheck
 	cfg.ReadinessThreshold = 1 // rise and fall are the checks' own
 	cfg.ReadinessInterval = readinessInterval(cl.Checks)
-	return cfg, nil
+	return cfg, ep, nil
 }
 
 // readinessInterval is how often the node reads the checks' standing.
@@ -304,33 +307,25 @@ func (m *member) start() {
 	m.vips.watch() // interfaces tracked, stray copies removed, from the start
 	go func() {
 		defer close(m.done)
-		var unreachableSince time.Time // the first failed attempt to reach NATS
 		for {
 			err := m.startOnce(ctx)
 			if err == nil {
 				m.starts.started()
-				if !unreachableSince.IsZero() {
-					m.log.Info("NATS reached", "after", time.Since(unreachableSince).Round(time.Millisecond))
-				}
 				m.watchNode(ctx)
 				return
 			}
 			if ctx.Err() != nil {
 				return
 			}
-			switch {
-			case !errors.Is(err, cluster.ErrConnect):
+			// NATS not reached is said by the pool, once for the
+			// connection rather than once for each of its clusters.
+			if !errors.Is(err, cluster.ErrConnect) {
 				if say, repeats := m.starts.failed(err, time.Now()); say {
 					m.log.Error("cannot start; trying again", "err", err, "in", retryConnect, "repeated", repeats)
 					m.postFault(err.Error())
 				} else {
 					m.log.Debug("cannot start; trying again", "err", err, "in", retryConnect)
 				}
-			case unreachableSince.IsZero(): // once; the retries at DEBUG
-				unreachableSince = time.Now()
-				m.log.Warn("cannot reach NATS; trying again every "+retryConnect.String(), "err", err)
-			default:
-				m.log.Debug("still cannot reach NATS", "err", err, "since", unreachableSince)
 			}
 			select {
 			case <-ctx.Done():
@@ -357,11 +352,19 @@ func (m *member) watchNode(ctx context.Context) {
 	}
 }
 
-func (m *member) startOnce(ctx context.Context) error {
-	cfg, err := m.nodeConfig()
+func (m *member) startOnce(ctx context.Context) (err error) {
+	cfg, ep, err := m.nodeConfig()
 	if err != nil {
 		return err
 	}
+	if cfg.Conn, err = m.connect(ctx, ep); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			m.releaseConn()
+		}
+	}()
 	node, err := cluster.NewNode(cfg, m.hooks)
 	if err != nil {
 		return err
@@ -408,6 +411,7 @@ func (m *member) stop(ctx context.Context) {
 	m.stopHealth()
 	m.stopMaintenance()
 	m.stopStandings()
+	m.releaseConn() // after the node and the add-ons on its connection
 	m.post(notice{event: EventStop})
 	m.mu.Lock()
 	ready, notes := m.ready, m.notes

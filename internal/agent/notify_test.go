@@ -96,7 +96,7 @@ func TestFaultClearedIsNotified(t *testing.T) {
 	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1", LeaseTTL: Duration(2 * time.Second)},
 		Checks: []Check{{Name: "ok", File: &FileCheck{Path: ok}, Interval: Duration(10 * time.Millisecond), Rise: 1, Fall: 1}},
 		Notify: Notify{Fault: cmd, FaultCleared: cmd, State: cmd}}
-	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestReloadKeepsTheNotifyState(t *testing.T) {
 	natstest.CheckLeaks(t)
 	log := filepath.Join(t.TempDir(), "log")
 	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1", LeaseTTL: Duration(2 * time.Second)}, Notify: Notify{State: logCmd(log)}}
-	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestFailingAtStartIsAFault(t *testing.T) {
 	cl := Cluster{Name: "c1", Election: Election{NodeID: "n1", LeaseTTL: Duration(2 * time.Second)},
 		Checks: []Check{{Name: "ok", File: &FileCheck{Path: ok}, Interval: Duration(10 * time.Millisecond), Rise: 1, Fall: 1}},
 		Notify: Notify{Fault: cmd, FaultCleared: cmd, State: cmd}}
-	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }})
+	m, err := newMember(cl.withDefaults("h"), Options{Logger: quiet(), Connect: func(Cluster) (Endpoint, error) { return Endpoint{}, nil }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
