@@ -10,6 +10,7 @@
 //	go run ./internal/proof/mutants -list        list them
 //	go run ./internal/proof/mutants -run rule34  those whose name matches
 //	go run ./internal/proof/mutants -baseline    first check the tests pass unmutated
+//	go run ./internal/proof/mutants -fast -j 2   two at a time (CI)
 //
 // docs/testing.md (Mutants) says how to add one.
 package main
@@ -39,6 +40,7 @@ type config struct {
 	fast     bool
 	baseline bool
 	verbose  bool
+	jobs     int
 	test     testOptions
 }
 
@@ -52,11 +54,15 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.BoolVar(&c.baseline, "baseline", false, "first run each mutant's tests on the unmutated source: they must pass")
 	fs.BoolVar(&c.verbose, "v", false, "print go test's output of every run")
 	fs.BoolVar(&c.test.race, "race", false, "run the tests with -race")
+	fs.IntVar(&c.jobs, "j", 1, "run this many mutants at once; their lines print in order")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if c.jobs < 1 {
+		return c, fmt.Errorf("-j %d: at least 1", c.jobs)
 	}
 	re, err := regexp.Compile(*runRE)
 	if err != nil {
@@ -103,13 +109,41 @@ func run(args []string, out io.Writer) int {
 	if c.baseline && !baseline(ctx, out, wd, ms, c) {
 		return 1
 	}
-	results := make([]Outcome, len(ms))
 	start := time.Now()
+	results := runAll(ctx, wd, ms, c, out)
+	return summary(out, ms, results, time.Since(start))
+}
+
+// runAll runs the mutants c.jobs at a time, in order, and reports each
+// in order as soon as it and those before it are known. Beside another
+// mutant's build and tests, a test that fails only under load counts as
+// a catch: -j 1 is the strict run.
+func runAll(ctx context.Context, root string, ms []Mutant, c config, out io.Writer) []Outcome {
+	results := make([]Outcome, len(ms))
+	done := make([]chan struct{}, len(ms))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range ms {
+			next <- i
+		}
+	}()
+	for range c.jobs {
+		go func() {
+			for i := range next {
+				results[i] = runMutant(ctx, root, ms[i], c.test)
+				close(done[i])
+			}
+		}()
+	}
 	for i, m := range ms {
-		results[i] = runMutant(ctx, wd, m, c.test)
+		<-done[i]
 		report(out, m, results[i], c.verbose)
 	}
-	return summary(out, ms, results, time.Since(start))
+	return results
 }
 
 // runMutant applies m through an overlay in a temporary directory and runs
