@@ -121,6 +121,7 @@ type Knobs struct {
 	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
 	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
 	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
+	SwitchEarly  bool // P16: a leader renews at its highest version whatever the members speak
 }
 
 // New makes the machine of a node; Start begins it.
@@ -295,13 +296,14 @@ const (
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	epoch int64
-	value []byte // the record written: its send time makes it this attempt's own
-	ttl   time.Duration
-	rev   uint64 // where it landed
-	sent  time.Time
-	cause Cause
-	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
+	epoch   int64
+	version int    // the protocol of the record written (P16)
+	value   []byte // the record written: its send time makes it this attempt's own
+	ttl     time.Duration
+	rev     uint64 // where it landed
+	sent    time.Time
+	cause   Cause
+	seen    time.Time // when the node first saw the value it wrote over; zero for an absent key
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
@@ -384,9 +386,9 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch b := r.Bucket; {
 	case r.Err != nil:
 		m.retryAt = now.Add(m.backoff())
-	case b.Protocol != 0 && b.Protocol != wire.Protocol:
-		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
-			wire.ErrProtocolVersion, b.Protocol, wire.Protocol))
+	case b.Protocol != 0 && (b.Protocol < wire.Protocol || b.Protocol > m.p.hi()):
+		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node speaks %d to %d (docs/production.md, \"Moving to a new version\")",
+			wire.ErrProtocolVersion, b.Protocol, wire.Protocol, m.p.hi()))
 	case !b.Usable():
 		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")
@@ -450,7 +452,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck)
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck, m.p.hi())
 	m.cur, m.lost = m.next(d, rev, now), lostRace{}
 	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
 }
