@@ -37,7 +37,16 @@ type versions struct {
 	top     int
 }
 
+// hi is the highest version the running process speaks (its start's).
 func (p *proc) hi() int { return cmp.Or(p.cfg.ProtocolHi, wire.ProtocolHi) }
+
+// replaced applies, at a start, the version a replacement chose: the
+// process that was running until then spoke its own to the end.
+func (p *proc) replaced() {
+	if p.nextHi != 0 {
+		p.cfg.ProtocolHi, p.nextHi = p.nextHi, 0
+	}
+}
 
 // announce writes p's member record, as Start does.
 func (w *world) announce(p *proc) {
@@ -97,7 +106,7 @@ func (w *world) scheduleUpgrade() {
 // Stop or a kill, or at its next start if it is down.
 func (w *world) replace(p *proc, hi int, kill bool) {
 	w.logf("%s: replaced by a node of protocol %d (killed %v)", p.cfg.NodeID, hi, kill)
-	p.cfg.ProtocolHi = hi
+	p.nextHi = hi
 	switch {
 	case !p.up:
 	case kill:
@@ -149,7 +158,7 @@ func (w *world) landed(p *proc, over election.KVEntry, value []byte) {
 // ceilings long).
 func (w *world) checkUpgraded() {
 	for _, p := range w.procs {
-		if p.hi() <= wire.ProtocolHi {
+		if p.hi() <= wire.ProtocolHi || p.nextHi != 0 && p.nextHi <= wire.ProtocolHi {
 			return
 		}
 	}
