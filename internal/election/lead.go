@@ -72,7 +72,10 @@ func (m *Machine) lead(now time.Time) time.Time {
 	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	to := min(m.p.hi(), m.inc.MembersSpeak) // the switch (P16): what every member speaks
+	to := min(m.p.hi(), m.inc.MembersSpeak) // the switch (P16): what every member speaks, read within a TTL
+	if now.Sub(m.membersAt) > t.ttl {
+		to = 0
+	}
 	if m.p.Knobs.SwitchEarly {
 		to = m.p.hi()
 	}

@@ -61,6 +61,10 @@ type Machine struct {
 	cur      seen   // the key as seen
 	seenRev  uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
 	ttlSeen  time.Duration
+	// P16: when the Confirm that read inc.MembersSpeak was answered, and
+	// the highest protocol of a record seen in the incarnation.
+	membersAt time.Time
+	topSeen   int
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -401,7 +405,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			b.MaxTTL = max(b.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 			b.ClusterMaxTTL = max(b.ClusterMaxTTL, m.inc.ClusterMaxTTL)
 		}
-		m.inc, m.incKnown = b, true
+		m.inc, m.incKnown, m.membersAt = b, true, now
 		if c.why == toWait { // toOpen: decide opens the watch
 			m.learnCeiling(now, b)
 		}
@@ -455,6 +459,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck, m.p.hi())
 	m.cur, m.lost = m.next(d, rev, now), lostRace{}
 	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
+	m.topSeen = max(m.topSeen, d.lease.Version)
 }
 
 // dropWatchEvents forgets the kept events of a replaced watch.

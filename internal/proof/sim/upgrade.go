@@ -163,6 +163,6 @@ func (w *world) checkUpgraded() {
 		}
 	}
 	if w.versions.top <= wire.ProtocolHi {
-		w.chk.violate(w.now, "every node speaks protocol %d, and the cluster is still at %d", wire.ProtocolHi+1, w.versions.top)
+		w.chk.violate(w.now, "every node speaks protocol %d, and the cluster is still at %d (member records: %v)", wire.ProtocolHi+1, w.versions.top, w.versions.members)
 	}
 }
