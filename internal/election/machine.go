@@ -389,7 +389,7 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch b := r.Bucket; {
 	case r.Err != nil:
-		m.retryAt = now.Add(m.backoff())
+		m.confirmAgain(now)
 	case b.Protocol != 0 && (b.Protocol < wire.Protocol || b.Protocol > m.p.hi()):
 		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node speaks %d to %d (docs/production.md, \"Moving to a new version\")",
 			wire.ErrProtocolVersion, b.Protocol, wire.Protocol, m.p.hi()))
@@ -397,7 +397,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")
 	case m.behind(c, b):
-		m.retryAt = now.Add(m.backoff())
+		m.confirmAgain(now)
 	case !m.inc.Created.IsZero() && !m.inc.Same(b):
 		m.moveTo(now, b) // nothing seen of the old incarnation may carry over
 	default:
@@ -409,6 +409,16 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 		if c.why == toWait { // toOpen: decide opens the watch
 			m.learnCeiling(now, b)
 		}
+	}
+}
+
+// confirmAgain asks again after a backoff a Confirm that failed or was
+// answered from behind; the leader too, not a TTL later: its Confirm
+// carries the switch (P16).
+func (m *Machine) confirmAgain(now time.Time) {
+	m.retryAt = now.Add(m.backoff())
+	if m.t != nil {
+		m.t.checkDue = earliest(m.t.checkDue, m.retryAt)
 	}
 }
 
