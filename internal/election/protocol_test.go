@@ -1,6 +1,7 @@
 package election
 
 import (
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -162,6 +163,53 @@ func TestTheSwitchWaitsUntilEveryMemberSpeaksTheNextVersion(t *testing.T) {
 		}
 		if renewals[len(renewals)-1] != step.want {
 			t.Errorf("members speaking up to %d: renewed at protocol %v, want %d", step.members, renewals, step.want)
+		}
+	}
+}
+
+// A leader's Confirm that failed is asked again within a renewal period,
+// not a TTL later: the switch rides on it (P16). The million's seed
+// 747289 ended with its cluster on the old version after two failed.
+func TestALeaderAsksAgainAConfirmThatFailed(t *testing.T) {
+	p := params("a")
+	h := newHarness(t, p)
+	h.open(bucket(5), put(5, record("", base+3, "")))
+	w := h.write()
+	h.do(WriteResult{ID: w.ID, Rev: 7})
+	h.become()
+	rev, next := uint64(7), h.armed()
+	var confirms []time.Time // when each Confirm was sent; the first two fail
+	var answer func(out []Action)
+	answer = func(out []Action) { // the wake armed after a request's answer is the one that counts
+		for _, a := range out {
+			if r, ok := a.(Arm); ok {
+				next = r.At
+			}
+		}
+		for _, a := range out {
+			switch r := a.(type) {
+			case Confirm:
+				confirms = append(confirms, h.now)
+				if len(confirms) <= 2 {
+					answer(h.do(ConfirmResult{ID: r.ID, Err: errors.New("timeout"), Class: Transient}))
+				} else {
+					answer(h.do(ConfirmResult{ID: r.ID, Bucket: bucket(rev)}))
+				}
+			case Write:
+				rev++
+				answer(h.do(WriteResult{ID: r.ID, Rev: rev}))
+			}
+		}
+	}
+	for i := 0; len(confirms) < 3; i++ {
+		if i > 100 {
+			t.Fatalf("%d Confirms in 100 wakes", len(confirms))
+		}
+		answer(h.at(next.Sub(t0)).do(Tick{}))
+	}
+	for i := 1; i < 3; i++ {
+		if gap := confirms[i].Sub(confirms[i-1]); gap > p.RenewInterval {
+			t.Errorf("Confirm %d failed; the next came %v later, past a renewal period (%v)", i, gap, p.RenewInterval)
 		}
 	}
 }
