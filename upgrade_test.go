@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/ozanturksever/go-cluster/internal/fenced"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -31,6 +37,7 @@ type rollingCluster struct {
 	maxGap     time.Duration // the longest leaderless time sampled
 	acked      []string      // the keys of fenced writes acknowledged
 	refusedOK  int           // writes refused with ErrNotLeader: a stale tenure's, as they must be
+	stream     []streamMsg   // the bucket's stream, read in order (followStream)
 }
 
 func (c *rollingCluster) current() []*Node {
@@ -176,7 +183,86 @@ func (c *rollingCluster) check() {
 	if len(c.acked) < 50 {
 		c.t.Errorf("only %d fenced writes acknowledged", len(c.acked))
 	}
+	c.checkWritesWithinTheirTenure(leader.Config().ClusterID)
 	c.rec.check(c.t) // tenures never overlap, epochs grow
+}
+
+// followStream reads the bucket's stream in order from its first message,
+// on a connection of its own, for checkWritesWithinTheirTenure. The lease
+// key keeps a few revisions; read live, none is missed.
+func (c *rollingCluster) followStream(urls []string, clusterID string) {
+	c.t.Helper()
+	nc, err := nats.Connect(strings.Join(urls, ","))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cons, err := js.OrderedConsumer(ctx(c.t), wire.KVStream(wire.BucketName(clusterID)), jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		meta, err := msg.Metadata()
+		if err != nil {
+			return
+		}
+		c.mu.Lock()
+		c.stream = append(c.stream, streamMsg{seq: meta.Sequence.Stream, subject: msg.Subject(), data: msg.Data(), header: msg.Headers()})
+		c.mu.Unlock()
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cc.Stop)
+}
+
+// streamMsg is a message of the bucket's stream as followStream read it.
+type streamMsg struct {
+	seq     uint64
+	subject string
+	data    []byte
+	header  nats.Header
+}
+
+// checkWritesWithinTheirTenure goes through the stream in order: every
+// fenced write must come after a held lease record of its own epoch with
+// no other lease record between them, so that none was accepted from a
+// tenure that had ended. After a gap in what was read (a record replaced
+// before it was read), writes are judged from the next lease record on.
+func (c *rollingCluster) checkWritesWithinTheirTenure(clusterID string) {
+	c.t.Helper()
+	c.mu.Lock()
+	msgs := c.stream
+	c.mu.Unlock()
+	leaseSubject := "$KV." + wire.BucketName(clusterID) + "." + wire.LeaseKey
+	held, known := int64(0), false // the epoch of the last lease record if held; 0: released or gone
+	judged, last := 0, uint64(0)
+	for _, m := range msgs {
+		if last != 0 && m.seq != last+1 {
+			known = false
+		}
+		last = m.seq
+		switch {
+		case m.subject == leaseSubject:
+			held, known = 0, true
+			if l, err := wire.DecodeLease(m.data, m.seq); err == nil && !l.IsReleased() && m.header.Get("KV-Operation") == "" {
+				held = l.Epoch
+			}
+		case m.header.Get(fenced.EpochHeader) != "" && known:
+			judged++
+			if epoch := m.header.Get(fenced.EpochHeader); epoch != strconv.FormatInt(held, 10) {
+				c.t.Errorf("the fenced write at revision %d (%s) carries epoch %s; the lease then was held at epoch %d (0: by nobody)", m.seq, m.subject, epoch, held)
+			}
+		}
+	}
+	c.t.Logf("%d messages of the stream read, %d fenced writes judged against the lease record before them", len(msgs), judged)
+	if judged < len(c.acked)/2 {
+		c.t.Errorf("only %d fenced writes could be judged of %d acknowledged", judged, len(c.acked))
+	}
 }
 
 // TestRollingUpgradeMovesTheClusterToTheNextProtocol: three nodes of
@@ -216,6 +302,7 @@ func rollingUpgrade(t *testing.T, rec *recorder, config func(name string) Config
 		c.nodes[name] = startNode(t, c.cfg(name, 0), rec, nil)
 	}
 	first := waitOneLeader(t, c.current(), 15*time.Second)
+	c.followStream(first.Config().NATSURLs, first.Config().ClusterID)
 	c.run()
 	order := []string{"a", "b", "c"}
 	for i, name := range order { // the leader second: one handover
