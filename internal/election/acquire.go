@@ -99,12 +99,12 @@ func (m *Machine) takeOver(now time.Time) {
 
 // writeVersion is the protocol a takeover writes (P16): the record's it
 // replaces, or over an absent key or unknown value the highest this node
-// speaks that every member names, never below one it saw in a record.
+// speaks that every member names, read within a TTL (follow asks first).
 func (m *Machine) writeVersion() int {
 	if k := m.cur.kind; k == Held || k == Released {
 		return m.cur.d.lease.Version
 	}
-	return max(wire.Protocol, min(m.p.hi(), max(m.inc.MembersSpeak, m.topSeen)))
+	return max(wire.Protocol, min(m.p.hi(), m.inc.MembersSpeak))
 }
 
 // tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's (this

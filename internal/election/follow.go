@@ -73,6 +73,8 @@ func (m *Machine) follow(now time.Time) time.Time {
 		return next
 	case !gate.IsZero():
 		return gate
+	case (c.kind == Absent || c.kind == Unknown) && m.p.hi() > wire.Protocol && now.Sub(m.membersAt) > m.tenureTTL():
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWrite}) // what every member speaks now (P16)
 	}
 	m.takeOver(now)
 	return time.Time{}
@@ -259,9 +261,6 @@ func (m *Machine) learn(e KVEntry, d decoded) {
 	case d.kind == Held:
 		m.ttlSeen = max(m.ttlSeen, ttlOf(d.lease))
 	}
-	if d.kind == Held || d.kind == Released {
-		m.topSeen = max(m.topSeen, d.lease.Version)
-	}
 }
 
 // ownLateWrite says a judged entry is this process's own held record at
@@ -335,7 +334,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
-	m.inc, m.incKnown, m.ttlSeen, m.topSeen, m.membersAt = b, true, 0, 0, now
+	m.inc, m.incKnown, m.ttlSeen, m.membersAt = b, true, 0, now
 	m.seenRev = 0 // a restore's revisions go back (§5.8)
 }
 

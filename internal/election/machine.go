@@ -54,17 +54,14 @@ type Machine struct {
 	stopped  bool // Stop, or a permanent error
 	caughtUp bool // the watch delivered its current value since Start or the last move (not syncing)
 
-	inc      Incarnation // the incarnation followed, as last confirmed
-	incKnown bool
-	watching bool   // a watch is open (its Synced may still be due)
-	synced   bool   // the watch delivered the key's current value
-	cur      seen   // the key as seen
-	seenRev  uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
-	ttlSeen  time.Duration
-	// P16: when the Confirm that read inc.MembersSpeak was answered, and
-	// the highest protocol of a record seen in the incarnation.
-	membersAt time.Time
-	topSeen   int
+	inc       Incarnation // the incarnation followed, as last confirmed
+	incKnown  bool
+	watching  bool   // a watch is open (its Synced may still be due)
+	synced    bool   // the watch delivered the key's current value
+	cur       seen   // the key as seen
+	seenRev   uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
+	ttlSeen   time.Duration
+	membersAt time.Time // when the Confirm that read inc.MembersSpeak was answered (P16)
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -294,8 +291,9 @@ type request struct {
 type confirmWhy int
 
 const (
-	toOpen confirmWhy = iota // before a watch opens: the incarnation followed
-	toWait                   // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
+	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
+	toWait                    // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
+	toWrite                   // before a takeover over an absent key or unknown value: what every member speaks (P16)
 )
 
 // attempt is an acquisition: what it wrote, and when.
@@ -469,7 +467,6 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck, m.p.hi())
 	m.cur, m.lost = m.next(d, rev, now), lostRace{}
 	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
-	m.topSeen = max(m.topSeen, d.lease.Version)
 }
 
 // dropWatchEvents forgets the kept events of a replaced watch.

@@ -106,9 +106,43 @@ func TestATakeoverOfAnAbsentKeyWritesWhatEveryMemberSpeaks(t *testing.T) {
 		b := bucket(5)
 		b.MembersSpeak = c.members
 		h.open(b)
-		h.at(2 * ttl).do(Tick{})
+		h.at(ttl).do(Tick{})
 		if v := versionOf(t, h.write().Value); v != c.want {
 			t.Errorf("speaking up to %d, members up to %d: a Create wrote protocol %d, want %d", c.hi, c.members, v, c.want)
+		}
+	}
+}
+
+// What every member speaks, read longer than a TTL before a takeover over
+// an absent key (a pause, say), is read again first: the version written
+// is the members' now, both ways.
+func TestATakeoverAfterAPauseReadsTheMembersAgain(t *testing.T) {
+	for _, c := range []struct{ before, now int }{
+		{wire.Protocol, wire.Protocol + 1}, {wire.Protocol + 1, wire.Protocol},
+	} {
+		p := params("a")
+		p.ProtocolHi = wire.Protocol + 1
+		h := newHarness(t, p)
+		b := bucket(5)
+		b.MembersSpeak = c.before
+		h.open(b)
+		out := h.at(3 * ttl).do(Tick{}) // woken a TTL after the wait ended
+		var confirm Confirm
+		for _, a := range out {
+			switch r := a.(type) {
+			case Write:
+				t.Fatalf("members read up to %d, %v before: a takeover without reading them again", c.before, 3*ttl)
+			case Confirm:
+				confirm = r
+			}
+		}
+		if confirm.ID == 0 {
+			t.Fatalf("no Confirm before the takeover: %s", h.kinds())
+		}
+		b.MembersSpeak = c.now
+		h.do(ConfirmResult{ID: confirm.ID, Bucket: b})
+		if v := versionOf(t, h.write().Value); v != c.now {
+			t.Errorf("members up to %d before the pause, %d now: a Create wrote protocol %d", c.before, c.now, v)
 		}
 	}
 }

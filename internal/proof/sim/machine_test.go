@@ -173,7 +173,7 @@ func TestMachineNegativeControls(t *testing.T) {
 		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 794},
 		{"I2's ceiling unread taken for none: a Confirm that could not read the members bucket followed", Options{CeilingUnreadIsNone: true}, 3998},
 		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
-		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 54},
+		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 57},
 		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 708},
 		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 188},
 		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 97},
