@@ -72,16 +72,21 @@ func (m *Machine) lead(now time.Time) time.Time {
 	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	to := min(m.p.hi(), m.inc.MembersSpeak) // the switch (P16): what every member speaks, read within a TTL
-	if now.Sub(m.membersAt) > t.ttl {
-		to = 0
-	}
-	if m.p.Knobs.SwitchEarly {
-		to = m.p.hi()
-	}
-	t.version = max(t.version, to)
+	t.version = max(t.version, m.switchTo(now))
 	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.version, t.ttl, t.acquired, now),
 		Timeout: max(timeout, time.Millisecond)}, request{})
+}
+
+// switchTo is the version the leader's next renewal may carry (P16): what
+// every member speaks, read within a TTL; 0 when not read so recently.
+func (m *Machine) switchTo(now time.Time) int {
+	switch {
+	case m.p.Knobs.SwitchEarly:
+		return m.p.hi()
+	case now.Sub(m.membersAt) > m.t.ttl:
+		return 0
+	}
+	return min(m.p.hi(), m.inc.MembersSpeak) // the switch (P16): what every member speaks
 }
 
 // onRenewed takes the answer of a renewal sent at sent: its landing,
