@@ -137,6 +137,11 @@ type Config struct {
 	// Optional. (Not to be confused with NewObserver, a node that never
 	// campaigns.)
 	Metrics Metrics
+
+	// protocolHi, set by tests only, runs the node as a build that speaks
+	// protocol versions up to it (0: wire.ProtocolHi): a rolling upgrade
+	// tested in one process.
+	protocolHi int
 }
 
 // withDefaults returns c with zero fields set to their defaults.
@@ -205,9 +210,9 @@ func (c Config) engineConfig() engine.Config {
 		Replicas: c.Bucket.Replicas, Storage: c.Bucket.Storage, Placement: c.Bucket.Placement,
 		StepDownOnHookError: c.OnBecomeLeaderError == LeaderHookErrorStepsDown,
 		ReadinessCheck:      c.ReadinessCheck, ReadinessInterval: c.ReadinessInterval,
-		ReadinessThreshold: c.ReadinessThreshold,
-		Log:                c.Logger.With("cluster", c.ClusterID, "node", c.NodeID),
-		Metrics:            engineMetrics{c.Metrics},
+		ReadinessThreshold: c.ReadinessThreshold, ProtocolHi: c.protocolHi,
+		Log:     c.Logger.With("cluster", c.ClusterID, "node", c.NodeID),
+		Metrics: engineMetrics{c.Metrics},
 	}
 }
 

@@ -34,9 +34,12 @@ var (
 	// specification compiles.
 	ErrCASFailed = errors.New("cluster: compare-and-swap failed")
 	// ErrProtocolVersion: the bucket, or the lease record in it, belongs
-	// to another version of the election protocol. Start refuses it: old
-	// and new nodes never run together (docs/production.md, "Moving to
-	// protocol 2").
+	// to a version of the election protocol this node does not speak.
+	// Start refuses an older one (a cluster of protocol 1 or 2 moves with
+	// go-cluster init --upgrade); a newer lease record, written once a
+	// cluster moved on in a rolling upgrade, leaves the node following,
+	// never leading, and Ready returns this error (docs/production.md,
+	// "Moving to a new version").
 	ErrProtocolVersion = wire.ErrProtocolVersion
 	// ErrNotStarted: the Node has not been started.
 	ErrNotStarted = wire.ErrNotStarted

@@ -41,9 +41,10 @@ type Lease struct {
 	// late write (docs/design.md, P9). Records written before it
 	// existed carry none. Letters, digits, '-' and '_', at most 64 bytes.
 	Instance string `json:"instance,omitempty"`
-	// Version is the protocol version of the node that wrote it (2).
-	// A record of another version is not a lease record to this one:
-	// nodes of two versions never run together (docs/production.md).
+	// Version is the protocol version the cluster runs: a node reads and
+	// writes only records of the versions it speaks, and a cluster moves
+	// to a new one once every member speaks it (docs/production.md,
+	// "Moving to a new version").
 	Version  int    `json:"v,omitempty"`
 	Revision uint64 `json:"-"` // NATS KV revision (not serialized)
 }

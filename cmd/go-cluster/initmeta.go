@@ -115,8 +115,8 @@ func usableMeta(bucket string, info *jetstream.StreamInfo) (electionMeta, []stri
 		return electionMeta{}, nil, fmt.Errorf("bucket %q: %w", bucket, err)
 	}
 	switch {
-	case m.Protocol != 0 && m.Protocol != wire.Protocol:
-		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster runs protocol %d", bucket, m.Protocol, wire.Protocol)
+	case m.Protocol != 0 && (m.Protocol < wire.Protocol || m.Protocol > wire.ProtocolHi):
+		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster speaks protocols %d to %d", bucket, m.Protocol, wire.Protocol, wire.ProtocolHi)
 	case m.LeaseTTL == 0:
 		return electionMeta{}, nil, fmt.Errorf("bucket %q has no %s metadata, the cluster's LeaseTTL, which nodes of this version need: a bucket of protocol 1 is moved with go-cluster init --upgrade once every old node is stopped (docs/production.md), any other is given one with --lease-ttl",
 			bucket, bucketmeta.KeyLeaseTTL)

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -52,31 +53,7 @@ func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]wire.MemberReco
 func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]wire.MemberRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w, err := kv.Watch(ctx, wire.MemberKeys, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("read the members: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
-	var out []wire.MemberRecord
-	for {
-		select {
-		case <-ctx.Done():
-			return out, fmt.Errorf("read the members: %w", ctx.Err())
-		case en, ok := <-w.Updates():
-			if !ok {
-				return out, fmt.Errorf("read the members: %w", nats.ErrConnectionClosed)
-			}
-			if en == nil {
-				return out, nil
-			}
-			rec, err := wire.DecodeMemberRecord(en.Value())
-			if err != nil {
-				slog.Warn("ignored a member key that is not a member record", "key", en.Key(), "error", err)
-				continue
-			}
-			out = append(out, rec)
-		}
-	}
+	return store.ReadMembers(ctx, kv, slog.Default())
 }
 
 // statusGathering is one cluster-wide status request, on
@@ -201,7 +178,13 @@ func mergeMembers(r *statusReport, members []wire.MemberRecord, replies []wire.S
 	}
 	for _, a := range members {
 		m := get(a.NodeID)
-		m.Kind = a.Kind
+		m.Kind, m.Protocols = a.Kind, []int{wire.Protocol, a.Speaks()}
+		if len(a.Protocols) == 2 {
+			m.Protocols[0] = a.Protocols[0]
+		}
+		if r.Protocol > a.Speaks() {
+			m.Notes = append(m.Notes, fmt.Sprintf("speaks election protocol %d at most, the cluster runs %d: it follows and never leads until replaced by a newer build", a.Speaks(), r.Protocol))
+		}
 		if m.Metadata == nil {
 			m.Metadata = a.Metadata
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 	"io"
 	"maps"
 	"slices"
@@ -41,6 +42,9 @@ func renderStatus(w io.Writer, r statusReport) error {
 		fmt.Fprintf(t, "leader\tunknown: the lease key was deleted\n")
 	case stateInvalid:
 		fmt.Fprintf(t, "leader\tunknown: the lease is not a valid record (%s)\n", r.Problem)
+	}
+	if line := protocolLine(r); line != "" {
+		fmt.Fprintf(t, "protocol\t%s\n", line)
 	}
 	if r.Revision != 0 {
 		lease := fmt.Sprintf("revision %d", r.Revision)
@@ -258,4 +262,27 @@ func renderHealth(w io.Writer, rs []health.Response) error {
 // that already says "not ready".
 func readinessReason(notReady string) string {
 	return strings.TrimPrefix(notReady, cluster.ErrNotReady.Error()+": ")
+}
+
+// protocolLine is the election protocol the cluster runs, and, when its
+// members all speak a later one, that it moves there by itself; empty in
+// the common case, a cluster at this build's protocol with nowhere to
+// move (the JSON has it always).
+func protocolLine(r statusReport) string {
+	if r.Protocol == 0 {
+		return ""
+	}
+	speak := 0
+	for _, m := range r.Members {
+		if len(m.Protocols) == 2 && (speak == 0 || m.Protocols[1] < speak) {
+			speak = m.Protocols[1]
+		}
+	}
+	switch {
+	case speak > r.Protocol:
+		return fmt.Sprintf("%d (every member speaks %d: the leader moves the cluster to it within a LeaseTTL)", r.Protocol, speak)
+	case r.Protocol != wire.Protocol:
+		return strconv.Itoa(r.Protocol)
+	}
+	return ""
 }

@@ -144,6 +144,9 @@ type statusReport struct {
 	// Next, on a released lease, is the successor the last leader named.
 	Next    string `json:"next,omitempty"`
 	Problem string `json:"problem,omitempty"`
+	// Protocol is the election protocol the cluster runs: its lease
+	// record's version (docs/production.md, "Moving to a new version").
+	Protocol int `json:"protocol,omitempty"`
 	// ClockSkew is set when AcquiredAt is ahead of this machine's clock.
 	ClockSkew   bool           `json:"clock_skew,omitempty"`
 	Members     []memberReport `json:"members"`
@@ -180,10 +183,13 @@ type memberReport struct {
 	Health string `json:"health,omitempty"`
 	// NotReady is why the node is not ready, as it says (its notReady);
 	// also set when Health is "error" and the error reply carries it.
-	NotReady   string         `json:"not_ready,omitempty"`
-	Error      string         `json:"error,omitempty"`
-	Leader     string         `json:"leader,omitempty"` // the leader the node knows
-	Epoch      int64          `json:"epoch,omitempty"`  // the epoch the node knows
+	NotReady string `json:"not_ready,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Leader   string `json:"leader,omitempty"` // the leader the node knows
+	// Protocols are the lowest and highest election protocol the member
+	// speaks, from its announcement ([3 3] when it names none).
+	Protocols  []int          `json:"protocols,omitempty"`
+	Epoch      int64          `json:"epoch,omitempty"` // the epoch the node knows
 	UptimeMs   int64          `json:"uptime_ms,omitempty"`
 	HoldsLease bool           `json:"holds_lease,omitempty"`
 	Notes      []string       `json:"notes,omitempty"` // where the node disagrees with the lease
@@ -220,7 +226,7 @@ func buildStatus(clusterID string, lease leaseState, resps []health.Response, he
 	switch lease.State {
 	case stateHeld, stateReleased:
 		l := lease.Lease
-		r.Epoch, r.TTLMs, r.Priority, r.Next = l.Epoch, l.TTLMillis, l.Priority, l.Next
+		r.Epoch, r.TTLMs, r.Priority, r.Next, r.Protocol = l.Epoch, l.TTLMillis, l.Priority, l.Next, l.Version
 		if lease.State == stateHeld {
 			r.Metadata = l.Metadata
 			if !l.AcquiredAt.IsZero() {

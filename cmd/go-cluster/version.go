@@ -1,17 +1,30 @@
 package main
 
 import (
+	"fmt"
 	"runtime/debug"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // versionText describes the running binary's build, for --version and
-// the version command.
+// the version command, and the election protocols it speaks (a rolling
+// upgrade moves a cluster to the highest every member speaks:
+// docs/production.md).
 func versionText() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "go-cluster: unknown version (built without module support)"
+		return "go-cluster: unknown version (built without module support)" + protocolsText()
 	}
-	return describeBuild(bi)
+	return describeBuild(bi) + protocolsText()
+}
+
+// protocolsText names the election protocol versions this build speaks.
+func protocolsText() string {
+	if wire.ProtocolHi == wire.Protocol {
+		return fmt.Sprintf("; election protocol %d", wire.Protocol)
+	}
+	return fmt.Sprintf("; election protocols %d to %d", wire.Protocol, wire.ProtocolHi)
 }
 
 // describeBuild is one line: the module's version ("(devel)" for a build

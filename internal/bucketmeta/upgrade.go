@@ -130,7 +130,7 @@ func Upgrade(ctx context.Context, js jetstream.JetStream, stream string, o Upgra
 	}
 	up.Epoch = plan.epoch(up.Base())
 	up.Revision, err = withTimeout(ctx, o.RequestTimeout, func(ctx context.Context) (uint64, error) {
-		return plan.write(ctx, js, leaseSubject(js, bucket, o.Key), wire.ReleasedRecord(up.Epoch, plan.now, plan.now, ""))
+		return plan.write(ctx, js, leaseSubject(js, bucket, o.Key), wire.ReleasedRecord(wire.Protocol, up.Epoch, plan.now, plan.now, ""))
 	})
 	if err != nil {
 		return Upgraded{}, err

@@ -68,7 +68,7 @@ func (m *Machine) lead0(now time.Time, a *attempt) {
 		m.logf(slog.LevelWarn, "an acquisition was acknowledged after its deadline: not leading", "epoch", a.epoch)
 		return
 	}
-	m.t = &tenure{epoch: a.epoch, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
+	m.t = &tenure{epoch: a.epoch, version: a.version, rev: a.rev, ttl: a.ttl, acquired: a.sent, deadline: deadline,
 		renewDue: a.sent.Add(m.renewEvery(a.ttl)), checkDue: a.sent.Add(a.ttl)}
 	m.conn.askedAt = time.Time{}
 	m.emit(Become{Epoch: a.epoch, Rev: a.rev, Sent: a.sent, Deadline: deadline, TTL: a.ttl, Renew: m.renewEvery(a.ttl), Cause: a.cause, Seen: a.seen})
@@ -83,8 +83,8 @@ func (m *Machine) takeOver(now time.Time) {
 		m.fail(err)
 		return
 	}
-	a := &attempt{epoch: epoch, ttl: m.tenureTTL(), sent: now, cause: CauseExpired, seen: c.first}
-	a.value = m.held(epoch, a.ttl, now, now)
+	a := &attempt{epoch: epoch, version: m.writeVersion(), ttl: m.tenureTTL(), sent: now, cause: CauseExpired, seen: c.first}
+	a.value = m.held(epoch, a.version, a.ttl, now, now)
 	w := Write{Purpose: Acquire, Rev: c.rev, Value: a.value, Timeout: m.p.RequestTimeout}
 	switch c.kind {
 	case Absent:
@@ -95,6 +95,16 @@ func (m *Machine) takeOver(now time.Time) {
 	}
 	m.logf(slog.LevelDebug, "campaigning", "over", c.kind.String(), "revision", c.rev, "epoch", epoch)
 	m.send(now, w, request{a: a})
+}
+
+// writeVersion is the protocol a takeover writes (P16): the record's it
+// replaces, or over an absent key or unknown value the highest this node
+// speaks that every member names, read within a TTL (follow asks first).
+func (m *Machine) writeVersion() int {
+	if k := m.cur.kind; k == Held || k == Released {
+		return m.cur.d.lease.Version
+	}
+	return max(wire.Protocol, min(m.p.hi(), m.inc.MembersSpeak))
 }
 
 // tenureTTL is the TTL a tenure begun now keeps (I2): the bucket's (this
@@ -137,8 +147,8 @@ func addSeq(base int64, seq uint64) int64 {
 }
 
 // held encodes a held record of this node.
-func (m *Machine) held(epoch int64, ttl time.Duration, acquired, now time.Time) []byte {
-	return wire.Lease{NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
+func (m *Machine) held(epoch int64, version int, ttl time.Duration, acquired, now time.Time) []byte {
+	return wire.Lease{Version: version, NodeID: m.p.NodeID, Epoch: epoch, TTLMillis: ttl.Milliseconds(),
 		AcquiredAt: acquired.UTC(), ExpiresAt: now.Add(ttl).UTC(), Priority: m.p.Priority,
 		Metadata: m.p.Metadata, Instance: m.p.Instance}.Encode()
 }

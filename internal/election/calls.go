@@ -78,11 +78,12 @@ type View struct {
 	Rev      uint64
 	Deadline time.Time
 	Synced   bool // the watch showed the key's current value (§4.1): a campaign waits for it
+	Beyond   int  // the version of a record above this node's the key holds (P16): not ready; 0: none
 }
 
 // Snapshot is the machine's view now.
 func (m *Machine) Snapshot() View {
-	v := View{Synced: m.synced}
+	v := View{Synced: m.synced, Beyond: m.beyond()}
 	if k := m.cur.kind; k == Held || k == Released {
 		v.Lease, v.Epoch = m.cur.d.lease, m.cur.d.lease.Epoch
 	}

@@ -73,6 +73,8 @@ func (m *Machine) follow(now time.Time) time.Time {
 		return next
 	case !gate.IsZero():
 		return gate
+	case (c.kind == Absent || c.kind == Unknown) && m.p.hi() > wire.Protocol && now.Sub(m.membersAt) > m.tenureTTL():
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWrite}) // what every member speaks now (P16)
 	}
 	m.takeOver(now)
 	return time.Time{}
@@ -122,8 +124,8 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 	named := c.kind == Released && c.d.lease.Next != ""
 	var at time.Time
 	switch {
-	case !m.ready:
-		return now.Add(m.p.RenewInterval) // a Readiness event wakes it sooner
+	case !m.ready || m.beyond() != 0:
+		return now.Add(m.p.RenewInterval) // a Readiness event or a new record wakes it sooner
 	case named && c.d.lease.Next != m.p.NodeID && now.Before(c.first.Add(m.p.RenewInterval)):
 		at = c.first.Add(m.p.RenewInterval) // the named node's window (P12)
 	case !(named && c.d.lease.Next == m.p.NodeID) && now.Before(m.cooldown):
@@ -133,6 +135,16 @@ func (m *Machine) campaignGate(now time.Time) time.Time {
 		at = m.retryAt // the wake after it looks again
 	}
 	return at
+}
+
+// beyond is the version of a record the key holds that this node does
+// not speak, above its own; 0 for none. The node never writes over it
+// (P16).
+func (m *Machine) beyond() int {
+	if v := m.cur.d.lease.Version; m.cur.kind == Unknown && v > m.p.hi() {
+		return v
+	}
+	return 0
 }
 
 // askToLead asks a holder of lower priority to hand over (P13), once
@@ -181,7 +193,7 @@ type decoded struct {
 // judgeRange applies P1 to a watch entry as a value of incarnation inc:
 // its epoch above inc's base by at most the entry's index; ranged false
 // leaves the range unchecked (Knobs.NoRangeCheck).
-func judgeRange(e KVEntry, inc Incarnation, ranged bool) decoded {
+func judgeRange(e KVEntry, inc Incarnation, ranged bool, hi int) decoded {
 	base, idx := inc.base(), inc.index(e.Rev)
 	if e.Op != Put {
 		return decoded{kind: Unknown, why: "a delete or purge marker"}
@@ -192,7 +204,7 @@ func judgeRange(e KVEntry, inc Incarnation, ranged bool) decoded {
 	}
 	d := decoded{lease: l}
 	switch {
-	case l.Version != wire.Protocol:
+	case l.Version < wire.Protocol || l.Version > hi:
 		d.kind, d.why = Unknown, fmt.Sprintf("written by protocol %d", l.Version)
 	case ranged && (l.Epoch <= base || uint64(l.Epoch-base) > idx):
 		d.kind, d.why = Unknown, fmt.Sprintf("epoch %d outside (%d, %d]", l.Epoch, base, addSeq(base, idx))
@@ -209,7 +221,7 @@ func (m *Machine) observe(now time.Time, e KVEntry) {
 	if m.cur.kind != None && m.cur.kind != Absent && e.Rev <= m.cur.rev {
 		return // older than what is seen
 	}
-	d := judgeRange(e, m.inc, !m.p.Knobs.NoRangeCheck)
+	d := judgeRange(e, m.inc, !m.p.Knobs.NoRangeCheck, m.p.hi())
 	m.learn(e, d)
 	m.judgeForTenure(now, e.Rev, d)
 	m.cur = m.next(d, e.Rev, now)
@@ -237,8 +249,13 @@ func (m *Machine) judgeForTenure(now time.Time, rev uint64, d decoded) {
 // of another protocol version (Start refuses it; seen later, unknown: P1).
 func (m *Machine) learn(e KVEntry, d decoded) {
 	switch {
-	case d.kind == Unknown && d.lease.Epoch != 0 && d.lease.Version != wire.Protocol:
-		m.logf(slog.LevelError, "the lease key holds a record of another protocol version: old and new nodes must not run together", "revision", e.Rev, "version", max(d.lease.Version, 1))
+	case d.kind == Unknown && d.lease.Version > m.p.hi():
+		if m.beyond() == d.lease.Version {
+			return // said when the key first held this version: not at every renewal
+		}
+		m.logf(slog.LevelError, "the lease key holds a record of a protocol this node does not speak: following, not ready, until it is replaced (P16)", "revision", e.Rev, "version", d.lease.Version, "speaks", m.p.hi())
+	case d.kind == Unknown && d.lease.Epoch != 0 && d.lease.Version < wire.Protocol:
+		m.logf(slog.LevelError, "the lease key holds a record of an older protocol: waited out (go-cluster init --upgrade)", "revision", e.Rev, "version", max(d.lease.Version, 1))
 	case d.kind == Unknown:
 		m.logf(slog.LevelWarn, "the lease key holds no record of this protocol: waited out for the longest TTL", "revision", e.Rev, "why", d.why)
 	case d.kind == Held:
@@ -317,7 +334,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
-	m.inc, m.incKnown, m.ttlSeen = b, true, 0
+	m.inc, m.incKnown, m.ttlSeen, m.membersAt = b, true, 0, now
 	m.seenRev = 0 // a restore's revisions go back (§5.8)
 }
 

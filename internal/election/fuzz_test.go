@@ -66,7 +66,7 @@ func FuzzJudgeRange(f *testing.F) {
 		inc := Incarnation{FirstSeq: rev / 2, EpochBase: epochBase}
 		base, idx := inc.base(), inc.index(rev)
 		e := KVEntry{Rev: rev, Op: []Op{Put, Delete, Purge}[op%3], Value: value}
-		d := judgeRange(e, inc, true)
+		d := judgeRange(e, inc, true, wire.ProtocolHi)
 		switch d.kind {
 		case Held, Released:
 			if e.Op != Put || d.lease.Version != wire.Protocol || d.lease.Epoch <= base || uint64(d.lease.Epoch-base) > idx || idx > rev {

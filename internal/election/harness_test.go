@@ -169,6 +169,6 @@ func record(node string, epoch int64, next string) []byte {
 }
 
 // judge applies P1 as the machine does in b, the range checked.
-func judge(e KVEntry, b Incarnation) decoded { return judgeRange(e, b, true) }
+func judge(e KVEntry, b Incarnation) decoded { return judgeRange(e, b, true, wire.ProtocolHi) }
 
 func put(rev uint64, v []byte) KVEntry { return KVEntry{Rev: rev, Op: Put, Value: v} }

@@ -13,6 +13,7 @@ import (
 // tenure is this node holding the lease.
 type tenure struct {
 	epoch    int64
+	version  int // of its records (P16): the cluster's, raised by the switch
 	rev      uint64
 	ttl      time.Duration // fixed for the tenure (I2)
 	acquired time.Time     // send time of the acquiring write
@@ -45,7 +46,7 @@ func (m *Machine) lead(now time.Time) time.Time {
 	t := m.t
 	if d := m.drain; d != nil && (d.hookDone || (d.hookStarted && !now.Before(d.until))) {
 		d.attempts++
-		return m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.epoch, t.acquired, now, d.next),
+		return m.send(now, Write{Purpose: Release, Rev: t.rev, Value: wire.ReleasedRecord(t.version, t.epoch, t.acquired, now, d.next),
 			Timeout: m.p.RequestTimeout}, request{})
 	}
 	if m.lost.waiting { // a renewal conflict the watch has not explained (P10)
@@ -71,8 +72,21 @@ func (m *Machine) lead(now time.Time) time.Time {
 	if m.drain == nil {
 		timeout = min(timeout, t.deadline.Sub(now)/2)
 	}
-	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.ttl, t.acquired, now),
+	t.version = max(t.version, m.switchTo(now))
+	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.version, t.ttl, t.acquired, now),
 		Timeout: max(timeout, time.Millisecond)}, request{})
+}
+
+// switchTo is the version the leader's next renewal may carry (P16): what
+// every member speaks, read within a TTL; 0 when not read so recently.
+func (m *Machine) switchTo(now time.Time) int {
+	switch {
+	case m.p.Knobs.SwitchEarly:
+		return m.p.hi()
+	case now.Sub(m.membersAt) > m.t.ttl:
+		return 0
+	}
+	return min(m.p.hi(), m.inc.MembersSpeak) // the switch (P16): what every member speaks
 }
 
 // onRenewed takes the answer of a renewal sent at sent: its landing,

@@ -54,13 +54,14 @@ type Machine struct {
 	stopped  bool // Stop, or a permanent error
 	caughtUp bool // the watch delivered its current value since Start or the last move (not syncing)
 
-	inc      Incarnation // the incarnation followed, as last confirmed
-	incKnown bool
-	watching bool   // a watch is open (its Synced may still be due)
-	synced   bool   // the watch delivered the key's current value
-	cur      seen   // the key as seen
-	seenRev  uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
-	ttlSeen  time.Duration
+	inc       Incarnation // the incarnation followed, as last confirmed
+	incKnown  bool
+	watching  bool   // a watch is open (its Synced may still be due)
+	synced    bool   // the watch delivered the key's current value
+	cur       seen   // the key as seen
+	seenRev   uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
+	ttlSeen   time.Duration
+	membersAt time.Time // when the Confirm that read inc.MembersSpeak was answered (P16)
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -121,6 +122,7 @@ type Knobs struct {
 	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
 	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
 	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
+	SwitchEarly  bool // P16: a leader renews at its highest version whatever the members speak
 }
 
 // New makes the machine of a node; Start begins it.
@@ -289,19 +291,21 @@ type request struct {
 type confirmWhy int
 
 const (
-	toOpen confirmWhy = iota // before a watch opens: the incarnation followed
-	toWait                   // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
+	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
+	toWait                    // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
+	toWrite                   // before a takeover over an absent key or unknown value: what every member speaks (P16)
 )
 
 // attempt is an acquisition: what it wrote, and when.
 type attempt struct {
-	epoch int64
-	value []byte // the record written: its send time makes it this attempt's own
-	ttl   time.Duration
-	rev   uint64 // where it landed
-	sent  time.Time
-	cause Cause
-	seen  time.Time // when the node first saw the value it wrote over; zero for an absent key
+	epoch   int64
+	version int    // the protocol of the record written (P16)
+	value   []byte // the record written: its send time makes it this attempt's own
+	ttl     time.Duration
+	rev     uint64 // where it landed
+	sent    time.Time
+	cause   Cause
+	seen    time.Time // when the node first saw the value it wrote over; zero for an absent key
 }
 
 // send starts the request a, with its ID; q is what its answer continues.
@@ -383,15 +387,15 @@ func (m *Machine) onAnswer(now time.Time, ev answer) {
 func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch b := r.Bucket; {
 	case r.Err != nil:
-		m.retryAt = now.Add(m.backoff())
-	case b.Protocol != 0 && b.Protocol != wire.Protocol:
-		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node runs protocol %d (docs/production.md, \"Moving to a new version\")",
-			wire.ErrProtocolVersion, b.Protocol, wire.Protocol))
+		m.confirmAgain(now)
+	case b.Protocol != 0 && (b.Protocol < wire.Protocol || b.Protocol > m.p.hi()):
+		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node speaks %d to %d (docs/production.md, \"Moving to a new version\")",
+			wire.ErrProtocolVersion, b.Protocol, wire.Protocol, m.p.hi()))
 	case !b.Usable():
 		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")
 	case m.behind(c, b):
-		m.retryAt = now.Add(m.backoff())
+		m.confirmAgain(now)
 	case !m.inc.Created.IsZero() && !m.inc.Same(b):
 		m.moveTo(now, b) // nothing seen of the old incarnation may carry over
 	default:
@@ -399,10 +403,20 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			b.MaxTTL = max(b.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 			b.ClusterMaxTTL = max(b.ClusterMaxTTL, m.inc.ClusterMaxTTL)
 		}
-		m.inc, m.incKnown = b, true
+		m.inc, m.incKnown, m.membersAt = b, true, now
 		if c.why == toWait { // toOpen: decide opens the watch
 			m.learnCeiling(now, b)
 		}
+	}
+}
+
+// confirmAgain asks again after a backoff a Confirm that failed or was
+// answered from behind; the leader too, not a TTL later: its Confirm
+// carries the switch (P16).
+func (m *Machine) confirmAgain(now time.Time) {
+	m.retryAt = now.Add(m.backoff())
+	if m.t != nil {
+		m.t.checkDue = earliest(m.t.checkDue, m.retryAt)
 	}
 }
 
@@ -450,7 +464,7 @@ func (m *Machine) sawOwn(now time.Time, rev uint64, value []byte) {
 	if m.cur.kind != Absent && m.cur.kind != None && rev <= m.cur.rev {
 		return
 	}
-	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck)
+	d := judgeRange(KVEntry{Rev: rev, Op: Put, Value: value}, m.inc, !m.p.Knobs.NoRangeCheck, m.p.hi())
 	m.cur, m.lost = m.next(d, rev, now), lostRace{}
 	m.cur.tenureOK = d.kind == Held // its own, acknowledged over a value confirmed (P7): its release is a hand-back
 }

@@ -1,8 +1,11 @@
 package election
 
 import (
+	"cmp"
 	"math"
 	"time"
+
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Params are what the machine reads of a node's configuration, with
@@ -27,6 +30,9 @@ type Params struct {
 
 	// ReadinessCheck: campaign only once a Readiness event says so.
 	ReadinessCheck bool
+	// ProtocolHi is the highest protocol version this node speaks (P16),
+	// from wire.Protocol up; 0: wire.ProtocolHi.
+	ProtocolHi int
 
 	Knobs Knobs // the simulator's negative controls only; zero: the protocol
 }
@@ -44,6 +50,7 @@ type Incarnation struct {
 	LastSeq       uint64        // the stream's last sequence
 	Age           time.Duration // the server's time less Created, from the same reply
 	ClusterMaxTTL time.Duration // the members bucket's lease_ttl_max; 0: unknown
+	MembersSpeak  int           // the highest version every member record names (P16); 0: unknown
 }
 
 // Same says two readings name one incarnation.
@@ -72,3 +79,6 @@ func (i Incarnation) index(seq uint64) uint64 {
 	}
 	return seq - i.zero()
 }
+
+// hi is the highest protocol version the node speaks (P16).
+func (p Params) hi() int { return cmp.Or(p.ProtocolHi, wire.ProtocolHi) }

@@ -49,7 +49,7 @@ func (f *foreignSelf) note(e election.KVEntry) error {
 		return nil
 	}
 	l, err := wire.DecodeLease(e.Value, e.Rev)
-	if err != nil || l.Version != wire.Protocol || l.NodeID != f.nodeID || l.Instance == f.instance {
+	if err != nil || l.Version < wire.Protocol || l.NodeID != f.nodeID || l.Instance == f.instance {
 		return nil
 	}
 	if f.counted = append(f.counted, e.Rev); len(f.counted) < 2 {

@@ -70,6 +70,10 @@ type Config struct {
 	// suspension of the host would (ns).
 	BeforeAction func(action any)
 	Suspended    *atomic.Int64
+	// ProtocolHi is the highest protocol version the node speaks; 0:
+	// wire.ProtocolHi. Tests run nodes of the next version beside this
+	// build's (docs/design.md §5.9).
+	ProtocolHi int
 	// Ending is called once every hook has ended, just before Done
 	// closes (package cluster closes its event feed there); nil: none.
 	Ending func()
@@ -114,7 +118,7 @@ func New(cfg Config, ready error) (*Engine, error) {
 			LeaseTTL: cfg.LeaseTTL, RenewInterval: cfg.RenewInterval, SafetyMargin: cfg.SafetyMargin,
 			RequestTimeout: cfg.RequestTimeout, DrainTimeout: cfg.DrainTimeout, Cooldown: cfg.Cooldown,
 			Priority: cfg.Priority, PreemptDelay: cfg.PreemptDelay, Metadata: cfg.Metadata,
-			ReadinessCheck: cfg.ReadinessCheck != nil},
+			ReadinessCheck: cfg.ReadinessCheck != nil, ProtocolHi: cfg.ProtocolHi},
 		api:    store.API{Domain: cfg.JetStreamDomain, APIPrefix: cfg.JetStreamAPIPrefix},
 		bucket: store.Options{Replicas: cfg.Replicas, Storage: cfg.Storage, Placement: cfg.Placement, LeaseTTL: cfg.LeaseTTL},
 		view:   newNodeView(cfg.NodeID, maps.Clone(cfg.Metadata), ready),

@@ -3,6 +3,7 @@ package engine
 // The engine's lifecycle: Start, Stop and what ends it.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +137,7 @@ func (e *Engine) start(ctx context.Context) error {
 // node needs: each read asked again within RequestTimeout, like the
 // bucket's lookup, so that one lost request does not cost the whole Start.
 func (e *Engine) readBucket(ctx context.Context, st *store.Store) error {
-	st.ReadClusterMaxTTL()
+	st.ReadCeiling(cmp.Or(e.cfg.ProtocolHi, wire.ProtocolHi))
 	var ttl time.Duration
 	err := retryStartup(ctx, e.p.RequestTimeout, func(actx context.Context) error {
 		meta, err := st.Campaignable(actx)
@@ -196,7 +197,7 @@ func (e *Engine) subscribe(nc *nats.Conn, control chan<- controlRequest, started
 // its member record.
 func (e *Engine) self(startedAt time.Time) presence.Self {
 	p := e.p
-	return presence.Self{ClusterID: e.cfg.ClusterID, NodeID: p.NodeID, Instance: p.Instance, Metadata: p.Metadata, StartedAt: startedAt}
+	return presence.Self{ClusterID: e.cfg.ClusterID, NodeID: p.NodeID, Instance: p.Instance, Metadata: p.Metadata, StartedAt: startedAt, ProtocolHi: p.ProtocolHi}
 }
 
 // presenceView is what a status reply says of the node's view: the

@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -221,6 +222,7 @@ type nodeView struct {
 	synced  bool
 	changed chan struct{} // closed and replaced whenever leader changes
 	ready   error         // nil when the node may campaign as far as ReadinessCheck goes
+	beyond  int           // the version of a record above this node's the key holds (P16); 0: none
 	// metadata is this node's own, as driverConfig.Metadata or SetMetadata last
 	// set it: what it publishes while it leads.
 	metadata map[string]string
@@ -247,7 +249,11 @@ func (v *nodeView) Now() time.Time { return v.clock.now() }
 func (v *nodeView) snapshot() Snapshot {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
-	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: v.ready, Metadata: maps.Clone(v.metadata), Synced: v.synced}
+	ready := v.ready
+	if v.beyond != 0 {
+		ready = fmt.Errorf("%w: the cluster runs protocol %d, which this node does not speak: it follows, and leads once a node of that version replaced it (docs/production.md, \"Moving to a new version\")", wire.ErrProtocolVersion, v.beyond)
+	}
+	return Snapshot{Leader: v.leader, Epoch: v.epoch, Lease: v.lease, HasRec: v.hasRec, Ready: ready, Metadata: maps.Clone(v.metadata), Synced: v.synced}
 }
 
 // Tenure is this node's tenure as every query reads it (IsLeader, Tenure,
@@ -418,7 +424,7 @@ func (v *nodeView) publish(s election.View) {
 	v.mu.Lock()
 	v.epoch = s.Epoch
 	v.lease, v.hasRec = s.Lease, s.Lease.Epoch != 0 // a record's epoch is at least 1
-	v.synced = s.Synced
+	v.synced, v.beyond = s.Synced, s.Beyond
 	v.mu.Unlock()
 	if t := v.tenure.Load(); s.Tenure && t != nil && t.Rev != s.Rev {
 		v.update(s.Epoch, func(t *Tenure) { t.Rev = s.Rev }) // the deadline moves with Extend only

@@ -6,6 +6,7 @@ package presence
 // way: nothing in steady state.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -32,7 +33,7 @@ const withdrawTimeout = 2 * time.Second
 // permission on the members bucket still runs, and shows in `go-cluster
 // status` only while it answers. nil when nothing was written.
 func Announce(ctx context.Context, js jetstream.JetStream, opts store.Options, self Self, timeout time.Duration, log *slog.Logger) *Announcement {
-	data, _ := json.Marshal(wire.MemberRecord{NodeID: self.NodeID, Kind: wire.MemberCampaigning, Metadata: self.Metadata, StartedAt: self.StartedAt.UTC()})
+	data, _ := json.Marshal(wire.MemberRecord{NodeID: self.NodeID, Kind: wire.MemberCampaigning, Metadata: self.Metadata, StartedAt: self.StartedAt.UTC(), Protocols: []int{wire.Protocol, cmp.Or(self.ProtocolHi, wire.ProtocolHi)}})
 	a := &Announcement{bucket: wire.MembersBucketName(self.ClusterID), key: wire.MemberKey(self.NodeID)}
 	octx, cancel := context.WithTimeout(ctx, timeout)
 	kv, _, err := store.EnsureMembers(octx, js, self.ClusterID, opts)

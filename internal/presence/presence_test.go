@@ -163,7 +163,8 @@ func TestAnnounceAndWithdraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := wire.DecodeMemberRecord(en.Value())
-	want := wire.MemberRecord{NodeID: "db1.example.com", Kind: wire.MemberCampaigning, Metadata: map[string]string{"addr": "10.0.0.1:5432"}, StartedAt: started.UTC()}
+	want := wire.MemberRecord{NodeID: "db1.example.com", Kind: wire.MemberCampaigning, Metadata: map[string]string{"addr": "10.0.0.1:5432"}, StartedAt: started.UTC(),
+		Protocols: []int{wire.Protocol, wire.ProtocolHi}}
 	if err != nil || !reflect.DeepEqual(r, want) {
 		t.Errorf("member record %+v, %v; want %+v", r, err, want)
 	}

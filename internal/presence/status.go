@@ -24,6 +24,9 @@ type Self struct {
 	Instance  string // the process (Lease.Instance)
 	Metadata  map[string]string
 	StartedAt time.Time
+	// ProtocolHi is the highest protocol version the node speaks; 0:
+	// wire.ProtocolHi.
+	ProtocolHi int
 }
 
 // View is what the node knows when it is asked.

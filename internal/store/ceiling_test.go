@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestConfirmReadsTheClusterCeilingOrFails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.ReadClusterMaxTTL()
+		st.ReadCeiling(wire.ProtocolHi)
 		ctx, cancel := context.WithTimeout(testCtx(t), time.Second) // a refused request is not answered
 		defer cancel()
 		return st.Confirm(ctx)
@@ -65,4 +66,54 @@ func TestConfirmReadsTheClusterCeilingOrFails(t *testing.T) {
 		t.Errorf("the members bucket's stream info refused: Confirm = %+v, %v; want an error wrapping ErrPermissionDenied", inc, err)
 	}
 	t.Logf("refused: %v", err)
+}
+
+// A node that speaks protocols above wire.Protocol reads with the ceiling
+// the highest version every member record names (docs/design.md §5.9):
+// a record without versions names wire.Protocol; a node that speaks only
+// wire.Protocol reads none of it.
+func TestConfirmReadsWhatEveryMemberSpeaks(t *testing.T) {
+	natstest.CheckLeaks(t)
+	const id = "speaks"
+	srv := natstest.RunServer(t)
+	nc := srv.Connect(t)
+	js, _ := jetstream.New(nc)
+	if _, _, err := Create(testCtx(t), js, id, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	members, _, err := EnsureMembers(testCtx(t), js, id, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(node string, protocols ...int) {
+		data, _ := json.Marshal(wire.MemberRecord{NodeID: node, Kind: wire.MemberCampaigning, Protocols: protocols})
+		if _, err := members.Put(testCtx(t), wire.MemberKey(node), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := wire.Protocol + 1
+	speaks := func(hi int) int {
+		st, err := Open(testCtx(t), nc, API{}, id, Options{}, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.ReadCeiling(hi)
+		inc, err := st.Confirm(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inc.MembersSpeak
+	}
+	put("a", wire.Protocol, next)
+	put("b", wire.Protocol, next)
+	if got := speaks(next); got != next {
+		t.Errorf("every member speaks %d: MembersSpeak = %d", next, got)
+	}
+	put("c") // a build that names no versions
+	if got := speaks(next); got != wire.Protocol {
+		t.Errorf("a member names none: MembersSpeak = %d, want %d", got, wire.Protocol)
+	}
+	if got := speaks(wire.Protocol); got != 0 {
+		t.Errorf("a node of one version read the members: MembersSpeak = %d", got)
+	}
 }

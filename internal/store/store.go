@@ -40,15 +40,19 @@ type Store struct {
 	metadata map[string]string
 	firstSeq uint64
 	// ceiling: Confirm reads the members bucket's ceiling too, for a
-	// node that campaigns (ReadClusterMaxTTL).
-	ceiling bool
+	// node that campaigns, and the members' versions for one that speaks
+	// more than wire.Protocol (ReadCeiling).
+	ceiling    bool
+	protocolHi int
 }
 
-// ReadClusterMaxTTL makes every Confirm read the cluster's TTL ceiling
-// from the members bucket as well, in parallel: a campaigning node's
-// tenures and waits need it (docs/design.md §2.7); an observer's do not.
-// Call it before the store is shared.
-func (s *Store) ReadClusterMaxTTL() { s.ceiling = true }
+// ReadCeiling makes every Confirm read the cluster's TTL ceiling from the
+// members bucket as well, in parallel: a campaigning node's tenures and
+// waits need it (docs/design.md §2.7); an observer's do not. A node that
+// speaks protocol versions above wire.Protocol, up to hi, reads the member
+// records too: the versions every member speaks (§5.9, P16). Call it
+// before the store is shared.
+func (s *Store) ReadCeiling(hi int) { s.ceiling, s.protocolHi = true, hi }
 
 // Conn is the connection the store uses.
 func (s *Store) Conn() *nats.Conn { return s.nc }
@@ -94,9 +98,10 @@ func Open(ctx context.Context, nc *nats.Conn, api API, clusterID string, opts Op
 }
 
 // Campaignable refuses a bucket a campaigning node cannot share with the
-// nodes already there: one of another protocol version, by its metadata
-// or by its lease record (old and new nodes never run together:
-// docs/production.md says how to move a cluster), or one that keeps no
+// nodes already there: one marked for a protocol version this node does
+// not speak, or whose lease record is of an older one (docs/production.md
+// says how to move a cluster; a newer record the node follows, P16), or
+// one that keeps no
 // LeaseTTL. It returns the bucket's metadata. An observer, which writes
 // nothing, needs none of it.
 func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
@@ -110,9 +115,9 @@ func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 		return meta, fmt.Errorf("%w: %w: bucket %q has no %s metadata, the cluster's one LeaseTTL: run go-cluster init --lease-ttl on it (or init --upgrade on a bucket of protocol 1)",
 			wire.ErrBucketConfig, wire.ErrInvalidConfig, s.bucket, bucketmeta.KeyLeaseTTL)
 	}
-	if meta.Protocol != 0 && meta.Protocol != wire.Protocol {
-		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node runs protocol %d",
-			wire.ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol)
+	if meta.Protocol != 0 && (meta.Protocol < wire.Protocol || meta.Protocol > s.hi()) {
+		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node speaks protocols %d to %d",
+			wire.ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol, s.hi())
 	}
 	if s.firstSeq <= 1 && meta.EpochBase == 0 {
 		// Its revisions may be those of a bucket deleted before it, its
@@ -127,12 +132,17 @@ func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 	case err != nil:
 		return meta, s.Explain(err)
 	}
-	if l, derr := wire.DecodeLease(e.Value(), e.Revision()); derr == nil && l.Version != wire.Protocol {
-		return meta, fmt.Errorf("%w: the lease record of bucket %q was written by protocol %d (revision %d), this node runs protocol %d",
-			wire.ErrProtocolVersion, s.bucket, max(l.Version, 1), e.Revision(), wire.Protocol)
+	// A record of a version above this node's is no reason to refuse:
+	// the node follows it, not ready (P16).
+	if l, derr := wire.DecodeLease(e.Value(), e.Revision()); derr == nil && l.Version < wire.Protocol {
+		return meta, fmt.Errorf("%w: the lease record of bucket %q was written by protocol %d (revision %d), this node speaks protocols %d to %d",
+			wire.ErrProtocolVersion, s.bucket, max(l.Version, 1), e.Revision(), wire.Protocol, s.hi())
 	}
 	return meta, nil
 }
+
+// hi is the highest protocol version the node speaks (ReadCeiling).
+func (s *Store) hi() int { return max(s.protocolHi, wire.ProtocolHi) }
 
 // Explain turns errors that hide a permanent cause into wire.ErrBucketDeleted or
 // wire.ErrPermissionDenied. The server reports a publish permission violation
@@ -220,7 +230,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, lastSeq ui
 
 // Confirm reads the bucket's stream info (C4): the incarnation, its
 // metadata, its last sequence and its age on the server's clock; and,
-// after ReadClusterMaxTTL, at the same time, the members bucket's
+// after ReadCeiling, at the same time, the members bucket's
 // lease_ttl_max, the cluster's ceiling that a re-create of this bucket
 // does not lose (I2). A ceiling that cannot be read fails the Confirm: a
 // wait without it could fall short (§2.7); zero only when there is no
@@ -231,23 +241,28 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 		return s.confirm(ctx)
 	}
 	type read struct {
-		ttl time.Duration
-		err error
+		ttl   time.Duration
+		speak int
+		err   error
 	}
-	ceiling := make(chan read, 1)
+	members := make(chan read, 1)
 	go func() {
-		ttl, err := s.clusterMaxTTL(ctx)
-		ceiling <- read{ttl, err}
+		var r read
+		r.ttl, r.err = s.clusterMaxTTL(ctx)
+		if r.err == nil && s.protocolHi > wire.Protocol {
+			r.speak, r.err = s.membersSpeak(ctx)
+		}
+		members <- r
 	}()
 	inc, err := s.confirm(ctx)
-	c := <-ceiling
+	m := <-members
 	switch {
 	case err != nil:
 		return inc, err
-	case c.err != nil:
-		return election.Incarnation{}, c.err
+	case m.err != nil:
+		return election.Incarnation{}, m.err
 	}
-	inc.ClusterMaxTTL = c.ttl
+	inc.ClusterMaxTTL, inc.MembersSpeak = m.ttl, m.speak
 	return inc, nil
 }
 
@@ -280,6 +295,31 @@ func (s *Store) clusterMaxTTL(ctx context.Context) (time.Duration, error) {
 	}
 	meta, _ := bucketmeta.Parse(info.Config.Metadata)
 	return meta.MaxTTL, nil
+}
+
+// membersSpeak is the highest protocol version every member record
+// names (docs/design.md §5.9); 0 when there is none; an error when they
+// cannot be read, as for the ceiling: a takeover would write a version
+// it does not know every member reads.
+func (s *Store) membersSpeak(ctx context.Context) (int, error) {
+	kv, err := s.js.KeyValue(ctx, wire.MembersBucketName(s.clusterID))
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("the members' protocol versions: %w", err)
+	}
+	records, err := ReadMembers(ctx, kv, nil)
+	if err != nil {
+		return 0, fmt.Errorf("the members' protocol versions: %w", err)
+	}
+	speak := 0
+	for _, r := range records {
+		if v := r.Speaks(); speak == 0 || v < speak {
+			speak = v
+		}
+	}
+	return speak, nil
 }
 
 func (s *Store) confirm(ctx context.Context) (election.Incarnation, error) {

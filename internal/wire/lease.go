@@ -1,15 +1,17 @@
 package wire
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 )
 
-// Protocol is the version of the election protocol this go-cluster runs:
-// the "v" of the records it writes, and the bucket metadata
-// go-cluster.protocol. Old and new nodes never run together.
+// Protocol is the lowest version of the election protocol this go-cluster
+// speaks: the bucket metadata go-cluster.protocol of the buckets it
+// creates. It speaks every version up to ProtocolHi; a cluster runs the
+// "v" of its lease record (docs/design.md §5.9, P16).
 const Protocol = 3
 
 // Lease is the lease record stored under the key "lease": the same
@@ -123,11 +125,11 @@ func (l *Lease) checkNames() error {
 	return nil
 }
 
-// Encode is l as stored under the lease key, with Version Protocol. It
+// Encode is l as stored under the lease key, its Version Protocol if 0. It
 // panics on a record JSON cannot hold (a time outside years 0-9999):
 // the records written are made of times DecodeLease accepted and now.
 func (l Lease) Encode() []byte {
-	l.Version = Protocol
+	l.Version = cmp.Or(l.Version, Protocol)
 	data, err := json.Marshal(l)
 	if err != nil {
 		panic(fmt.Sprintf("encode lease: %v", err))
@@ -135,14 +137,15 @@ func (l Lease) Encode() []byte {
 	return data
 }
 
-// ReleasedRecord is the released record that ends a tenure at epoch,
+// ReleasedRecord is the released record of protocol version (0:
+// Protocol) that ends a tenure at epoch,
 // acquired at acquired and released at at: no holder, next the node
 // handed over to (empty: none). go-cluster init --upgrade writes one with
 // acquired and at both now (docs/design.md §5.9): over a bucket whose old
 // nodes are all stopped, it lets the first new node lead at once (P5)
 // when epoch is in the incarnation's range (P1).
-func ReleasedRecord(epoch int64, acquired, at time.Time, next string) []byte {
-	return Lease{Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: at.UTC(), Next: next}.Encode()
+func ReleasedRecord(version int, epoch int64, acquired, at time.Time, next string) []byte {
+	return Lease{Version: version, Epoch: epoch, AcquiredAt: acquired.UTC(), ExpiresAt: at.UTC(), Next: next}.Encode()
 }
 
 // trimSpace drops JSON's whitespace around b.

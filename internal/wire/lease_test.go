@@ -25,7 +25,7 @@ func TestDecodedLeaseCanBeWrittenBack(t *testing.T) {
 					t.Errorf("DecodeLease accepted %s, and writing back its acquired_at panics: %v", v, r)
 				}
 			}()
-			ReleasedRecord(l.Epoch, l.AcquiredAt, time.Now(), "")
+			ReleasedRecord(0, l.Epoch, l.AcquiredAt, time.Now(), "")
 		}()
 	}
 }
@@ -34,7 +34,7 @@ func TestDecodedLeaseCanBeWrittenBack(t *testing.T) {
 // protocol at its epoch, with no holder and no successor.
 func TestReleasedRecordIsAReleaseOfThisProtocol(t *testing.T) {
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	data := ReleasedRecord(42, at, at, "")
+	data := ReleasedRecord(0, 42, at, at, "")
 	l, err := DecodeLease(data, 7)
 	if err != nil {
 		t.Fatalf("DecodeLease(%s): %v", data, err)

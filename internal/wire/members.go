@@ -29,6 +29,17 @@ type MemberRecord struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// StartedAt is when the node started, by its own wall clock.
 	StartedAt time.Time `json:"started_at"`
+	// Protocols are the lowest and highest protocol versions the node
+	// speaks (docs/design.md §5.9); none: Protocol only.
+	Protocols []int `json:"protocols,omitempty"`
+}
+
+// Speaks is the highest protocol version the member speaks.
+func (r MemberRecord) Speaks() int {
+	if len(r.Protocols) == 0 {
+		return Protocol
+	}
+	return r.Protocols[len(r.Protocols)-1]
 }
 
 // DecodeMemberRecord parses the value of a member key; the error wraps

@@ -20,6 +20,7 @@ func (w *world) schedule() {
 	w.scheduleRawPurges()
 	w.scheduleOutOfRange()
 	w.scheduleTTLChanges()
+	w.scheduleUpgrade()
 	w.at(w.quietAt, w.quiet)
 	for t := w.quietAt + 3*maxTTL(w); t < w.quietAt+w.opt.QuietPhase-3*maxTTL(w); t += 3 * maxTTL(w) {
 		w.at(t, w.apiStepDown)

@@ -31,7 +31,7 @@ var (
 	simNode    = flag.String("sim.node", "", "with -sim.seed: trace every event and effect of this node")
 	simNoFirst = flag.Bool("sim.nofirstseq", false, "create buckets with revisions from 1: the negative control of revisions that name their incarnation")
 	simNoCeil  = flag.Bool("sim.ceilingunreadisnone", false, "answer a Confirm that could not read the members bucket's ceiling without it: the negative control of failing it")
-	simOff     = flag.String("sim.off", "", "comma-separated invariants whose check is removed (ack, range, ttl, clusterttl, behind, check): a negative control")
+	simOff     = flag.String("sim.off", "", "comma-separated invariants whose check is removed (ack, range, ttl, clusterttl, behind, check, members): a negative control")
 )
 
 func simOptionsFromFlags(t *testing.T) Options {
@@ -55,8 +55,10 @@ func knobs(t *testing.T, names []string) election.Knobs {
 			k.NoRangeCheck = true
 		case "ttl":
 			k.OwnTTL = true
+		case "members":
+			k.SwitchEarly = true
 		default:
-			t.Fatalf("-sim.off: unknown invariant %q (want ack, range, ttl, clusterttl, behind or check)", n)
+			t.Fatalf("-sim.off: unknown invariant %q (want ack, range, ttl, clusterttl, behind, check or members)", n)
 		}
 	}
 	return k
@@ -68,6 +70,7 @@ type explored struct {
 	ran       int           // seeds run
 	faults    int64         // faults injected in all
 	simulated time.Duration // simulated real time in all
+	upgraded  int           // seeds whose cluster moved to the next protocol version
 }
 
 // exploreSeeds runs count seeds from first on the machine's cores.
@@ -77,6 +80,7 @@ func exploreSeeds(first uint64, count, maxFailures int, opt Options) explored {
 		ran       atomic.Int64
 		faults    atomic.Int64
 		simulated atomic.Int64 // nanoseconds
+		upgraded  atomic.Int64
 		mu        sync.Mutex
 		failures  []Outcome
 		wg        sync.WaitGroup
@@ -101,6 +105,9 @@ func exploreSeeds(first uint64, count, maxFailures int, opt Options) explored {
 				ran.Add(1)
 				faults.Add(int64(out.Faults))
 				simulated.Add(int64(out.Simulated))
+				if out.Upgraded {
+					upgraded.Add(1)
+				}
 				if out.Failed() {
 					mu.Lock()
 					failures = append(failures, out)
@@ -110,7 +117,7 @@ func exploreSeeds(first uint64, count, maxFailures int, opt Options) explored {
 		}()
 	}
 	wg.Wait()
-	return explored{failures: failures, ran: int(ran.Load()), faults: faults.Load(), simulated: time.Duration(simulated.Load())}
+	return explored{failures: failures, ran: int(ran.Load()), faults: faults.Load(), simulated: time.Duration(simulated.Load()), upgraded: int(upgraded.Load())}
 }
 
 // TestMachineSim explores seeds of the simulator against the machine:
@@ -144,6 +151,7 @@ func TestMachineSim(t *testing.T) {
 	if ex.ran > 0 {
 		t.Logf("%.1f faults per seed; %.1f simulated hours in all, %.1f simulated hours per real minute",
 			float64(ex.faults)/float64(ex.ran), ex.simulated.Hours(), ex.simulated.Hours()/el.Minutes())
+		t.Logf("%d seeds moved their cluster to the next protocol version in a rolling upgrade", ex.upgraded)
 	}
 	for _, f := range ex.failures {
 		t.Error(f.String())
@@ -163,14 +171,15 @@ func TestMachineNegativeControls(t *testing.T) {
 		{"I1 removed: epochs from what the server checked (the range check)", Options{Knobs: election.Knobs{NoRangeCheck: true}}, 1},
 		{"I2 removed: one LeaseTTL per cluster (each node its own)", Options{Knobs: election.Knobs{OwnTTL: true}}, 102},
 		{"I2's ceiling in the members bucket ignored: a bucket created again trusted for its TTL", Options{Knobs: election.Knobs{NoClusterTTL: true}}, 794},
-		{"I2's ceiling unread taken for none: a Confirm that could not read the members bucket followed", Options{CeilingUnreadIsNone: true}, 1233},
+		{"I2's ceiling unread taken for none: a Confirm that could not read the members bucket followed", Options{CeilingUnreadIsNone: true}, 3998},
 		{"I3 removed: lead only on an acknowledged landing", Options{Knobs: election.Knobs{NoAck: true}}, 1},
-		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 69},
+		{"revisions that do not name their incarnation (no first_seq; epochs from an epoch_base)", Options{NoFirstSeq: true}, 57},
 		{"C4 trusted: a Confirm from a server behind followed", Options{Knobs: election.Knobs{TrustBehind: true}}, 708},
 		{"P7's check removed: a value taken over unconfirmed", Options{Knobs: election.Knobs{NoCheck: true}}, 188},
-		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 4},
-		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 6},
+		{"clock drift beyond SafetyMargin", Options{DriftBound: 0.25}, 97},
+		{"SafetyMargin 0 with drift inside the default bound", Options{MarginZero: true, DriftBound: 0.03}, 40},
 		{"the clock assumption broken: a bucket created again reads a time before the previous creation", Options{ClockBack: true}, 1},
+		{"P16 removed: a leader moves the cluster to its highest protocol before every member speaks it", Options{Knobs: election.Knobs{SwitchEarly: true}}, 5},
 	} {
 		if out := Run(c.seed, c.opt); !out.Failed() {
 			t.Errorf("%s: seed %d found nothing", c.name, c.seed)

@@ -85,6 +85,7 @@ func (p *proc) serve(e election.Action) election.Event {
 	case election.Write:
 		var rev uint64
 		var ok bool
+		over, _ := w.kv.last()
 		switch {
 		case e.Create && w.kv.seq != e.LastSeq:
 			// the stream moved since the writer read its last sequence (C3)
@@ -98,6 +99,7 @@ func (p *proc) serve(e election.Action) election.Event {
 			return conflict(e.ID)
 		}
 		w.entryAdded()
+		w.landed(p, over, e.Value)
 		if e.Create {
 			w.maybeRawPurgeAfterCreate()
 		}
@@ -197,6 +199,6 @@ func (wt *watcher) deliver(ent election.KVEntry) {
 // changes.
 func (w *world) info(k *kv) election.Incarnation {
 	b := k.info(w.now)
-	b.ClusterMaxTTL = w.durable
+	b.ClusterMaxTTL, b.MembersSpeak = w.durable, w.membersSpeak()
 	return b
 }

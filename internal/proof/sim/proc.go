@@ -36,6 +36,7 @@ type proc struct {
 	timerGen   uint64
 	hooksFree  time.Duration // the dispatcher is busy until then
 	failed     error         // the permanent error the logic reported (Finished.Err)
+	nextHi     int           // the version a replacement speaks from the next start (upgrade.go); 0: none
 }
 
 // watcher is a watch on the lease key: it delivers the key's entries
@@ -94,9 +95,11 @@ func (p *proc) start() {
 	if w.kv.deleted {
 		w.createBucket(p) // Start creates a bucket it does not find
 	}
+	p.replaced()
 	p.logic = w.factory(p.cfg, w.seed*1000+p.gen*10+uint64(len(p.cfg.NodeID)))
 	w.logf("%s: start (last seq %d, bucket age %v)", p.cfg.NodeID, w.kv.seq, w.now-w.kv.created)
 	w.chk.procStarted(p)
+	w.announce(p)
 	p.needWatch = !p.connected
 	p.openWatch(w.kv)
 	p.deliver(election.Start{})
@@ -234,6 +237,7 @@ func (p *proc) finished() {
 		w.logf("%s: stopped by a permanent error: %v", p.cfg.NodeID, p.failed)
 		w.chk.permanent(p, p.failed)
 	}
+	w.withdraw(p)
 	p.crash("finished")
 	// A Stop handled after faults stopped (it waited out a pause or a
 	// partition) restarts too: the quiet phase runs every node.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
+	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // Options shape a run. The zero value is the protocol's own bounds.
@@ -55,6 +56,7 @@ type Outcome struct {
 	Events     int
 	Faults     int           // faults injected
 	Simulated  time.Duration // simulated real time the run covered
+	Upgraded   bool          // the cluster moved to the next protocol version (upgrade.go)
 }
 
 // Failed reports whether the checker found a violation.
@@ -112,9 +114,10 @@ func run(seed uint64, opt Options, factory factory, tr *trace) (Outcome, time.Du
 	for end := w.chk.judgedBy(w.quietAt, maxTTL(w)); end > w.now; end = w.chk.judgedBy(w.quietAt, maxTTL(w)) {
 		w.loop(end)
 	}
+	w.checkUpgraded()
 	v := w.chk.finish(w.now, w.quietAt, maxTTL(w))
 	return Outcome{Seed: seed, Violations: v, Tenures: len(w.chk.tenures), Events: w.events,
-		Faults: w.faults, Simulated: w.now}, w.chk.first
+		Faults: w.faults, Simulated: w.now, Upgraded: w.versions.top > wire.ProtocolHi}, w.chk.first
 }
 
 // world is one run: the event queue, the bucket, the nodes, the checker.
@@ -161,6 +164,7 @@ type world struct {
 	ceilingUnreads     *rand.Rand
 	ceilingUnread      bool // this seed has them
 	ceilingUnreadUntil time.Duration
+	versions           versions // member records and the cluster's version (upgrade.go)
 }
 
 func newWorld(seed uint64, opt Options, factory factory) *world {
@@ -175,7 +179,7 @@ func newWorld(seed uint64, opt Options, factory factory) *world {
 	}
 	w := &world{seed: seed, opt: opt, factory: factory, rnd: rand.New(rand.NewPCG(seed, 0x5eed)),
 		servers: rand.New(rand.NewPCG(seed, 0xc10c)), purges: rand.New(rand.NewPCG(seed, 0x9a9e)),
-		kv: newKV(0, !opt.NoFirstSeq), chk: newChecker()}
+		kv: newKV(0, !opt.NoFirstSeq), chk: newChecker(), versions: versions{members: map[string]member{}, named: map[int]time.Duration{}}}
 	w.quietAt = opt.FaultPhase
 	w.zombies, w.zombie = newZombies(seed, opt)
 	w.creators, w.creatorTTLs = newCreators(seed, opt)
