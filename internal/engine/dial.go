@@ -14,21 +14,7 @@ import (
 // dial connects with every URL, the credentials and the caller's options.
 func (e *Engine) dial(ctx context.Context) (*nats.Conn, error) {
 	cfg := e.cfg
-	opts := nats.GetDefaultOptions()
-	opts.Servers = cfg.URLs
-	opts.Name = fmt.Sprintf("go-cluster %s/%s", cfg.ClusterID, e.p.NodeID)
-	opts.MaxReconnect = -1
-	opts.ReconnectWait = 250 * time.Millisecond
-	opts.ReconnectJitter = 100 * time.Millisecond
-	opts.PingInterval = max(e.p.RenewInterval, time.Second)
-	opts.MaxPingsOut = 3
-	// Timeout bounds each dial and handshake, reconnects included, and
-	// nats.go holds the connection's lock through a reconnect handshake:
-	// every request waits behind it, whatever its ctx. A server that
-	// accepts but does not answer (a blackholed link) must not stall
-	// renewals past their deadline, so it is kept to RequestTimeout (the
-	// first dial is bounded by Start's ctx below as well).
-	opts.Timeout = min(max(e.p.RequestTimeout, 100*time.Millisecond), nats.DefaultTimeout)
+	opts := DialOptions(fmt.Sprintf("go-cluster %s/%s", cfg.ClusterID, e.p.NodeID), cfg.URLs, e.p.RenewInterval, e.p.RequestTimeout)
 	if cfg.Credentials != "" {
 		if err := nats.UserCredentials(cfg.Credentials)(&opts); err != nil {
 			return nil, fmt.Errorf("start: %w: NATSCredentials: %w", wire.ErrInvalidConfig, err)
@@ -39,6 +25,40 @@ func (e *Engine) dial(ctx context.Context) (*nats.Conn, error) {
 			return nil, fmt.Errorf("start: %w: NATSOptions: %w", wire.ErrInvalidConfig, err)
 		}
 	}
+	nc, err := Connect(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	return nc, nil
+}
+
+// DialOptions are the options of a connection a node dials (or the
+// agent, for the nodes that share it), named name in the server's connz:
+// reconnect forever (Config.Conn asks for it), quickly, and ping every
+// renewal interval.
+func DialOptions(name string, urls []string, renew, request time.Duration) nats.Options {
+	opts := nats.GetDefaultOptions()
+	opts.Servers = urls
+	opts.Name = name
+	opts.MaxReconnect = -1
+	opts.ReconnectWait = 250 * time.Millisecond
+	opts.ReconnectJitter = 100 * time.Millisecond
+	opts.PingInterval = max(renew, time.Second)
+	opts.MaxPingsOut = 3
+	// Timeout bounds each dial and handshake, reconnects included, and
+	// nats.go holds the connection's lock through a reconnect handshake:
+	// every request waits behind it, whatever its ctx. A server that
+	// accepts but does not answer (a blackholed link) must not stall
+	// renewals past their deadline, so it is kept to RequestTimeout (the
+	// first dial is bounded by Connect's ctx as well).
+	opts.Timeout = min(max(request, 100*time.Millisecond), nats.DefaultTimeout)
+	return opts
+}
+
+// Connect dials opts within ctx; its errors wrap wire.ErrConnect, naming
+// the servers. A dial given up on is closed once it ends (within
+// opts.Timeout per server).
+func Connect(ctx context.Context, opts nats.Options) (*nats.Conn, error) {
 	type result struct {
 		nc  *nats.Conn
 		err error
@@ -51,7 +71,7 @@ func (e *Engine) dial(ctx context.Context) (*nats.Conn, error) {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return nil, fmt.Errorf("start: %w (%s): %w", wire.ErrConnect, strings.Join(cfg.URLs, ","), r.err)
+			return nil, fmt.Errorf("%w (%s): %w", wire.ErrConnect, strings.Join(opts.Servers, ","), r.err)
 		}
 		return r.nc, nil
 	case <-ctx.Done():
@@ -60,7 +80,7 @@ func (e *Engine) dial(ctx context.Context) (*nats.Conn, error) {
 				r.nc.Close()
 			}
 		}()
-		return nil, fmt.Errorf("start: %w: %w", wire.ErrConnect, ctx.Err())
+		return nil, fmt.Errorf("%w: %w", wire.ErrConnect, ctx.Err())
 	}
 }
 
