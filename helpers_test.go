@@ -97,13 +97,19 @@ func startNodes(t *testing.T, srv *natstest.Server, rec *recorder, id string, na
 // startNode starts a campaigning node recorded by rec, stopped at cleanup.
 func startNode(t testing.TB, cfg Config, rec *recorder, extra Hooks) *Node {
 	t.Helper()
+	return startNodeWithin(t, cfg, rec, extra, 10*time.Second)
+}
+
+// startNodeWithin is startNode with a deadline of its own for Start.
+func startNodeWithin(t testing.TB, cfg Config, rec *recorder, extra Hooks, within time.Duration) *Node {
+	t.Helper()
 	var n *Node
 	var err error
 	n, err = NewNode(cfg, rec.hooks(cfg.NodeID, func() int64 { return n.Epoch() }, extra))
 	if err != nil {
 		t.Fatalf("NewNode(%s): %v", cfg.NodeID, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {
 		t.Fatalf("Start(%s): %v", cfg.NodeID, err)

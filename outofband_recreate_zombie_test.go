@@ -107,7 +107,11 @@ func TestRecreatedBucketAnsweredForByACutOffServerGivesNoSecondLeader(t *testing
 	cfg5 := testConfig(id, "n5", proxy5.URL())
 	cfg5.Bucket.Replicas = 3
 	cfg5.LeaseTTL, cfg5.RenewInterval = 15*time.Second, 500*time.Millisecond
-	n5 := startNode(t, cfg5, rec, nil)
+	// n5's Start creates an R3 stream while z is cut off but not yet
+	// known to be offline: z may be the group's preferred leader, and the
+	// other two then elect one after nats-server's election timeout
+	// (4-9 s), past startNode's 10 s under load.
+	n5 := startNodeWithin(t, cfg5, rec, nil, 30*time.Second)
 	createdY := createdOn(t, ncs[majority[0]], stream)
 	if !createdY.After(createdX) {
 		t.Fatalf("the bucket n5 started on was created %v; want after the deleted one's %v", createdY, createdX)
@@ -133,6 +137,11 @@ func TestRecreatedBucketAnsweredForByACutOffServerGivesNoSecondLeader(t *testing
 			first = rev
 		}
 		if rev < r {
+			return false
+		}
+		// Cut only once n5 holds the write: cut between its landing and
+		// its acknowledgement, n5 would never have led on it.
+		if l, ok := n5.Lease(); !ok || l.Revision != rev || !n5.IsLeader() {
 			return false
 		}
 		proxy5.Blackhole()
