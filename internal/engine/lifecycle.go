@@ -124,7 +124,6 @@ func (e *Engine) start(ctx context.Context) error {
 	e.nc, e.ownsConn, e.d, e.requests, e.announced = nc, owns, d, requests, announced
 	e.mu.Unlock()
 	d.Run()
-	go e.supervise(d)
 	if p := int(e.priority.Load()); p != priority {
 		e.SetPriority(p) // set while the driver was being made
 	}
@@ -167,7 +166,7 @@ func (e *Engine) driverConfig(st *store.Store, control <-chan controlRequest, pr
 		ReadinessThreshold: e.cfg.ReadinessThreshold,
 		ClusterID:          e.cfg.ClusterID, Log: e.cfg.Log, Metrics: e.cfg.Metrics,
 		Hooks: orNoHooks(e.cfg.Hooks), Events: orNoHooks(e.cfg.Events),
-		view: e.view, Store: st, Control: control, BeforeAction: before}
+		view: e.view, Store: st, Control: control, Ended: e.ended, BeforeAction: before}
 }
 
 // subscribe answers step-down and status requests: a campaigning node
@@ -228,10 +227,10 @@ func retryStartup(ctx context.Context, timeout time.Duration, step func(context.
 	}
 }
 
-// supervise tears the engine down when the election ends on its own
-// (permanent error).
-func (e *Engine) supervise(d *driver) {
-	err := d.Err()
+// ended tears the engine down when the election ends, on its own
+// (permanent error, err) or by Stop: the driver calls it on its loop's
+// goroutine once the loop has ended (driverConfig.Ended).
+func (e *Engine) ended(err error) {
 	e.mu.Lock()
 	if err != nil && e.err == nil {
 		e.err = err
