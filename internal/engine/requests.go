@@ -23,10 +23,11 @@ import (
 // stays near empty; requests come from operators and tools, a few at a
 // time. When it is full, nats.go's reader drops the message (it never
 // waits on a subscription's channel: the connection is shared) and
-// reports a slow consumer to the connection's error handler: the
-// requester's request times out, as for a node that does not answer, and
-// asks again. Nothing the election decides travels here.
-const requestBuffer = 64
+// reports a slow consumer (the connection's error handler, LastError):
+// the request times out at the requester, as for a node that does not
+// answer. Nothing the election decides travels here. The loop's own
+// queue of step-down requests holds 16 too; each slot costs 8 B a Node.
+const requestBuffer = 16
 
 // requestServer serves a node's step-down and status requests.
 type requestServer struct {
