@@ -198,9 +198,7 @@ func (d *driver) Run() {
 // run is the driver's loop: one event at a time, until the machine is
 // done or Close cancels base.
 func (d *driver) run() {
-	if d.cfg.Ended != nil {
-		defer func() { d.cfg.Ended(d.err) }() // after Exited
-	}
+	defer d.ended() // after Exited
 	defer close(d.exited)
 	defer d.shutdown()
 	d.timer = time.NewTimer(time.Hour)
@@ -240,6 +238,13 @@ func (d *driver) run() {
 		case err := <-d.health:
 			d.onCheck(err)
 		}
+	}
+}
+
+// ended tells the engine the loop has ended (driverConfig.Ended).
+func (d *driver) ended() {
+	if d.cfg.Ended != nil {
+		d.cfg.Ended(d.err)
 	}
 }
 
