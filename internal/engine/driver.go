@@ -134,8 +134,9 @@ type driverConfig struct {
 	Store               *store.Store
 	Control             <-chan controlRequest
 	// Ended (nil: none) is called on the loop's goroutine once the loop
-	// has ended, Exited closed, with Err: the engine's teardown starts
-	// there, with no goroutine waiting for it (issue 43).
+	// has ended, Exited closed, with the permanent error that ended it
+	// (nil for a Stop): the engine's teardown starts there, with no
+	// goroutine waiting for it (issue 43).
 	Ended func(error)
 	// BeforeAction is nil but in tests: the loop calls it before carrying
 	// out each of the machine's actions, so that a test can stall the
