@@ -68,13 +68,6 @@ func (d *driver) Send(ctx context.Context, c command) error {
 // Exited is closed when the loop has ended.
 func (d *driver) Exited() <-chan struct{} { return d.exited }
 
-// Err is why the loop ended on its own (a permanent error), nil for a
-// Stop; read it once Exited is closed.
-func (d *driver) Err() error {
-	<-d.exited
-	return d.err
-}
-
 // Close aborts what is in flight: requests end, the loop exits (ending a
 // live tenure as StopNow does), the readiness checks stop.
 func (d *driver) Close() { d.abort() }

@@ -49,9 +49,12 @@ type driver struct {
 	control <-chan controlRequest // step-down requests from NATS
 	health  chan error            // ReadinessCheck results
 	answers chan answer           // answers to the machine's requests
-	conns   chan election.Conn    // the connection's state, latest only (watchConn)
-	expired chan struct{}         // the deadline timer ended the tenure (buffered, 1)
-	exited  chan struct{}         // closed when run returns
+	// statuses tells of the connection's status changes (nats.go drops
+	// one when the channel is full: each only says "read the state").
+	statuses chan nats.Status
+	conns    chan election.Conn // the state a reader read (readConn; buffered, 1)
+	expired  chan struct{}      // the deadline timer ended the tenure (buffered, 1)
+	exited   chan struct{}      // closed when run returns
 
 	base    context.Context
 	abort   context.CancelFunc // cancels base: Close
@@ -70,7 +73,9 @@ type driver struct {
 	losing    *loseSignals  // the OnLoseLeadership last queued, until it returns
 	replies   map[uint64]func(election.Reply)
 	tokens    uint64
-	conn      election.Conn // the connection as it was at Start
+	conn      election.Conn // the connection's state last fed (at first, as it was at Start)
+	reading   bool          // a readConn reader is out
+	reread    bool          // a status change came while it was out
 	ready     readiness     // ReadinessCheck's results
 	self      foreignSelf   // records under this NodeID by another process (E14)
 	timer     *time.Timer
@@ -128,6 +133,11 @@ type driverConfig struct {
 	view                *nodeView
 	Store               *store.Store
 	Control             <-chan controlRequest
+	// Ended (nil: none) is called on the loop's goroutine once the loop
+	// has ended, Exited closed, with the permanent error that ended it
+	// (nil for a Stop): the engine's teardown starts there, with no
+	// goroutine waiting for it (issue 43).
+	Ended func(error)
 	// BeforeAction is nil but in tests: the loop calls it before carrying
 	// out each of the machine's actions, so that a test can stall the
 	// loop at a chosen point.
@@ -189,12 +199,12 @@ func (d *driver) Run() {
 // run is the driver's loop: one event at a time, until the machine is
 // done or Close cancels base.
 func (d *driver) run() {
+	defer d.ended() // after Exited
 	defer close(d.exited)
 	defer d.shutdown()
 	d.timer = time.NewTimer(time.Hour)
 	defer d.timer.Stop()
-	d.requests.Add(1)
-	go d.watchConn(d.store.Conn().StatusChanged())
+	d.statuses = d.store.Conn().StatusChanged()
 	d.feed(election.Start{})
 	for !d.finished {
 		if d.base.Err() != nil {
@@ -208,8 +218,10 @@ func (d *driver) run() {
 			d.feed(election.Tick{})
 		case <-d.expired:
 			d.feed(election.Tick{})
+		case <-d.statuses:
+			d.readConn()
 		case c := <-d.conns:
-			d.feed(c)
+			d.onConn(c)
 		case a := <-d.answers:
 			d.onAnswer(a)
 		case <-d.base.Done():
@@ -227,6 +239,13 @@ func (d *driver) run() {
 		case err := <-d.health:
 			d.onCheck(err)
 		}
+	}
+}
+
+// ended tells the engine the loop has ended (driverConfig.Ended).
+func (d *driver) ended() {
+	if d.cfg.Ended != nil {
+		d.cfg.Ended(d.err)
 	}
 }
 
@@ -279,31 +298,56 @@ func (d *driver) feed(ev election.Event) {
 	}
 }
 
-// watchConn reports the connection's state to the loop after each change
-// of its status. It reads the state here, not on the loop: the connection's
-// lock is held while it writes to a socket that does not drain.
-func (d *driver) watchConn(statuses chan nats.Status) {
-	defer d.requests.Done()
-	nc := d.store.Conn()
-	defer nc.RemoveStatusListener(statuses)
-	last := d.conn
-	for {
-		select {
-		case <-statuses:
-		case <-d.base.Done():
-			return
-		}
-		c := election.Conn{Connected: nc.IsConnected(), Reconnects: nc.Stats().Reconnects}
-		if c == last {
-			continue
-		}
-		last = c
-		select { // the latest state replaces one the loop has not read
-		case <-d.conns:
-		default:
-		}
-		d.conns <- c
+// readConn reads the connection's state after a change of its status, on
+// a goroutine of its own, not on the loop: the connection's lock is held
+// while it writes to a socket that does not drain. One reader at a time,
+// so that states arrive in order; a change while one is out is read once
+// it is back. No goroutine waits between changes (issue 43).
+func (d *driver) readConn() {
+	if d.reading {
+		d.reread = true
+		return
 	}
+	d.reading = true
+	nc := d.store.Conn()
+	d.requests.Add(1)
+	go func() {
+		defer d.requests.Done()
+		c := election.Conn{Connected: nc.IsConnected(), Reconnects: nc.Stats().Reconnects}
+		select {
+		case d.conns <- c: // room: the loop has read the reader before
+		case <-d.base.Done():
+		}
+	}()
+}
+
+// onConn feeds the state a reader read, if it changed, after sending the
+// next reader out when a change came meanwhile.
+func (d *driver) onConn(c election.Conn) {
+	d.reading = false
+	if d.reread {
+		d.reread = false
+		d.readConn()
+	}
+	if c == d.conn {
+		return
+	}
+	d.conn = c
+	d.feed(c)
+}
+
+// stopStatuses stops the connection's status changes, on a goroutine
+// counted in requests: unregistering takes the connection's lock.
+func (d *driver) stopStatuses() {
+	if d.statuses == nil {
+		return
+	}
+	nc, statuses := d.store.Conn(), d.statuses
+	d.requests.Add(1)
+	go func() {
+		defer d.requests.Done()
+		nc.RemoveStatusListener(statuses)
+	}()
 }
 
 // carryOut does what the machine asked, in order.
@@ -386,6 +430,7 @@ func (d *driver) shutdown() {
 		answer(election.Reply{Token: token, Err: wire.ErrStopped})
 	}
 	d.stopWatch()
+	d.stopStatuses()
 }
 
 // newToken names a caller waiting for an election.Reply.

@@ -100,7 +100,7 @@ type Engine struct {
 	nc          *nats.Conn
 	ownsConn    bool
 	d           *driver
-	subs        []*nats.Subscription
+	requests    *requestServer         // step-down and status requests (nil: an observer answers none)
 	announced   *presence.Announcement // this node's member record, withdrawn at Stop (nil: none)
 	tornDown    bool                   // the teardown has begun
 	done        chan struct{}          // closed when the node and its hooks have ended

@@ -99,7 +99,7 @@ func (e *Engine) start(ctx context.Context) error {
 	control := make(chan controlRequest, 16)
 	// Answer status requests, then announce: an announced node answers.
 	startedAt := time.Now()
-	subs, err := e.subscribe(nc, control, startedAt)
+	requests, err := e.subscribe(nc, control, startedAt)
 	if err != nil {
 		closeConn()
 		return fmt.Errorf("start: %w", err)
@@ -114,18 +114,16 @@ func (e *Engine) start(ctx context.Context) error {
 	e.mu.Lock()
 	if e.stopped { // Stop came while we were starting
 		e.mu.Unlock()
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
+		requests.Stop()
+		requests.Wait()
 		d.Close()
 		announced.Withdraw(timeout, cfg.Log)
 		closeConn()
 		return fmt.Errorf("start: %w during start", wire.ErrStopped)
 	}
-	e.nc, e.ownsConn, e.d, e.subs, e.announced = nc, owns, d, subs, announced
+	e.nc, e.ownsConn, e.d, e.requests, e.announced = nc, owns, d, requests, announced
 	e.mu.Unlock()
 	d.Run()
-	go e.supervise(d)
 	if p := int(e.priority.Load()); p != priority {
 		e.SetPriority(p) // set while the driver was being made
 	}
@@ -168,29 +166,18 @@ func (e *Engine) driverConfig(st *store.Store, control <-chan controlRequest, pr
 		ReadinessThreshold: e.cfg.ReadinessThreshold,
 		ClusterID:          e.cfg.ClusterID, Log: e.cfg.Log, Metrics: e.cfg.Metrics,
 		Hooks: orNoHooks(e.cfg.Hooks), Events: orNoHooks(e.cfg.Events),
-		view: e.view, Store: st, Control: control, BeforeAction: before}
+		view: e.view, Store: st, Control: control, Ended: e.ended, BeforeAction: before}
 }
 
 // subscribe answers step-down and status requests: a campaigning node
 // only. An observer (a dashboard, the CLI's own for the state commands)
 // is no member: it neither answers nor announces, so it never shows in
 // `go-cluster status` and needs no permission for it.
-func (e *Engine) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) ([]*nats.Subscription, error) {
+func (e *Engine) subscribe(nc *nats.Conn, control chan<- controlRequest, startedAt time.Time) (*requestServer, error) {
 	if !e.campaigns() {
 		return nil, nil
 	}
-	subs, err := subscribeControl(nc, e.cfg.ClusterID, e.p.NodeID, e.view.Now, control)
-	if err != nil {
-		return nil, err
-	}
-	status, err := presence.Answer(nc, e.self(startedAt), e.presenceView)
-	if err != nil {
-		for _, s := range subs {
-			_ = s.Unsubscribe()
-		}
-		return nil, err
-	}
-	return append(subs, status...), nil
+	return serveRequests(nc, e.self(startedAt), e.view.Now, control, e.presenceView)
 }
 
 // self is what this node says of itself to tools: in status replies and
@@ -240,10 +227,10 @@ func retryStartup(ctx context.Context, timeout time.Duration, step func(context.
 	}
 }
 
-// supervise tears the engine down when the election ends on its own
-// (permanent error).
-func (e *Engine) supervise(d *driver) {
-	err := d.Err()
+// ended tears the engine down when the election ends, on its own
+// (permanent error, err) or by Stop: the driver calls it on its loop's
+// goroutine once the loop has ended (driverConfig.Ended).
+func (e *Engine) ended(err error) {
 	e.mu.Lock()
 	if err != nil && e.err == nil {
 		e.err = err
@@ -308,7 +295,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 // beginTeardown ends the election and, once, starts finishTeardown.
 func (e *Engine) beginTeardown() {
 	e.mu.Lock()
-	d := e.d
+	d, requests := e.d, e.requests
 	first := d != nil && !e.tornDown
 	if first {
 		e.tornDown = true
@@ -318,17 +305,16 @@ func (e *Engine) beginTeardown() {
 	if !first {
 		return
 	}
-	for _, s := range e.subs {
-		_ = s.Unsubscribe()
-	}
+	requests.Stop()
 	d.Close() // in-flight requests abort; the loop exits
-	go e.finishTeardown(d)
+	go e.finishTeardown(d, requests)
 }
 
 // finishTeardown waits for the node's goroutines and hooks, then closes
 // the connection the engine owns and closes Done.
-func (e *Engine) finishTeardown(d *driver) {
+func (e *Engine) finishTeardown(d *driver, requests *requestServer) {
 	d.Wait() // a ReadinessCheck that ignores its ctx holds Done up here
+	requests.Wait()
 	e.mu.Lock()
 	err := e.err
 	e.mu.Unlock()

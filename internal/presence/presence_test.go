@@ -59,15 +59,29 @@ func TestReplyRolesAndJSON(t *testing.T) {
 	}
 }
 
-// Answer replies on the node's subject and the cluster's with the view at
-// the time of the request, ignores a message without a reply subject, and
-// stops when its subscriptions end.
+// answer subscribes to s's status subjects and answers there with the
+// view view returns, as the engine's request server does.
+func answer(nc *nats.Conn, s Self, view func() View) ([]*nats.Subscription, error) {
+	var subs []*nats.Subscription
+	for _, subject := range s.StatusSubjects() {
+		sub, err := nc.Subscribe(subject, func(m *nats.Msg) { s.Answer(m, view) })
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, sub)
+	}
+	return subs, nil
+}
+
+// Answer replies on the node's subject and the cluster's (StatusSubjects)
+// with the view at the time of the request, ignores a message without a
+// reply subject; nobody answers once the subscriptions end.
 func TestAnswerOnBothSubjects(t *testing.T) {
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
 	nc := srv.Connect(t)
 	epoch := int64(3)
-	subs, err := Answer(nc, self("db1.example.com", "i1"), func() View { return View{Leading: true, Leader: "db1.example.com", Epoch: epoch} })
+	subs, err := answer(nc, self("db1.example.com", "i1"), func() View { return View{Leading: true, Leader: "db1.example.com", Epoch: epoch} })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +129,7 @@ func TestRefuseDuplicate(t *testing.T) {
 		t.Fatalf("with nobody answering: %v", err)
 	}
 	twin := srv.Connect(t)
-	if _, err := Answer(twin, self("db1.example.com", "i1"), func() View { return View{} }); err != nil {
+	if _, err := answer(twin, self("db1.example.com", "i1"), func() View { return View{} }); err != nil {
 		t.Fatal(err)
 	}
 	if err := twin.Flush(); err != nil { // the server knows the subscriptions

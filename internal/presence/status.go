@@ -81,28 +81,20 @@ func RefuseDuplicate(ctx context.Context, nc *nats.Conn, clusterID, nodeID, inst
 		wire.ErrDuplicateNodeID, nodeID, r.Instance, r.StartedAt.Format(time.RFC3339))
 }
 
-// Answer answers status requests on the node's subject and the cluster's
-// with self's reply for the view view returns, until the subscriptions it
-// returns are unsubscribed. The callback only reads the view and
-// publishes the reply.
-func Answer(nc *nats.Conn, self Self, view func() View) ([]*nats.Subscription, error) {
-	answer := func(m *nats.Msg) {
-		if m.Reply == "" {
-			return
-		}
-		data, _ := json.Marshal(self.Reply(view())) // a StatusReply always encodes
-		_ = m.Respond(data)
+// StatusSubjects are the subjects node s answers status requests on: its
+// own, then the cluster's. The node subscribes to them (in the engine,
+// with its step-down subjects, read by one goroutine) and answers each
+// request with Answer.
+func (s Self) StatusSubjects() []string {
+	return []string{wire.StatusSubject(s.ClusterID, s.NodeID), wire.ClusterStatusSubject(s.ClusterID)}
+}
+
+// Answer replies to the status request m with s's reply for the view
+// view returns now; a message without a reply subject is not answered.
+func (s Self) Answer(m *nats.Msg, view func() View) {
+	if m.Reply == "" {
+		return
 	}
-	var subs []*nats.Subscription
-	for _, subject := range []string{wire.StatusSubject(self.ClusterID, self.NodeID), wire.ClusterStatusSubject(self.ClusterID)} {
-		sub, err := nc.Subscribe(subject, answer)
-		if err != nil {
-			for _, s := range subs {
-				_ = s.Unsubscribe()
-			}
-			return nil, fmt.Errorf("subscribe %s: %w", subject, err)
-		}
-		subs = append(subs, sub)
-	}
-	return subs, nil
+	data, _ := json.Marshal(s.Reply(view())) // a StatusReply always encodes
+	_ = m.Respond(data)
 }

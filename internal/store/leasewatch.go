@@ -27,8 +27,21 @@ const (
 	// defaults, 30 s and 500, had every node send a request every 30 s).
 	watchExpiry = time.Hour
 	watchBatch  = 1 << 20
-	// watchBuffer is the channel's room, the KV watcher's.
-	watchBuffer = 256
+	// watchBuffer is the channel's room. Until the driver's loop takes
+	// the watch in, the channel holds the current value and Synced (Watch
+	// itself may send Synced before it returns, with nobody reading: the
+	// room must not be 0); after, the loop reads it whenever it is not
+	// handling another event, and the lease key changes about once per
+	// renewal. Room does not decide what the loop sees: on a full
+	// channel send waits (w.mu held) until the loop reads or the watch
+	// stops; no update is dropped, merged or reordered. The wait holds
+	// up jetstream's delivery of the consumer's messages (nats.go queues
+	// up to 500,000 or 64 MB) and heartbeats: after two missed (10 s)
+	// jetstream reports the consumer lost, and the watch replaces it
+	// from the entry after the last one delivered. The loop never takes
+	// w.mu, so it is never the one waiting. 256, the KV watcher's, cost
+	// 16 KiB a Node (issue 43).
+	watchBuffer = 4
 	// watchRetryMax caps the wait between attempts to follow the bucket
 	// again once its consumer is lost (the stream may be gone for a while).
 	watchRetryMax = time.Second
