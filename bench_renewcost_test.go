@@ -81,7 +81,9 @@ const (
 	classInfoMembers    = "$JS.API.STREAM.INFO members bucket (ceiling)"
 	classInfoOther      = "$JS.API.STREAM.INFO other"
 	classPull           = "$JS.API.CONSUMER.MSG.NEXT (watch pulls)"
-	classConsumer       = "$JS.API.CONSUMER.* other (create, info, delete)"
+	classConsumerCreate = "$JS.API.CONSUMER.CREATE"
+	classConsumerDelete = "$JS.API.CONSUMER.DELETE"
+	classConsumer       = "$JS.API.CONSUMER.* other (info, list)"
 	classAPIOther       = "$JS.API other"
 	classAck            = "$JS.ACK"
 	classFlowControl    = "$JS.FC"
@@ -94,7 +96,7 @@ const (
 )
 
 var clientClasses = []string{classLease, classClusterKV, classInfoCluster, classInfoMembers, classInfoOther, classPull,
-	classConsumer, classAPIOther, classAck, classFlowControl, classMembersKV, classControlStatus, classOther}
+	classConsumerCreate, classConsumerDelete, classConsumer, classAPIOther, classAck, classFlowControl, classMembersKV, classControlStatus, classOther}
 
 // classify names the class of a message on subject with reply in
 // cluster id. A consumer's delivery keeps its stream message's subject,
@@ -122,6 +124,10 @@ func classify(id, subject, reply string) string {
 		return classInfoOther
 	case strings.HasPrefix(subject, "$JS.API.CONSUMER.MSG.NEXT."):
 		return classPull
+	case strings.HasPrefix(subject, "$JS.API.CONSUMER.CREATE."):
+		return classConsumerCreate
+	case strings.HasPrefix(subject, "$JS.API.CONSUMER.DELETE."):
+		return classConsumerDelete
 	case strings.HasPrefix(subject, "$JS.API.CONSUMER."):
 		return classConsumer
 	case strings.HasPrefix(subject, "$JS.API."):
