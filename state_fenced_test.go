@@ -441,36 +441,74 @@ func TestStateAfterStop(t *testing.T) {
 // after "no responders" (the first copy may have been stored) is answered
 // with the first copy's revision and not stored twice (chaos with route
 // partitions found a value stored at two revisions).
+//
+// The server checks a write's fence (the lease's last revision) before its
+// ID: a resend after a renewal is refused by the fence, not stored twice
+// either, but proves nothing about the ID. Such a round is followed by
+// another; under load a renewal (every 500 ms) can come between a write
+// and its resend.
 func TestStateWriteIsStoredOnceWhenResent(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
 	leader := startNodes(t, srv, rec, id, "a")[0]
 	waitOneLeader(t, []*Node{leader}, 5*time.Second)
-	for i := range 2 {
-		if _, err := leader.State().Put(ctx(t), "k", []byte(strconv.Itoa(i))); err != nil {
+	js := rawJS(t, srv.URL())
+	puts := 0
+	for round := 1; ; round++ {
+		if round > 10 {
+			t.Fatal("a renewal came between each of 10 writes and its resend")
+		}
+		for range 2 {
+			if _, err := leader.State().Put(ctx(t), "k", []byte(strconv.Itoa(puts))); err != nil {
+				t.Fatal(err)
+			}
+			puts++
+		}
+		msgs := stateMsgs(t, js, id)
+		if len(msgs) != puts {
+			t.Fatalf("%d state messages, want %d", len(msgs), puts)
+		}
+		written, next := msgs[puts-2], msgs[puts-1]
+		first, second := written.Header.Get(jetstream.MsgIDHeader), next.Header.Get(jetstream.MsgIDHeader)
+		if first == "" || first == second {
+			t.Fatalf("message IDs %q and %q: want one of its own per write", first, second)
+		}
+		// The resend, as nats.go makes it: the same message, the same ID.
+		resend := nats.NewMsg(written.Subject)
+		resend.Data, resend.Header = written.Data, written.Header
+		ack, err := js.PublishMsg(ctx(t), resend)
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+			if lease, fence := leaseRevisionOnServer(t, js, id), written.Header.Get(jetstream.ExpectedLastSubjSeqHeader); fence != strconv.FormatUint(lease, 10) {
+				t.Logf("round %d: a renewal (the lease at revision %d, the write's fence %s) came before the resend, which the fence refused", round, lease, fence)
+				continue
+			}
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
+		if !ack.Duplicate || ack.Sequence != written.Sequence {
+			t.Errorf("resend answered %+v; want a duplicate of revision %d", ack, written.Sequence)
+		}
+		break
 	}
-	js := rawJS(t, srv.URL())
-	msgs := stateMsgs(t, js, id)
-	if len(msgs) != 2 {
-		t.Fatalf("%d state messages, want 2", len(msgs))
+	if n := len(stateMsgs(t, js, id)); n != puts {
+		t.Errorf("%d state messages after the resend, want %d", n, puts)
 	}
-	first, second := msgs[0].Header.Get(jetstream.MsgIDHeader), msgs[1].Header.Get(jetstream.MsgIDHeader)
-	if first == "" || first == second {
-		t.Fatalf("message IDs %q and %q: want one of its own per write", first, second)
-	}
-	// The resend, as nats.go makes it: the same message, the same ID.
-	resend := nats.NewMsg(msgs[0].Subject)
-	resend.Data, resend.Header = msgs[0].Data, msgs[0].Header
-	ack, err := js.PublishMsg(ctx(t), resend)
+}
+
+// leaseRevisionOnServer is the revision of the lease record the server
+// holds for cluster clusterID.
+func leaseRevisionOnServer(t testing.TB, js jetstream.JetStream, clusterID string) uint64 {
+	t.Helper()
+	bucket := wire.BucketName(clusterID)
+	s, err := js.Stream(ctx(t), wire.KVStream(bucket))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ack.Duplicate || ack.Sequence != msgs[0].Sequence {
-		t.Errorf("resend answered %+v; want a duplicate of revision %d", ack, msgs[0].Sequence)
+	m, err := s.GetLastMsgForSubject(ctx(t), wire.KVSubject(bucket, wire.LeaseKey))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := len(stateMsgs(t, js, id)); n != 2 {
-		t.Errorf("%d state messages after the resend, want 2", n)
-	}
+	return m.Sequence
 }
