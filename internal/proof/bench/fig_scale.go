@@ -54,7 +54,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	var err error
 	if len(bn.o.natsURLs) > 0 {
 		b = externalBackend(bn.o.natsURLs, bn.o.monitorURL, bn.o.replicas)
-	} else if b, err = childBackend(ctx); err != nil {
+	} else if b, err = childBackend(ctx, bn.o.nofile); err != nil {
 		return nil, err
 	}
 	defer b.shutdown()
@@ -68,7 +68,13 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	if cfg.RenewInterval*3 > ttl {
 		cfg.RenewInterval = ttl / 4
 	}
-	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode())
+	nconns := clusters * size
+	connDesc := "a connection per node"
+	if bn.o.scaleConns > 0 {
+		nconns = min(bn.o.scaleConns, clusters*size)
+		connDesc = fmt.Sprintf("the nodes share %d connections (node k of cluster c on connection (3c+k) mod %d)", nconns, nconns)
+	}
+	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s; %s%s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode(), connDesc, b.limitDesc())
 	sr := &scaleRun{b: b, clusters: clusters}
 	defer sr.teardown(ctx)
 	bn.log.Info("scale", "clusters", clusters, "nodes", clusters*size)
@@ -78,9 +84,13 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	for i := range ids {
 		ids[i] = bn.clusterID(fmt.Sprintf("s%d", i))
 	}
-	sr.conns = make([]*nats.Conn, clusters*size)
+	sr.conns = make([]*nats.Conn, nconns)
 	if err := parallel(len(sr.conns), 32, func(i int) error {
-		nc, err := dial(b.urls, connName(ids[i/size], fmt.Sprintf("n%d", i%size+1)), cfg.RenewInterval)
+		name := connName(ids[i/size], fmt.Sprintf("n%d", i%size+1))
+		if bn.o.scaleConns > 0 {
+			name = fmt.Sprintf("bench scale %d/%d", i+1, nconns)
+		}
+		nc, err := dial(b.urls, name, cfg.RenewInterval)
 		sr.conns[i] = nc
 		return err
 	}); err != nil {
@@ -96,7 +106,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	sr.nodes = make([]*cluster.Node, clusters*size)
 	for i := range sr.nodes {
 		c := cfg
-		c.ClusterID, c.NodeID, c.Conn = ids[i/size], fmt.Sprintf("n%d", i%size+1), sr.conns[i]
+		c.ClusterID, c.NodeID, c.Conn = ids[i/size], fmt.Sprintf("n%d", i%size+1), sr.conns[i%nconns]
 		if sr.nodes[i], err = cluster.NewNode(c, counting{sr.counts[i/size]}); err != nil {
 			return nil, err
 		}
@@ -172,14 +182,14 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: memory and goroutines per Node", clusters), params: params,
 		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", float64(m2.HeapAlloc-m1.HeapAlloc)/nodes/1024, float64(m2.StackInuse-m1.StackInuse)/nodes/1024, float64(g2-g1)/nodes),
 		p99:    "-",
-		note: fmt.Sprintf("its own connection adds %.1f KiB heap + %.1f KiB stack, %.1f goroutines; process heap %d MiB for %d nodes",
-			float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
+		note: fmt.Sprintf("the %d connections add %.1f KiB heap + %.1f KiB stack, %.1f goroutines a node; process heap %d MiB for %d nodes",
+			nconns, float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
 	srv := row{fig: fig, name: fmt.Sprintf("%d clusters: server CPU in the steady window", clusters), params: params, p99: "-"}
 	if b.srv != nil {
 		rss, _ := b.srv.rss()
 		srv.median = fmt.Sprintf("%.1f%% of a core", 100*float64(cpu1-cpu0)/float64(wall))
-		srv.note = fmt.Sprintf("server RSS %d MiB; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
-			rss>>20, 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
+		srv.note = fmt.Sprintf("server RSS %d MiB; %s; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
+			rss>>20, bn.serverState(ctx, b), 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
 	} else if b.mon != nil {
 		v, err := b.mon.varz(ctx)
 		if err == nil {
