@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,6 +37,8 @@ type serverReading struct {
 	sockets, files    int   // descriptors
 	goroutines        int
 	streams, consumes int
+	diskFiles         int   // files in the store directory
+	diskBytes         int64 // their blocks on disk
 }
 
 func (bn *bench) readServer(ctx context.Context, b *backend) (serverReading, error) {
@@ -58,7 +63,26 @@ func (bn *bench) readServer(ctx context.Context, b *backend) (serverReading, err
 	if err := b.srv.monitor().get(ctx, "/jsz", &jsz); err == nil {
 		r.streams, r.consumes = jsz.Streams, jsz.Consumers
 	}
+	r.diskFiles, r.diskBytes = diskUsage(b.srv.spec.store)
 	return r, nil
+}
+
+// diskUsage counts the files under dir and the bytes of their blocks on
+// disk (du's figure, not their lengths).
+func diskUsage(dir string) (files int, bytes int64) {
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		files++
+		if fi, err := d.Info(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				bytes += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	return files, bytes
 }
 
 // figLimits measures what limits one server (figure 10): the server in a
@@ -106,7 +130,7 @@ func (bn *bench) figLimits(ctx context.Context) []row {
 	}
 	params := fmt.Sprintf("server process, R1, %s, %d requests in flight while filling%s", storage, limitsWorkers, b.limitDesc())
 	rows := []row{{fig: fig, name: "empty server (one template bucket)", params: params, median: "-", p99: "-",
-		note: fmt.Sprintf("RSS %d MiB, Go heap %d MiB, %d sockets + %d other descriptors, %d goroutines", base.rss>>20, base.heap>>20, base.sockets, base.files, base.goroutines)}}
+		note: base.String()}}
 
 	prefix := bn.clusterID("l")
 	bucket := func(i int) string { return wire.BucketName(fmt.Sprintf("%s-%d", prefix, i)) }
@@ -222,19 +246,19 @@ func (bn *bench) figLimits(ctx context.Context) []row {
 }
 
 // perUnit is a server's cost divided by a number of streams or consumers.
-type perUnit struct{ rss, heap, sockets, files, goroutines float64 }
+type perUnit struct{ rss, heap, sockets, files, goroutines, diskFiles, diskBytes float64 }
 
 func (r serverReading) minus(o serverReading) serverReading {
-	return serverReading{r.rss - o.rss, r.heap - o.heap, r.sockets - o.sockets, r.files - o.files, r.goroutines - o.goroutines, r.streams - o.streams, r.consumes - o.consumes}
+	return serverReading{r.rss - o.rss, r.heap - o.heap, r.sockets - o.sockets, r.files - o.files, r.goroutines - o.goroutines, r.streams - o.streams, r.consumes - o.consumes, r.diskFiles - o.diskFiles, r.diskBytes - o.diskBytes}
 }
 
 func (r serverReading) per(n float64) perUnit {
-	return perUnit{float64(r.rss) / n, float64(r.heap) / n, float64(r.sockets) / n, float64(r.files) / n, float64(r.goroutines) / n}
+	return perUnit{float64(r.rss) / n, float64(r.heap) / n, float64(r.sockets) / n, float64(r.files) / n, float64(r.goroutines) / n, float64(r.diskFiles) / n, float64(r.diskBytes) / n}
 }
 
 func (p perUnit) String() string {
-	return fmt.Sprintf("%.1f KiB RSS, %.1f KiB Go heap, %.2f descriptors (%.2f sockets), %.2f goroutines",
-		p.rss/1024, p.heap/1024, p.sockets+p.files, p.sockets, p.goroutines)
+	return fmt.Sprintf("%.1f KiB RSS, %.1f KiB Go heap, %.2f descriptors (%.2f sockets), %.2f goroutines, %.1f files and %.1f KiB on disk",
+		p.rss/1024, p.heap/1024, p.sockets+p.files, p.sockets, p.goroutines, p.diskFiles, p.diskBytes/1024)
 }
 
 func (r serverReading) String() string {
@@ -244,5 +268,6 @@ func (r serverReading) String() string {
 		fmt.Sprintf("%d sockets + %d other descriptors", r.sockets, r.files),
 		fmt.Sprintf("%d goroutines", r.goroutines),
 		fmt.Sprintf("jsz %d streams, %d consumers", r.streams, r.consumes),
+		fmt.Sprintf("store %d files, %d MiB on disk", r.diskFiles, r.diskBytes>>20),
 	}, ", ")
 }
