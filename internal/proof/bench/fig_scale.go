@@ -23,8 +23,8 @@ func (bn *bench) figScale(ctx context.Context) []row {
 		if err != nil {
 			rs = append(rs, failed("5", fmt.Sprintf("%d clusters x 3 nodes", clusters), err))
 		}
-		for _, r := range rs {
-			bn.log.Info("scale result", "measure", r.name, "median", r.median, "met", r.met, "note", r.note)
+		if err != nil {
+			bn.logRows(rs[len(rs)-1:])
 		}
 		rows = append(rows, rs...)
 		if err != nil {
@@ -45,6 +45,8 @@ type scaleRun struct {
 	counts   []*clusterCounts
 	conns    []*nats.Conn
 	nodes    []*cluster.Node
+	shared   bool // the nodes share connections
+	done     bool // torn down
 }
 
 func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
@@ -75,7 +77,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		connDesc = fmt.Sprintf("the nodes share %d connections (node k of cluster c on connection (3c+k) mod %d)", nconns, nconns)
 	}
 	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s; %s%s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode(), connDesc, b.limitDesc())
-	sr := &scaleRun{b: b, clusters: clusters}
+	sr := &scaleRun{b: b, clusters: clusters, shared: bn.o.scaleConns > 0}
 	defer sr.teardown(ctx)
 	bn.log.Info("scale", "clusters", clusters, "nodes", clusters*size)
 
@@ -156,10 +158,12 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 
 	bn.log.Info("scale: steady", "clusters", clusters, "window", bn.o.scaleSteady)
 	b0, l0, ch0 := totals(sr.counts)
+	rc0 := sr.reconnects()
 	cpu0, self0, w0 := bn.serverCPU(b), selfCPU(), time.Now()
 	time.Sleep(bn.o.scaleSteady)
 	cpu1, self1, w1 := bn.serverCPU(b), selfCPU(), time.Now()
 	b1, l1, ch1 := totals(sr.counts)
+	rc1 := sr.reconnects()
 	leaderless := 0
 	for _, c := range sr.counts {
 		if c.become.Load()-c.lose.Load() != 1 {
@@ -177,7 +181,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	spurious := (b1 - b0) + (l1 - l0)
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: spurious transitions in a steady window", clusters), params: params + fmt.Sprintf(", %v window", bn.o.scaleSteady),
 		median: fmt.Sprint(spurious), p99: "-",
-		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d", b1-b0, l1-l0, ch1-ch0, leaderless)}.
+		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d; reconnections of the nodes' connections in the window %d", b1-b0, l1-l0, ch1-ch0, leaderless, rc1-rc0)}.
 		withGoal("none", spurious == 0 && leaderless == 0))
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: memory and goroutines per Node", clusters), params: params,
 		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", float64(m2.HeapAlloc-m1.HeapAlloc)/nodes/1024, float64(m2.StackInuse-m1.StackInuse)/nodes/1024, float64(g2-g1)/nodes),
@@ -200,17 +204,51 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		srv.median, srv.note = "-", "no server statistics: pass -monitor"
 	}
 	rows = append(rows, srv)
+	// The figures first: a teardown that goes wrong must not lose them.
+	bn.logRows(rows)
+	t := time.Now()
+	sr.teardown(ctx)
+	bn.log.Info("scale: teardown", "clusters", clusters, "took", time.Since(t).Round(time.Millisecond), "order", sr.teardownOrder())
 	return rows, nil
 }
 
-// teardown closes the connections first (every node then stops on a
-// permanent error at once, with no releases to hand over), then stops the
-// nodes.
-func (sr *scaleRun) teardown(ctx context.Context) {
+// logRows logs figure 5's rows as they are made.
+func (bn *bench) logRows(rows []row) {
+	for _, r := range rows {
+		bn.log.Info("scale result", "measure", r.name, "median", r.median, "met", r.met, "note", r.note)
+	}
+}
+
+// reconnects sums the reconnections of the nodes' connections so far.
+func (sr *scaleRun) reconnects() uint64 {
+	var n uint64
 	for _, nc := range sr.conns {
-		if nc != nil {
-			nc.Close()
+		n += nc.Stats().Reconnects
+	}
+	return n
+}
+
+// teardown stops the run once (later calls do nothing). Nodes on
+// connections of their own: it closes the connections first (every node
+// then stops on a permanent error at once, with no releases to hand
+// over), then stops the nodes. Nodes sharing connections: it stops them
+// first, as a process holding many Nodes would, then closes the
+// connections; closing a connection under thousands of running Nodes
+// sets them all on its lock at once.
+func (sr *scaleRun) teardown(ctx context.Context) {
+	if sr.done {
+		return
+	}
+	sr.done = true
+	closeConns := func() {
+		for _, nc := range sr.conns {
+			if nc != nil {
+				nc.Close()
+			}
 		}
+	}
+	if !sr.shared {
+		closeConns()
 	}
 	_ = parallel(len(sr.nodes), 64, func(i int) error {
 		if n := sr.nodes[i]; n != nil {
@@ -220,6 +258,15 @@ func (sr *scaleRun) teardown(ctx context.Context) {
 		}
 		return nil
 	})
+	closeConns()
+}
+
+// teardownOrder says which teardown ran.
+func (sr *scaleRun) teardownOrder() string {
+	if sr.shared {
+		return "nodes stopped, then connections closed"
+	}
+	return "connections closed, then nodes stopped"
 }
 
 // memNow returns the memory statistics and goroutine count after a GC.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -140,6 +141,10 @@ func (bn *bench) serverState(ctx context.Context, b *backend) string {
 	return strings.Join(parts, "; ")
 }
 
+// clientPrefix is how the server's log names a client connection
+// before its message: `127.0.0.1:50524 - cid:5 - "v1.55.0:go:name" - `.
+var clientPrefix = regexp.MustCompile(`^\S+ - cid:\d+ - (?:"[^"]*" - )?`)
+
 // logWarnings counts the server log's warnings and errors by kind ("[WRN]
 // ..." up to the first digit or colon), e.g. "JetStream API queue limit
 // reached" or "Internal subscription on ... took too long".
@@ -161,11 +166,11 @@ func logWarnings(path string) string {
 		if i < 0 {
 			continue
 		}
-		k := line[i:]
-		if j := strings.IndexAny(k[6:], "0123456789:\""); j >= 0 {
-			k = k[:6+j]
+		level, msg := line[i:i+5], clientPrefix.ReplaceAllString(line[i+6:], "")
+		if j := strings.IndexAny(msg, "0123456789:\""); j >= 0 {
+			msg = msg[:j]
 		}
-		k = strings.TrimSpace(k)
+		k := strings.TrimSpace(level + " " + msg)
 		if counts[k] == 0 {
 			kinds = append(kinds, k)
 		}

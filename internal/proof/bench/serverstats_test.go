@@ -13,6 +13,7 @@ func TestLogWarningsCountsEachKindOnce(t *testing.T) {
 [7] 2026/11/29 13:00:02.000001 [WRN] JetStream API queue limit reached, dropping 9990 requests
 [7] 2026/11/29 13:00:03.000001 [WRN] Internal subscription on "$JS.API.STREAM.CREATE.KV_x" took too long: 2.1s
 [7] 2026/11/29 13:00:04.000001 [ERR] Error accepting client connection: accept tcp: too many open files
+[7] 2026/11/29 13:22:08.875624 [WRN] 127.0.0.1:50524 - cid:5 - "v1.55.0:go:bench scale 1/3" - Readloop processing time: 3.704917133s
 `
 	path := filepath.Join(t.TempDir(), "server.log")
 	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
@@ -23,6 +24,7 @@ func TestLogWarningsCountsEachKindOnce(t *testing.T) {
 		`2x "[WRN] JetStream API queue limit reached, dropping"`,
 		`1x "[WRN] Internal subscription on"`,
 		`1x "[ERR] Error accepting client connection"`,
+		`1x "[WRN] Readloop processing time"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("logWarnings = %q, want it to hold %q", got, want)
