@@ -34,10 +34,6 @@ func (bn *bench) figScale(ctx context.Context) []row {
 	return rows
 }
 
-// scaleGiveUp is how long figure 5 keeps starting nodes at one count of
-// clusters before it reports what gave.
-const scaleGiveUp = 4 * time.Minute
-
 // scaleRun is one count of clusters being measured.
 type scaleRun struct {
 	b        *backend
@@ -116,11 +112,11 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	cpuStart := bn.serverCPU(b)
 	starts := make([]time.Duration, len(sr.nodes))
 	t0 := time.Now()
-	giveUp := t0.Add(scaleGiveUp)
+	giveUp := t0.Add(bn.o.scaleGiveUp)
 	var startedOK atomic.Int64
 	err = parallel(len(sr.nodes), bn.o.scaleStarts, func(i int) error {
 		if time.Now().After(giveUp) {
-			return fmt.Errorf("gave up after %v: %d of %d nodes started", scaleGiveUp, startedOK.Load(), len(sr.nodes))
+			return fmt.Errorf("gave up after %v: %d of %d nodes started", bn.o.scaleGiveUp, startedOK.Load(), len(sr.nodes))
 		}
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if !bn.o.keepStart {
