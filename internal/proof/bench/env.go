@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,9 +45,11 @@ func embeddedBackend() (*backend, error) {
 	return &backend{desc: "embedded", urls: s.URLs(), mon: inprocMonitor{s.NATS()}, replicas: 1, close: s.Close}, nil
 }
 
-// childBackend is one JetStream server in a child process.
-func childBackend(ctx context.Context) (*backend, error) {
-	ports, err := freeport.Reserve(2)
+// childBackend is one JetStream server in a child process, with its
+// descriptor limit set to nofile (0: inherited) and its Go runtime's
+// statistics served (child.goStats).
+func childBackend(ctx context.Context, nofile uint64) (*backend, error) {
+	ports, err := freeport.Reserve(3)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +57,8 @@ func childBackend(ctx context.Context) (*backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := startChild(serverSpec{name: "bench", port: ports[0], httpPort: ports[1], store: dir})
+	c, err := startChild(serverSpec{name: "bench", port: ports[0], httpPort: ports[1], statsPort: ports[2], nofile: nofile, store: dir,
+		logFile: filepath.Join(os.TempDir(), fmt.Sprintf("go-cluster-bench-server-%d.log", ports[0]))})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err

@@ -23,8 +23,8 @@ func (bn *bench) figScale(ctx context.Context) []row {
 		if err != nil {
 			rs = append(rs, failed("5", fmt.Sprintf("%d clusters x 3 nodes", clusters), err))
 		}
-		for _, r := range rs {
-			bn.log.Info("scale result", "measure", r.name, "median", r.median, "met", r.met, "note", r.note)
+		if err != nil {
+			bn.logRows(rs[len(rs)-1:])
 		}
 		rows = append(rows, rs...)
 		if err != nil {
@@ -34,10 +34,6 @@ func (bn *bench) figScale(ctx context.Context) []row {
 	return rows
 }
 
-// scaleGiveUp is how long figure 5 keeps starting nodes at one count of
-// clusters before it reports what gave.
-const scaleGiveUp = 4 * time.Minute
-
 // scaleRun is one count of clusters being measured.
 type scaleRun struct {
 	b        *backend
@@ -45,6 +41,8 @@ type scaleRun struct {
 	counts   []*clusterCounts
 	conns    []*nats.Conn
 	nodes    []*cluster.Node
+	shared   bool // the nodes share connections
+	done     bool // torn down
 }
 
 func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
@@ -54,7 +52,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	var err error
 	if len(bn.o.natsURLs) > 0 {
 		b = externalBackend(bn.o.natsURLs, bn.o.monitorURL, bn.o.replicas)
-	} else if b, err = childBackend(ctx); err != nil {
+	} else if b, err = childBackend(ctx, bn.o.nofile); err != nil {
 		return nil, err
 	}
 	defer b.shutdown()
@@ -68,8 +66,14 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	if cfg.RenewInterval*3 > ttl {
 		cfg.RenewInterval = ttl / 4
 	}
-	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode())
-	sr := &scaleRun{b: b, clusters: clusters}
+	nconns := clusters * size
+	connDesc := "a connection per node"
+	if bn.o.scaleConns > 0 {
+		nconns = min(bn.o.scaleConns, clusters*size)
+		connDesc = fmt.Sprintf("the nodes share %d connections (node k of cluster c on connection (3c+k) mod %d)", nconns, nconns)
+	}
+	params := fmt.Sprintf("%d clusters x %d nodes, %s, R%d, TTL %v, renew %v; %s; %s%s", clusters, size, b.desc, b.replicas, ttl, cfg.RenewInterval, bn.startMode(), connDesc, b.limitDesc())
+	sr := &scaleRun{b: b, clusters: clusters, shared: bn.o.scaleConns > 0}
 	defer sr.teardown(ctx)
 	bn.log.Info("scale", "clusters", clusters, "nodes", clusters*size)
 
@@ -78,9 +82,13 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	for i := range ids {
 		ids[i] = bn.clusterID(fmt.Sprintf("s%d", i))
 	}
-	sr.conns = make([]*nats.Conn, clusters*size)
+	sr.conns = make([]*nats.Conn, nconns)
 	if err := parallel(len(sr.conns), 32, func(i int) error {
-		nc, err := dial(b.urls, connName(ids[i/size], fmt.Sprintf("n%d", i%size+1)), cfg.RenewInterval)
+		name := connName(ids[i/size], fmt.Sprintf("n%d", i%size+1))
+		if bn.o.scaleConns > 0 {
+			name = fmt.Sprintf("bench scale %d/%d", i+1, nconns)
+		}
+		nc, err := dial(b.urls, name, cfg.RenewInterval)
 		sr.conns[i] = nc
 		return err
 	}); err != nil {
@@ -96,7 +104,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	sr.nodes = make([]*cluster.Node, clusters*size)
 	for i := range sr.nodes {
 		c := cfg
-		c.ClusterID, c.NodeID, c.Conn = ids[i/size], fmt.Sprintf("n%d", i%size+1), sr.conns[i]
+		c.ClusterID, c.NodeID, c.Conn = ids[i/size], fmt.Sprintf("n%d", i%size+1), sr.conns[i%nconns]
 		if sr.nodes[i], err = cluster.NewNode(c, counting{sr.counts[i/size]}); err != nil {
 			return nil, err
 		}
@@ -104,11 +112,11 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	cpuStart := bn.serverCPU(b)
 	starts := make([]time.Duration, len(sr.nodes))
 	t0 := time.Now()
-	giveUp := t0.Add(scaleGiveUp)
+	giveUp := t0.Add(bn.o.scaleGiveUp)
 	var startedOK atomic.Int64
 	err = parallel(len(sr.nodes), bn.o.scaleStarts, func(i int) error {
 		if time.Now().After(giveUp) {
-			return fmt.Errorf("gave up after %v: %d of %d nodes started", scaleGiveUp, startedOK.Load(), len(sr.nodes))
+			return fmt.Errorf("gave up after %v: %d of %d nodes started", bn.o.scaleGiveUp, startedOK.Load(), len(sr.nodes))
 		}
 		sctx, cancel := ctx, context.CancelFunc(func() {})
 		if !bn.o.keepStart {
@@ -146,10 +154,12 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 
 	bn.log.Info("scale: steady", "clusters", clusters, "window", bn.o.scaleSteady)
 	b0, l0, ch0 := totals(sr.counts)
+	rc0 := sr.reconnects()
 	cpu0, self0, w0 := bn.serverCPU(b), selfCPU(), time.Now()
 	time.Sleep(bn.o.scaleSteady)
 	cpu1, self1, w1 := bn.serverCPU(b), selfCPU(), time.Now()
 	b1, l1, ch1 := totals(sr.counts)
+	rc1 := sr.reconnects()
 	leaderless := 0
 	for _, c := range sr.counts {
 		if c.become.Load()-c.lose.Load() != 1 {
@@ -167,19 +177,19 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	spurious := (b1 - b0) + (l1 - l0)
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: spurious transitions in a steady window", clusters), params: params + fmt.Sprintf(", %v window", bn.o.scaleSteady),
 		median: fmt.Sprint(spurious), p99: "-",
-		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d", b1-b0, l1-l0, ch1-ch0, leaderless)}.
+		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d; reconnections of the nodes' connections in the window %d", b1-b0, l1-l0, ch1-ch0, leaderless, rc1-rc0)}.
 		withGoal("none", spurious == 0 && leaderless == 0))
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: memory and goroutines per Node", clusters), params: params,
 		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", float64(m2.HeapAlloc-m1.HeapAlloc)/nodes/1024, float64(m2.StackInuse-m1.StackInuse)/nodes/1024, float64(g2-g1)/nodes),
 		p99:    "-",
-		note: fmt.Sprintf("its own connection adds %.1f KiB heap + %.1f KiB stack, %.1f goroutines; process heap %d MiB for %d nodes",
-			float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
+		note: fmt.Sprintf("the %d connections add %.1f KiB heap + %.1f KiB stack, %.1f goroutines a node; process heap %d MiB for %d nodes",
+			nconns, float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
 	srv := row{fig: fig, name: fmt.Sprintf("%d clusters: server CPU in the steady window", clusters), params: params, p99: "-"}
 	if b.srv != nil {
 		rss, _ := b.srv.rss()
 		srv.median = fmt.Sprintf("%.1f%% of a core", 100*float64(cpu1-cpu0)/float64(wall))
-		srv.note = fmt.Sprintf("server RSS %d MiB; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
-			rss>>20, 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
+		srv.note = fmt.Sprintf("server RSS %d MiB; %s; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
+			rss>>20, bn.serverState(ctx, b), 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
 	} else if b.mon != nil {
 		v, err := b.mon.varz(ctx)
 		if err == nil {
@@ -190,17 +200,51 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		srv.median, srv.note = "-", "no server statistics: pass -monitor"
 	}
 	rows = append(rows, srv)
+	// The figures first: a teardown that goes wrong must not lose them.
+	bn.logRows(rows)
+	t := time.Now()
+	sr.teardown(ctx)
+	bn.log.Info("scale: teardown", "clusters", clusters, "took", time.Since(t).Round(time.Millisecond), "order", sr.teardownOrder())
 	return rows, nil
 }
 
-// teardown closes the connections first (every node then stops on a
-// permanent error at once, with no releases to hand over), then stops the
-// nodes.
-func (sr *scaleRun) teardown(ctx context.Context) {
+// logRows logs figure 5's rows as they are made.
+func (bn *bench) logRows(rows []row) {
+	for _, r := range rows {
+		bn.log.Info("scale result", "measure", r.name, "median", r.median, "met", r.met, "note", r.note)
+	}
+}
+
+// reconnects sums the reconnections of the nodes' connections so far.
+func (sr *scaleRun) reconnects() uint64 {
+	var n uint64
 	for _, nc := range sr.conns {
-		if nc != nil {
-			nc.Close()
+		n += nc.Stats().Reconnects
+	}
+	return n
+}
+
+// teardown stops the run once (later calls do nothing). Nodes on
+// connections of their own: it closes the connections first (every node
+// then stops on a permanent error at once, with no releases to hand
+// over), then stops the nodes. Nodes sharing connections: it stops them
+// first, as a process holding many Nodes would, then closes the
+// connections; closing a connection under thousands of running Nodes
+// sets them all on its lock at once.
+func (sr *scaleRun) teardown(ctx context.Context) {
+	if sr.done {
+		return
+	}
+	sr.done = true
+	closeConns := func() {
+		for _, nc := range sr.conns {
+			if nc != nil {
+				nc.Close()
+			}
 		}
+	}
+	if !sr.shared {
+		closeConns()
 	}
 	_ = parallel(len(sr.nodes), 64, func(i int) error {
 		if n := sr.nodes[i]; n != nil {
@@ -210,6 +254,15 @@ func (sr *scaleRun) teardown(ctx context.Context) {
 		}
 		return nil
 	})
+	closeConns()
+}
+
+// teardownOrder says which teardown ran.
+func (sr *scaleRun) teardownOrder() string {
+	if sr.shared {
+		return "nodes stopped, then connections closed"
+	}
+	return "connections closed, then nodes stopped"
 }
 
 // memNow returns the memory statistics and goroutine count after a GC.

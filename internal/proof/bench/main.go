@@ -15,7 +15,8 @@
 // Figures: 1 graceful handover, 2 crash failover, 3 steady-state cost,
 // 4 herd, 5 scale, 6 health, 7 VIP (the vip package's own benchmark, run
 // with go test; root only), 8 the 3-node JetStream cluster, 9 go-cluster
-// agent side by side with keepalived (root, keepalived installed).
+// agent side by side with keepalived (root, keepalived installed), 10 what
+// limits one server (streams, consumers, descriptors, the JetStream API).
 package main
 
 import (
@@ -148,6 +149,7 @@ func (bn *bench) figures() []figure {
 		{7, "VIP", bn.figVIP},
 		{8, "3-node JetStream cluster", bn.figJSCluster},
 		{9, "side by side with keepalived", bn.figKeepalived},
+		{10, "what limits one server", bn.figLimits},
 	}
 }
 

@@ -28,6 +28,11 @@ type options struct {
 	scaleSteady time.Duration   // figure 5
 	scaleTTL    time.Duration   // figure 5
 	scaleStarts int             // figure 5: Node.Start calls at a time
+	scaleConns  int             // figure 5: connections the nodes share (0: one each)
+	scaleGiveUp time.Duration   // figure 5: how long to keep starting nodes at one count
+	nofile      uint64          // figures 5 and 10: the server process's descriptor limit (0: inherited)
+	limits      []int           // figure 10: numbers of streams to measure at
+	memStorage  bool            // figure 10: memory storage, not file
 	nHealth     int             // figure 6
 	nLeaderLoss int             // figure 8, per kind of loss
 	vipTime     string          // figure 7: -benchtime
@@ -56,6 +61,11 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.scaleSteady, "scale-steady", time.Minute, "steady window per scale (figure 5)")
 	fs.DurationVar(&o.scaleTTL, "scale-ttl", 0, "LeaseTTL of figure 5 (default: the library's)")
 	fs.IntVar(&o.scaleStarts, "scale-starts", 32, "Node.Start calls at a time (figure 5)")
+	fs.DurationVar(&o.scaleGiveUp, "scale-giveup", 4*time.Minute, "how long figure 5 keeps starting nodes at one count of clusters before it reports what gave")
+	fs.IntVar(&o.scaleConns, "scale-conns", 0, "connections the nodes of figure 5 share, as processes holding many Nodes would (0: every node its own)")
+	fs.Uint64Var(&o.nofile, "server-nofile", 0, "descriptor limit (RLIMIT_NOFILE) of the server process of figures 5 and 10 (0: inherited; raising it needs root)")
+	limits := fs.String("limits", "1000,3000,6000", "numbers of streams (buckets) at which figure 10 measures one server")
+	storage := fs.String("limits-storage", "file", `storage of figure 10's streams: "file" (the library's default) or "memory"`)
 	fs.IntVar(&o.nHealth, "n-health", 1000, "queries per kind (figure 6)")
 	fs.IntVar(&o.nLeaderLoss, "n-loss", 5, "stream-leader losses per kind (figure 8)")
 	fs.StringVar(&o.vipTime, "vip-benchtime", "20x", "go test -benchtime for the vip benchmark (figure 7)")
@@ -84,6 +94,19 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.scale, err = ints(*scale); err != nil {
 		return o, fmt.Errorf("-scale: %w", err)
+	}
+	if o.limits, err = ints(*limits); err != nil {
+		return o, fmt.Errorf("-limits: %w", err)
+	}
+	switch *storage {
+	case "file":
+	case "memory":
+		o.memStorage = true
+	default:
+		return o, fmt.Errorf("-limits-storage: %q is neither file nor memory", *storage)
+	}
+	if o.scaleConns < 0 {
+		return o, fmt.Errorf("-scale-conns: %d is negative", o.scaleConns)
 	}
 	if o.kaAdverts, err = durations(*adverts); err != nil {
 		return o, fmt.Errorf("-ka-advert: %w", err)

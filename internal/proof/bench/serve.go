@@ -25,6 +25,9 @@ type serverSpec struct {
 	clusterPort int      // 0: standalone
 	routes      []string // nats-route://127.0.0.1:PORT of every member
 	store       string
+	nofile      uint64 // the process's descriptor limit (RLIMIT_NOFILE); 0: inherited
+	statsPort   int    // 0: no runtime statistics endpoint (serverstats.go's serveRuntimeStats)
+	logFile     string // the server's log (notices and warnings); "": none
 }
 
 // serveCommand is the first argument that makes the program a server.
@@ -36,6 +39,15 @@ func (s serverSpec) args() []string {
 		"-port", fmt.Sprint(s.port),
 		"-http", fmt.Sprint(s.httpPort),
 		"-store", s.store,
+	}
+	if s.nofile > 0 {
+		a = append(a, "-nofile", fmt.Sprint(s.nofile))
+	}
+	if s.statsPort > 0 {
+		a = append(a, "-stats-port", fmt.Sprint(s.statsPort))
+	}
+	if s.logFile != "" {
+		a = append(a, "-log", s.logFile)
 	}
 	if s.clusterPort > 0 {
 		a = append(a, "-cluster-port", fmt.Sprint(s.clusterPort), "-routes", strings.Join(s.routes, ","))
@@ -56,8 +68,25 @@ func serve(args []string) error {
 	fs.IntVar(&s.clusterPort, "cluster-port", 0, "route port (cluster member)")
 	fs.StringVar(&routes, "routes", "", "comma-separated route URLs of all members")
 	fs.StringVar(&s.store, "store", "", "JetStream store directory")
+	fs.Uint64Var(&s.nofile, "nofile", 0, "descriptor limit to set (soft and hard; 0: inherited)")
+	fs.IntVar(&s.statsPort, "stats-port", 0, "port of the runtime statistics endpoint (0: none)")
+	fs.StringVar(&s.logFile, "log", "", "file for the server's log (default: no log)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if s.nofile > 0 {
+		// Raising the hard limit needs CAP_SYS_RESOURCE (root here).
+		lim := syscall.Rlimit{Cur: s.nofile, Max: s.nofile}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return fmt.Errorf("descriptor limit %d: %w", s.nofile, err)
+		}
+	}
+	if s.statsPort > 0 {
+		stop, err := serveRuntimeStats(s.statsPort)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	o := &server.Options{
 		ServerName: s.name,
@@ -67,7 +96,9 @@ func serve(args []string) error {
 		HTTPPort:   s.httpPort,
 		JetStream:  true,
 		StoreDir:   s.store,
-		NoLog:      true,
+		NoLog:      s.logFile == "",
+		LogFile:    s.logFile,
+		Logtime:    true,
 		NoSigs:     true,
 	}
 	if s.clusterPort > 0 {
@@ -86,6 +117,9 @@ func serve(args []string) error {
 	ns, err := server.NewServer(o)
 	if err != nil {
 		return err
+	}
+	if s.logFile != "" {
+		ns.ConfigureLogger()
 	}
 	go ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
