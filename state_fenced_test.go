@@ -445,70 +445,62 @@ func TestStateAfterStop(t *testing.T) {
 // The server checks a write's fence (the lease's last revision) before its
 // ID: a resend after a renewal is refused by the fence, not stored twice
 // either, but proves nothing about the ID. Such a round is followed by
-// another; under load a renewal (every 500 ms) can come between a write
-// and its resend.
+// another. Renewals every 2 s, and a resend two reads after its write,
+// keep such rounds rare under load.
 func TestStateWriteIsStoredOnceWhenResent(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
-	leader := startNodes(t, srv, rec, id, "a")[0]
-	waitOneLeader(t, []*Node{leader}, 5*time.Second)
+	cfg := testConfig(id, "a", srv.URL())
+	cfg.LeaseTTL, cfg.RenewInterval = 6*time.Second, 2*time.Second
+	leader := startNode(t, cfg, rec, nil)
+	waitOneLeader(t, []*Node{leader}, 10*time.Second)
 	js := rawJS(t, srv.URL())
+	stream, err := js.Stream(ctx(t), wire.KVStream(wire.BucketName(id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := openKV(t, srv.URL(), id)
 	puts := 0
-	for round := 1; ; round++ {
-		if round > 10 {
-			t.Fatal("a renewal came between each of 10 writes and its resend")
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if time.Now().After(deadline) {
+			t.Fatalf("a renewal came between each write and its resend for 30s (%d writes)", puts)
 		}
-		for range 2 {
-			if _, err := leader.State().Put(ctx(t), "k", []byte(strconv.Itoa(puts))); err != nil {
+		var written [2]*jetstream.RawStreamMsg
+		for i := range written {
+			rev, err := leader.State().Put(ctx(t), "k", []byte(strconv.Itoa(puts)))
+			if err != nil {
 				t.Fatal(err)
 			}
 			puts++
+			if written[i], err = stream.GetMsg(ctx(t), rev); err != nil {
+				t.Fatal(err)
+			}
 		}
-		msgs := stateMsgs(t, js, id)
-		if len(msgs) != puts {
-			t.Fatalf("%d state messages, want %d", len(msgs), puts)
-		}
-		written, next := msgs[puts-2], msgs[puts-1]
-		first, second := written.Header.Get(jetstream.MsgIDHeader), next.Header.Get(jetstream.MsgIDHeader)
+		first, second := written[0].Header.Get(jetstream.MsgIDHeader), written[1].Header.Get(jetstream.MsgIDHeader)
 		if first == "" || first == second {
 			t.Fatalf("message IDs %q and %q: want one of its own per write", first, second)
 		}
 		// The resend, as nats.go makes it: the same message, the same ID.
-		resend := nats.NewMsg(written.Subject)
-		resend.Data, resend.Header = written.Data, written.Header
+		resend := nats.NewMsg(written[0].Subject)
+		resend.Data, resend.Header = written[0].Data, written[0].Header
 		ack, err := js.PublishMsg(ctx(t), resend)
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
-			if lease, fence := leaseRevisionOnServer(t, js, id), written.Header.Get(jetstream.ExpectedLastSubjSeqHeader); fence != strconv.FormatUint(lease, 10) {
-				t.Logf("round %d: a renewal (the lease at revision %d, the write's fence %s) came before the resend, which the fence refused", round, lease, fence)
+			lease, _ := leaseRevision(kv)
+			if fence := written[0].Header.Get(jetstream.ExpectedLastSubjSeqHeader); fence != strconv.FormatUint(lease, 10) {
+				t.Logf("a renewal (the lease at revision %d, the write's fence %s) came before the resend, which the fence refused", lease, fence)
 				continue
 			}
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ack.Duplicate || ack.Sequence != written.Sequence {
-			t.Errorf("resend answered %+v; want a duplicate of revision %d", ack, written.Sequence)
+		if !ack.Duplicate || ack.Sequence != written[0].Sequence {
+			t.Errorf("resend answered %+v; want a duplicate of revision %d", ack, written[0].Sequence)
 		}
 		break
 	}
 	if n := len(stateMsgs(t, js, id)); n != puts {
 		t.Errorf("%d state messages after the resend, want %d", n, puts)
 	}
-}
-
-// leaseRevisionOnServer is the revision of the lease record the server
-// holds for cluster clusterID.
-func leaseRevisionOnServer(t testing.TB, js jetstream.JetStream, clusterID string) uint64 {
-	t.Helper()
-	bucket := wire.BucketName(clusterID)
-	s, err := js.Stream(ctx(t), wire.KVStream(bucket))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := s.GetLastMsgForSubject(ctx(t), wire.KVSubject(bucket, wire.LeaseKey))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.Sequence
 }
