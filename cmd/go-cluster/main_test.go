@@ -9,7 +9,8 @@ import (
 )
 
 // TestMain makes the directory the CLI is built into once (buildCLI), runs
-// the tests more of them side by side than go test's default, and checks
+// the tests more of them side by side than go test's default (4 per CPU, as
+// internal/agent and internal/runner), and checks
 // that no goroutine outlived them all.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "go-cluster-cli-test-")
@@ -18,6 +19,6 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	cli.dir = dir
-	natstest.WaitingParallelism()
+	natstest.WaitingParallelism(4)
 	natstest.VerifyMain(m, func() { os.RemoveAll(dir) })
 }

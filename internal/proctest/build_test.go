@@ -21,7 +21,7 @@ var (
 func TestMain(m *testing.M) {
 	// Most tests wait on processes (leases, cooldowns, VIPs): they run
 	// side by side, 4 per CPU unless -parallel says otherwise.
-	natstest.WaitingParallelism()
+	natstest.WaitingParallelism(4)
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)

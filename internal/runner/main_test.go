@@ -16,6 +16,6 @@ const parallelTTL = 2 * time.Second
 func TestMain(m *testing.M) {
 	// The tests that call t.Parallel mostly wait (a first election, a
 	// command): 4 per CPU unless -parallel says otherwise.
-	natstest.WaitingParallelism()
+	natstest.WaitingParallelism(4)
 	os.Exit(m.Run())
 }
