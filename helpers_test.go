@@ -13,7 +13,7 @@ import (
 )
 
 // Short leases keep the tests fast; TTL/RenewInterval keeps the default
-// ratio. The tests run side by side (t.Parallel, 4 per CPU: TestMain), so
+// ratio. The tests run side by side (t.Parallel, 8 per CPU: TestMain), so
 // the leases must ride out a loaded machine: at 1s (renewals 250ms apart,
 // a deadline 900ms after the last acknowledged one) leaders lost their
 // tenure to stalls beside other tests on 2 cores, and a 250ms

@@ -163,9 +163,7 @@ func TestLeaseWatchRecreatedBucket(t *testing.T) {
 	if err := s.JetStream().DeleteKeyValue(testCtx(t), s.Bucket()); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := Create(testCtx(t), s.JetStream(), s.clusterID, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	createAgain(t, s.JetStream(), s.clusterID)
 	r1, r2 := put(t, s, "new1"), put(t, s, "new2")
 	if r1 <= rev || r2 != r1+1 {
 		t.Fatalf("the new bucket's writes at revisions %d and %d; want in a row above the old bucket's %d", r1, r2, rev)
