@@ -29,31 +29,17 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// createAgain creates the bucket of id right after the test deleted it.
-// nats-server (2.15.2, stream.go, the end of stream.delete) removes the
-// account's streams directory in a goroutine of its own when the deleted
-// stream was the account's last, and a stream created meanwhile can lose
-// that race: "error creating store for stream" (10049; the server logs
-// "could not create storage directory ... no such file or directory").
-// Seen under load, 1 in 100 runs. Asked again until it is made.
+// createAgain creates the bucket of id right after the test deleted it
+// (natstest.CreateAfterDelete says why it may have to ask again).
 func createAgain(t *testing.T, js jetstream.JetStream, id string) jetstream.KeyValue {
 	t.Helper()
 	var kv jetstream.KeyValue
-	natstest.WaitFor(t, 10*time.Second, func() bool {
-		var err error
+	natstest.CreateAfterDelete(t, "create "+id+" again", func() (err error) {
 		kv, _, err = Create(testCtx(t), js, id, Options{})
-		var apiErr *jetstream.APIError
-		if err != nil && !(errors.As(err, &apiErr) && apiErr.ErrorCode == storeFailed) {
-			t.Fatalf("create %s again: %v", id, err)
-		}
-		return err == nil
-	}, "create %s again: the server could not make its store", id)
+		return err
+	})
 	return kv
 }
-
-// storeFailed is nats-server's JSStreamStoreFailedF, which jetstream has
-// no name for.
-const storeFailed jetstream.ErrorCode = 10049
 
 // Create writes Options.LeaseTTL (or wire.DefaultLeaseTTL) into the new
 // bucket's metadata, with the protocol, and refuses a LeaseTTL out of

@@ -83,9 +83,10 @@ func TestOrderRecorderFollowsARecreatedBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	if kv, err = js.CreateKeyValue(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	natstest.CreateAfterDelete(t, "create the bucket again", func() (err error) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		return err
+	})
 	eb := putLease(kv, "b")
 	writeState("k2", "b#1", eb, 2)
 	writeState("k3", "a#1", ea, 3) // a stale leader's write, unfenced
@@ -263,9 +264,10 @@ func TestOrderRecorderLeavesAnIncarnationWhenANewerOneIsNamed(t *testing.T) {
 	if err := b.DeleteKeyValue(ctx, bucket); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.CreateKeyValue(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
+	natstest.CreateAfterDelete(t, "create the bucket again", func() error {
+		_, err := b.CreateKeyValue(ctx, cfg)
+		return err
+	})
 	if _, err := kv.Put(ctx, "k2", []byte("2")); err != nil {
 		t.Fatal(err)
 	}
