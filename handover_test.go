@@ -85,11 +85,10 @@ func TestStepDownHandsOverFastWithCooldown(t *testing.T) {
 	if err := a.StepDown(ctx(t)); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("StepDown on follower = %v, want ErrNotLeader", err)
 	}
-	// b leads on while a is in cooldown, and steps down a second after a
-	// did: a must wait its cooldown out, and it ends a second before b's.
-	// Stepped down at once, b began its cooldown 14ms after a's, and
-	// under load a's campaign at the end of its own took longer: "b led
-	// again first".
+	// b leads on while a is in cooldown and steps down a second after a
+	// did: a must wait its cooldown out, which ends a second before b's.
+	// Stepped down at once, the two cooldowns would begin about 14ms
+	// apart, less than a's campaign can take under load.
 	holdFor(t, time.Second, b.IsLeader, "b leading while a is in cooldown")
 	if err := b.StepDown(ctx(t)); err != nil {
 		t.Fatalf("StepDown b: %v", err)

@@ -9,9 +9,9 @@ import (
 )
 
 // TestMain makes the directory the CLI is built into once (buildCLI), runs
-// the tests more of them side by side than go test's default (4 per CPU, as
-// internal/agent and internal/runner), and checks
-// that no goroutine outlived them all.
+// more of the tests side by side than go test's default (4 per CPU, as
+// internal/agent and internal/runner do), and checks that no goroutine
+// outlived them all.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "go-cluster-cli-test-")
 	if err != nil {
