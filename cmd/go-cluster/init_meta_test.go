@@ -104,8 +104,8 @@ func TestCLIInitLeaseTTL(t *testing.T) {
 
 // A TTL changed on a live cluster reaches it at the next acquisition of a
 // node that has read it, with no restart: the tenure running keeps its
-// own; the leader, which reads the bucket's metadata once a TTL, uses the
-// new TTL in its next tenure.
+// own; the leader, which reads the bucket's metadata again once it has
+// stepped down, uses the new TTL in its next tenure.
 func TestCLIInitLeaseTTLReachesTheNextTenure(t *testing.T) {
 	t.Parallel()
 	natstest.CheckLeaks(t)
@@ -122,8 +122,7 @@ func TestCLIInitLeaseTTLReachesTheNextTenure(t *testing.T) {
 
 	cli.json("init", "--cluster", "live", "--lease-ttl", "4s")
 	changed := time.Now()
-	// The leader reads the bucket's metadata once a TTL (§4.2): two TTLs
-	// and renewals later, the tenure still says its own TTL.
+	// Two TTLs and renewals later, the tenure still says its own TTL.
 	natstest.WaitFor(t, 15*time.Second, func() bool {
 		return time.Since(changed) > 2*3*time.Second && currentLease(t, kv).Revision >= first.Revision+2
 	}, "a did not renew")

@@ -19,7 +19,7 @@ type tenure struct {
 	acquired time.Time     // send time of the acquiring write
 	deadline time.Time     // last acknowledged write's send time + ttl - margin
 	renewDue time.Time
-	checkDue time.Time // the next Confirm: once a TTL, the leader reads the bucket as followers do (§4.2)
+	checkDue time.Time // the next Confirm, once a TTL, of a tenure the switch may raise (P16, §4.2)
 	ended    bool      // by a decision or the deadline; Lose emitted
 	renewals int       // consecutive transient failures
 }
@@ -56,14 +56,14 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
-		if m.drain == nil && !now.Before(t.checkDue) {
+		if m.drain == nil && m.mayConfirm(t) && !now.Before(t.checkDue) {
 			t.checkDue = now.Add(t.ttl)
 			return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 		}
 		next := t.renewDue
 		if d := m.drain; d != nil && d.hookStarted {
 			next = earliest(next, d.until)
-		} else if d == nil {
+		} else if d == nil && m.mayConfirm(t) {
 			next = earliest(next, t.checkDue)
 		}
 		return next
@@ -76,6 +76,12 @@ func (m *Machine) lead(now time.Time) time.Time {
 	return m.send(now, Write{Purpose: Renew, Rev: t.rev, Value: m.held(t.epoch, t.version, t.ttl, t.acquired, now),
 		Timeout: max(timeout, time.Millisecond)}, request{})
 }
+
+// mayConfirm says the leader Confirms once a TTL: only a tenure below the
+// highest version its node speaks, as the switch needs a read of the
+// members within a TTL (P16). No safety rests on a leader's Confirm
+// (§4.2): a renewal is one request.
+func (m *Machine) mayConfirm(t *tenure) bool { return t.version < m.p.hi() }
 
 // switchTo is the version the leader's next renewal may carry (P16): what
 // every member speaks, read within a TTL; 0 when not read so recently.
@@ -167,6 +173,9 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d, epoch := m.drain, m.t.epoch
 	m.drain, m.t = nil, nil
+	if d.stepDown { // it read the bucket last before its tenure: a Confirm before it takes its own release back (§4.2)
+		m.cur.handBack = false
+	}
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})

@@ -355,6 +355,58 @@ func TestRenewalMovesTheDeadlineOnItsAcknowledgement(t *testing.T) {
 	h.none("Extend")
 }
 
+// §4.2: a leader speaking one protocol sends its renewals and nothing
+// else: a renewal is one request, with no Confirm once a TTL.
+func TestALeaderSpeakingOneProtocolSendsOnlyItsRenewals(t *testing.T) {
+	h := leader(t)
+	rev, next := uint64(7), h.armed()
+	renewals := 0
+	for h.now.Before(t0.Add(5 * ttl)) {
+		out := h.at(next.Sub(t0)).do(Tick{})
+		for len(out) > 0 {
+			a := out[0]
+			out = out[1:]
+			switch r := a.(type) {
+			case Arm:
+				next = r.At
+			case Write:
+				rev, renewals = rev+1, renewals+1
+				out = append(out, h.do(WriteResult{ID: r.ID, Rev: rev})...)
+			case Confirm, Watch:
+				t.Fatalf("at +%v the leader sent a %T: only renewals are due", h.now.Sub(t0), a)
+			}
+		}
+		if !next.After(h.now) {
+			t.Fatalf("at +%v nothing out and no wake armed", h.now.Sub(t0))
+		}
+	}
+	if want := int(5 * ttl / (500 * time.Millisecond)); renewals < want-1 {
+		t.Errorf("%d renewals in 5 TTLs, want about %d", renewals, want)
+	}
+}
+
+// §4.2, §5.6: a leader reads the bucket no more while it leads, so a
+// step-down reads it once released: a TTL changed meanwhile reaches the
+// node's next tenure, though it takes back its own release.
+func TestAStepDownReadsTheBucketBeforeTakingItsReleaseBack(t *testing.T) {
+	h := leader(t)
+	h.at(100 * time.Millisecond).do(StepDown{Token: 9})
+	h.do(LoseHook{Epoch: base + 4})
+	h.do(LoseHook{Epoch: base + 4, Done: true})
+	h.do(WriteResult{ID: h.write().ID, Rev: 8})
+	if _, ok := h.req.(Confirm); !ok {
+		t.Fatalf("after its release the node sent %s, want a Confirm", h.kinds())
+	}
+	b := bucket(8)
+	b.LeaseTTL, b.MaxTTL, b.ClusterMaxTTL = 3*time.Second, 3*time.Second, 3*time.Second
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: b})
+	h.at(100*time.Millisecond + ttl + time.Millisecond).do(Tick{}) // past its cooldown
+	l, err := wire.DecodeLease(h.write().Value, 0)
+	if err != nil || l.TTLMillis != 3000 {
+		t.Errorf("the next tenure's record: %+v, %v; want ttl_ms 3000, the bucket's since the step-down", l, err)
+	}
+}
+
 // P8: unacknowledged renewals end the tenure at its deadline.
 func TestDeadlineEndsATenureWithoutAcknowledgedRenewals(t *testing.T) {
 	h := leader(t)
@@ -606,6 +658,7 @@ func TestStatesOfOneLife(t *testing.T) {
 	h.do(LoseHook{Epoch: base + 4, Done: true})
 	h.do(WriteResult{ID: h.write().ID, Rev: 8})
 	state(Following)
+	h.do(ConfirmResult{ID: h.reqID(), Bucket: bucket(8)}) // a step-down reads the bucket again (§4.2)
 	h.do(Stop{})
 	state(Stopped)
 }

@@ -159,8 +159,8 @@ func TestTheSwitchWaitsUntilEveryMemberSpeaksTheNextVersion(t *testing.T) {
 	h.do(WriteResult{ID: w.ID, Rev: 7})
 	epoch := h.become().Epoch
 	rev, next := uint64(7), h.armed()
-	members, confirmed := 0, 0 // what Confirms answer; the members of the last one answered
-	var renewals []int         // the version of each renewal sent after a Confirm
+	members, confirmed, confirms := 0, 0, 0 // what Confirms answer; the members of the last one answered; Confirms sent
+	var renewals []int                      // the version of each renewal sent after a Confirm
 	// answer answers every request in out at once, and notes the next
 	// wake.
 	var answer func(out []Action)
@@ -170,6 +170,7 @@ func TestTheSwitchWaitsUntilEveryMemberSpeaksTheNextVersion(t *testing.T) {
 			case Arm:
 				next = r.At
 			case Confirm:
+				confirms++
 				b := bucket(rev)
 				b.MembersSpeak = members
 				confirmed = members
@@ -189,11 +190,19 @@ func TestTheSwitchWaitsUntilEveryMemberSpeaksTheNextVersion(t *testing.T) {
 		{wire.Protocol, wire.Protocol}, {wire.Protocol + 1, wire.Protocol + 1}, {wire.Protocol, wire.Protocol + 1},
 	} {
 		members, renewals = step.members, nil
+		atHi := step.want == p.ProtocolHi && step.members < step.want
+		if atHi {
+			confirmed = members // at its highest version the leader Confirms no more: every renewal counts
+		}
+		before := confirms
 		for i := 0; len(renewals) < 2; i++ {
 			if i > 100 {
 				t.Fatalf("members speaking up to %d: no renewal after a Confirm in 100 wakes", step.members)
 			}
 			answer(h.at(next.Sub(t0)).do(Tick{}))
+		}
+		if atHi && confirms != before {
+			t.Errorf("a leader at protocol %d, the highest it speaks, sent %d Confirms: the switch needs none", step.want, confirms-before)
 		}
 		if renewals[len(renewals)-1] != step.want {
 			t.Errorf("members speaking up to %d: renewed at protocol %v, want %d", step.members, renewals, step.want)
@@ -206,6 +215,7 @@ func TestTheSwitchWaitsUntilEveryMemberSpeaksTheNextVersion(t *testing.T) {
 // 747289 ended with its cluster on the old version after two failed.
 func TestALeaderAsksAgainAConfirmThatFailed(t *testing.T) {
 	p := params("a")
+	p.ProtocolHi = wire.Protocol + 1
 	h := newHarness(t, p)
 	h.open(bucket(5), put(5, record("", base+3, "")))
 	w := h.write()
