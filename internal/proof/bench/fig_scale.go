@@ -187,7 +187,11 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	srv := row{fig: fig, name: fmt.Sprintf("%d clusters: server CPU in the steady window", clusters), params: params, p99: "-"}
 	if b.srv != nil {
 		rss, _ := b.srv.rss()
-		srv.median = fmt.Sprintf("%.1f%% of a core", 100*float64(cpu1-cpu0)/float64(wall))
+		cpuPct := 100 * float64(cpu1-cpu0) / float64(wall)
+		if err := bn.writeScalePoint(scalePoint{Clusters: clusters, LedAfterS: allLed.Seconds(), ServerCPUPct: cpuPct, ServerRSSMiB: rss >> 20, Spurious: spurious, Leaderless: leaderless}); err != nil {
+			return nil, err
+		}
+		srv.median = fmt.Sprintf("%.1f%% of a core", cpuPct)
 		srv.note = fmt.Sprintf("server RSS %d MiB; %s; the nodes' process used %.1f%% of a core; expected %.0f renewals/s",
 			rss>>20, bn.serverState(ctx, b), 100*float64(self1-self0)/float64(wall), float64(clusters)/cfg.RenewInterval.Seconds())
 	} else if b.mon != nil {

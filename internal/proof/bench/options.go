@@ -29,6 +29,7 @@ type options struct {
 	scaleTTL    time.Duration   // figure 5
 	scaleStarts int             // figure 5: Node.Start calls at a time
 	scaleConns  int             // figure 5: connections the nodes share (0: one each)
+	scalePoints string          // figure 5: a file each count's figures are appended to, as JSON lines (for scaleplot)
 	scaleGiveUp time.Duration   // figure 5: how long to keep starting nodes at one count
 	nofile      uint64          // figures 5 and 10: the server process's descriptor limit (0: inherited)
 	limits      []int           // figure 10: numbers of streams to measure at
@@ -62,6 +63,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.scaleTTL, "scale-ttl", 0, "LeaseTTL of figure 5 (default: the library's)")
 	fs.IntVar(&o.scaleStarts, "scale-starts", 32, "Node.Start calls at a time (figure 5)")
 	fs.DurationVar(&o.scaleGiveUp, "scale-giveup", 4*time.Minute, "how long figure 5 keeps starting nodes at one count of clusters before it reports what gave")
+	fs.StringVar(&o.scalePoints, "scale-points", "", "figure 5: append each count's figures to this file as a JSON line (go run ./internal/proof/scaleplot draws them)")
 	fs.IntVar(&o.scaleConns, "scale-conns", 0, "connections the nodes of figure 5 share, as processes holding many Nodes would (0: every node its own)")
 	fs.Uint64Var(&o.nofile, "server-nofile", 0, "descriptor limit (RLIMIT_NOFILE) of the server process of figures 5 and 10 (0: inherited; raising it needs root)")
 	limits := fs.String("limits", "1000,3000,6000", "numbers of streams (buckets) at which figure 10 measures one server")
