@@ -173,7 +173,7 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d, epoch := m.drain, m.t.epoch
 	m.drain, m.t = nil, nil
-	if d.stepDown { // it read the bucket last before its tenure: a Confirm before it takes its own release back (§4.2)
+	if d.stepDown { // it read the bucket last before its tenure: a Confirm before it takes its own release back (§4.4)
 		m.cur.handBack = false
 	}
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
