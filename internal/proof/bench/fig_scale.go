@@ -180,10 +180,10 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		note: fmt.Sprintf("OnBecomeLeader %d, OnLoseLeadership %d, OnLeaderChange %d; clusters without exactly one leader at the end: %d; reconnections of the nodes' connections in the window %d", b1-b0, l1-l0, ch1-ch0, leaderless, rc1-rc0)}.
 		withGoal("none", spurious == 0 && leaderless == 0))
 	rows = append(rows, row{fig: fig, name: fmt.Sprintf("%d clusters: memory and goroutines per Node", clusters), params: params,
-		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", float64(m2.HeapAlloc-m1.HeapAlloc)/nodes/1024, float64(m2.StackInuse-m1.StackInuse)/nodes/1024, float64(g2-g1)/nodes),
+		median: fmt.Sprintf("%.1f KiB heap + %.1f KiB stack, %.1f goroutines", kib(m2.HeapAlloc, m1.HeapAlloc)/nodes, kib(m2.StackInuse, m1.StackInuse)/nodes, float64(g2-g1)/nodes),
 		p99:    "-",
 		note: fmt.Sprintf("the %d connections add %.1f KiB heap + %.1f KiB stack, %.1f goroutines a node; process heap %d MiB for %d nodes",
-			nconns, float64(m1.HeapAlloc-m0.HeapAlloc)/nodes/1024, float64(m1.StackInuse-m0.StackInuse)/nodes/1024, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
+			nconns, kib(m1.HeapAlloc, m0.HeapAlloc)/nodes, kib(m1.StackInuse, m0.StackInuse)/nodes, float64(g1-g0)/nodes, m2.HeapAlloc>>20, len(sr.nodes))})
 	srv := row{fig: fig, name: fmt.Sprintf("%d clusters: server CPU in the steady window", clusters), params: params, p99: "-"}
 	if b.srv != nil {
 		rss, _ := b.srv.rss()
@@ -268,6 +268,10 @@ func (sr *scaleRun) teardownOrder() string {
 	}
 	return "connections closed, then nodes stopped"
 }
+
+// kib is after - before in KiB, negative when it shrank (the counters
+// are unsigned).
+func kib(after, before uint64) float64 { return (float64(after) - float64(before)) / 1024 }
 
 // memNow returns the memory statistics and goroutine count after a GC.
 func memNow() (runtime.MemStats, int) {
