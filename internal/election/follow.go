@@ -73,8 +73,8 @@ func (m *Machine) follow(now time.Time) time.Time {
 		return next
 	case !gate.IsZero():
 		return gate
-	case (c.kind == Absent || c.kind == Unknown) && m.p.hi() > wire.Protocol && now.Sub(m.membersAt) > m.tenureTTL():
-		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWrite}) // what every member speaks now (P16)
+	case m.unread || (c.kind == Absent || c.kind == Unknown) && m.p.hi() > wire.Protocol && now.Sub(m.membersAt) > m.tenureTTL():
+		return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWrite}) // what every member speaks now (P16); the bucket, after a step-down (§4.4)
 	}
 	m.takeOver(now)
 	return time.Time{}
@@ -334,7 +334,7 @@ func (m *Machine) learnCeiling(now time.Time, b Incarnation) {
 func (m *Machine) moveTo(now time.Time, b Incarnation) {
 	m.logf(slog.LevelWarn, "the bucket was deleted and created again: following the new one", "created", b.Created)
 	m.forget(now, errors.New("the bucket was deleted and created again"))
-	m.inc, m.incKnown, m.ttlSeen, m.membersAt = b, true, 0, now
+	m.inc, m.incKnown, m.ttlSeen, m.membersAt, m.unread = b, true, 0, now, false
 	m.seenRev = 0 // a restore's revisions go back (§5.8)
 }
 

@@ -172,10 +172,8 @@ func (m *Machine) onReleased(now time.Time, r WriteResult) {
 // and the caller's answer.
 func (m *Machine) finishDrain(now time.Time, err error) {
 	d, epoch := m.drain, m.t.epoch
-	m.drain, m.t = nil, nil
-	if d.stepDown { // it read the bucket last before its tenure: a Confirm before it takes its own release back (§4.4)
-		m.cur.handBack = false
-	}
+	// A node that stepped down read the bucket last before its tenure (§4.4).
+	m.drain, m.t, m.unread = nil, nil, d.stepDown
 	if d.stepDown && m.p.Cooldown > 0 { // released or not: the node stepped down (P12)
 		m.cooldown = now.Add(m.p.Cooldown)
 		m.emit(CooldownKey{Cooldown: m.p.Cooldown})

@@ -62,6 +62,7 @@ type Machine struct {
 	seenRev   uint64 // the highest revision seen: a Confirm answering a lower last sequence is from a server behind (C4)
 	ttlSeen   time.Duration
 	membersAt time.Time // when the Confirm that read inc.MembersSpeak was answered (P16)
+	unread    bool      // stepped down, no Confirm answered since: one before its next takeover (§4.4)
 
 	conn    connState
 	ready   bool     // ReadinessCheck lets this node campaign (P14)
@@ -293,7 +294,7 @@ type confirmWhy int
 const (
 	toOpen  confirmWhy = iota // before a watch opens: the incarnation followed
 	toWait                    // for an unknown value or an absent key: its ceiling (P4); half way through a held record's wait (P15)
-	toWrite                   // before a takeover over an absent key or unknown value: what every member speaks (P16)
+	toWrite                   // before a takeover over an absent key or unknown value: what every member speaks (P16); after a step-down (§4.4)
 )
 
 // attempt is an acquisition: what it wrote, and when.
@@ -403,7 +404,7 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 			b.MaxTTL = max(b.MaxTTL, m.inc.MaxTTL, m.inc.LeaseTTL)
 			b.ClusterMaxTTL = max(b.ClusterMaxTTL, m.inc.ClusterMaxTTL)
 		}
-		m.inc, m.incKnown, m.membersAt = b, true, now
+		m.inc, m.incKnown, m.membersAt, m.unread = b, true, now, false
 		if c.why == toWait { // toOpen: decide opens the watch
 			m.learnCeiling(now, b)
 		}
