@@ -28,15 +28,15 @@ func draw(title string, all []series, goalRSS, goalCPU float64) string {
 	}
 	var b strings.Builder
 	w := left + 2*panelW + gap + 20
-	h := top + panelH + 90
+	h := top + panelH + 70 + 20*float64(len(all))
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", w, h)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="%.0f" y="24" font-size="15">%s</text>`+"\n", left, escape(title))
 	panel(&b, left, "server resident memory (MiB)", maxX, nice(max(maxRSS, goalRSS)), goalRSS, all, func(p point) float64 { return p.ServerRSSMiB })
 	panel(&b, left+panelW+gap, "server CPU (% of a core)", maxX, nice(max(maxCPU, goalCPU)), goalCPU, all, func(p point) float64 { return p.ServerCPUPct })
 	for i, s := range all {
-		x := left + float64(i)*160
-		y := top + panelH + 60
+		x := left
+		y := top + panelH + 64 + 20*float64(i)
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"/>`+"\n", x, y-4, x+24, y-4, colour(i))
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", x+30, y, escape(s.label))
 	}
@@ -71,8 +71,13 @@ func panel(b *strings.Builder, x0 float64, name string, maxX int, maxY, goal flo
 		}
 		fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(pts, " "), colour(i))
 		for _, p := range s.points {
-			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", px(p.Clusters), py(y(p)), colour(i))
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s">%s</text>`+"\n", px(p.Clusters)+5, py(y(p))+labelDy(i), colour(i), trim(y(p)))
+			x := px(p.Clusters)
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`+"\n", x, py(y(p)), colour(i))
+			anchor, dx := "start", 5.0
+			if x > x0+panelW-40 { // at the right edge: the value on the left
+				anchor, dx = "end", -7
+			}
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="10" fill="%s" text-anchor="%s">%s</text>`+"\n", x+dx, py(y(p))+labelDy(i), colour(i), anchor, trim(y(p)))
 		}
 	}
 }
