@@ -56,15 +56,13 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
-		if m.drain == nil && m.mayConfirm(t) && !now.Before(t.checkDue) {
+		if check := m.confirmAt(t); !check.IsZero() && !now.Before(check) {
 			t.checkDue = now.Add(t.ttl)
 			return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 		}
-		next := t.renewDue
+		next := earliest(t.renewDue, m.confirmAt(t))
 		if d := m.drain; d != nil && d.hookStarted {
 			next = earliest(next, d.until)
-		} else if d == nil && m.mayConfirm(t) {
-			next = earliest(next, t.checkDue)
 		}
 		return next
 	}
@@ -77,11 +75,17 @@ func (m *Machine) lead(now time.Time) time.Time {
 		Timeout: max(timeout, time.Millisecond)}, request{})
 }
 
-// mayConfirm says the leader Confirms once a TTL: only a tenure below the
-// highest version its node speaks, as the switch needs a read of the
-// members within a TTL (P16). No safety rests on a leader's Confirm
-// (§4.2): a renewal is one request.
-func (m *Machine) mayConfirm(t *tenure) bool { return t.version < m.p.hi() }
+// confirmAt is when the leader's next Confirm is due; zero: none. Once a
+// TTL, and only while the tenure is below the highest version its node
+// speaks and not draining: the switch needs a read of the members within
+// a TTL (P16). No safety rests on a leader's Confirm (§4.2): a renewal is
+// one request.
+func (m *Machine) confirmAt(t *tenure) time.Time {
+	if m.drain != nil || t.version >= m.p.hi() {
+		return time.Time{}
+	}
+	return t.checkDue
+}
 
 // switchTo is the version the leader's next renewal may carry (P16): what
 // every member speaks, read within a TTL; 0 when not read so recently.
