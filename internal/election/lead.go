@@ -56,11 +56,12 @@ func (m *Machine) lead(now time.Time) time.Time {
 		return m.send(now, Watch{Timeout: m.p.RequestTimeout}, request{})
 	}
 	if now.Before(t.renewDue) {
-		if check := m.confirmAt(t); !check.IsZero() && !now.Before(check) {
+		check := m.confirmAt(t)
+		if !check.IsZero() && !now.Before(check) {
 			t.checkDue = now.Add(t.ttl)
 			return m.send(now, Confirm{Timeout: m.p.RequestTimeout}, request{why: toWait})
 		}
-		next := earliest(t.renewDue, m.confirmAt(t))
+		next := earliest(t.renewDue, check)
 		if d := m.drain; d != nil && d.hookStarted {
 			next = earliest(next, d.until)
 		}
