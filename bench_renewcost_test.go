@@ -88,6 +88,8 @@ const (
 	classAck            = "$JS.ACK"
 	classFlowControl    = "$JS.FC"
 	classMembersKV      = "$KV members bucket"
+	classAccountKV      = "$KV account's bucket"
+	classCeilingGet     = "STREAM.MSG.GET of the account's bucket (the ceiling)"
 	classControlStatus  = "cluster.<id> control, status"
 	classOther          = "other"
 	classServerInbox    = "server: _INBOX (answers, deliveries, heartbeats)"
@@ -96,7 +98,7 @@ const (
 )
 
 var clientClasses = []string{classLease, classClusterKV, classInfoCluster, classInfoMembers, classInfoOther, classPull,
-	classConsumerCreate, classConsumerDelete, classConsumer, classAPIOther, classAck, classFlowControl, classMembersKV, classControlStatus, classOther}
+	classConsumerCreate, classConsumerDelete, classConsumer, classAPIOther, classAck, classFlowControl, classMembersKV, classAccountKV, classCeilingGet, classControlStatus, classOther}
 
 // classify names the class of a message on subject with reply in
 // cluster id. A consumer's delivery keeps its stream message's subject,
@@ -116,6 +118,10 @@ func classify(id, subject, reply string) string {
 		return classClusterKV
 	case strings.HasPrefix(subject, wire.KVSubject(members, "")):
 		return classMembersKV
+	case strings.HasPrefix(subject, wire.KVSubject(wire.AccountBucketName, "")):
+		return classAccountKV
+	case subject == "$JS.API.STREAM.MSG.GET."+wire.KVStream(wire.AccountBucketName):
+		return classCeilingGet
 	case subject == "$JS.API.STREAM.INFO."+wire.KVStream(cluster):
 		return classInfoCluster
 	case subject == "$JS.API.STREAM.INFO."+wire.KVStream(members):

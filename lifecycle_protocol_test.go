@@ -30,7 +30,7 @@ func TestStartRefusesAnotherProtocol(t *testing.T) {
 	}{
 		{"a record of protocol 1", rebased(wire.Protocol), `{"node_id":"old","epoch":7}`, ErrProtocolVersion},
 		{"a record of protocol 2", rebased(wire.Protocol), `{"node_id":"old","epoch":7,"v":2}`, ErrProtocolVersion},
-		{"a bucket marked for a newer protocol", rebased(wire.Protocol + 1), "", ErrProtocolVersion},
+		{"a bucket marked for a newer protocol", rebased(wire.BucketProtocolHi(wire.ProtocolHi) + 1), "", ErrProtocolVersion},
 		{"no LeaseTTL in the metadata", bucketmeta.Meta{Protocol: wire.Protocol, EpochBase: time.Now().UnixMicro()}.Set(nil), "", ErrBucketConfig},
 		// made by another tool: its revisions may repeat a deleted bucket's (design §2.1)
 		{"neither a first_seq nor an epoch_base", bucketmeta.ForNewBucket(testTTL, wire.Protocol), "", ErrBucketConfig},

@@ -22,6 +22,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/securetest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -77,9 +78,9 @@ func TestMinimalPermissionsAreEnough(t *testing.T) {
 // permission denied. A case that fails without a refusal (for want of time
 // under load) proves nothing either way and is run again, up to
 // necessaryAttempts times: a failure for another reason must not hide an
-// entry that is not needed. An optional entry (the members bucket's) is not
-// necessary: without it the scenario runs whole, the nodes only announce
-// nothing. The cases run side by side, each its own cluster and users on
+// entry that is not needed. An optional entry (the member record's, or
+// one that only creates) is not necessary: without it the scenario runs
+// whole, the nodes at most announce nothing. The cases run side by side, each its own cluster and users on
 // one server.
 func TestEachMinimalPermissionIsNecessary(t *testing.T) {
 	t.Parallel()
@@ -115,6 +116,18 @@ func TestEachMinimalPermissionIsNecessary(t *testing.T) {
 			}
 		}
 	})
+	// The account's bucket exists, as one node of any cluster made it: a
+	// case without the right to create it is not then a case without the
+	// right to announce.
+	nc, err := nats.Connect(serverURL(ns, "nats"), admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateKeyValue(context.Background(), store.AccountBucketConfig(store.Options{})); err != nil {
+		t.Fatal(err)
+	}
 	t.Run("cases", func(t *testing.T) {
 		for k, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -133,8 +146,13 @@ func TestEachMinimalPermissionIsNecessary(t *testing.T) {
 					// Without the members bucket's entries nothing is announced;
 					// without its own status subject a node only cannot ask, at
 					// Start, whether a process with its NodeID runs (rule 48).
+					// Without the right to create the account's bucket or
+					// the ceiling the nodes announce all the same: the
+					// bucket was made before (below).
 					s := scenario(0)
-					s.Dial, s.Unannounced = true, !strings.Contains(c.name, ".status.")
+					s.Dial = true
+					s.Unannounced = strings.Contains(c.name, "STREAM.INFO."+wire.KVStream(wire.AccountBucketName)) ||
+						strings.Contains(c.name, wire.KVSubject(wire.AccountBucketName, "members."))
 					if err := s.Run(t); err != nil {
 						t.Errorf("without the optional %s: %v", c.name, err)
 					} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -29,18 +30,19 @@ func askStatus(nc *nats.Conn, clusterID, nodeID string) (wire.StatusReply, error
 	return r, json.Unmarshal(msg.Data, &r)
 }
 
-// memberRecord reads the member key of nodeID; ok is false when absent or
-// deleted.
-func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (wire.MemberRecord, bool) {
+// memberRecord reads the member key of nodeID of cluster clusterID in the
+// account's bucket kv; ok is false when absent or deleted.
+func memberRecord(t *testing.T, kv jetstream.KeyValue, clusterID, nodeID string) (wire.MemberRecord, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	en, err := kv.Get(ctx, wire.MemberKey(nodeID))
+	key := wire.AccountMemberKey(clusterID, nodeID)
+	en, err := kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return wire.MemberRecord{}, false
 	}
 	if err != nil {
-		t.Fatalf("get %s: %v", wire.MemberKey(nodeID), err)
+		t.Fatalf("get %s: %v", key, err)
 	}
 	r, err := wire.DecodeMemberRecord(en.Value())
 	if err != nil {
@@ -50,8 +52,9 @@ func memberRecord(t *testing.T, kv jetstream.KeyValue, nodeID string) (wire.Memb
 }
 
 // Every node answers status requests with no wiring, and announces itself
-// in the members bucket, not the election's: a node killed without Stop keeps its record and stops
+// in the account's bucket, not the election's: a node killed without Stop keeps its record and stops
 // answering (go-cluster status shows it down); Stop withdraws the record.
+// The cluster costs one stream of its own: no members bucket.
 func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	t.Parallel()
 	srv, rec, id := setup(t)
@@ -82,17 +85,17 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(ctx, wire.MembersBucketName(id))
+	kv, err := js.KeyValue(ctx, wire.AccountBucketName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkMembersBucket(t, js, id)
+	checkAccountBucket(t, js, id, cfgA.LeaseTTL)
 
 	// An observer is no member: it neither answers nor announces.
 	if _, err := askStatus(nc, id, obs.Config().NodeID); !errors.Is(err, nats.ErrNoResponders) {
 		t.Errorf("the observer answered status: %v", err)
 	}
-	if _, ok := memberRecord(t, kv, obs.Config().NodeID); ok {
+	if _, ok := memberRecord(t, kv, id, obs.Config().NodeID); ok {
 		t.Error("the observer announced itself")
 	}
 
@@ -110,7 +113,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 		if r.Node != n.Config().NodeID || r.Role != want || r.Epoch != leader.Epoch() || r.StartedAt.IsZero() || r.NotReady != "" {
 			t.Errorf("status of %s = %+v, want role %s, epoch %d", n.Config().NodeID, r, want, leader.Epoch())
 		}
-		m, ok := memberRecord(t, kv, n.Config().NodeID)
+		m, ok := memberRecord(t, kv, id, n.Config().NodeID)
 		wantKind := wire.MemberCampaigning
 		if !ok || m.NodeID != n.Config().NodeID || m.Kind != wantKind || m.StartedAt.IsZero() {
 			t.Errorf("member record of %s = %+v (present %v), want kind %s", n.Config().NodeID, m, ok, wantKind)
@@ -119,7 +122,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if r, _ := askStatus(nc, id, "a.example.com"); r.Metadata["addr"] != "10.0.0.1:5432" {
 		t.Errorf("a's status metadata = %v", r.Metadata)
 	}
-	if m, _ := memberRecord(t, kv, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
+	if m, _ := memberRecord(t, kv, id, "a.example.com"); m.Metadata["addr"] != "10.0.0.1:5432" {
 		t.Errorf("a's member metadata = %v", m.Metadata)
 	}
 	if wire.MemberKey("a.example.com") != "member.a=example=com" {
@@ -161,7 +164,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 		_, err := askStatus(nc, id, "c")
 		return errors.Is(err, nats.ErrNoResponders)
 	}, "crashed c still answers status")
-	if _, ok := memberRecord(t, kv, "c"); !ok {
+	if _, ok := memberRecord(t, kv, id, "c"); !ok {
 		t.Error("crashed c's member record is gone")
 	}
 
@@ -171,7 +174,7 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err := b.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := memberRecord(t, kv, "b"); ok {
+	if _, ok := memberRecord(t, kv, id, "b"); ok {
 		t.Error("stopped b's member record is still there")
 	}
 	if _, err := askStatus(nc, id, "b"); !errors.Is(err, nats.ErrNoResponders) {
@@ -180,29 +183,37 @@ func TestMembersAnnounceAnswerAndWithdraw(t *testing.T) {
 	if err := obs.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := memberRecord(t, kv, "watcher"); ok {
+	if _, ok := memberRecord(t, kv, id, "watcher"); ok {
 		t.Error("stopped observer's member record is still there")
 	}
 }
 
-// checkMembersBucket checks the members bucket's settings, and that the
-// announcements left the election's stream alone: it holds the lease key
-// only, and the first leader's epoch is 1 (a write there would raise the
-// stream's last sequence, an epoch floor).
-func checkMembersBucket(t *testing.T, js jetstream.JetStream, id string) {
+// checkAccountBucket checks the account's bucket's settings, that the
+// cluster has no stream but its election bucket's, with the ceiling its
+// first node's LeaseTTL (ceiling), and that the announcements left the election's
+// stream alone: it holds the lease key only, and the first leader's epoch
+// is 1 (a write there would raise the stream's last sequence, an epoch
+// floor).
+func checkAccountBucket(t *testing.T, js jetstream.JetStream, id string, ceiling time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	mkv, err := js.KeyValue(ctx, wire.MembersBucketName(id))
+	akv, err := js.KeyValue(ctx, wire.AccountBucketName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := mkv.Status(ctx)
+	st, err := akv.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.History() != 1 || st.TTL() != 0 {
-		t.Errorf("members bucket: history %d, TTL %v; want 1 and none", st.History(), st.TTL())
+		t.Errorf("account's bucket: history %d, TTL %v; want 1 and none", st.History(), st.TTL())
+	}
+	if e, err := akv.Get(ctx, wire.CeilingKey(id)); err != nil || string(e.Value()) != fmt.Sprint(ceiling.Milliseconds()) {
+		t.Errorf("the cluster's ceiling: %v, %v; want the first node's LeaseTTL, %v", e, err, ceiling)
+	}
+	if _, err := js.Stream(ctx, wire.KVStream(wire.MembersBucketName(id))); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the cluster has a members bucket (%v): a cluster costs one stream", err)
 	}
 	ekv, err := js.KeyValue(ctx, wire.BucketName(id))
 	if err != nil {
@@ -242,12 +253,12 @@ func TestMemberKeyIsNoStateKey(t *testing.T) {
 
 // A node that may not announce itself still elects: it logs one warning
 // and announces nothing, and the refusal, which stays the connection's last
-// error, does not read as the election's. Two refusals: a write in the
-// members bucket, by a node whose NodeID holds the election bucket's name
-// (so the refused subject does too); and the account info that creating
-// the members bucket reads first, refused to a node that may not create
-// buckets (the election's exists). (securetest's optional permissions
-// cover a node that may not even look the members bucket up.)
+// error, does not read as the election's. Two refusals: the creation of
+// the account's bucket, to a node that may create its election's bucket;
+// and a write in the account's bucket, by a node whose NodeID holds the
+// election bucket's name (so the refused subject does too).
+// (securetest's optional permissions cover a node that may not even look
+// the account's bucket up.)
 func TestMembersBucketDeniedStillElects(t *testing.T) {
 	t.Parallel()
 	natstest.CheckLeaks(t)
@@ -255,14 +266,17 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 		name, id, nodeID string
 		deny             func(id string) []string
 		refused          func(id string) string // in the last error
-		membersBucket    bool                   // exists afterwards
+		accountBucket    bool                   // exists afterwards
 	}{
-		{name: "no member write", deny: func(id string) []string { return []string{wire.KVSubject(wire.MembersBucketName(id), ">")} },
+		// First: the account's bucket is not there yet.
+		{name: "no account bucket", deny: func(string) []string {
+			return []string{"$JS.API.STREAM.CREATE." + wire.KVStream(wire.AccountBucketName)}
+		},
+			refused: func(string) string { return `"$JS.API.STREAM.CREATE.` + wire.KVStream(wire.AccountBucketName) + `"` }},
+		{name: "no member write", deny: func(id string) []string { return []string{wire.KVSubject(wire.AccountBucketName, "members.>")} },
 			refused: func(id string) string {
-				return wire.KVSubject(wire.MembersBucketName(id), "member."+wire.BucketName(id))
-			}, membersBucket: true},
-		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
-			refused: func(string) string { return `"$JS.API.INFO"` }},
+				return wire.KVSubject(wire.AccountBucketName, wire.AccountMemberKey(id, wire.BucketName(id)+"-1"))
+			}, accountBucket: true},
 	}
 	for i := range cases {
 		cases[i].id = uniqueClusterID(t)
@@ -321,14 +335,14 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 			if got := strings.Count(logs.String(), "could not announce"); got != 1 || strings.Contains(logs.String(), "could not withdraw") {
 				t.Errorf("%d announce warnings, want 1 and no withdraw warning:\n%s", got, logs.String())
 			}
-			kv, err := js.KeyValue(ctx(t), wire.MembersBucketName(c.id))
+			kv, err := js.KeyValue(ctx(t), wire.AccountBucketName)
 			switch {
-			case !c.membersBucket && !errors.Is(err, jetstream.ErrBucketNotFound):
-				t.Errorf("members bucket lookup: %v, want not found", err)
-			case c.membersBucket && err != nil:
+			case !c.accountBucket && !errors.Is(err, jetstream.ErrBucketNotFound):
+				t.Errorf("account's bucket lookup: %v, want not found", err)
+			case c.accountBucket && err != nil:
 				t.Fatal(err)
-			case c.membersBucket:
-				if _, ok := memberRecord(t, kv, cfg.NodeID); ok {
+			case c.accountBucket:
+				if _, ok := memberRecord(t, kv, c.id, cfg.NodeID); ok {
 					t.Error("a member record was written without permission")
 				}
 			}

@@ -27,9 +27,11 @@ import (
 // at 49fb159): Y's first election waited Y's 6s, and n5 led while n2 was
 // still live ("tenures overlap: n2 (epoch …623) was live when n5 (epoch
 // …445) became leader"), and n2's compare-and-swap on X's revision 2
-// landed over n5's record at Y's revision 2. The cluster's ceiling in the
-// members bucket (I2) and revisions that name their incarnation (design
-// §2.1) leave neither.
+// landed over n5's record at Y's revision 2. The cluster's ceiling (I2),
+// set by the first campaigning node's Start, and revisions that name
+// their incarnation (design §2.1) leave neither. (A ceiling set only by
+// the node that created the bucket left the first: seen failing, "n5
+// leads 6.583s after z was cut off … tenures overlap".)
 func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	t.Parallel()
 	natstest.CheckLeaks(t)
@@ -52,8 +54,8 @@ func TestServerBehindARecreateMakesNoSecondLeader(t *testing.T) {
 	c.MoveStreamLeader(t, ncMeta, stream, []int{z}, -1)
 	rec := newRecorder()
 
-	// n2 on z alone: it leads in X and renews once. Its Start made the
-	// members bucket, with its TTL as the cluster's ceiling.
+	// n2 on z alone: it leads in X and renews once. Its Start set the
+	// cluster's ceiling in the account's bucket: its TTL.
 	cfg2 := testConfig(id, "n2", c.Server(z).URL())
 	cfg2.NATSOptions = append(cfg2.NATSOptions, nats.IgnoreDiscoveredServers())
 	cfg2.LeaseTTL, cfg2.RenewInterval, cfg2.Bucket.Replicas = 10*time.Second, 3*time.Second, 3

@@ -69,13 +69,13 @@ func TestCLIInitLeaseTTL(t *testing.T) {
 	cli := initCLI{t, buildCLI(t), srv}
 
 	rep := cli.json("init", "--cluster", "ttl", "--lease-ttl", "2s")
-	if !rep.Created || rep.Election.LeaseTTLMs != 2000 || rep.Election.LeaseTTLMaxMs != 2000 || rep.Election.Protocol != wire.Protocol || rep.Before != nil {
+	if !rep.Created || rep.Election.LeaseTTLMs != 2000 || rep.Election.LeaseTTLMaxMs != 2000 || rep.Election.Protocol != wire.BucketProtocol || rep.Before != nil {
 		t.Errorf("init --lease-ttl 2s of a new bucket: %+v", rep)
 	}
 
 	r := cli.run("init", "--cluster", "ttl", "--lease-ttl", "4s")
 	if r.code != 0 || !strings.Contains(r.stdout, "changed the lease TTL from 2s to 4s, the ceiling from 2s to 4s") ||
-		!strings.Contains(r.stdout, fmt.Sprintf("election: lease TTL 4s, ceiling 4s, protocol %d", wire.Protocol)) {
+		!strings.Contains(r.stdout, fmt.Sprintf("election: lease TTL 4s, ceiling 4s, protocol %d", wire.BucketProtocol)) {
 		t.Errorf("init --lease-ttl 4s: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 
@@ -221,7 +221,7 @@ func TestCLIInitUpgrade(t *testing.T) {
 		t.Fatalf("init --upgrade: %+v, base %d", rep.Upgrade, base)
 	}
 	if rep.Before == nil || rep.Before.Protocol != 0 || rep.Before.LeaseTTLMs != 0 ||
-		rep.Election != (electionMeta{LeaseTTLMs: 3000, LeaseTTLMaxMs: 3000, Protocol: wire.Protocol, EpochBase: base, Rebased: true}) {
+		rep.Election != (electionMeta{LeaseTTLMs: 3000, LeaseTTLMaxMs: 3000, Protocol: wire.BucketProtocol, EpochBase: base, Rebased: true}) {
 		t.Errorf("init --upgrade's metadata: %+v, before %+v", rep.Election, rep.Before)
 	}
 	start := time.Now()
@@ -244,9 +244,9 @@ func TestCLIInitUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = cli.run("init", "--cluster", "waited", "--upgrade", "--wait")
-	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("marked for protocol %d, was unmarked", wire.Protocol)) ||
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("marked for protocol %d, was unmarked", wire.BucketProtocol)) ||
 		!strings.Contains(r.stdout, "held by old-2") || !strings.Contains(r.stdout, "waited 500ms for it to run out, then rewrote it") ||
-		!strings.Contains(r.stdout, fmt.Sprintf("election: lease TTL 10s, ceiling 10s, protocol %d", wire.Protocol)) {
+		!strings.Contains(r.stdout, fmt.Sprintf("election: lease TTL 10s, ceiling 10s, protocol %d", wire.BucketProtocol)) {
 		t.Errorf("init --upgrade --wait: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -41,7 +42,7 @@ func TestCLIInit(t *testing.T) {
 	want := fmt.Sprintf("created bucket cluster-pre: 1 replicas, file storage, history 8\n"+
 		"election: lease TTL 5s, ceiling 5s, protocol %d, epoch base %d\n"+
 		"first election: not before %s (5s, the bucket's TTL ceiling, after its creation: docs/design.md P6); a node started later leads at once\n"+
-		"created members bucket members-pre\n", wire.Protocol, bucketFirstSeq(ctx, t, js, "pre")-1, born.Add(5*time.Second).UTC().Format(time.RFC3339Nano))
+		"created bucket go-cluster and kept the cluster's TTL ceiling, 5s, in bucket go-cluster\n", wire.BucketProtocol, bucketFirstSeq(ctx, t, js, "pre")-1, born.Add(5*time.Second).UTC().Format(time.RFC3339Nano))
 	if r.code != 0 || r.stdout != want {
 		t.Fatalf("init: exit %d, %q %q; want %q", r.code, r.stdout, r.stderr, want)
 	}
@@ -52,8 +53,8 @@ func TestCLIInit(t *testing.T) {
 		t.Fatalf("init again: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	if rep.Created || rep.Replicas != 1 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "1 replicas, not the 3") ||
-		rep.MembersBucket != "members-pre" || rep.MembersCreated || rep.Before != nil || rep.Upgrade != nil ||
-		rep.Election != (electionMeta{LeaseTTLMs: 5000, LeaseTTLMaxMs: 5000, Protocol: wire.Protocol, EpochBase: int64(bucketFirstSeq(ctx, t, js, "pre")) - 1}) {
+		rep.Ceiling == nil || *rep.Ceiling != (ceilingReport{Bucket: wire.AccountBucketName, CeilingMs: 5000}) || rep.Before != nil || rep.Upgrade != nil ||
+		rep.Election != (electionMeta{LeaseTTLMs: 5000, LeaseTTLMaxMs: 5000, Protocol: wire.BucketProtocol, EpochBase: int64(bucketFirstSeq(ctx, t, js, "pre")) - 1}) {
 		t.Errorf("init of an existing bucket: %+v", rep)
 	}
 
@@ -64,14 +65,26 @@ func TestCLIInit(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("init: exit %d, %q", r.code, r.stderr)
 		}
-		for _, name := range []func(string) string{wire.BucketName, wire.MembersBucketName} {
-			node, initd := streamConfig(ctx, t, js, name("bynode")), streamConfig(ctx, t, js, name("byinit"))
-			if initd.Storage != jetstream.MemoryStorage {
-				t.Errorf("init --storage memory made %v", initd.Storage)
+		node, initd := streamConfig(ctx, t, js, wire.BucketName("bynode")), streamConfig(ctx, t, js, wire.BucketName("byinit"))
+		if initd.Storage != jetstream.MemoryStorage {
+			t.Errorf("init --storage memory made %v", initd.Storage)
+		}
+		initd.Storage = node.Storage
+		if !reflect.DeepEqual(node, initd) {
+			t.Errorf("the node's bucket %+v\ninit's bucket %+v", node, initd)
+		}
+		// Both keep the cluster's ceiling in the account's bucket, and
+		// neither makes a members bucket: one stream a cluster.
+		account, err := js.KeyValue(ctx, wire.AccountBucketName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"bynode", "byinit"} {
+			if e, err := account.Get(ctx, wire.CeilingKey(id)); err != nil || string(e.Value()) != "3000" {
+				t.Errorf("the ceiling of cluster %s in bucket %s: %v %v, want 3000 (ms)", id, wire.AccountBucketName, e, err)
 			}
-			initd.Storage = node.Storage
-			if !reflect.DeepEqual(node, initd) {
-				t.Errorf("the node's bucket %+v\ninit's bucket %+v", node, initd)
+			if _, err := js.Stream(ctx, wire.KVStream(wire.MembersBucketName(id))); !errors.Is(err, jetstream.ErrStreamNotFound) {
+				t.Errorf("cluster %s has a members bucket (%v): a cluster costs one stream", id, err)
 			}
 		}
 	})

@@ -3,8 +3,8 @@ package main
 // init: create the cluster's bucket ahead of time, with exactly the
 // settings a node would create it with (store.Create), so that the
 // first election is immediate once the bucket is older than LeaseTTL; and
-// the members bucket beside it (store.CreateMembers), so that nodes
-// allowed to write in it need not be allowed to create it. On a bucket
+// the cluster's TTL ceiling in the account's bucket (initceiling.go), so
+// that nodes allowed to write in it need not be allowed to create it. On a bucket
 // that exists, it changes the election's metadata (initmeta.go): the
 // cluster's LeaseTTL, its epoch base after a restore, its protocol.
 
@@ -22,7 +22,6 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/store"
-	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 // initCmd creates the cluster's bucket. Its flags are "" or 0 when not
@@ -102,10 +101,12 @@ type initReport struct {
 	Upgrade *upgradeReport `json:"upgrade,omitempty"`
 	// Warnings are about the bucket's metadata (also on stderr).
 	Warnings []string `json:"warnings,omitempty"`
-	// MembersBucket is the members bucket, "" when it could not be
-	// created (a warning says why: nodes create it, or run without it).
-	MembersBucket  string `json:"members_bucket,omitempty"`
-	MembersCreated bool   `json:"members_created,omitempty"` // false: it existed
+	// Ceiling is where the cluster's TTL ceiling is kept, absent when it
+	// could not be written (a warning says why: nodes create it, from
+	// their own TTL).
+	Ceiling *ceilingReport `json:"ceiling,omitempty"`
+	// movedFrom is the members bucket --upgrade moved the ceiling from.
+	movedFrom string
 	// FirstElection is, for a bucket this init created, the earliest
 	// time its first election can happen: its creation plus its TTL
 	// ceiling (docs/design.md P6). A node started before waits until then.
@@ -135,7 +136,7 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 		return explainInit("create the bucket", err, nc, e)
 	}
 	r := initReport{Created: created}
-	if err := c.changeMeta(ctx, e, js, kv.Bucket(), &r); err != nil {
+	if err := c.changeMeta(ctx, e, js, opts, kv.Bucket(), &r); err != nil {
 		return explainInit("change the bucket's metadata", err, nc, e)
 	}
 	ctx, cancel = context.WithTimeout(ctx, e.opts.timeout)
@@ -162,21 +163,7 @@ func (c *initCmd) run(ctx context.Context, e *env, _ []string) error {
 	for _, w := range r.Warnings {
 		defer fmt.Fprintf(e.stderr, "warning: %s\n", w)
 	}
-	// The members bucket keeps the cluster's TTL ceiling, which a
-	// re-create of the election's bucket does not lose (docs/design.md
-	// §2.7): raised to the election bucket's. Without it the nodes create
-	// it at start with their own TTL.
-	if _, mcreated, err := store.CreateMembers(ctx, js, e.opts.cluster, opts); err == nil {
-		r.MembersBucket, r.MembersCreated = wire.MembersBucketName(e.opts.cluster), mcreated
-		ceiling := max(time.Duration(r.Election.LeaseTTLMaxMs), time.Duration(r.Election.LeaseTTLMs)) * time.Millisecond
-		if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(r.MembersBucket), ceiling); err != nil && ceiling > 0 {
-			defer fmt.Fprintf(e.stderr, "warning: the cluster's TTL ceiling in the members bucket %s was not raised to %v (%v): if the election's bucket is created again, nodes may wait less than a leader of the old one still leads for (docs/design.md §2.7)\n",
-				r.MembersBucket, ceiling, err)
-		}
-	} else {
-		defer fmt.Fprintf(e.stderr, "warning: the members bucket %s was not created (%v): nodes create it at start, or run unlisted by status without it\n",
-			wire.MembersBucketName(e.opts.cluster), err)
-	}
+	c.keepCeiling(ctx, e, js, opts, &r)
 	done()
 	if e.opts.json {
 		return writeJSON(e.stdout, r)
@@ -256,15 +243,7 @@ func renderInit(e *env, r initReport) error {
 			return err
 		}
 	}
-	if r.MembersBucket == "" {
-		return nil
-	}
-	verb = "created members bucket " + r.MembersBucket
-	if !r.MembersCreated {
-		verb = "members bucket " + r.MembersBucket + " exists"
-	}
-	_, err := fmt.Fprintln(e.stdout, verb)
-	return err
+	return renderCeiling(e, r.Ceiling)
 }
 
 // explainInit turns an error of what init was doing (store.Create, a

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -67,7 +68,7 @@ func (c *initCmd) checkMetaFlags() error {
 // upgrade's epoch is then in the new base's range), then the upgrade,
 // then the TTL of an existing bucket (a new one was created with it). r
 // gets Before when anything changed, and Upgrade.
-func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream, bucket string, r *initReport) error {
+func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream, opts store.Options, bucket string, r *initReport) error {
 	stream := "KV_" + bucket
 	var changes []bucketmeta.Change
 	if c.rebase {
@@ -86,6 +87,14 @@ func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream
 		}
 		changes = append(changes, up.Change)
 		r.Upgrade = &upgradeReport{Found: up.Found, Rewritten: up.Rewritten, Epoch: up.Epoch, Revision: up.Revision, WaitedMs: up.Waited.Milliseconds()}
+		mctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		ch, moved, err := moveCeiling(mctx, e, js, opts, bucket)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("upgrade: move the cluster's TTL ceiling to bucket %s: %w", wire.AccountBucketName, err)
+		}
+		changes = append(changes, ch)
+		r.movedFrom = moved
 	}
 	if c.leaseTTL != 0 && !r.Created {
 		ch, err := timed(ctx, e.opts.timeout, func(ctx context.Context) (bucketmeta.Change, error) {
@@ -115,8 +124,8 @@ func usableMeta(bucket string, info *jetstream.StreamInfo) (electionMeta, []stri
 		return electionMeta{}, nil, fmt.Errorf("bucket %q: %w", bucket, err)
 	}
 	switch {
-	case m.Protocol != 0 && (m.Protocol < wire.Protocol || m.Protocol > wire.ProtocolHi):
-		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster speaks protocols %d to %d", bucket, m.Protocol, wire.Protocol, wire.ProtocolHi)
+	case m.Protocol != 0 && (m.Protocol < wire.Protocol || m.Protocol > wire.BucketProtocolHi(wire.ProtocolHi)):
+		return electionMeta{}, nil, fmt.Errorf("bucket %q is marked for protocol %d; this go-cluster uses buckets of protocols %d to %d", bucket, m.Protocol, wire.Protocol, wire.BucketProtocolHi(wire.ProtocolHi))
 	case m.LeaseTTL == 0:
 		return electionMeta{}, nil, fmt.Errorf("bucket %q has no %s metadata, the cluster's LeaseTTL, which nodes of this version need: a bucket of protocol 1 is moved with go-cluster init --upgrade once every old node is stopped (docs/production.md), any other is given one with --lease-ttl",
 			bucket, bucketmeta.KeyLeaseTTL)

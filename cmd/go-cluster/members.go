@@ -1,7 +1,8 @@
 package main
 
 // The members of a cluster, for status: the records the nodes announce in
-// the members bucket (wire.MembersBucketName, wire.MemberRecord), and
+// the account's bucket (wire.AccountMemberKey, wire.MemberRecord), or a
+// cluster of protocol 3 in its members bucket (wire.MembersBucketName), and
 // the replies to the built-in status request (wire.StatusReply) that
 // every running node answers.
 
@@ -28,32 +29,44 @@ import (
 const stateDown = "down"
 
 // readMembers lists the announced members: the records under
-// wire.MemberKeys in the members bucket, read with one watch. A stopped
-// node deleted its record, so it is not listed. No members bucket (no node
-// could create it, or all predate it) lists none.
+// wire.AccountMemberKeys in the account's bucket, and under
+// wire.MemberKeys in the members bucket of a cluster of protocol 3, each
+// read with one watch. A stopped node deleted its record, so it is not
+// listed. No bucket (no node could create it, or all predate it) lists
+// none.
 func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]wire.MemberRecord, error) {
 	js, err := e.jetStream(nc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoJetStream, err)
 	}
-	bucket := wire.MembersBucketName(e.opts.cluster)
-	lctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-	kv, err := js.KeyValue(lctx, bucket)
-	cancel()
-	switch {
-	case errors.Is(err, jetstream.ErrBucketNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("look up the members bucket %q: %w", bucket, err)
+	var out []wire.MemberRecord
+	for _, at := range []struct{ bucket, keys string }{
+		{wire.AccountBucketName, wire.AccountMemberKeys(e.opts.cluster)},
+		{wire.MembersBucketName(e.opts.cluster), wire.MemberKeys},
+	} {
+		lctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+		kv, err := js.KeyValue(lctx, at.bucket)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("look up the members' bucket %q: %w", at.bucket, err)
+		}
+		records, err := readMemberRecords(ctx, kv, at.keys, e.opts.timeout)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, records...)
 	}
-	return readMemberRecords(ctx, kv, e.opts.timeout)
+	return out, nil
 }
 
-// readMemberRecords reads every member record of kv.
-func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, timeout time.Duration) ([]wire.MemberRecord, error) {
+// readMemberRecords reads every member record of kv under keys.
+func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, keys string, timeout time.Duration) ([]wire.MemberRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return store.ReadMembers(ctx, kv, slog.Default())
+	return store.ReadMembers(ctx, kv, keys, slog.Default())
 }
 
 // statusGathering is one cluster-wide status request, on

@@ -83,6 +83,16 @@ func RaiseClusterMaxTTL(ctx context.Context, js jetstream.JetStream, stream stri
 	})
 }
 
+// MarkProtocol marks the bucket of stream for protocol p
+// (go-cluster.protocol), as init --upgrade does once the cluster's
+// ceiling is where protocol p keeps it (docs/design.md §2.7).
+func MarkProtocol(ctx context.Context, js jetstream.JetStream, stream string, p int) (Change, error) {
+	return update(ctx, js, stream, func(_ *jetstream.StreamInfo, m Meta) (Meta, error) {
+		m.Protocol = p
+		return m, nil
+	})
+}
+
 // Rebase gives the bucket of stream a new identity whose epoch base is
 // above every epoch led in it so far (docs/design.md §5.8): its
 // epoch_base becomes the server's time now in µs (the stream-info

@@ -168,9 +168,9 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 		if err != nil {
 			return plan{}, fmt.Errorf("stream %q: %w", stream, err)
 		}
-		if meta.Protocol > wire.Protocol {
+		if meta.Protocol > wire.BucketProtocol {
 			return plan{}, fmt.Errorf("%w: stream %q is marked for protocol %d, newer than this version's %d: not moved back",
-				wire.ErrProtocolVersion, stream, meta.Protocol, wire.Protocol)
+				wire.ErrProtocolVersion, stream, meta.Protocol, wire.BucketProtocol)
 		}
 		p := plan{lastSeq: info.State.LastSeq, firstSeq: info.Config.FirstSeq, now: info.TimeStamp}
 		if p.now.IsZero() {
@@ -180,7 +180,7 @@ func readPlan(ctx context.Context, js jetstream.JetStream, stream string, o Upgr
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 			p.found = fmt.Sprintf("nothing (absent at sequence %d)", p.lastSeq)
-			p.rewrite = meta.Protocol != wire.Protocol
+			p.rewrite = !current(meta.Protocol)
 			return p, nil
 		case err != nil:
 			return plan{}, fmt.Errorf("read the lease key of stream %q: %w", stream, err)
@@ -197,7 +197,7 @@ func (p *plan) judge(msg *jetstream.RawStreamMsg, meta Meta, ttl time.Duration) 
 	switch {
 	case err != nil:
 		p.found = fmt.Sprintf("no lease record at revision %d (%v)", p.rev, describeValue(msg, err))
-		p.rewrite = meta.Protocol != wire.Protocol
+		p.rewrite = !current(meta.Protocol)
 	case l.Version == wire.Protocol:
 		p.found = fmt.Sprintf("a record of protocol %d at revision %d (epoch %d)", l.Version, p.rev, l.Epoch)
 	default:
@@ -221,6 +221,11 @@ func (p *plan) judge(msg *jetstream.RawStreamMsg, meta Meta, ttl time.Duration) 
 	}
 }
 
+// current says a bucket's mark is of this version's election, whose
+// records are of wire.Protocol: 3, or wire.BucketProtocol, which only
+// moves the cluster's ceiling elsewhere (docs/design.md §2.7).
+func current(mark int) bool { return mark >= wire.Protocol && mark <= wire.BucketProtocol }
+
 // maxCarriedEpoch is the largest old epoch the new ones are raised above:
 // a larger one (real ones are µs since 1970) is forged, and treated as
 // an epoch out of range, as the election treats it (P1).
@@ -241,10 +246,10 @@ func describeValue(msg *jetstream.RawStreamMsg, err error) string {
 // they count from the creation time in µs, one more per write at most) or
 // at an old record's epoch where that is larger.
 func (p plan) mark(m Meta, ttl time.Duration) Meta {
-	if m.Protocol != wire.Protocol {
+	if !current(m.Protocol) {
 		m.EpochBase = max(m.EpochBase, p.now.UnixMicro(), p.oldEpoch)
+		m.Protocol = wire.Protocol
 	}
-	m.Protocol = wire.Protocol
 	if m.LeaseTTL == 0 {
 		m.LeaseTTL = ttl
 	}

@@ -180,11 +180,16 @@ func TestUpgradeLeavesAMarkedBucketsKey(t *testing.T) {
 		t.Errorf("Upgrade of a new bucket wrote: last sequence %d", st.State.LastSeq)
 	}
 
-	_, newer := newBucket(t, js, "cluster-newer", ForNewBucket(10*time.Second, wire.Protocol+1))
+	_, marked := newBucket(t, js, "cluster-marked", ForNewBucket(10*time.Second, wire.BucketProtocol))
+	if up, err := Upgrade(ctx, js, marked, upgradeOpts()); err != nil || up.Rewritten || up.Before != up.After {
+		t.Errorf("Upgrade of a bucket marked %d (this version's, its ceiling in the account's bucket): %+v, %v; want nothing changed", wire.BucketProtocol, up, err)
+	}
+
+	_, newer := newBucket(t, js, "cluster-newer", ForNewBucket(10*time.Second, wire.BucketProtocol+1))
 	if _, err := Upgrade(ctx, js, newer, upgradeOpts()); !errors.Is(err, wire.ErrProtocolVersion) {
 		t.Errorf("Upgrade of a bucket of a newer protocol = %v, want ErrProtocolVersion", err)
 	}
-	if m := metaOf(t, js, newer); m.Protocol != wire.Protocol+1 {
+	if m := metaOf(t, js, newer); m.Protocol != wire.BucketProtocol+1 {
 		t.Errorf("the newer bucket was marked %d", m.Protocol)
 	}
 }

@@ -389,9 +389,9 @@ func (m *Machine) onConfirmed(now time.Time, c *request, r ConfirmResult) {
 	switch b := r.Bucket; {
 	case r.Err != nil:
 		m.confirmAgain(now)
-	case b.Protocol != 0 && (b.Protocol < wire.Protocol || b.Protocol > m.p.hi()):
-		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node speaks %d to %d (docs/production.md, \"Moving to a new version\")",
-			wire.ErrProtocolVersion, b.Protocol, wire.Protocol, m.p.hi()))
+	case b.Protocol != 0 && (b.Protocol < wire.Protocol || b.Protocol > wire.BucketProtocolHi(m.p.hi())):
+		m.fail(fmt.Errorf("%w: the bucket is marked for protocol %d; this node uses buckets of %d to %d (docs/production.md, \"Moving to a new version\")",
+			wire.ErrProtocolVersion, b.Protocol, wire.Protocol, wire.BucketProtocolHi(m.p.hi())))
 	case !b.Usable():
 		m.bucketGone(now, fmt.Errorf("%w: no go-cluster.protocol or lease_ttl, or neither a first_seq nor an epoch_base: created again by another tool? (go-cluster init --rebase)", wire.ErrBucketConfig),
 			"the bucket has none of the election's metadata: leading nothing until it is fixed")

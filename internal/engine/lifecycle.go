@@ -105,8 +105,12 @@ func (e *Engine) start(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	var announced *presence.Announcement
-	if e.campaigns() { // an observer is no member (subscribe)
-		announced = presence.Announce(ctx, st.JetStream(), e.bucket, e.self(startedAt), timeout, cfg.Log)
+	switch {
+	case !e.campaigns(): // an observer is no member (subscribe)
+	case st.KeepsMembersBucket():
+		announced = presence.AnnounceInMembersBucket(ctx, st, e.bucket, e.self(startedAt), timeout, cfg.Log)
+	default:
+		announced = presence.Announce(ctx, st, e.bucket, e.self(startedAt), timeout, cfg.Log)
 	}
 	priority := int(e.priority.Load())
 	d := newDriver(e.driverConfig(st, control, priority))

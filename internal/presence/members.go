@@ -27,16 +27,45 @@ type Announcement struct {
 // withdrawTimeout bounds the withdrawal at Stop.
 const withdrawTimeout = 2 * time.Second
 
-// Announce opens (or creates, with opts) the members bucket and writes
-// self's member record, of a campaigning node. Best effort, each step
-// bounded by timeout (the node's RequestTimeout): a node without
-// permission on the members bucket still runs, and shows in `go-cluster
-// status` only while it answers. nil when nothing was written.
-func Announce(ctx context.Context, js jetstream.JetStream, opts store.Options, self Self, timeout time.Duration, log *slog.Logger) *Announcement {
-	data, _ := json.Marshal(wire.MemberRecord{NodeID: self.NodeID, Kind: wire.MemberCampaigning, Metadata: self.Metadata, StartedAt: self.StartedAt.UTC(), Protocols: []int{wire.Protocol, cmp.Or(self.ProtocolHi, wire.ProtocolHi)}})
+// Announce writes self's member record, of a campaigning node, into the
+// account's bucket (wire.AccountMemberKey), opening or creating the bucket
+// with opts. Best effort, each step bounded by timeout (the node's
+// RequestTimeout): a node without permission on the account's bucket
+// still runs, and shows in `go-cluster status` only while it answers. nil
+// when nothing was written. First it sets the cluster's TTL ceiling
+// there, from its LeaseTTL, if the cluster has none (store.CreateCeiling):
+// the first campaigning node's, unless go-cluster init set it.
+func Announce(ctx context.Context, st *store.Store, opts store.Options, self Self, timeout time.Duration, log *slog.Logger) *Announcement {
+	a := &Announcement{bucket: wire.AccountBucketName, key: wire.AccountMemberKey(self.ClusterID, self.NodeID)}
+	return a.write(ctx, self, timeout, log, func(ctx context.Context) (jetstream.KeyValue, error) {
+		kv, _, err := store.EnsureAccount(ctx, st.JetStream(), opts)
+		if err == nil {
+			if err := store.CreateCeiling(ctx, st.JetStream(), st.API(), self.ClusterID, opts.LeaseTTL); err != nil {
+				log.Warn("could not keep the cluster's TTL ceiling: if the bucket is created again, its first election waits the new bucket's own (docs/design.md §2.7); go-cluster init --lease-ttl sets it",
+					"bucket", wire.AccountBucketName, "key", wire.CeilingKey(self.ClusterID), "error", store.Tidy(err))
+			}
+		}
+		return kv, err
+	})
+}
+
+// AnnounceInMembersBucket is Announce for a cluster whose bucket is marked
+// protocol 3: the record goes into the members bucket (wire.MemberKey),
+// which is created with opts, and the cluster's ceiling with it, if absent
+// (store.EnsureMembers).
+func AnnounceInMembersBucket(ctx context.Context, st *store.Store, opts store.Options, self Self, timeout time.Duration, log *slog.Logger) *Announcement {
 	a := &Announcement{bucket: wire.MembersBucketName(self.ClusterID), key: wire.MemberKey(self.NodeID)}
+	return a.write(ctx, self, timeout, log, func(ctx context.Context) (jetstream.KeyValue, error) {
+		kv, _, err := store.EnsureMembers(ctx, st.JetStream(), self.ClusterID, opts)
+		return kv, err
+	})
+}
+
+// write opens a's bucket with open and puts self's record under a's key.
+func (a *Announcement) write(ctx context.Context, self Self, timeout time.Duration, log *slog.Logger, open func(context.Context) (jetstream.KeyValue, error)) *Announcement {
+	data, _ := json.Marshal(wire.MemberRecord{NodeID: self.NodeID, Kind: wire.MemberCampaigning, Metadata: self.Metadata, StartedAt: self.StartedAt.UTC(), Protocols: []int{wire.Protocol, cmp.Or(self.ProtocolHi, wire.ProtocolHi)}})
 	octx, cancel := context.WithTimeout(ctx, timeout)
-	kv, _, err := store.EnsureMembers(octx, js, self.ClusterID, opts)
+	kv, err := open(octx)
 	cancel()
 	if err == nil {
 		a.kv = kv

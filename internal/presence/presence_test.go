@@ -147,44 +147,64 @@ func TestRefuseDuplicate(t *testing.T) {
 	}
 }
 
-// Announce creates the members bucket with its configuration and writes
-// the member record under the member key; Withdraw deletes it, and does
-// nothing for a node that was not announced.
+// Announce creates the account's bucket with its configuration, sets the
+// cluster's ceiling there from the node's LeaseTTL if it has none, and
+// writes the member record under the member key; Withdraw deletes it,
+// and does nothing for a node that was not announced.
+// AnnounceInMembersBucket does the same in a cluster's members bucket.
 func TestAnnounceAndWithdraw(t *testing.T) {
 	natstest.CheckLeaks(t)
 	srv := natstest.RunServer(t)
-	js, err := jetstream.New(srv.Connect(t))
+	nc := srv.Connect(t)
+	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := Announce(testCtx(t), js, store.Options{}, self("db1.example.com", "i1"), time.Second, quiet)
-	if a == nil {
-		t.Fatal("not announced")
-	}
-	kv, err := js.KeyValue(testCtx(t), "members-orders")
+	st, err := store.Open(testCtx(t), nc, store.API{}, "orders", store.Options{}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := kv.Status(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.History() != 1 || st.TTL() != 0 {
-		t.Errorf("members bucket history %d TTL %v, want 1 and none", st.History(), st.TTL())
-	}
-	en, err := kv.Get(testCtx(t), "member.db1=example=com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := wire.DecodeMemberRecord(en.Value())
 	want := wire.MemberRecord{NodeID: "db1.example.com", Kind: wire.MemberCampaigning, Metadata: map[string]string{"addr": "10.0.0.1:5432"}, StartedAt: started.UTC(),
 		Protocols: []int{wire.Protocol, wire.ProtocolHi}}
-	if err != nil || !reflect.DeepEqual(r, want) {
-		t.Errorf("member record %+v, %v; want %+v", r, err, want)
+	for _, c := range []struct {
+		announce func(context.Context, *store.Store, store.Options, Self, time.Duration, *slog.Logger) *Announcement
+		bucket   string
+		key      string
+	}{
+		{Announce, wire.AccountBucketName, "members.orders.db1=example=com"},
+		{AnnounceInMembersBucket, "members-orders", "member.db1=example=com"},
+	} {
+		a := c.announce(testCtx(t), st, store.Options{LeaseTTL: 4 * time.Second}, self("db1.example.com", "i1"), time.Second, quiet)
+		if a == nil {
+			t.Fatal("not announced")
+		}
+		kv, err := js.KeyValue(testCtx(t), c.bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := kv.Status(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.History() != 1 || st.TTL() != 0 {
+			t.Errorf("bucket %s: history %d TTL %v, want 1 and none", c.bucket, st.History(), st.TTL())
+		}
+		en, err := kv.Get(testCtx(t), c.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := wire.DecodeMemberRecord(en.Value())
+		if err != nil || !reflect.DeepEqual(r, want) {
+			t.Errorf("member record %+v, %v; want %+v", r, err, want)
+		}
+		a.Withdraw(time.Second, quiet)
+		if _, err := kv.Get(testCtx(t), c.key); !errors.Is(err, jetstream.ErrKeyNotFound) {
+			t.Errorf("bucket %s after Withdraw: %v, want the key gone", c.bucket, err)
+		}
 	}
-	a.Withdraw(time.Second, quiet)
-	if _, err := kv.Get(testCtx(t), "member.db1=example=com"); !errors.Is(err, jetstream.ErrKeyNotFound) {
-		t.Errorf("after Withdraw: %v, want the key gone", err)
+	account, _ := js.KeyValue(testCtx(t), wire.AccountBucketName)
+	if en, err := account.Get(testCtx(t), wire.CeilingKey("orders")); err != nil || string(en.Value()) != "4000" {
+		t.Errorf("the cluster's ceiling in the account's bucket: %v, %v; want 4000 (ms)", en, err)
 	}
 	(*Announcement)(nil).Withdraw(time.Second, quiet)
 }

@@ -15,10 +15,10 @@ type Permissions struct {
 	Publish        []string // subjects the user may publish to
 	Subscribe      []string // subjects the user may subscribe to
 	AllowResponses bool     // may reply to the requests it receives
-	// Optional are the entries of Publish a node runs without: those of
-	// the members bucket. Without one, the node elects all the same and
-	// announces nothing (go-cluster status lists it only while it
-	// answers).
+	// Optional are the entries of Publish a node runs without: its member
+	// record's, and what only creates. Without the first, the node elects
+	// all the same and announces nothing (go-cluster status lists it only
+	// while it answers).
 	Optional []string
 }
 
@@ -61,18 +61,23 @@ func (p Permissions) Without(subject string) Permissions {
 // NodePermissions are the minimal permissions of a go-cluster node of
 // cluster clusterID named nodeID, answering health, status and step-down requests,
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
-// default). With create, the node may also create the buckets; without,
-// they must exist. The root package's secure tests prove the list enough,
-// and every entry necessary, but the Optional ones (the members bucket's
-// record, the status subject): without one of those the node still elects.
-// The members bucket's stream info is needed: it keeps the cluster's TTL
-// ceiling (docs/design.md §2.7); without it every Confirm waits its
-// timeout.
+// default), in a cluster whose bucket is marked protocol 4: its ceiling and
+// member records in the account's bucket (wire.AccountBucketName). With
+// create, the node may also create the buckets and the cluster's ceiling;
+// without, they must exist. The root package's secure tests prove the list
+// enough, and every entry necessary, but the Optional ones (the account
+// bucket's member record, the status subject, what only creates): without
+// one of those the node still elects. The cluster's TTL ceiling must be
+// readable, in the account's bucket and in a members bucket of protocol 3
+// (a stream that is not there answers so): without either every Confirm
+// waits its timeout (docs/design.md §2.7).
 func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	bucket := "cluster-" + clusterID
 	stream := "KV_" + bucket
-	members := wire.MembersBucketName(clusterID)
-	membersStream := "KV_" + members
+	membersStream := wire.KVStream(wire.MembersBucketName(clusterID))
+	account := wire.KVStream(wire.AccountBucketName)
+	member := wire.KVSubject(wire.AccountBucketName, wire.AccountMemberKey(clusterID, nodeID))
+	ceiling := wire.KVSubject(wire.AccountBucketName, wire.CeilingKey(clusterID))
 	p := Permissions{
 		Publish: []string{
 			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm the incarnation (§3.5)
@@ -82,8 +87,10 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"$JS.API.DIRECT.GET." + stream + ".>",            // read the lease record at Start: its protocol version
 			"$KV." + bucket + ".lease",                       // acquire, renew, release
 			"$KV." + bucket + "." + wire.CooldownKey(nodeID), // StepDown's cooldown record
-			"$JS.API.STREAM.INFO." + membersStream,           // bind the members bucket; the cluster's TTL ceiling (I2)
-			"$KV." + members + "." + wire.MemberKey(nodeID),  // announce at Start, withdraw at Stop
+			"$JS.API.STREAM.MSG.GET." + account,              // the cluster's TTL ceiling (I2), from the stream's leader
+			"$JS.API.STREAM.INFO." + membersStream,           // the ceiling of a cluster of protocol 3: "not found"
+			"$JS.API.STREAM.INFO." + account,                 // bind the account's bucket
+			member,                                           // announce at Start, withdraw at Stop
 			wire.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
 		},
 		Subscribe: []string{
@@ -97,14 +104,15 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		},
 		AllowResponses: true,
 	}
-	p.Optional = []string{"$KV." + members + "." + wire.MemberKey(nodeID), wire.StatusSubject(clusterID, nodeID)}
+	p.Optional = []string{"$JS.API.STREAM.INFO." + account, member, wire.StatusSubject(clusterID, nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
-			"$JS.API.INFO",                         // account limits, read before creating a bucket
-			"$JS.API.STREAM.CREATE."+stream,        // create the bucket
-			"$JS.API.STREAM.CREATE."+membersStream, // create the members bucket
+			"$JS.API.INFO",                   // account limits, read before creating a bucket
+			"$JS.API.STREAM.CREATE."+stream,  // create the bucket
+			"$JS.API.STREAM.CREATE."+account, // create the account's bucket
+			ceiling,                          // the cluster's TTL ceiling, by the bucket's creator
 		)
-		p.Optional = append(p.Optional, "$JS.API.STREAM.CREATE."+membersStream)
+		p.Optional = append(p.Optional, "$JS.API.STREAM.CREATE."+account, ceiling)
 	}
 	return p
 }

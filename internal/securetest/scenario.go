@@ -294,15 +294,15 @@ func (s Scenario) checkMembers(ctx context.Context, admin *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	kv, err := js.KeyValue(ctx, wire.MembersBucketName(s.ClusterID))
+	kv, err := js.KeyValue(ctx, wire.AccountBucketName)
 	if errors.Is(err, jetstream.ErrBucketNotFound) && s.Unannounced {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("admin bind the members bucket: %w", err)
+		return fmt.Errorf("admin bind the account's bucket: %w", err)
 	}
 	for _, m := range s.Members {
-		_, err := kv.Get(ctx, wire.MemberKey(m.ID))
+		_, err := kv.Get(ctx, wire.AccountMemberKey(s.ClusterID, m.ID))
 		switch {
 		case s.Unannounced && err == nil:
 			return fmt.Errorf("%s announced itself without the permission", m.ID)

@@ -81,8 +81,9 @@ const LeaseHistory = 8
 // clusterID with: wire.BucketName(clusterID), History LeaseHistory,
 // LimitMarkerTTL 1s (the cooldown key's per-key TTL), no TTL, no value
 // size limit, the election's metadata (the cluster's LeaseTTL, as
-// go-cluster.lease_ttl and lease_ttl_max, and go-cluster.protocol: the
-// protocol version of this library's election) and opts. nats.go adds the
+// go-cluster.lease_ttl and lease_ttl_max, and go-cluster.protocol:
+// wire.BucketProtocol, a cluster whose ceiling and members are in the
+// account's bucket) and opts. nats.go adds the
 // KV defaults, among them a duplicate window of 2 minutes, which fenced
 // state writes rely on.
 func BucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
@@ -98,7 +99,7 @@ func BucketConfig(clusterID string, opts Options) jetstream.KeyValueConfig {
 		Storage:     opts.Storage,
 		// Lets the cooldown key carry a per-key TTL.
 		LimitMarkerTTL: time.Second,
-		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, wire.DefaultLeaseTTL), wire.Protocol),
+		Metadata:       bucketmeta.ForNewBucket(cmp.Or(opts.LeaseTTL, wire.DefaultLeaseTTL), wire.BucketProtocol),
 	}
 	if p := opts.Placement; p != nil {
 		cfg.Placement = &jetstream.Placement{Cluster: p.Cluster, Tags: append([]string(nil), p.Tags...)}

@@ -58,7 +58,7 @@ func TestCreateLeaseTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, err := bucketmeta.Parse(stream.CachedInfo().Config.Metadata)
-		if err != nil || m != (bucketmeta.Meta{LeaseTTL: c.want, MaxTTL: c.want, Protocol: wire.Protocol}) {
+		if err != nil || m != (bucketmeta.Meta{LeaseTTL: c.want, MaxTTL: c.want, Protocol: wire.BucketProtocol}) {
 			t.Errorf("a bucket created with LeaseTTL %v has metadata %+v, %v; want %v", c.ttl, m, err, c.want)
 		}
 	}

@@ -10,11 +10,13 @@ import (
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
-// ReadMembers reads every member record of the members bucket kv, in one
-// watch of their last values. A key that holds no member record is
-// logged to log (nil: not logged) and skipped.
-func ReadMembers(ctx context.Context, kv jetstream.KeyValue, log *slog.Logger) ([]wire.MemberRecord, error) {
-	w, err := kv.Watch(ctx, wire.MemberKeys, jetstream.IgnoreDeletes())
+// ReadMembers reads every member record under the key filter keys of
+// bucket kv (wire.AccountMemberKeys in the account's bucket,
+// wire.MemberKeys in a members bucket), in one watch of their last
+// values. A key that holds no member record is logged to log (nil: not
+// logged) and skipped.
+func ReadMembers(ctx context.Context, kv jetstream.KeyValue, keys string, log *slog.Logger) ([]wire.MemberRecord, error) {
+	w, err := kv.Watch(ctx, keys, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("read the members: %w", err)
 	}

@@ -30,8 +30,9 @@ type Store struct {
 	api    API // the JetStream API js uses: subjects of raw requests and publishes
 	kv     jetstream.KeyValue
 	bucket string
-	// clusterID names the members bucket too, whose permission
-	// violations are not the election's (isMembersViolation).
+	// clusterID names the members bucket and keys of the account's
+	// bucket too, whose permission violations are not the election's
+	// (isMembersViolation).
 	clusterID string
 	// lookupTimeout bounds the bucket lookup that confirms a deletion.
 	lookupTimeout time.Duration
@@ -39,7 +40,7 @@ type Store struct {
 	// firstSeq its stream's first_seq.
 	metadata map[string]string
 	firstSeq uint64
-	// ceiling: Confirm reads the members bucket's ceiling too, for a
+	// ceiling: Confirm reads the cluster's ceiling too, for a
 	// node that campaigns, and the members' versions for one that speaks
 	// more than wire.Protocol (ReadCeiling).
 	ceiling    bool
@@ -47,7 +48,7 @@ type Store struct {
 }
 
 // ReadCeiling makes every Confirm read the cluster's TTL ceiling from the
-// members bucket as well, in parallel: a campaigning node's tenures and
+// account's bucket and the members bucket as well, in parallel: a campaigning node's tenures and
 // waits need it (docs/design.md §2.7); an observer's do not. A node that
 // speaks protocol versions above wire.Protocol, up to hi, reads the member
 // records too: the versions every member speaks (§5.9, P16). Call it
@@ -115,9 +116,9 @@ func (s *Store) Campaignable(ctx context.Context) (bucketmeta.Meta, error) {
 		return meta, fmt.Errorf("%w: %w: bucket %q has no %s metadata, the cluster's one LeaseTTL: run go-cluster init --lease-ttl on it (or init --upgrade on a bucket of protocol 1)",
 			wire.ErrBucketConfig, wire.ErrInvalidConfig, s.bucket, bucketmeta.KeyLeaseTTL)
 	}
-	if meta.Protocol != 0 && (meta.Protocol < wire.Protocol || meta.Protocol > s.hi()) {
-		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node speaks protocols %d to %d",
-			wire.ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol, s.hi())
+	if meta.Protocol != 0 && (meta.Protocol < wire.Protocol || meta.Protocol > wire.BucketProtocolHi(s.hi())) {
+		return meta, fmt.Errorf("%w: bucket %q is marked for protocol %d, this node uses buckets of protocols %d to %d",
+			wire.ErrProtocolVersion, s.bucket, meta.Protocol, wire.Protocol, wire.BucketProtocolHi(s.hi()))
 	}
 	if s.firstSeq <= 1 && meta.EpochBase == 0 {
 		// Its revisions may be those of a bucket deleted before it, its
@@ -198,10 +199,16 @@ func (s *Store) ExplainPermission(err error) error {
 }
 
 // isMembersViolation says a permission violation's text names the
-// members bucket of clusterID: its subjects or its stream's API.
+// members bucket of clusterID or the account's bucket: their subjects or
+// their streams' API. (A Confirm that cannot read the ceiling there says
+// so itself: ceilingError.)
 func isMembersViolation(msg, clusterID string) bool {
-	bucket := wire.MembersBucketName(clusterID)
-	return strings.Contains(msg, wire.KVSubject(bucket, "")) || strings.Contains(msg, "."+wire.KVStream(bucket)+`"`)
+	for _, bucket := range []string{wire.MembersBucketName(clusterID), wire.AccountBucketName} {
+		if strings.Contains(msg, wire.KVSubject(bucket, "")) || strings.Contains(msg, "."+wire.KVStream(bucket)+`"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // bucketGone asks the server whether the bucket still exists.
@@ -230,12 +237,11 @@ func (s *Store) Create(ctx context.Context, key string, value []byte, lastSeq ui
 
 // Confirm reads the bucket's stream info (C4): the incarnation, its
 // metadata, its last sequence and its age on the server's clock; and,
-// after ReadCeiling, at the same time, the members bucket's
-// lease_ttl_max, the cluster's ceiling that a re-create of this bucket
-// does not lose (I2). A ceiling that cannot be read fails the Confirm: a
-// wait without it could fall short (§2.7); zero only when there is no
-// members bucket. Each request is decoded only as far as the election
-// reads it.
+// after ReadCeiling, at the same time, the cluster's ceiling that a
+// re-create of this bucket does not lose (I2, clusterCeiling). A ceiling
+// that cannot be read fails the Confirm: a wait without it could fall
+// short (§2.7); zero only when none is kept. Each request is decoded only
+// as far as the election reads it.
 func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	if !s.ceiling {
 		return s.confirm(ctx)
@@ -248,7 +254,7 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	members := make(chan read, 1)
 	go func() {
 		var r read
-		r.ttl, r.err = s.clusterMaxTTL(ctx)
+		r.ttl, r.err = s.clusterCeiling(ctx)
 		if r.err == nil && s.protocolHi > wire.Protocol {
 			r.speak, r.err = s.membersSpeak(ctx)
 		}
@@ -266,18 +272,39 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	return inc, nil
 }
 
-// clusterMaxTTL is the members bucket's lease_ttl_max; 0 when there is no
-// members bucket; an error when its stream info cannot be read (no
-// answer, an API error, or this connection refused it: then
+// clusterCeiling is the cluster's TTL ceiling: the largest of its key in
+// the account's bucket and, where it exists, its members bucket's
+// lease_ttl_max (a cluster of protocol 3), both read at once. Each is only
+// ever raised; a node reads both whatever its bucket's mark, so that a
+// bucket created again with the other mark loses neither (§2.7).
+func (s *Store) clusterCeiling(ctx context.Context) (time.Duration, error) {
+	type read struct {
+		ttl time.Duration
+		err error
+	}
+	members := make(chan read, 1)
+	go func() {
+		var r read
+		r.ttl, r.err = s.membersBucketCeiling(ctx)
+		members <- r
+	}()
+	account, err := s.accountCeiling(ctx)
+	m := <-members
+	if err := errors.Join(err, m.err); err != nil {
+		return 0, err
+	}
+	return max(account, m.ttl), nil
+}
+
+// membersBucketCeiling is the members bucket's lease_ttl_max; 0 when
+// there is no members bucket; an error when its stream info cannot be
+// read (no answer, an API error, or this connection refused it: then
 // wire.ErrPermissionDenied).
-func (s *Store) clusterMaxTTL(ctx context.Context) (time.Duration, error) {
+func (s *Store) membersBucketCeiling(ctx context.Context) (time.Duration, error) {
 	subject := s.api.Prefix() + "STREAM.INFO." + wire.KVStream(wire.MembersBucketName(s.clusterID))
 	msg, err := s.nc.RequestWithContext(ctx, subject, nil)
 	if err != nil {
-		if last := s.nc.LastError(); last != nil && errors.Is(last, nats.ErrPermissionViolation) && strings.Contains(last.Error(), `"`+subject+`"`) {
-			return 0, fmt.Errorf("%w: the cluster's TTL ceiling: %s is refused, and a campaigning node needs it (docs/production.md): %w", wire.ErrPermissionDenied, subject, err)
-		}
-		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, err)
+		return 0, ceilingError(s.nc, subject, err)
 	}
 	var info struct {
 		Error  *jetstream.APIError `json:"error"`
@@ -289,7 +316,7 @@ func (s *Store) clusterMaxTTL(ctx context.Context) (time.Duration, error) {
 	case err != nil:
 		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, err)
 	case info.Error != nil && info.Error.ErrorCode == jetstream.JSErrCodeStreamNotFound:
-		return 0, nil // no members bucket: no ceiling kept
+		return 0, nil // no members bucket: no ceiling kept there
 	case info.Error != nil:
 		return 0, fmt.Errorf("the cluster's TTL ceiling (%s): %w", subject, info.Error)
 	}
@@ -298,20 +325,28 @@ func (s *Store) clusterMaxTTL(ctx context.Context) (time.Duration, error) {
 }
 
 // membersSpeak is the highest protocol version every member record
-// names (docs/design.md §5.9); 0 when there is none; an error when they
-// cannot be read, as for the ceiling: a takeover would write a version
-// it does not know every member reads.
+// names (docs/design.md §5.9), in the account's bucket and in the
+// members bucket where there is one; 0 when there is none; an error when
+// they cannot be read, as for the ceiling: a takeover would write a
+// version it does not know every member reads.
 func (s *Store) membersSpeak(ctx context.Context) (int, error) {
-	kv, err := s.js.KeyValue(ctx, wire.MembersBucketName(s.clusterID))
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("the members' protocol versions: %w", err)
-	}
-	records, err := ReadMembers(ctx, kv, nil)
-	if err != nil {
-		return 0, fmt.Errorf("the members' protocol versions: %w", err)
+	var records []wire.MemberRecord
+	for _, at := range []struct{ bucket, keys string }{
+		{wire.AccountBucketName, wire.AccountMemberKeys(s.clusterID)},
+		{wire.MembersBucketName(s.clusterID), wire.MemberKeys},
+	} {
+		kv, err := s.js.KeyValue(ctx, at.bucket)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("the members' protocol versions: %w", err)
+		}
+		rs, err := ReadMembers(ctx, kv, at.keys, nil)
+		if err != nil {
+			return 0, fmt.Errorf("the members' protocol versions: %w", err)
+		}
+		records = append(records, rs...)
 	}
 	speak := 0
 	for _, r := range records {
@@ -392,4 +427,12 @@ func (s *Store) PutCooldown(ctx context.Context, nodeID string, d time.Duration)
 	}
 	_, err := s.kv.Put(ctx, key, value)
 	return err
+}
+
+// KeepsMembersBucket says the bucket, as opened, is marked for a protocol
+// below wire.BucketProtocol: its cluster keeps its ceiling and member
+// records in a members bucket of its own, not in the account's.
+func (s *Store) KeepsMembersBucket() bool {
+	meta, _ := bucketmeta.Parse(s.metadata)
+	return meta.Protocol < wire.BucketProtocol
 }

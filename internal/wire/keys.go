@@ -15,12 +15,43 @@ const LeaseKey = "lease"
 // BucketName is the KV bucket of a cluster: "cluster-<ClusterID>".
 func BucketName(clusterID string) string { return "cluster-" + clusterID }
 
-// MembersBucketName is the KV bucket of a cluster's member records:
-// "members-<ClusterID>". It is not part of the election: no decision reads
-// it, and a node that cannot reach it elects all the same. (Not
-// "cluster-<ClusterID>-members", the election bucket of the ClusterID
-// "<ClusterID>-members".)
+// MembersBucketName is the KV bucket of the member records and the TTL
+// ceiling of a cluster whose bucket is marked protocol 3:
+// "members-<ClusterID>". A cluster of protocol 4 keeps both in the
+// account's bucket (AccountBucketName) and has no such bucket. No decision
+// reads the records, and a node that cannot reach them elects all the
+// same. (Not "cluster-<ClusterID>-members", the election bucket of the
+// ClusterID "<ClusterID>-members".)
 func MembersBucketName(clusterID string) string { return "members-" + clusterID }
+
+// AccountBucketName is the one KV bucket that every cluster of a NATS
+// account shares, for what must outlive its election bucket
+// (docs/design.md §2.6, §2.7): each cluster's TTL ceiling (CeilingKey) and
+// member records (AccountMemberKey). One stream for the account, whatever
+// the number of clusters: a cluster of protocol 4 costs its election
+// bucket's stream and nothing more.
+const AccountBucketName = "go-cluster"
+
+// CeilingKey is the key of cluster clusterID's TTL ceiling in the
+// account's bucket: "ceiling.<ClusterID>", whose value is the ceiling in
+// milliseconds, in decimal. A ClusterID has no '.': the key is two tokens.
+func CeilingKey(clusterID string) string { return "ceiling." + clusterID }
+
+// AccountMemberKey is the key of node nodeID's member record of cluster
+// clusterID in the account's bucket:
+// "members.<ClusterID>.<NodeIDToken(nodeID)>", exactly three tokens. NATS
+// permissions must let each node write its own.
+func AccountMemberKey(clusterID, nodeID string) string {
+	return AccountMemberKeyPrefix(clusterID) + NodeIDToken(nodeID)
+}
+
+// AccountMemberKeyPrefix starts every member key of cluster clusterID in
+// the account's bucket: "members.<ClusterID>.".
+func AccountMemberKeyPrefix(clusterID string) string { return "members." + clusterID + "." }
+
+// AccountMemberKeys is the key filter of every member record of cluster
+// clusterID in the account's bucket: "members.<ClusterID>.*".
+func AccountMemberKeys(clusterID string) string { return AccountMemberKeyPrefix(clusterID) + "*" }
 
 // NodeIDTokenDot stands for '.' in a NodeIDToken: allowed in NATS subjects
 // and KV keys, and never in a NodeID.
@@ -95,9 +126,9 @@ func StatusSubject(clusterID, nodeID string) string {
 // (scatter-gather), as `go-cluster status` does.
 func ClusterStatusSubject(clusterID string) string { return "cluster." + clusterID + ".status" }
 
-// MemberKeyPrefix starts the key of every member record: the members are
-// the keys "member.*" of the members bucket (MembersBucketName), listed
-// with one filtered watch.
+// MemberKeyPrefix starts the key of every member record in a members
+// bucket (MembersBucketName, protocol 3): the members are its keys
+// "member.*", listed with one filtered watch.
 const MemberKeyPrefix = "member."
 
 // MemberKeys is the key filter of every member record: "member.*".

@@ -25,6 +25,7 @@ import (
 
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -131,12 +132,16 @@ func (r *run) endTTLFault(why string) {
 }
 
 // setBucketTTL changes the bucket's LeaseTTL as go-cluster init
-// --lease-ttl does, raising the cluster's ceiling in the members bucket
+// --lease-ttl does, raising the cluster's ceiling in the account's bucket
 // first; the ceilings only grow.
 func (r *run) setBucketTTL(ttl time.Duration) (bucketmeta.Change, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, r.js, wire.KVStream(wire.MembersBucketName(r.opts.ClusterID)), ttl); err != nil {
+	account, err := r.js.KeyValue(ctx, wire.AccountBucketName)
+	if err == nil {
+		_, _, err = store.RaiseCeiling(ctx, account, r.opts.ClusterID, ttl)
+	}
+	if err != nil {
 		return bucketmeta.Change{}, fmt.Errorf("raise the cluster's ceiling: %w", err)
 	}
 	return bucketmeta.SetLeaseTTL(ctx, r.js, "KV_"+r.bucket(), ttl)
