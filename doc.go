@@ -93,12 +93,14 @@
 // Members: every campaigning node answers a status request on
 // "cluster.<ClusterID>.status" and "cluster.<ClusterID>.status.<node>",
 // and announces itself at Start with a member record under
-// "member.<node>" in a bucket of its own, "members-<ClusterID>" (created
-// when absent, or by go-cluster init), and deletes it at Stop, so that
-// go-cluster status lists crashed members as down. The members bucket is not part of the election (its writes would
-// otherwise fail a pending Create of the lease): both writes are best
-// effort, and a node
-// not allowed to use it elects all the same.
+// "members.<ClusterID>.<node>" in the account's bucket "go-cluster"
+// (created when absent, or by go-cluster init; it also keeps each
+// cluster's TTL ceiling, so that a cluster costs its server one stream of
+// its own), and deletes it at Stop, so that go-cluster status lists
+// crashed members as down. The account's bucket is not the election's
+// (its writes would otherwise fail a pending Create of the lease): both
+// writes are best effort, and a node not allowed to use it elects all the
+// same.
 //
 // # Fenced state
 //

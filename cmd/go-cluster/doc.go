@@ -64,8 +64,9 @@
 // so a --creds flag replaces a context's user and password.
 //
 // status lists every member: each node announces itself at Start in the
-// members bucket, members-<ID> (wire.MembersBucketName,
-// wire.MemberKey; not the election's bucket), withdraws at Stop, and
+// account's bucket, go-cluster (wire.AccountBucketName,
+// wire.AccountMemberKey; a cluster of protocol 3 in its members bucket,
+// members-<ID>; not the election's bucket), withdraws at Stop, and
 // answers the built-in status request (wire.StatusSubject) with no
 // wiring by the application. Its ROLE is what it answers: "leader", "follower",
 // "observer" or "not ready"; "down" for a member announced and not
@@ -125,10 +126,12 @@
 //
 // init creates the cluster's bucket ahead of time with the settings a node
 // would create it with (store.Create) and --replicas, --storage
-// (file or memory), --placement-cluster and --placement-tags, and the
-// members bucket beside it with the same options
-// (store.CreateMembers; a failure there is only a warning, since
-// nodes create it, or run without it). An existing
+// (file or memory), --placement-cluster and --placement-tags, and keeps
+// the cluster's TTL ceiling in the account's bucket, created with the
+// same options if absent (store.EnsureAccount, store.RaiseCeiling; a
+// failure there is only a warning, since nodes set it, or run without
+// it). --upgrade also moves a cluster of protocol 3, whose ceiling is in
+// its members bucket, there. An existing
 // bucket is accepted ("exists and is usable", with a note for each given
 // flag it differs from); one the election cannot use is an error. A node
 // waits LeaseTTL less the age of a bucket in which nothing was ever

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/bucketmeta"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
+	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -281,4 +283,64 @@ func currentLease(t *testing.T, kv jetstream.KeyValue) wire.Lease {
 		t.Fatalf("the lease key holds %s: %v", e.Value(), err)
 	}
 	return l
+}
+
+// init --upgrade moves a cluster whose bucket is marked protocol 3 to 4
+// while its nodes run: the cluster's ceiling into the account's bucket,
+// raised to the largest of the members bucket's (5s) and the bucket's
+// (3s), then the mark, then the members bucket deleted. The node leading
+// leads on, a node started after follows it, and init again changes
+// nothing. A cluster costs one stream afterwards.
+func TestCLIInitUpgradeMovesTheCeiling(t *testing.T) {
+	t.Parallel()
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cli := initCLI{t, buildCLI(t), srv}
+	const id = "legacy"
+	if _, _, err := store.Create(ctx, js, id, store.Options{LeaseTTL: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bucketmeta.MarkProtocol(ctx, js, wire.KVStream(wire.BucketName(id)), wire.Protocol); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.EnsureMembers(ctx, js, id, store.Options{LeaseTTL: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	a := startMember(t, srv, id, "a")
+	natstest.WaitFor(t, 10*time.Second, a.node.IsLeader, "a did not lead the cluster of protocol 3")
+
+	rep := cli.json("init", "--cluster", id, "--upgrade")
+	if rep.Before == nil || rep.Before.Protocol != wire.Protocol || rep.Election.Protocol != wire.BucketProtocol ||
+		rep.Ceiling == nil || *rep.Ceiling != (ceilingReport{Bucket: wire.AccountBucketName, Created: true, CeilingMs: 5000, Moved: wire.MembersBucketName(id)}) {
+		t.Fatalf("init --upgrade of a bucket of protocol 3: %+v, before %+v, ceiling %+v", rep.Election, rep.Before, rep.Ceiling)
+	}
+	if _, err := js.Stream(ctx, wire.KVStream(wire.MembersBucketName(id))); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the members bucket after the move: %v, want it deleted", err)
+	}
+	account, err := js.KeyValue(ctx, wire.AccountBucketName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := account.Get(ctx, wire.CeilingKey(id)); err != nil || string(e.Value()) != "5000" {
+		t.Errorf("the ceiling in the account's bucket: %v, %v; want 5000 (ms)", e, err)
+	}
+	b := startMember(t, srv, id, "b")
+	natstest.WaitFor(t, 10*time.Second, func() bool { return b.node.Leader() == "a" }, "b did not follow a after the move")
+	if !a.node.IsLeader() || a.node.Err() != nil {
+		t.Errorf("a after the move: leader %v, error %v", a.node.IsLeader(), a.node.Err())
+	}
+	if _, err := account.Get(ctx, wire.AccountMemberKey(id, "b")); err != nil {
+		t.Errorf("b's member record in the account's bucket: %v", err)
+	}
+	r := cli.run("init", "--cluster", id, "--upgrade")
+	if r.code != 0 || strings.Contains(r.stdout, "moved") || strings.Contains(r.stdout, "marked for protocol") ||
+		!strings.Contains(r.stdout, "kept the cluster's TTL ceiling, 5s, in bucket go-cluster") {
+		t.Errorf("init --upgrade again: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
 }

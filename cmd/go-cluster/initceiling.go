@@ -68,7 +68,13 @@ func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStrea
 		warn(wire.AccountBucketName, err)
 		return
 	}
-	r.Ceiling = &ceilingReport{Bucket: wire.AccountBucketName, Created: created, CeilingMs: after.Milliseconds(), Moved: r.movedFrom}
+	r.Ceiling = &ceilingReport{Bucket: wire.AccountBucketName, Created: created || r.moved.created, CeilingMs: after.Milliseconds(), Moved: r.moved.from}
+	if st, err := kv.Status(ctx); err == nil && opts.Replicas > 0 {
+		if bs, ok := st.(*jetstream.KeyValueBucketStatus); ok && bs.StreamInfo().Config.Replicas < opts.Replicas {
+			fmt.Fprintf(e.stderr, "warning: bucket %s has %d replicas, fewer than the %d asked for: every cluster of the account reads its ceiling there, and none takes over while it has no leader (docs/production.md)\n",
+				wire.AccountBucketName, bs.StreamInfo().Config.Replicas, opts.Replicas)
+		}
+	}
 	if _, err := js.KeyValue(ctx, members); err == nil {
 		if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(members), ceiling); err != nil {
 			warn(members, err)
@@ -83,18 +89,19 @@ func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStrea
 // no node of this version then reads, is deleted. In that order, the
 // ceiling any node reads never goes down. A node of protocol 3 alone still
 // running refuses the bucket at its next check (ErrProtocolVersion).
-func moveCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store.Options, bucket string) (bucketmeta.Change, string, error) {
+func moveCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store.Options, bucket string) (bucketmeta.Change, movedCeiling, error) {
+	var moved movedCeiling
 	stream := wire.KVStream(bucket)
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
-		return bucketmeta.Change{}, "", fmt.Errorf("stream %q: %w", stream, err)
+		return bucketmeta.Change{}, moved, fmt.Errorf("stream %q: %w", stream, err)
 	}
 	meta, err := bucketmeta.Parse(s.CachedInfo().Config.Metadata)
 	if err != nil {
-		return bucketmeta.Change{}, "", fmt.Errorf("stream %q: %w", stream, err)
+		return bucketmeta.Change{}, moved, fmt.Errorf("stream %q: %w", stream, err)
 	}
 	if meta.Protocol >= wire.BucketProtocol {
-		return bucketmeta.Change{Before: meta, After: meta}, "", nil // moved already
+		return bucketmeta.Change{Before: meta, After: meta}, moved, nil // moved already
 	}
 	ceiling := max(meta.MaxTTL, meta.LeaseTTL)
 	members := wire.MembersBucketName(e.opts.cluster)
@@ -103,28 +110,36 @@ func moveCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		members = ""
 	case err != nil:
-		return bucketmeta.Change{}, "", fmt.Errorf("the members bucket %s: %w", members, err)
+		return bucketmeta.Change{}, moved, fmt.Errorf("the members bucket %s: %w", members, err)
 	default:
 		old, _ := bucketmeta.Parse(ms.CachedInfo().Config.Metadata)
 		ceiling = max(ceiling, old.MaxTTL)
 	}
-	kv, _, err := store.EnsureAccount(ctx, js, opts)
+	kv, created, err := store.EnsureAccount(ctx, js, opts)
 	if err != nil {
-		return bucketmeta.Change{}, "", fmt.Errorf("the account's bucket %s: %w", wire.AccountBucketName, err)
+		return bucketmeta.Change{}, moved, fmt.Errorf("the account's bucket %s: %w", wire.AccountBucketName, err)
 	}
+	moved.created = created
 	if _, _, err := store.RaiseCeiling(ctx, kv, e.opts.cluster, ceiling); err != nil {
-		return bucketmeta.Change{}, "", err
+		return bucketmeta.Change{}, moved, err
 	}
 	ch, err := bucketmeta.MarkProtocol(ctx, js, stream, wire.BucketProtocol)
 	if err != nil {
-		return ch, "", err
+		return ch, moved, err
 	}
 	if members != "" {
 		if err := js.DeleteStream(ctx, wire.KVStream(members)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return ch, "", fmt.Errorf("the ceiling is moved and the bucket marked %d, but the members bucket %s was not deleted (delete it when no node of protocol 3 alone runs): %w", wire.BucketProtocol, members, err)
+			return ch, moved, fmt.Errorf("the ceiling is moved and the bucket marked %d, but the members bucket %s was not deleted (delete it when no node of protocol 3 alone runs): %w", wire.BucketProtocol, members, err)
 		}
 	}
-	return ch, members, nil
+	moved.from = members
+	return ch, moved, nil
+}
+
+// movedCeiling is what moveCeiling did besides the mark.
+type movedCeiling struct {
+	from    string // the members bucket it deleted ("": there was none)
+	created bool   // it created the account's bucket
 }
 
 // renderCeiling prints where init kept the cluster's ceiling.

@@ -105,8 +105,8 @@ type initReport struct {
 	// could not be written (a warning says why: nodes create it, from
 	// their own TTL).
 	Ceiling *ceilingReport `json:"ceiling,omitempty"`
-	// movedFrom is the members bucket --upgrade moved the ceiling from.
-	movedFrom string
+	// moved is what --upgrade did to move the ceiling.
+	moved movedCeiling
 	// FirstElection is, for a bucket this init created, the earliest
 	// time its first election can happen: its creation plus its TTL
 	// ceiling (docs/design.md P6). A node started before waits until then.

@@ -94,7 +94,7 @@ func (c *initCmd) changeMeta(ctx context.Context, e *env, js jetstream.JetStream
 			return fmt.Errorf("upgrade: move the cluster's TTL ceiling to bucket %s: %w", wire.AccountBucketName, err)
 		}
 		changes = append(changes, ch)
-		r.movedFrom = moved
+		r.moved = moved
 	}
 	if c.leaseTTL != 0 && !r.Created {
 		ch, err := timed(ctx, e.opts.timeout, func(ctx context.Context) (bucketmeta.Change, error) {
