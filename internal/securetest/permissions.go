@@ -63,8 +63,7 @@ func (p Permissions) Without(subject string) Permissions {
 // with its replies on inbox (the connection's inbox prefix, "_INBOX" by
 // default), in a cluster whose bucket is marked protocol 4: its ceiling and
 // member records in the account's bucket (wire.AccountBucketName). With
-// create, the node may also create the buckets and the cluster's ceiling;
-// without, they must exist. The root package's secure tests prove the list
+// create, the node may also create the buckets; without, they must exist. The root package's secure tests prove the list
 // enough, and every entry necessary, but the Optional ones (the account
 // bucket's member record, the status subject, what only creates): without
 // one of those the node still elects. The cluster's TTL ceiling must be
@@ -91,6 +90,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 			"$JS.API.STREAM.INFO." + membersStream,           // the ceiling of a cluster of protocol 3: "not found"
 			"$JS.API.STREAM.INFO." + account,                 // bind the account's bucket
 			member,                                           // announce at Start, withdraw at Stop
+			ceiling,                                          // at Start: the cluster's TTL ceiling, where it has none
 			wire.StatusSubject(clusterID, nodeID),            // at Start: does a process with this NodeID run?
 		},
 		Subscribe: []string{
@@ -104,15 +104,14 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 		},
 		AllowResponses: true,
 	}
-	p.Optional = []string{"$JS.API.STREAM.INFO." + account, member, wire.StatusSubject(clusterID, nodeID)}
+	p.Optional = []string{"$JS.API.STREAM.INFO." + account, member, ceiling, wire.StatusSubject(clusterID, nodeID)}
 	if create {
 		p.Publish = append(p.Publish,
 			"$JS.API.INFO",                   // account limits, read before creating a bucket
 			"$JS.API.STREAM.CREATE."+stream,  // create the bucket
 			"$JS.API.STREAM.CREATE."+account, // create the account's bucket
-			ceiling,                          // the cluster's TTL ceiling, by the bucket's creator
 		)
-		p.Optional = append(p.Optional, "$JS.API.STREAM.CREATE."+account, ceiling)
+		p.Optional = append(p.Optional, "$JS.API.STREAM.CREATE."+account)
 	}
 	return p
 }
