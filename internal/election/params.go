@@ -49,7 +49,7 @@ type Incarnation struct {
 	MaxTTL        time.Duration // go-cluster.lease_ttl_max
 	LastSeq       uint64        // the stream's last sequence
 	Age           time.Duration // the server's time less Created, from the same reply
-	ClusterMaxTTL time.Duration // the members bucket's lease_ttl_max; 0: unknown
+	ClusterMaxTTL time.Duration // the cluster's ceiling, kept apart from the bucket (§2.7); 0: unknown
 	MembersSpeak  int           // the highest version every member record names (P16); 0: unknown
 }
 

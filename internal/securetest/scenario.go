@@ -27,7 +27,7 @@ type Member struct {
 
 // Scenario runs two nodes of one cluster, each with a health checker, on
 // a secured server, and exercises everything a node does: create or bind
-// the bucket, announce itself in the members bucket, elect, prove tenure, answer health queries, StepDown (with its
+// the bucket, announce itself in the account's bucket, elect, prove tenure, answer health queries, StepDown (with its
 // cooldown record), hand over on a remote step-down request, release on
 // Stop. An Admin connection, allowed everything, asks the questions.
 type Scenario struct {
@@ -50,7 +50,7 @@ type Scenario struct {
 	// only times out). Default 3s.
 	StartTimeout time.Duration
 	// Unannounced says the members may not announce themselves (a
-	// permission of the members bucket withheld): the scenario then
+	// permission of the account's bucket withheld): the scenario then
 	// checks that their member records are absent, not present.
 	Unannounced bool
 	// Refusals, when set, receives every asynchronous error the server

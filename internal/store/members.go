@@ -1,9 +1,12 @@
 package store
 
-// The members bucket: where nodes announce themselves (internal/presence)
-// and tools list them. It is not the election's bucket: a write to that
-// one raises its stream's last sequence, which fails a pending Create and
-// raises the next jump (docs/design.md §2.1).
+// The members bucket of a cluster whose bucket is marked protocol 3: where
+// its nodes announce themselves (internal/presence) and tools list them,
+// and its stream's metadata the cluster's TTL ceiling. A cluster of
+// protocol 4 keeps both in the account's bucket (account.go). Neither is
+// the election's bucket: a write to that one raises its stream's last
+// sequence, which fails a pending Create and raises the next jump
+// (docs/design.md §2.1).
 
 import (
 	"cmp"

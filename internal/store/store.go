@@ -173,7 +173,7 @@ func (s *Store) Explain(err error) error {
 // refused this connection a subject the node uses: one naming the bucket
 // (KV writes, the stream's API), or the account info request while the
 // bucket is opened. Any other violation may be the application's, on a
-// shared connection, or the members bucket's (best effort): not ours.
+// shared connection, or the member record's (best effort): not ours.
 func (s *Store) ExplainPermission(err error) error {
 	if err == nil {
 		return nil
@@ -191,7 +191,7 @@ func (s *Store) ExplainPermission(err error) error {
 		return err // the member record is best effort (members.go)
 	}
 	// The account info is read only while opening the bucket (s.kv is
-	// then nil): refused later, it was the members bucket's creation's.
+	// then nil): refused later, it was the account bucket's creation's.
 	if strings.Contains(msg, s.bucket) || (s.kv == nil && strings.Contains(msg, `"`+api+`INFO"`)) {
 		return fmt.Errorf("%w: %w (%v)", wire.ErrPermissionDenied, err, last)
 	}

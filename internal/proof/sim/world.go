@@ -148,8 +148,9 @@ type world struct {
 	// where the seed injects none.
 	purges   *rand.Rand
 	rawPurge bool // this seed purges the key from the stream by subject
-	// durable is the members bucket's lease_ttl_max: raised with the
-	// bucket's TTL, never lost with it (docs/design.md §2.7).
+	// durable is the cluster's ceiling (the account bucket's key, or a
+	// members bucket's lease_ttl_max): raised with the bucket's TTL, never
+	// lost with it (docs/design.md §2.7).
 	durable time.Duration
 	// zombies draws the servers behind on a bucket deleted or created
 	// again (zombie.go), creators the TTL a bucket created again gets
