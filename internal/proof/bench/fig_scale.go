@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	cluster "github.com/ozanturksever/go-cluster"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -61,6 +62,9 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 		ttl = wire.DefaultLeaseTTL
 	}
 	cfg := cluster.Config{Logger: bn.libLog, LeaseTTL: ttl, Bucket: cluster.BucketOptions{Replicas: b.replicas}}
+	if bn.o.scaleMemory {
+		cfg.Bucket.Storage = jetstream.MemoryStorage
+	}
 	// The library's default RenewInterval for this TTL.
 	cfg.RenewInterval = wire.DefaultRenewInterval
 	if cfg.RenewInterval*3 > ttl {

@@ -34,6 +34,7 @@ type options struct {
 	nofile      uint64          // figures 5 and 10: the server process's descriptor limit (0: inherited)
 	limits      []int           // figure 10: numbers of streams to measure at
 	memStorage  bool            // figure 10: memory storage, not file
+	scaleMemory bool            // figure 5: the buckets in memory storage, not file
 	nHealth     int             // figure 6
 	nLeaderLoss int             // figure 8, per kind of loss
 	vipTime     string          // figure 7: -benchtime
@@ -64,6 +65,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.scaleStarts, "scale-starts", 32, "Node.Start calls at a time (figure 5)")
 	fs.DurationVar(&o.scaleGiveUp, "scale-giveup", 4*time.Minute, "how long figure 5 keeps starting nodes at one count of clusters before it reports what gave")
 	fs.StringVar(&o.scalePoints, "scale-points", "", "figure 5: append each count's figures to this file as a JSON line (go run ./internal/proof/scaleplot draws them)")
+	scaleStorage := fs.String("scale-storage", "file", `storage of figure 5's buckets (Config.Bucket.Storage): "file" (the library's default) or "memory"`)
 	fs.IntVar(&o.scaleConns, "scale-conns", 0, "connections the nodes of figure 5 share, as processes holding many Nodes would (0: every node its own)")
 	fs.Uint64Var(&o.nofile, "server-nofile", 0, "descriptor limit (RLIMIT_NOFILE) of the server process of figures 5 and 10 (0: inherited; raising it needs root)")
 	limits := fs.String("limits", "1000,3000,6000", "numbers of streams (buckets) at which figure 10 measures one server")
@@ -106,6 +108,13 @@ func parseOptions(args []string) (options, error) {
 		o.memStorage = true
 	default:
 		return o, fmt.Errorf("-limits-storage: %q is neither file nor memory", *storage)
+	}
+	switch *scaleStorage {
+	case "file":
+	case "memory":
+		o.scaleMemory = true
+	default:
+		return o, fmt.Errorf("-scale-storage: %q is neither file nor memory", *scaleStorage)
 	}
 	if o.scaleConns < 0 {
 		return o, fmt.Errorf("-scale-conns: %d is negative", o.scaleConns)
