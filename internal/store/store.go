@@ -47,9 +47,9 @@ type Store struct {
 	protocolHi int
 }
 
-// ReadCeiling makes every Confirm read the cluster's TTL ceiling from the
-// account's bucket and the members bucket as well, in parallel: a campaigning node's tenures and
-// waits need it (docs/design.md §2.7); an observer's do not. A node that
+// ReadCeiling makes every Confirm read the cluster's TTL ceiling as well,
+// in parallel (clusterCeiling): a campaigning node's tenures and waits
+// need it (docs/design.md §2.7); an observer's do not. A node that
 // speaks protocol versions above wire.Protocol, up to hi, reads the member
 // records too: the versions every member speaks (§5.9, P16). Call it
 // before the store is shared.
