@@ -343,4 +343,23 @@ func TestCLIInitUpgradeMovesTheCeiling(t *testing.T) {
 		!strings.Contains(r.stdout, "kept the cluster's TTL ceiling, 5s, in bucket go-cluster") {
 		t.Errorf("init --upgrade again: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
+
+	// A members bucket left beside a bucket marked 4 (the bucket made
+	// again by this build over a cluster of protocol 3): init folds its
+	// ceiling in, and warns; --upgrade deletes it.
+	if _, _, err := store.EnsureMembers(ctx, js, id, store.Options{LeaseTTL: 7 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	r = cli.run("init", "--cluster", id)
+	if r.code != 0 || !strings.Contains(r.stdout, "kept the cluster's TTL ceiling, 7s, in bucket go-cluster") ||
+		!strings.Contains(r.stderr, "members-legacy of protocol 3 is still there") {
+		t.Errorf("init beside a members bucket left: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	rep = cli.json("init", "--cluster", id, "--upgrade")
+	if rep.Ceiling == nil || rep.Ceiling.Moved != wire.MembersBucketName(id) || rep.Ceiling.CeilingMs != 7000 {
+		t.Errorf("init --upgrade beside a members bucket left: ceiling %+v", rep.Ceiling)
+	}
+	if _, err := js.Stream(ctx, wire.KVStream(wire.MembersBucketName(id))); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the members bucket left after --upgrade: %v, want it deleted", err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -33,13 +34,14 @@ type ceilingReport struct {
 	Moved string `json:"moved_from,omitempty"`
 }
 
-// keepCeiling raises the cluster's TTL ceiling to the election bucket's
-// ceiling and TTL (r.Election): in the members bucket when the bucket is
-// marked protocol 3 (created if absent, so that nodes allowed to write in
-// it need not be allowed to create it), else in the account's bucket; and
-// in a members bucket that still exists beside a bucket marked 4 (one
-// protocol-3 builds would read, were the bucket made again). A failure is
-// a warning: nodes create their ceiling at start, from their own TTL.
+// keepCeiling raises the cluster's TTL ceiling to the largest of the
+// election bucket's ceiling and TTL (r.Election) and the ceilings kept so
+// far: in the members bucket when the bucket is marked protocol 3 or
+// unmarked (created if absent, so that nodes allowed to write in it need
+// not be allowed to create it), else in the account's bucket; and in a
+// members bucket left beside a bucket marked 4 (one builds of protocol 3
+// would read), with a warning that --upgrade deletes it. A failure is a
+// warning: nodes set their ceiling at start, from their own TTL.
 func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store.Options, r *initReport) {
 	ceiling := max(time.Duration(r.Election.LeaseTTLMaxMs), time.Duration(r.Election.LeaseTTLMs)) * time.Millisecond
 	members := wire.MembersBucketName(e.opts.cluster)
@@ -47,7 +49,16 @@ func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStrea
 		fmt.Fprintf(e.stderr, "warning: the cluster's TTL ceiling in bucket %s was not raised to %v (%v): if the election's bucket is created again, nodes may wait less than a leader of the old one still leads for (docs/design.md §2.7)\n",
 			bucket, ceiling, err)
 	}
-	if r.Election.Protocol != 0 && r.Election.Protocol < wire.BucketProtocol {
+	kept, hasMembers, err := membersCeiling(ctx, js, members)
+	if err != nil {
+		warn(members, err)
+		return
+	}
+	ceiling = max(ceiling, kept)
+	if r.Election.Protocol < wire.BucketProtocol {
+		if account, err := js.KeyValue(ctx, wire.AccountBucketName); err == nil {
+			ceiling = max(ceiling, accountCeiling(ctx, account, e.opts.cluster))
+		}
 		_, created, err := store.CreateMembers(ctx, js, e.opts.cluster, opts)
 		if err == nil {
 			_, err = bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(members), ceiling)
@@ -75,20 +86,53 @@ func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStrea
 				wire.AccountBucketName, bs.StreamInfo().Config.Replicas, opts.Replicas)
 		}
 	}
-	if _, err := js.KeyValue(ctx, members); err == nil {
-		if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(members), ceiling); err != nil {
+	if hasMembers {
+		if _, err := bucketmeta.RaiseClusterMaxTTL(ctx, js, wire.KVStream(members), after); err != nil {
 			warn(members, err)
 		}
+		fmt.Fprintf(e.stderr, "warning: the members bucket %s of protocol 3 is still there beside a bucket of protocol %d: nodes read its ceiling too; go-cluster init --upgrade moves it and deletes it\n",
+			members, r.Election.Protocol)
 	}
 }
 
-// moveCeiling is --upgrade on a bucket marked protocol 3: the cluster's
-// ceiling moves from its members bucket into the account's bucket, raised
-// to the largest of the members bucket's, the election bucket's ceiling
-// and its TTL; then the bucket is marked 4, and the members bucket, which
-// no node of this version then reads, is deleted. In that order, the
-// ceiling any node reads never goes down. A node of protocol 3 alone still
-// running refuses the bucket at its next check (ErrProtocolVersion).
+// membersCeiling is the ceiling in the members bucket of protocol 3
+// bucket, and whether there is one: an error when it cannot be looked up
+// or its metadata does not parse.
+func membersCeiling(ctx context.Context, js jetstream.JetStream, bucket string) (time.Duration, bool, error) {
+	s, err := js.Stream(ctx, wire.KVStream(bucket))
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("the members bucket %s: %w", bucket, err)
+	}
+	meta, err := bucketmeta.Parse(s.CachedInfo().Config.Metadata)
+	if err != nil {
+		return 0, true, fmt.Errorf("the members bucket %s: %w", bucket, err)
+	}
+	return meta.MaxTTL, true, nil
+}
+
+// accountCeiling is the ceiling of cluster in the account's bucket kv; 0
+// when it has none it can read.
+func accountCeiling(ctx context.Context, kv jetstream.KeyValue, cluster string) time.Duration {
+	e, err := kv.Get(ctx, wire.CeilingKey(cluster))
+	if err != nil {
+		return 0
+	}
+	ttl, _ := strconv.ParseInt(string(e.Value()), 10, 64)
+	return time.Duration(max(ttl, 0)) * time.Millisecond
+}
+
+// moveCeiling is --upgrade's move of a cluster of protocol 3, whose
+// ceiling is in its members bucket: the ceiling in the account's bucket
+// is raised to the largest of the members bucket's, the election bucket's
+// ceiling and its TTL; then the bucket is marked 4, and the members
+// bucket, which no node of this version then needs, is deleted. In that
+// order, the ceiling a node of this version reads never goes down. A node
+// of protocol 3 alone still running refuses the bucket at its next check
+// (ErrProtocolVersion). A members bucket left beside a bucket marked 4
+// already is folded in and deleted the same way.
 func moveCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store.Options, bucket string) (bucketmeta.Change, movedCeiling, error) {
 	var moved movedCeiling
 	stream := wire.KVStream(bucket)
@@ -100,39 +144,34 @@ func moveCeiling(ctx context.Context, e *env, js jetstream.JetStream, opts store
 	if err != nil {
 		return bucketmeta.Change{}, moved, fmt.Errorf("stream %q: %w", stream, err)
 	}
-	if meta.Protocol >= wire.BucketProtocol {
-		return bucketmeta.Change{Before: meta, After: meta}, moved, nil // moved already
-	}
-	ceiling := max(meta.MaxTTL, meta.LeaseTTL)
 	members := wire.MembersBucketName(e.opts.cluster)
-	ms, err := js.Stream(ctx, wire.KVStream(members))
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-		members = ""
-	case err != nil:
-		return bucketmeta.Change{}, moved, fmt.Errorf("the members bucket %s: %w", members, err)
-	default:
-		old, _ := bucketmeta.Parse(ms.CachedInfo().Config.Metadata)
-		ceiling = max(ceiling, old.MaxTTL)
+	kept, hasMembers, err := membersCeiling(ctx, js, members)
+	if err != nil {
+		return bucketmeta.Change{}, moved, err
+	}
+	ch := bucketmeta.Change{Before: meta, After: meta}
+	if meta.Protocol >= wire.BucketProtocol && !hasMembers {
+		return ch, moved, nil // moved already
 	}
 	kv, created, err := store.EnsureAccount(ctx, js, opts)
 	if err != nil {
 		return bucketmeta.Change{}, moved, fmt.Errorf("the account's bucket %s: %w", wire.AccountBucketName, err)
 	}
 	moved.created = created
-	if _, _, err := store.RaiseCeiling(ctx, kv, e.opts.cluster, ceiling); err != nil {
+	if _, _, err := store.RaiseCeiling(ctx, kv, e.opts.cluster, max(meta.MaxTTL, meta.LeaseTTL, kept)); err != nil {
 		return bucketmeta.Change{}, moved, err
 	}
-	ch, err := bucketmeta.MarkProtocol(ctx, js, stream, wire.BucketProtocol)
-	if err != nil {
-		return ch, moved, err
-	}
-	if members != "" {
-		if err := js.DeleteStream(ctx, wire.KVStream(members)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return ch, moved, fmt.Errorf("the ceiling is moved and the bucket marked %d, but the members bucket %s was not deleted (delete it when no node of protocol 3 alone runs): %w", wire.BucketProtocol, members, err)
+	if meta.Protocol < wire.BucketProtocol {
+		if ch, err = bucketmeta.MarkProtocol(ctx, js, stream, wire.BucketProtocol); err != nil {
+			return ch, moved, err
 		}
 	}
-	moved.from = members
+	if hasMembers {
+		if err := js.DeleteStream(ctx, wire.KVStream(members)); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return ch, moved, fmt.Errorf("the ceiling is moved and the bucket marked %d, but the members bucket %s was not deleted (run init --upgrade again): %w", wire.BucketProtocol, members, err)
+		}
+		moved.from = members
+	}
 	return ch, moved, nil
 }
 

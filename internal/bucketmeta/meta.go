@@ -20,7 +20,7 @@ import (
 const (
 	KeyLeaseTTL    = "go-cluster.lease_ttl"     // what an acquisition uses, in ms
 	KeyLeaseTTLMax = "go-cluster.lease_ttl_max" // the longest TTL a holder of this incarnation may use, in ms
-	KeyProtocol    = "go-cluster.protocol"      // the protocol version of every node
+	KeyProtocol    = "go-cluster.protocol"      // the bucket's mark: 3, or 4 with the cluster's ceiling in the account's bucket (wire.BucketProtocol)
 	KeyEpochBase   = "go-cluster.epoch_base"    // µs since 1970; set by init --rebase
 )
 

@@ -120,7 +120,7 @@ type Knobs struct {
 	NoAck        bool // I3: an acquisition whose write went unanswered leads as if it had landed
 	NoRangeCheck bool // I1: a record is any decoded record, whatever its epoch
 	OwnTTL       bool // I2: a node's own LeaseTTL for its tenures and every wait, the bucket's ignored
-	NoClusterTTL bool // I2: the members bucket's ceiling ignored: a bucket created again is trusted for its TTL
+	NoClusterTTL bool // I2: the cluster's ceiling ignored: a bucket created again is trusted for its TTL
 	TrustBehind  bool // C4: a Confirm's answer is followed whatever incarnation or last sequence it names
 	NoCheck      bool // P7: a value is taken over without a Confirm after its first sight
 	SwitchEarly  bool // P16: a leader renews at its highest version whatever the members speak

@@ -144,6 +144,9 @@ func (e *Engine) readBucket(ctx context.Context, st *store.Store) error {
 	err := retryStartup(ctx, e.p.RequestTimeout, func(actx context.Context) error {
 		meta, err := st.Campaignable(actx)
 		ttl = meta.LeaseTTL
+		if err == nil {
+			err = st.FindMembersBucket(actx)
+		}
 		return err
 	})
 	if err != nil {

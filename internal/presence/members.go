@@ -29,21 +29,22 @@ const withdrawTimeout = 2 * time.Second
 
 // Announce writes self's member record, of a campaigning node, into the
 // account's bucket (wire.AccountMemberKey), opening or creating the bucket
-// with opts. Best effort, each step bounded by timeout (the node's
-// RequestTimeout): a node without permission on the account's bucket
-// still runs, and shows in `go-cluster status` only while it answers. nil
-// when nothing was written. First it sets the cluster's TTL ceiling
-// there, from its LeaseTTL, if the cluster has none (store.CreateCeiling):
-// the first campaigning node's, unless go-cluster init set it.
+// with opts; before the record, it sets the cluster's TTL ceiling there if
+// the cluster has none (store.CreateCeiling), whether the node may open
+// the bucket or not: the largest of this node's LeaseTTL and the TTLs the
+// bucket's metadata names, as the first campaigning node's, unless
+// go-cluster init set it. Best effort, each step bounded by timeout (the
+// node's RequestTimeout): a node without permission on the account's
+// bucket still runs, and shows in `go-cluster status` only while it
+// answers. nil when no record was written.
 func Announce(ctx context.Context, st *store.Store, opts store.Options, self Self, timeout time.Duration, log *slog.Logger) *Announcement {
 	a := &Announcement{bucket: wire.AccountBucketName, key: wire.AccountMemberKey(self.ClusterID, self.NodeID)}
 	return a.write(ctx, self, timeout, log, func(ctx context.Context) (jetstream.KeyValue, error) {
 		kv, _, err := store.EnsureAccount(ctx, st.JetStream(), opts)
-		if err == nil {
-			if err := store.CreateCeiling(ctx, st.JetStream(), st.API(), self.ClusterID, opts.LeaseTTL); err != nil {
-				log.Warn("could not keep the cluster's TTL ceiling: if the bucket is created again, its first election waits the new bucket's own (docs/design.md §2.7); go-cluster init --lease-ttl sets it",
-					"bucket", wire.AccountBucketName, "key", wire.CeilingKey(self.ClusterID), "error", store.Tidy(err))
-			}
+		ttl := max(cmp.Or(opts.LeaseTTL, wire.DefaultLeaseTTL), st.MetadataMaxTTL())
+		if cerr := store.CreateCeiling(ctx, st.JetStream(), st.API(), self.ClusterID, ttl); cerr != nil {
+			log.Warn("could not keep the cluster's TTL ceiling: if the bucket is created again, its first election waits the new bucket's own (docs/design.md §2.7); go-cluster init --lease-ttl sets it",
+				"bucket", wire.AccountBucketName, "key", wire.CeilingKey(self.ClusterID), "error", store.Tidy(cerr))
 		}
 		return kv, err
 	})

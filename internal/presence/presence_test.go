@@ -160,7 +160,7 @@ func TestAnnounceAndWithdraw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(testCtx(t), nc, store.API{}, "orders", store.Options{}, time.Second)
+	st, err := store.Open(testCtx(t), nc, store.API{}, "orders", store.Options{LeaseTTL: 4 * time.Second}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,11 +39,24 @@ func AccountBucketConfig(opts Options) jetstream.KeyValueConfig {
 }
 
 // EnsureAccount opens the account's bucket, creating it with
-// AccountBucketConfig when absent; created says which. It needs the
-// permissions to look up and create it ($JS.API.STREAM.INFO and
+// AccountBucketConfig when absent; created says which. A bucket with a TTL
+// is refused (wire.ErrBucketConfig): its ceilings would age out. It needs
+// the permissions to look up and create it ($JS.API.STREAM.INFO and
 // $JS.API.STREAM.CREATE of the stream KV_go-cluster, under js's prefix).
 func EnsureAccount(ctx context.Context, js jetstream.JetStream, opts Options) (kv jetstream.KeyValue, created bool, err error) {
-	return openOrCreate(ctx, js, AccountBucketConfig(opts), createKV)
+	kv, created, err = openOrCreate(ctx, js, AccountBucketConfig(opts), createKV)
+	if err != nil {
+		return nil, false, err
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("bucket %q status: %w", wire.AccountBucketName, err)
+	}
+	if st.TTL() != 0 {
+		return nil, false, fmt.Errorf("%w: %w: bucket %q has a TTL (%v): the clusters' TTL ceilings in it would age out (docs/design.md §2.7); make it again without one",
+			wire.ErrBucketConfig, wire.ErrInvalidConfig, wire.AccountBucketName, st.TTL())
+	}
+	return kv, created, nil
 }
 
 // ErrCeiling says a cluster's TTL ceiling in the account's bucket is not a
@@ -51,11 +64,12 @@ func EnsureAccount(ctx context.Context, js jetstream.JetStream, opts Options) (k
 // go-cluster. go-cluster init --lease-ttl writes it again.
 var ErrCeiling = errors.New("the cluster's TTL ceiling is not a number of milliseconds")
 
-// parseCeiling reads a ceiling key's value; an empty one (a delete or
-// purge marker) is no ceiling.
+// parseCeiling reads a ceiling key's value. An empty one is a delete or
+// purge marker: the ceiling was taken away, which is refused as garbage is,
+// not read as none (no Start writes over a marker; init does).
 func parseCeiling(data []byte) (time.Duration, error) {
 	if len(data) == 0 {
-		return 0, nil
+		return 0, fmt.Errorf("%w: the key was deleted or purged", ErrCeiling)
 	}
 	n, err := strconv.ParseInt(string(data), 10, 64)
 	if err != nil || n <= 0 || n > wire.MaxLeaseTTL.Milliseconds() {
@@ -90,8 +104,11 @@ func CreateCeiling(ctx context.Context, js jetstream.JetStream, api API, cluster
 // that is no ceiling is written over. It returns the ceiling before and
 // after.
 func RaiseCeiling(ctx context.Context, kv jetstream.KeyValue, clusterID string, ttl time.Duration) (before, after time.Duration, err error) {
+	if ttl <= 0 || ttl > wire.MaxLeaseTTL || ttl%time.Millisecond != 0 {
+		return 0, 0, fmt.Errorf("%w: a ceiling of %v: whole milliseconds in (0, %v]", wire.ErrInvalidConfig, ttl, wire.MaxLeaseTTL)
+	}
 	key := wire.CeilingKey(clusterID)
-	for {
+	for attempt := 1; ; attempt++ {
 		e, err := kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
@@ -108,7 +125,13 @@ func RaiseCeiling(ctx context.Context, kv jetstream.KeyValue, clusterID string, 
 		case err == nil:
 			return before, ttl, nil
 		case conflict(err) && ctx.Err() == nil:
-			continue // raced with another writer: read again
+			// Raced with another writer, or read a replica behind: read
+			// again, a little later each time.
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(min(attempt, 20)) * 10 * time.Millisecond):
+			}
+			continue
 		default:
 			return before, 0, fmt.Errorf("raise the cluster's TTL ceiling (%s in bucket %q): %w", key, wire.AccountBucketName, err)
 		}

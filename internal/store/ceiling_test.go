@@ -56,6 +56,9 @@ func TestConfirmReadsTheClusterCeilingOrFails(t *testing.T) {
 		st.ReadCeiling(wire.ProtocolHi)
 		ctx, cancel := context.WithTimeout(testCtx(t), time.Second) // a refused request is not answered
 		defer cancel()
+		if err := st.FindMembersBucket(ctx); err != nil { // as a campaigning node's Start
+			return election.Incarnation{}, err
+		}
 		return st.Confirm(ctx)
 	}
 
@@ -99,6 +102,84 @@ func TestConfirmReadsTheClusterCeilingOrFails(t *testing.T) {
 	}
 	if inc, err := confirm(admin); !errors.Is(err, ErrCeiling) {
 		t.Errorf("a ceiling key that holds no ceiling: Confirm = %+v, %v; want ErrCeiling", inc, err)
+	}
+	// Deleted or purged, the ceiling is not taken for none; init writes it
+	// again, over the marker.
+	for _, remove := range []func(context.Context, string, ...jetstream.KVDeleteOpt) error{kv.Delete, kv.Purge} {
+		if err := remove(testCtx(t), wire.CeilingKey(id)); err != nil {
+			t.Fatal(err)
+		}
+		if inc, err := confirm(admin); !errors.Is(err, ErrCeiling) {
+			t.Errorf("a ceiling key deleted or purged: Confirm = %+v, %v; want ErrCeiling", inc, err)
+		}
+		if err := CreateCeiling(testCtx(t), js, API{}, id, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if inc, err := confirm(admin); !errors.Is(err, ErrCeiling) {
+			t.Errorf("a Start over the marker wrote a ceiling: Confirm = %+v, %v; want ErrCeiling", inc, err)
+		}
+		if _, _, err := RaiseCeiling(testCtx(t), kv, id, 9*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if inc, err := confirm(admin); err != nil || inc.ClusterMaxTTL != 9*time.Second {
+			t.Errorf("raised again over the marker: Confirm = %+v, %v; want 9s", inc, err)
+		}
+	}
+}
+
+// A members bucket is read with the ceiling only where the cluster has
+// one: a cluster that never had one does not ask, at every Confirm, for a
+// stream that is not there (only the meta leader answers that).
+func TestConfirmAsksForNoMembersBucketItNeverHad(t *testing.T) {
+	natstest.CheckLeaks(t)
+	const id = "nomembers"
+	members := "$JS.API.STREAM.INFO." + wire.KVStream(wire.MembersBucketName(id))
+	srv := natstest.RunServer(t)
+	nc := srv.Connect(t)
+	js, _ := jetstream.New(nc)
+	if _, _, err := Create(testCtx(t), js, id, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(testCtx(t), nc, API{}, id, Options{}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.ReadCeiling(wire.ProtocolHi)
+	if err := st.FindMembersBucket(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	spy := srv.Connect(t)
+	asked := make(chan struct{}, 16)
+	sub, err := spy.Subscribe(members, func(*nats.Msg) { asked <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := st.Confirm(testCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Confirm(testCtx(t)); err != nil || len(asked) != 0 {
+		t.Errorf("Confirms of a cluster without a members bucket asked for it %d times (%v)", len(asked), err)
+	}
+}
+
+// The account's bucket with a TTL is refused: the ceilings would age out.
+func TestAccountBucketWithATTLIsRefused(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	js, _ := jetstream.New(srv.Connect(t))
+	cfg := AccountBucketConfig(Options{})
+	cfg.TTL = time.Hour
+	if _, err := js.CreateKeyValue(testCtx(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := EnsureAccount(testCtx(t), js, Options{}); !errors.Is(err, wire.ErrBucketConfig) {
+		t.Errorf("EnsureAccount over a bucket with a TTL = %v, want ErrBucketConfig", err)
 	}
 }
 

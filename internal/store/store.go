@@ -45,6 +45,9 @@ type Store struct {
 	// more than wire.Protocol (ReadCeiling).
 	ceiling    bool
 	protocolHi int
+	// membersBucket: the cluster has or had a members bucket of protocol
+	// 3 (FindMembersBucket), whose ceiling every Confirm reads too.
+	membersBucket bool
 }
 
 // ReadCeiling makes every Confirm read the cluster's TTL ceiling as well,
@@ -272,12 +275,36 @@ func (s *Store) Confirm(ctx context.Context) (election.Incarnation, error) {
 	return inc, nil
 }
 
+// FindMembersBucket says whether the cluster has a members bucket of
+// protocol 3 to read the ceiling from as well: when its bucket is marked 3
+// (or unmarked), or when one exists beside a bucket marked 4 (made again
+// by this build over a cluster of protocol 3). A cluster that never had
+// one is not asked for it again: the answer that a stream does not exist
+// comes from the meta leader alone, which every takeover would then
+// wait for. Call it after Open, before the store is shared.
+func (s *Store) FindMembersBucket(ctx context.Context) error {
+	if s.KeepsMembersBucket() {
+		s.membersBucket = true
+		return nil
+	}
+	ttl, err := s.membersBucketCeiling(ctx)
+	if err != nil {
+		return err
+	}
+	s.membersBucket = ttl > 0
+	return nil
+}
+
 // clusterCeiling is the cluster's TTL ceiling: the largest of its key in
-// the account's bucket and, where it exists, its members bucket's
-// lease_ttl_max (a cluster of protocol 3), both read at once. Each is only
-// ever raised; a node reads both whatever its bucket's mark, so that a
-// bucket created again with the other mark loses neither (§2.7).
+// the account's bucket and, for a cluster that has a members bucket of
+// protocol 3 (FindMembersBucket), that bucket's lease_ttl_max, both read
+// at once. Each is only ever raised; a node reads both whatever its
+// bucket's mark, so that a bucket created again with the other mark loses
+// neither (§2.7).
 func (s *Store) clusterCeiling(ctx context.Context) (time.Duration, error) {
+	if !s.membersBucket {
+		return s.accountCeiling(ctx)
+	}
 	type read struct {
 		ttl time.Duration
 		err error
@@ -429,9 +456,17 @@ func (s *Store) PutCooldown(ctx context.Context, nodeID string, d time.Duration)
 	return err
 }
 
+// MetadataMaxTTL is the largest TTL the bucket's metadata names, as
+// opened: its lease_ttl or lease_ttl_max.
+func (s *Store) MetadataMaxTTL() time.Duration {
+	meta, _ := bucketmeta.Parse(s.metadata)
+	return max(meta.LeaseTTL, meta.MaxTTL)
+}
+
 // KeepsMembersBucket says the bucket, as opened, is marked for a protocol
-// below wire.BucketProtocol: its cluster keeps its ceiling and member
-// records in a members bucket of its own, not in the account's.
+// below wire.BucketProtocol, or unmarked: its cluster keeps its ceiling
+// and member records in a members bucket of its own, not in the
+// account's.
 func (s *Store) KeepsMembersBucket() bool {
 	meta, _ := bucketmeta.Parse(s.metadata)
 	return meta.Protocol < wire.BucketProtocol

@@ -9,7 +9,9 @@ import (
 // Member records: each node announces itself at Start and withdraws at
 // Stop, so that tools list the members of a cluster, including those that
 // crashed (announced, never withdrawn, not answering). The records live in
-// a bucket of their own, MembersBucketName, under MemberKey.
+// the account's bucket, AccountBucketName, under AccountMemberKey; those of
+// a cluster of protocol 3 in a bucket of their own, MembersBucketName,
+// under MemberKey.
 
 // Kinds of member (MemberRecord.Kind).
 const (

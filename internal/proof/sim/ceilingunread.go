@@ -1,9 +1,10 @@
 package sim
 
 // The cluster's ceiling unread: a campaigning node's Confirm reads the
-// members bucket's stream info beside the bucket's, and that read fails
-// on its own when the members stream has no leader to answer (its leader
-// cut off with the bucket's; seen on three real servers in
+// cluster's ceiling (the account's bucket, or a members bucket) beside the
+// bucket's stream info, and that read fails on its own when the stream
+// that keeps it has no leader to answer (its leader cut off with the
+// bucket's; seen on three real servers in
 // TestServerBehindARecreateMakesNoSecondLeader). The store fails that
 // Confirm (store.Confirm), as it fails one whose own read fails. For a
 // while after each incarnation ends, half the Confirms meet such a
