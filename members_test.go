@@ -253,9 +253,11 @@ func TestMemberKeyIsNoStateKey(t *testing.T) {
 
 // A node that may not announce itself still elects: it logs one warning
 // and announces nothing, and the refusal, which stays the connection's last
-// error, does not read as the election's. Two refusals: the creation of
-// the account's bucket, to a node that may create its election's bucket;
-// and a write in the account's bucket, by a node whose NodeID holds the
+// error, does not read as the election's. Three refusals: the account
+// info that creating the account's bucket reads first, to a node that may
+// not create buckets; the creation of the account's bucket, to a node
+// that may create its election's bucket; and a write in the account's
+// bucket, by a node whose NodeID holds the
 // election bucket's name (so the refused subject does too).
 // (securetest's optional permissions cover a node that may not even look
 // the account's bucket up.)
@@ -268,7 +270,11 @@ func TestMembersBucketDeniedStillElects(t *testing.T) {
 		refused          func(id string) string // in the last error
 		accountBucket    bool                   // exists afterwards
 	}{
-		// First: the account's bucket is not there yet.
+		// First: the account's bucket is not there yet. Creating it reads
+		// the account info first (jetstream's CreateKeyValue), refused to
+		// a node that may not create buckets (the election's exists).
+		{name: "no account info", deny: func(string) []string { return []string{"$JS.API.INFO"} },
+			refused: func(string) string { return `"$JS.API.INFO"` }},
 		{name: "no account bucket", deny: func(string) []string {
 			return []string{"$JS.API.STREAM.CREATE." + wire.KVStream(wire.AccountBucketName)}
 		},
