@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -57,7 +56,8 @@ func (c *initCmd) keepCeiling(ctx context.Context, e *env, js jetstream.JetStrea
 	ceiling = max(ceiling, kept)
 	if r.Election.Protocol < wire.BucketProtocol {
 		if account, err := js.KeyValue(ctx, wire.AccountBucketName); err == nil {
-			ceiling = max(ceiling, accountCeiling(ctx, account, e.opts.cluster))
+			kept, _ := store.Ceiling(ctx, account, e.opts.cluster) // none readable: 0
+			ceiling = max(ceiling, kept)
 		}
 		_, created, err := store.CreateMembers(ctx, js, e.opts.cluster, opts)
 		if err == nil {
@@ -111,17 +111,6 @@ func membersCeiling(ctx context.Context, js jetstream.JetStream, bucket string) 
 		return 0, true, fmt.Errorf("the members bucket %s: %w", bucket, err)
 	}
 	return meta.MaxTTL, true, nil
-}
-
-// accountCeiling is the ceiling of cluster in the account's bucket kv; 0
-// when it has none it can read.
-func accountCeiling(ctx context.Context, kv jetstream.KeyValue, cluster string) time.Duration {
-	e, err := kv.Get(ctx, wire.CeilingKey(cluster))
-	if err != nil {
-		return 0
-	}
-	ttl, _ := strconv.ParseInt(string(e.Value()), 10, 64)
-	return time.Duration(max(ttl, 0)) * time.Millisecond
 }
 
 // moveCeiling is --upgrade's move of a cluster of protocol 3, whose

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/store"
 	"github.com/ozanturksever/go-cluster/internal/wire"
@@ -28,45 +26,20 @@ import (
 // crashed, cut off, or stopped on an error.
 const stateDown = "down"
 
-// readMembers lists the announced members: the records under
-// wire.AccountMemberKeys in the account's bucket, and under
-// wire.MemberKeys in the members bucket of a cluster of protocol 3, each
-// read with one watch. A stopped node deleted its record, so it is not
-// listed. No bucket (no node could create it, or all predate it) lists
-// none.
+// readMembers lists the announced members (store.ReadClusterMembers): in
+// the account's bucket, and in the members bucket of a cluster of
+// protocol 3. A stopped node deleted its record, so it is not listed. No
+// bucket (no node could create it, or all predate it) lists none. The
+// whole is given four times the timeout: a lookup and a read in each of
+// two buckets.
 func (e *env) readMembers(ctx context.Context, nc *nats.Conn) ([]wire.MemberRecord, error) {
 	js, err := e.jetStream(nc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoJetStream, err)
 	}
-	var out []wire.MemberRecord
-	for _, at := range []struct{ bucket, keys string }{
-		{wire.AccountBucketName, wire.AccountMemberKeys(e.opts.cluster)},
-		{wire.MembersBucketName(e.opts.cluster), wire.MemberKeys},
-	} {
-		lctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
-		kv, err := js.KeyValue(lctx, at.bucket)
-		cancel()
-		switch {
-		case errors.Is(err, jetstream.ErrBucketNotFound):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("look up the members' bucket %q: %w", at.bucket, err)
-		}
-		records, err := readMemberRecords(ctx, kv, at.keys, e.opts.timeout)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, records...)
-	}
-	return out, nil
-}
-
-// readMemberRecords reads every member record of kv under keys.
-func readMemberRecords(ctx context.Context, kv jetstream.KeyValue, keys string, timeout time.Duration) ([]wire.MemberRecord, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, 4*e.opts.timeout)
 	defer cancel()
-	return store.ReadMembers(ctx, kv, keys, slog.Default())
+	return store.ReadClusterMembers(ctx, js, e.opts.cluster, slog.Default())
 }
 
 // statusGathering is one cluster-wide status request, on

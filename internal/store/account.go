@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
@@ -82,6 +83,16 @@ func formatCeiling(ttl time.Duration) []byte {
 	return []byte(strconv.FormatInt(ttl.Milliseconds(), 10))
 }
 
+// Ceiling is cluster clusterID's TTL ceiling in the account's bucket kv:
+// 0 and an error wrapping ErrCeiling when the key holds none.
+func Ceiling(ctx context.Context, kv jetstream.KeyValue, clusterID string) (time.Duration, error) {
+	e, err := kv.Get(ctx, wire.CeilingKey(clusterID))
+	if err != nil {
+		return 0, err
+	}
+	return parseCeiling(e.Value())
+}
+
 // CreateCeiling writes cluster clusterID's TTL ceiling, ttl (0:
 // wire.DefaultLeaseTTL), into the account's bucket if the key was never
 // written: a campaigning node's Start sets it from its LeaseTTL as the
@@ -92,7 +103,7 @@ func CreateCeiling(ctx context.Context, js jetstream.JetStream, api API, cluster
 	key := wire.CeilingKey(clusterID)
 	msg := &nats.Msg{Subject: api.PublishSubject(wire.KVSubject(wire.AccountBucketName, key)), Data: formatCeiling(cmp.Or(ttl, wire.DefaultLeaseTTL)), Header: nats.Header{}}
 	msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
-	if _, err := js.PublishMsg(ctx, msg); err != nil && !conflict(err) {
+	if _, err := js.PublishMsg(ctx, msg); err != nil && Classify(err) != election.Conflict {
 		return fmt.Errorf("the cluster's TTL ceiling (%s in bucket %q): %w", key, wire.AccountBucketName, err)
 	}
 	return nil
@@ -124,7 +135,7 @@ func RaiseCeiling(ctx context.Context, kv jetstream.KeyValue, clusterID string, 
 		switch {
 		case err == nil:
 			return before, ttl, nil
-		case conflict(err) && ctx.Err() == nil:
+		case Classify(err) == election.Conflict && ctx.Err() == nil:
 			// Raced with another writer, or read a replica behind: read
 			// again, a little later each time.
 			select {
@@ -136,14 +147,6 @@ func RaiseCeiling(ctx context.Context, kv jetstream.KeyValue, clusterID string, 
 			return before, 0, fmt.Errorf("raise the cluster's TTL ceiling (%s in bucket %q): %w", key, wire.AccountBucketName, err)
 		}
 	}
-}
-
-// conflict says a write was refused for a revision that was not the key's
-// last: jetstream maps some such refusals to ErrKeyExists, not all.
-func conflict(err error) bool {
-	var api *jetstream.APIError
-	return errors.Is(err, jetstream.ErrKeyExists) || errors.As(err, &api) &&
-		(api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // accountCeiling is the cluster's TTL ceiling in the account's bucket,

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -43,4 +44,30 @@ func ReadMembers(ctx context.Context, kv jetstream.KeyValue, keys string, log *s
 			out = append(out, rec)
 		}
 	}
+}
+
+// ReadClusterMembers reads every member record of cluster clusterID: under
+// wire.AccountMemberKeys in the account's bucket, and under
+// wire.MemberKeys in the members bucket of a cluster of protocol 3, each
+// with one watch. A bucket that is not there holds none.
+func ReadClusterMembers(ctx context.Context, js jetstream.JetStream, clusterID string, log *slog.Logger) ([]wire.MemberRecord, error) {
+	var out []wire.MemberRecord
+	for _, at := range []struct{ bucket, keys string }{
+		{wire.AccountBucketName, wire.AccountMemberKeys(clusterID)},
+		{wire.MembersBucketName(clusterID), wire.MemberKeys},
+	} {
+		kv, err := js.KeyValue(ctx, at.bucket)
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			continue
+		case err != nil:
+			return out, fmt.Errorf("look up the members' bucket %q: %w", at.bucket, err)
+		}
+		records, err := ReadMembers(ctx, kv, at.keys, log)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, records...)
+	}
+	return out, nil
 }

@@ -357,23 +357,9 @@ func (s *Store) membersBucketCeiling(ctx context.Context) (time.Duration, error)
 // they cannot be read, as for the ceiling: a takeover would write a
 // version it does not know every member reads.
 func (s *Store) membersSpeak(ctx context.Context) (int, error) {
-	var records []wire.MemberRecord
-	for _, at := range []struct{ bucket, keys string }{
-		{wire.AccountBucketName, wire.AccountMemberKeys(s.clusterID)},
-		{wire.MembersBucketName(s.clusterID), wire.MemberKeys},
-	} {
-		kv, err := s.js.KeyValue(ctx, at.bucket)
-		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			continue
-		}
-		if err != nil {
-			return 0, fmt.Errorf("the members' protocol versions: %w", err)
-		}
-		rs, err := ReadMembers(ctx, kv, at.keys, nil)
-		if err != nil {
-			return 0, fmt.Errorf("the members' protocol versions: %w", err)
-		}
-		records = append(records, rs...)
+	records, err := ReadClusterMembers(ctx, s.js, s.clusterID, nil)
+	if err != nil {
+		return 0, fmt.Errorf("the members' protocol versions: %w", err)
 	}
 	speak := 0
 	for _, r := range records {
