@@ -80,7 +80,7 @@ func NodePermissions(clusterID, nodeID, inbox string, create bool) Permissions {
 	p := Permissions{
 		Publish: []string{
 			"$JS.API.STREAM.INFO." + stream,                  // bind the bucket; confirm the incarnation (§3.5)
-			"$JS.API.CONSUMER.CREATE." + stream + ".>",       // watch the lease (ordered consumer)
+			"$JS.API.CONSUMER.CREATE." + stream + ".>",       // watch the lease (its consumer)
 			"$JS.API.CONSUMER.MSG.NEXT." + stream + ".>",     // its pull requests
 			"$JS.API.CONSUMER.DELETE." + stream + ".>",       // stop a watch
 			"$JS.API.DIRECT.GET." + stream + ".>",            // read the lease record at Start: its protocol version

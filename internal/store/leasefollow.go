@@ -1,40 +1,69 @@
 package store
 
-// How a LeaseWatch follows the bucket: one jetstream ordered consumer at
-// a time, replaced when it is lost, each checked against the stream's
-// incarnation (its creation time).
+// How a LeaseWatch follows the bucket: one ephemeral pull consumer at a
+// time, made by the watch, checked against the stream's incarnation (its
+// creation time) and replaced by the watch alone when it is lost.
 
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // errIncarnationChanged says the consumer just made may sit on a stream
 // incarnation other than the one its start was chosen for: make another.
 var errIncarnationChanged = errors.New("the bucket's stream is another incarnation")
 
-// followed is one ordered consumer the watch follows.
+// followed is one consumer the watch follows.
 type followed struct {
 	cons jetstream.Consumer
+	name string
 	cc   jetstream.ConsumeContext // nil until consumed
-	// verified is the consumer name last checked to live on the watch's
-	// incarnation: jetstream renames its consumer when it replaces it.
-	verified string
-	dead     bool // lost or dropped: what it delivers is not passed on
-	dropped  bool
+	// delivered is the consumer sequence of its last delivery: a gap
+	// means a message lost on the way (a slow subscription), and the
+	// consumer is replaced from the last entry passed on.
+	delivered uint64
+	// missed is when jetstream last reported its heartbeats missed, zero
+	// since a delivery.
+	missed  time.Time
+	dead    bool // lost or dropped: what it delivers is not passed on
+	dropped bool
 }
 
-// follow makes an ordered consumer on the lease key that starts where the
+// consumerConfig is the watch's consumer starting at start (the deliver
+// policy and sequence): what a jetstream ordered consumer makes, without
+// the ordered consumer, which replaces its consumer itself on the errors
+// on which the watch does (issue 43: a server too slow for heartbeats
+// then had every watch on it make two consumers at once, and again
+// while the creations timed out).
+func consumerConfig(name, filter string, start jetstream.ConsumerConfig) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Name:              name,
+		DeliverPolicy:     start.DeliverPolicy,
+		OptStartSeq:       start.OptStartSeq,
+		FilterSubject:     filter,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: consumerInactive,
+		Replicas:          1,
+		MemoryStorage:     true,
+	}
+}
+
+// follow makes the consumer name on the lease key that starts where the
 // watch is: the last entry before Synced, the start of an incarnation
 // nothing was delivered from, the entry after the last one delivered. It
 // then reads the stream's incarnation: a consumer made on another one is
-// deleted (errIncarnationChanged), the watch now starting that one afresh.
-func (w *LeaseWatch) follow(ctx context.Context) (*followed, error) {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{w.filter}}
+// deleted (errIncarnationChanged), the watch now starting that one afresh
+// under a new name. Asked again under the same name, after a creation the
+// server carried out too late to answer, the server hands over the
+// consumer it made: none is left behind.
+func (w *LeaseWatch) follow(ctx context.Context, name string) (*followed, error) {
+	var cfg jetstream.ConsumerConfig
 	w.mu.Lock()
 	switch {
 	case !w.synced:
@@ -46,12 +75,12 @@ func (w *LeaseWatch) follow(ctx context.Context) (*followed, error) {
 		cfg.OptStartSeq = w.lastSeq + 1
 	}
 	w.mu.Unlock()
-	cons, err := w.s.js.OrderedConsumer(ctx, w.stream, cfg)
+	cfg = consumerConfig(name, w.filter, cfg)
+	cons, err := w.s.js.CreateConsumer(ctx, w.stream, cfg)
 	if err != nil {
 		return nil, err
 	}
-	name := cons.CachedInfo().Name
-	changed, err := w.incarnationChanged(ctx, nil)
+	changed, err := w.incarnationChanged(ctx)
 	if err != nil || changed {
 		_ = w.s.js.DeleteConsumer(ctx, w.stream, name)
 		if err == nil {
@@ -59,13 +88,13 @@ func (w *LeaseWatch) follow(ctx context.Context) (*followed, error) {
 		}
 		return nil, err
 	}
-	return &followed{cons: cons, verified: name}, nil
+	return &followed{cons: cons, name: name}, nil
 }
 
 // incarnationChanged reads the stream's creation time. The first one read
 // is the watch's incarnation; another one becomes it, nothing delivered
-// from it yet, and f (nil: none) is lost.
-func (w *LeaseWatch) incarnationChanged(ctx context.Context, f *followed) (bool, error) {
+// from it yet.
+func (w *LeaseWatch) incarnationChanged(ctx context.Context) (bool, error) {
 	st, err := w.s.js.Stream(ctx, w.stream)
 	if err != nil {
 		return false, err
@@ -78,9 +107,6 @@ func (w *LeaseWatch) incarnationChanged(ctx context.Context, f *followed) (bool,
 		return false, nil
 	}
 	w.created, w.lastSeq = created, 0
-	if f != nil {
-		w.loseLocked(f)
-	}
 	return true, nil
 }
 
@@ -99,7 +125,7 @@ func (w *LeaseWatch) consume(f *followed) error {
 		}
 	}
 	cc, err := f.cons.Consume(func(msg jetstream.Msg) { w.deliver(f, msg) },
-		jetstream.PullHeartbeat(watchHeartbeat), jetstream.PullExpiry(watchExpiry), jetstream.PullMaxMessages(watchBatch),
+		jetstream.PullHeartbeat(w.heartbeat), jetstream.PullExpiry(watchExpiry), jetstream.PullMaxMessages(watchBatch),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { w.onError(f, err) }))
 	if err != nil {
 		return err
@@ -108,30 +134,25 @@ func (w *LeaseWatch) consume(f *followed) error {
 	return nil
 }
 
-// deliver passes on what f delivered, in order and once. A message from a
-// consumer jetstream made in place of f's last one is passed on only once
-// the stream is found to be the same incarnation.
+// deliver passes on what f delivered, in order and once. A gap in the
+// consumer's sequence loses f: it is replaced from the entry after the
+// last one passed on.
 func (w *LeaseWatch) deliver(f *followed, msg jetstream.Msg) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return
 	}
 	w.mu.Lock()
-	verified := f.verified == md.Consumer
-	w.mu.Unlock()
-	if !verified {
-		ctx, cancel := context.WithTimeout(w.ctx, w.s.lookupTimeout)
-		changed, err := w.incarnationChanged(ctx, f)
-		cancel()
-		if err != nil || changed {
-			w.lose(f)
-			return
-		}
-	}
-	w.mu.Lock()
 	defer w.mu.Unlock()
-	f.verified = md.Consumer
-	if f.dead || md.Sequence.Stream <= w.lastSeq {
+	if f.dead {
+		return
+	}
+	if md.Sequence.Consumer != f.delivered+1 {
+		w.loseLocked(f)
+		return
+	}
+	f.delivered, f.missed = md.Sequence.Consumer, time.Time{}
+	if md.Sequence.Stream <= w.lastSeq {
 		return
 	}
 	w.lastSeq = md.Sequence.Stream
@@ -146,13 +167,25 @@ func (w *LeaseWatch) deliver(f *followed, msg jetstream.Msg) {
 }
 
 // onError replaces f when jetstream reports its consumer lost, and ends
-// the watch when the connection is closed. jetstream would replace the
-// consumer itself, but resume at the old sequence on a new stream.
+// the watch when the connection is closed. Heartbeats missed once are no
+// loss: jetstream pulls again, and a server too busy to send them in
+// time is not asked for a consumer more (a loss the server knows of is
+// told at once: deleted, no responders). Missed again, with nothing
+// delivered since, they are.
 func (w *LeaseWatch) onError(f *followed, err error) {
 	switch {
 	case errors.Is(err, jetstream.ErrConnectionClosed):
 		w.cancel()
-	case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, jetstream.ErrNoHeartbeat), errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, jetstream.ErrNoHeartbeat):
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		now := time.Now()
+		if !f.missed.IsZero() && now.Sub(f.missed) <= 3*w.heartbeat {
+			w.loseLocked(f)
+			return
+		}
+		f.missed = now
+	case errors.Is(err, jetstream.ErrConsumerDeleted), errors.Is(err, nats.ErrNoResponders):
 		w.lose(f)
 	}
 }
@@ -209,15 +242,22 @@ func (w *LeaseWatch) current() *followed {
 }
 
 // replace follows the bucket again, retrying while the stream is missing
-// or unreachable; false when the watch ended first.
+// or unreachable; false when the watch ended first. The waits between
+// attempts double, each drawn at random from its upper half: up to
+// watchRetryMax while the stream is missing (made again soon, maybe), up
+// to watchSlowRetryMax while the server does not answer in time, so
+// that the watches of a server too busy to answer do not all ask again
+// at once and keep it so.
 func (w *LeaseWatch) replace() bool {
 	wait := 100 * time.Millisecond
+	name := nuid.Next()
 	for {
 		ctx, cancel := context.WithTimeout(w.ctx, w.s.lookupTimeout)
-		f, err := w.follow(ctx)
+		f, err := w.follow(ctx, name)
 		if err == nil {
 			if err = w.consume(f); err != nil {
-				w.drop(f)
+				w.drop(f) // deleted in the background: the next one is another
+				name = nuid.Next()
 			}
 		}
 		cancel()
@@ -225,21 +265,25 @@ func (w *LeaseWatch) replace() bool {
 		case err == nil:
 			return true
 		case errors.Is(err, errIncarnationChanged):
+			name = nuid.Next()
 			continue
 		case w.s.nc.IsClosed():
 			return false
 		}
+		limit := watchRetryMax
+		if errors.Is(err, context.DeadlineExceeded) {
+			limit = watchSlowRetryMax
+		}
+		wait = min(2*wait, limit)
 		select {
 		case <-w.ctx.Done():
 			return false
-		case <-time.After(wait):
+		case <-time.After(wait/2 + rand.N(wait/2+1)):
 		}
-		wait = min(2*wait, watchRetryMax)
 	}
 }
 
 // drop stops f and deletes its consumer (best effort) in the background.
-// Stopping waits for a reset jetstream may have under way.
 func (w *LeaseWatch) drop(f *followed) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -259,9 +303,7 @@ func (w *LeaseWatch) drop(f *followed) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), consumerDeleteTimeout)
 		defer cancel()
-		if info := f.cons.CachedInfo(); info != nil {
-			_ = w.s.js.DeleteConsumer(ctx, w.stream, info.Name)
-		}
+		_ = w.s.js.DeleteConsumer(ctx, w.stream, f.name)
 	}()
 }
 

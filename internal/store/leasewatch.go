@@ -6,20 +6,22 @@ package store
 // consumer name ties what it delivered to that incarnation.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
 
 const (
 	// watchHeartbeat is the idle heartbeat of the watch's pull requests:
-	// jetstream reports a lost consumer after two missed (10s), as soon as
-	// the KV watcher's ordered push consumer (idle heartbeat 5s) did.
+	// jetstream reports them missed after two (10s); the watch takes its
+	// consumer for lost when they are missed twice in a row (onError).
 	watchHeartbeat = 5 * time.Second
 	// watchExpiry and watchBatch: one pull request lasts an hour and asks
 	// for a million messages, so that a follower in a steady cluster sends
@@ -43,8 +45,15 @@ const (
 	// 16 KiB a Node (issue 43).
 	watchBuffer = 4
 	// watchRetryMax caps the wait between attempts to follow the bucket
-	// again once its consumer is lost (the stream may be gone for a while).
-	watchRetryMax = time.Second
+	// again once its consumer is lost (the stream may be gone for a
+	// while); watchSlowRetryMax the wait after an attempt the server did
+	// not answer in time (replace).
+	watchRetryMax     = time.Second
+	watchSlowRetryMax = 10 * time.Second
+	// consumerInactive: the server deletes a watch's consumer nobody has
+	// pulled from for this long (one whose creation was answered too late,
+	// one a crashed node left), as jetstream's ordered consumer has it.
+	consumerInactive = 5 * time.Minute
 	// consumerDeleteTimeout bounds the best-effort deletion of a consumer
 	// the watch drops (the server removes an idle one on its own).
 	consumerDeleteTimeout = 5 * time.Second
@@ -64,29 +73,28 @@ type LeaseUpdate struct {
 	Consumer string
 }
 
-// LeaseWatch follows the lease key through jetstream ordered consumers.
-// jetstream replaces its consumer on its own (a reconnect, a sequence
-// gap); the watch replaces the ordered consumer itself when the consumer
-// is lost (deleted, heartbeats missed, no responders) or the stream is
-// found to be another incarnation, so that it resumes at the right place:
-// after the last entry delivered on the same incarnation, at the start of
-// a new one (jetstream would resume a new stream at the old sequence and
-// miss its first entries).
+// LeaseWatch follows the lease key through ephemeral pull consumers of
+// its own, one at a time. It replaces the consumer when it is lost
+// (deleted, heartbeats missed, no responders, a gap in its sequence, a
+// reconnect) or the stream is found to be another incarnation, so that it
+// resumes at the right place: after the last entry delivered on the same
+// incarnation, at the start of a new one.
 type LeaseWatch struct {
 	s       *Store
 	updates chan LeaseUpdate
 	// ctx lasts as long as the watch: cancelled by Stop, at life's end
 	// or when the connection is closed.
-	ctx      context.Context
-	cancel   context.CancelFunc
-	finished chan struct{}  // closed once run has cleaned up
-	lost     chan *followed // a consumer to replace; run reads it
-	dropping sync.WaitGroup // ordered consumers being stopped
-	stream   string         // the bucket's stream
-	filter   string         // the lease key's subject
+	ctx       context.Context
+	cancel    context.CancelFunc
+	finished  chan struct{}  // closed once run has cleaned up
+	lost      chan *followed // a consumer to replace; run reads it
+	dropping  sync.WaitGroup // consumers being stopped
+	stream    string         // the bucket's stream
+	filter    string         // the lease key's subject
+	heartbeat time.Duration  // watchHeartbeat but in tests
 
 	mu          sync.Mutex
-	cur         *followed // the ordered consumer followed now
+	cur         *followed // the consumer followed now
 	created     time.Time // the stream incarnation followed
 	lastSeq     uint64    // the last entry delivered on it; 0 for none
 	synced      bool
@@ -100,19 +108,20 @@ type LeaseWatch struct {
 // lasts until Stop, life's end or the connection's close.
 func (s *Store) Watch(life context.Context, timeout time.Duration) (*LeaseWatch, error) {
 	w := &LeaseWatch{
-		s:        s,
-		updates:  make(chan LeaseUpdate, watchBuffer),
-		finished: make(chan struct{}),
-		lost:     make(chan *followed, 1),
-		stream:   wire.KVStream(s.bucket),
-		filter:   wire.KVSubject(s.bucket, wire.LeaseKey),
+		s:         s,
+		updates:   make(chan LeaseUpdate, watchBuffer),
+		finished:  make(chan struct{}),
+		lost:      make(chan *followed, 1),
+		stream:    wire.KVStream(s.bucket),
+		filter:    wire.KVSubject(s.bucket, wire.LeaseKey),
+		heartbeat: cmp.Or(s.watchHeartbeat, watchHeartbeat),
 	}
 	w.ctx, w.cancel = context.WithCancel(life)
 	ctx, cancel := context.WithTimeout(w.ctx, timeout)
 	defer cancel()
-	f, err := w.follow(ctx)
+	f, err := w.follow(ctx, nuid.Next())
 	for errors.Is(err, errIncarnationChanged) { // made anew between the consumer and the stream info
-		f, err = w.follow(ctx)
+		f, err = w.follow(ctx, nuid.Next())
 	}
 	if err == nil {
 		if err = w.consume(f); err != nil {

@@ -135,9 +135,10 @@ func TestLeaseWatchMarkers(t *testing.T) {
 
 // recreateWait bounds how long a watch takes to follow a bucket made
 // anew: the stream's deletion ends the consumer at once (the server tells
-// its pull requests), or, missed, two heartbeats do (2*watchHeartbeat);
-// then the stream's absence is retried every watchRetryMax at most.
-const recreateWait = 2*watchHeartbeat + 2*watchRetryMax + watchWait
+// its pull requests), or, missed, heartbeats missed twice in a row do
+// (4*watchHeartbeat); then the stream's absence is retried every
+// watchRetryMax at most.
+const recreateWait = 4*watchHeartbeat + 2*watchRetryMax + watchWait
 
 // The bucket deleted and created again while the watch runs: the new
 // bucket's entries all come, from its first, at revisions above every one

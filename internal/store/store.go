@@ -48,6 +48,9 @@ type Store struct {
 	// membersBucket: the cluster has or had a members bucket of protocol
 	// 3 (FindMembersBucket), whose ceiling every Confirm reads too.
 	membersBucket bool
+	// watchHeartbeat is the lease watch's heartbeat; zero: watchHeartbeat
+	// (tests shorten it).
+	watchHeartbeat time.Duration
 }
 
 // ReadCeiling makes every Confirm read the cluster's TTL ceiling as well,
@@ -373,7 +376,10 @@ func (s *Store) membersSpeak(ctx context.Context) (int, error) {
 func (s *Store) confirm(ctx context.Context) (election.Incarnation, error) {
 	msg, err := s.nc.RequestWithContext(ctx, s.api.Prefix()+"STREAM.INFO."+wire.KVStream(s.bucket), nil)
 	if err != nil {
-		return election.Incarnation{}, s.Explain(err)
+		// Unanswered: the stream of a deleted bucket is answered for (not
+		// found, below), so a lookup would tell nothing more, and cost a
+		// server too busy to answer one more request.
+		return election.Incarnation{}, s.ExplainPermission(Tidy(err))
 	}
 	var info struct {
 		Error   *jetstream.APIError `json:"error"`
