@@ -27,6 +27,7 @@ type options struct {
 	scale       []int           // figure 5: numbers of clusters
 	scaleSteady time.Duration   // figure 5
 	scaleTTL    time.Duration   // figure 5
+	scaleRenew  time.Duration   // figure 5 (0: the library's for the TTL)
 	scaleStarts int             // figure 5: Node.Start calls at a time
 	scaleConns  int             // figure 5: connections the nodes share (0: one each)
 	scalePoints string          // figure 5: a file each count's figures are appended to, as JSON lines (for scaleplot)
@@ -35,6 +36,7 @@ type options struct {
 	limits      []int           // figure 10: numbers of streams to measure at
 	memStorage  bool            // figure 10: memory storage, not file
 	scaleMemory bool            // figure 5: the buckets in memory storage, not file
+	scaleInit   bool            // figure 5: the buckets made ahead of time, a LeaseTTL before the first Start
 	nHealth     int             // figure 6
 	nLeaderLoss int             // figure 8, per kind of loss
 	vipTime     string          // figure 7: -benchtime
@@ -62,10 +64,12 @@ func parseOptions(args []string) (options, error) {
 	scale := fs.String("scale", "100,1000", "numbers of 3-node clusters (figure 5)")
 	fs.DurationVar(&o.scaleSteady, "scale-steady", time.Minute, "steady window per scale (figure 5)")
 	fs.DurationVar(&o.scaleTTL, "scale-ttl", 0, "LeaseTTL of figure 5 (default: the library's)")
+	fs.DurationVar(&o.scaleRenew, "scale-renew", 0, "RenewInterval of figure 5 (default: the library's for its LeaseTTL), e.g. 10s with -scale-ttl 40s, as Kubernetes renews its node leases")
 	fs.IntVar(&o.scaleStarts, "scale-starts", 32, "Node.Start calls at a time (figure 5)")
 	fs.DurationVar(&o.scaleGiveUp, "scale-giveup", 4*time.Minute, "how long figure 5 keeps starting nodes at one count of clusters before it reports what gave")
 	fs.StringVar(&o.scalePoints, "scale-points", "", "figure 5: append each count's figures to this file as a JSON line (go run ./internal/proof/scaleplot draws them)")
 	scaleStorage := fs.String("scale-storage", "file", `storage of figure 5's buckets (Config.Bucket.Storage): "file" (the library's default) or "memory"`)
+	fs.BoolVar(&o.scaleInit, "scale-init", false, "figure 5: make every cluster's bucket ahead of time, as go-cluster init does, and start the nodes once the newest is a LeaseTTL old (its first election then waits nothing)")
 	fs.IntVar(&o.scaleConns, "scale-conns", 0, "connections the nodes of figure 5 share, as processes holding many Nodes would (0: every node its own)")
 	fs.Uint64Var(&o.nofile, "server-nofile", 0, "descriptor limit (RLIMIT_NOFILE) of the server process of figures 5 and 10 (0: inherited; raising it needs root)")
 	limits := fs.String("limits", "1000,3000,6000", "numbers of streams (buckets) at which figure 10 measures one server")
