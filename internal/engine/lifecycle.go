@@ -112,6 +112,7 @@ func (e *Engine) start(ctx context.Context) error {
 	default:
 		announced = presence.Announce(ctx, st, e.bucket, e.self(startedAt), timeout, cfg.Log)
 	}
+	st.PaceWatch(e.p.RenewInterval)
 	priority := int(e.priority.Load())
 	d := newDriver(e.driverConfig(st, control, priority))
 

@@ -19,10 +19,13 @@ import (
 )
 
 const (
-	// watchHeartbeat is the idle heartbeat of the watch's pull requests:
-	// jetstream reports them missed after two (10s); the watch takes its
-	// consumer for lost when they are missed twice in a row (onError).
-	watchHeartbeat = 5 * time.Second
+	// watchHeartbeat is the least idle heartbeat of the watch's pull
+	// requests, and watchHeartbeatMax jetstream's most (PaceWatch):
+	// jetstream reports them missed after two (10s at least); the watch
+	// takes its consumer for lost when they are missed twice in a row
+	// (onError).
+	watchHeartbeat    = 5 * time.Second
+	watchHeartbeatMax = 30 * time.Second
 	// watchExpiry and watchBatch: one pull request lasts an hour and asks
 	// for a million messages, so that a follower in a steady cluster sends
 	// nothing (jetstream pulls again at half the batch or at expiry; its
@@ -135,6 +138,17 @@ func (s *Store) Watch(life context.Context, timeout time.Duration) (*LeaseWatch,
 	}
 	go w.run()
 	return w, nil
+}
+
+// PaceWatch sets the lease watch's idle heartbeat from the cluster's
+// RenewInterval: one and a half renewals, from watchHeartbeat to
+// watchHeartbeatMax, so that a watch hears heartbeats only when no
+// renewal came. A heartbeat shorter than the renewals has the server send
+// one on every consumer between every two renewals: at renewals every
+// 10 s, 3,000 a second for 10,000 clusters, more than the renewals'
+// deliveries (issue 43). Call it before Watch.
+func (s *Store) PaceWatch(renew time.Duration) {
+	s.watchHeartbeat = min(max(renew*3/2, watchHeartbeat), watchHeartbeatMax)
 }
 
 // Updates delivers the watch's updates; it is closed when the watch ends

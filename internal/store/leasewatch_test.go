@@ -235,3 +235,21 @@ func drain(t *testing.T, w *LeaseWatch) {
 		}
 	}
 }
+
+// The watch's heartbeat follows the renewals: one and a half
+// RenewIntervals, within what jetstream takes, so that a consumer hears
+// one only when a renewal did not come.
+func TestPaceWatchFollowsTheRenewals(t *testing.T) {
+	for _, c := range []struct{ renew, want time.Duration }{
+		{500 * time.Millisecond, watchHeartbeat},
+		{3 * time.Second, watchHeartbeat},
+		{10 * time.Second, 15 * time.Second},
+		{time.Minute, watchHeartbeatMax},
+	} {
+		var s Store
+		s.PaceWatch(c.renew)
+		if s.watchHeartbeat != c.want {
+			t.Errorf("PaceWatch(%v): heartbeat %v, want %v", c.renew, s.watchHeartbeat, c.want)
+		}
+	}
+}

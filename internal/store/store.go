@@ -48,8 +48,8 @@ type Store struct {
 	// membersBucket: the cluster has or had a members bucket of protocol
 	// 3 (FindMembersBucket), whose ceiling every Confirm reads too.
 	membersBucket bool
-	// watchHeartbeat is the lease watch's heartbeat; zero: watchHeartbeat
-	// (tests shorten it).
+	// watchHeartbeat is the lease watch's heartbeat (PaceWatch); zero:
+	// watchHeartbeat. Tests shorten it.
 	watchHeartbeat time.Duration
 }
 
