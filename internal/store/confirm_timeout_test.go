@@ -3,13 +3,9 @@ package store
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/ozanturksever/go-cluster/internal/faultproxy"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
 	"github.com/ozanturksever/go-cluster/internal/wire"
 )
@@ -21,31 +17,14 @@ import (
 // (issue 43: the followers of 6,000 clusters on a saturated server).
 func TestAConfirmUnansweredInTimeAsksNothingMore(t *testing.T) {
 	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	px := faultproxy.New(t, srv.Addr())
-	nc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	st, err := Open(testCtx(t), nc, API{}, clusterID(t), Options{}, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, px, st := proxiedStore(t, time.Second)
+	nc := st.Conn()
 	spy := srv.Connect(t)
-	var infos atomic.Int64
-	sub, err := spy.Subscribe("$JS.API.STREAM.INFO."+wire.KVStream(st.Bucket()), func(*nats.Msg) { infos.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := spy.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	infos := count(t, spy, "$JS.API.STREAM.INFO."+wire.KVStream(st.Bucket()))
 
 	px.Delay(2 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	_, err = st.Confirm(ctx)
+	_, err := st.Confirm(ctx)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, wire.ErrBucketDeleted) {
 		t.Fatalf("Confirm on a server answering late = %v, want a timeout", err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,20 +34,7 @@ func TestLeaseWatchReplacesALostConsumerOnce(t *testing.T) {
 	wantEntry(t, u, first, election.Put, "a")
 
 	spy := srv.Connect(t)
-	var creates atomic.Int64
-	prefix := "$JS.API.CONSUMER.CREATE." + wire.KVStream(s.Bucket()) + "."
-	sub, err := spy.Subscribe(prefix+">", func(m *nats.Msg) {
-		if strings.HasPrefix(m.Subject, prefix) {
-			creates.Add(1)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := spy.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	creates := count(t, spy, "$JS.API.CONSUMER.CREATE."+wire.KVStream(s.Bucket())+".>")
 
 	// The server deletes the consumer: the watch is told at once.
 	if err := s.JetStream().DeleteConsumer(testCtx(t), wire.KVStream(s.Bucket()), u.Consumer); err != nil {
@@ -83,17 +69,7 @@ func TestLeaseWatchReplacesALostConsumerOnce(t *testing.T) {
 // issue 43).
 func TestLeaseWatchLeavesNoConsumerBehindOnASlowServer(t *testing.T) {
 	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	px := faultproxy.New(t, srv.Addr())
-	nc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	s, err := Open(testCtx(t), nc, API{}, clusterID(t), Options{}, 300*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, px, s := proxiedStore(t, 300*time.Millisecond)
 	w := startWatch(t, s)
 	u := next(t, w, watchWait)
 	if !u.Synced {
@@ -158,17 +134,7 @@ func TestLeaseWatchLeavesNoConsumerBehindOnASlowServer(t *testing.T) {
 // again with nothing delivered between, they are one.
 func TestLeaseWatchKeepsItsConsumerThroughHeartbeatsLateOnce(t *testing.T) {
 	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	px := faultproxy.New(t, srv.Addr())
-	nc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	s, err := Open(testCtx(t), nc, API{}, clusterID(t), Options{}, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, px, s := proxiedStore(t, 2*time.Second)
 	const heartbeat = 500 * time.Millisecond // jetstream's least
 	s.watchHeartbeat = heartbeat
 	w := startWatch(t, s)
@@ -176,16 +142,7 @@ func TestLeaseWatchKeepsItsConsumerThroughHeartbeatsLateOnce(t *testing.T) {
 	if !u.Synced {
 		t.Fatalf("first update %+v, want Synced (no value yet)", u)
 	}
-	admin := srv.Connect(t)
-	var creates atomic.Int64
-	sub, err := admin.Subscribe("$JS.API.CONSUMER.CREATE."+wire.KVStream(s.Bucket())+".>", func(*nats.Msg) { creates.Add(1) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := admin.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	creates := count(t, srv.Connect(t), "$JS.API.CONSUMER.CREATE."+wire.KVStream(s.Bucket())+".>")
 	// Everything the server sends comes 2.2 heartbeats late from now on:
 	// jetstream misses two once (the first sent after now comes 2.2
 	// heartbeats after the last one before it), then they come every
@@ -226,4 +183,37 @@ func lost(w *LeaseWatch, f *followed) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return f.dead
+}
+
+// proxiedStore opens the bucket of a new cluster on a connection through
+// a fault proxy, with lookupTimeout.
+func proxiedStore(t *testing.T, lookupTimeout time.Duration) (*natstest.Server, *faultproxy.Proxy, *Store) {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	px := faultproxy.New(t, srv.Addr())
+	nc, err := nats.Connect(px.URL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s, err := Open(testCtx(t), nc, API{}, clusterID(t), Options{}, lookupTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, px, s
+}
+
+// count counts the messages on subject that nc receives from now on.
+func count(t *testing.T, nc *nats.Conn, subject string) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	sub, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &n
 }

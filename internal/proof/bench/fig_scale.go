@@ -66,14 +66,7 @@ func (bn *bench) scale(ctx context.Context, clusters int) ([]row, error) {
 	if bn.o.scaleMemory {
 		cfg.Bucket.Storage = jetstream.MemoryStorage
 	}
-	// The library's default RenewInterval for this TTL, unless given.
-	cfg.RenewInterval = bn.o.scaleRenew
-	if cfg.RenewInterval == 0 {
-		cfg.RenewInterval = wire.DefaultRenewInterval
-		if cfg.RenewInterval*3 > ttl {
-			cfg.RenewInterval = ttl / 4
-		}
-	}
+	cfg.RenewInterval = bn.scaleRenew(ttl)
 	nconns := clusters * size
 	connDesc := "a connection per node"
 	if bn.o.scaleConns > 0 {
@@ -250,6 +243,18 @@ func (bn *bench) makeBuckets(ctx context.Context, nc *nats.Conn, ids []string, c
 	bn.log.Info("scale: buckets made", "buckets", len(ids), "took", took.Round(time.Millisecond), "then waiting", cfg.LeaseTTL)
 	time.Sleep(cfg.LeaseTTL)
 	return fmt.Sprintf("%d in %s, %d at a time, then a LeaseTTL's wait", len(ids), ms(took), 32), nil
+}
+
+// scaleRenew is figure 5's RenewInterval: -scale-renew, else the
+// library's default for LeaseTTL ttl.
+func (bn *bench) scaleRenew(ttl time.Duration) time.Duration {
+	if bn.o.scaleRenew != 0 {
+		return bn.o.scaleRenew
+	}
+	if wire.DefaultRenewInterval*3 > ttl {
+		return ttl / 4
+	}
+	return wire.DefaultRenewInterval
 }
 
 // logRows logs figure 5's rows as they are made.
