@@ -61,8 +61,10 @@ func consumerConfig(name, filter string, start jetstream.ConsumerConfig) jetstre
 // deleted (errIncarnationChanged), the watch now starting that one afresh
 // under a new name. Asked again under the same name, after a creation the
 // server carried out too late to answer, the server hands over the
-// consumer it made: none is left behind.
-func (w *LeaseWatch) follow(ctx context.Context, name string) (*followed, error) {
+// consumer it made: none is left behind. Each request is bounded by
+// timeout on its own: two in a row under one bound would never both be
+// answered by a server slower than half of it.
+func (w *LeaseWatch) follow(ctx context.Context, timeout time.Duration, name string) (*followed, error) {
 	var cfg jetstream.ConsumerConfig
 	w.mu.Lock()
 	switch {
@@ -76,13 +78,19 @@ func (w *LeaseWatch) follow(ctx context.Context, name string) (*followed, error)
 	}
 	w.mu.Unlock()
 	cfg = consumerConfig(name, w.filter, cfg)
-	cons, err := w.s.js.CreateConsumer(ctx, w.stream, cfg)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	cons, err := w.s.js.CreateConsumer(rctx, w.stream, cfg)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
-	changed, err := w.incarnationChanged(ctx)
+	rctx, cancel = context.WithTimeout(ctx, timeout)
+	changed, err := w.incarnationChanged(rctx)
+	cancel()
 	if err != nil || changed {
-		_ = w.s.js.DeleteConsumer(ctx, w.stream, name)
+		rctx, cancel = context.WithTimeout(ctx, timeout)
+		_ = w.s.js.DeleteConsumer(rctx, w.stream, name)
+		cancel()
 		if err == nil {
 			err = errIncarnationChanged
 		}
@@ -252,15 +260,13 @@ func (w *LeaseWatch) replace() bool {
 	wait := 100 * time.Millisecond
 	name := nuid.Next()
 	for {
-		ctx, cancel := context.WithTimeout(w.ctx, w.s.lookupTimeout)
-		f, err := w.follow(ctx, name)
+		f, err := w.follow(w.ctx, w.s.lookupTimeout, name)
 		if err == nil {
 			if err = w.consume(f); err != nil {
 				w.drop(f) // deleted in the background: the next one is another
 				name = nuid.Next()
 			}
 		}
-		cancel()
 		switch {
 		case err == nil:
 			return true

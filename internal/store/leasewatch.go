@@ -122,9 +122,9 @@ func (s *Store) Watch(life context.Context, timeout time.Duration) (*LeaseWatch,
 	w.ctx, w.cancel = context.WithCancel(life)
 	ctx, cancel := context.WithTimeout(w.ctx, timeout)
 	defer cancel()
-	f, err := w.follow(ctx, nuid.Next())
+	f, err := w.follow(ctx, timeout, nuid.Next())
 	for errors.Is(err, errIncarnationChanged) { // made anew between the consumer and the stream info
-		f, err = w.follow(ctx, nuid.Next())
+		f, err = w.follow(ctx, timeout, nuid.Next())
 	}
 	if err == nil {
 		if err = w.consume(f); err != nil {

@@ -217,3 +217,36 @@ func count(t *testing.T, nc *nats.Conn, subject string) *atomic.Int64 {
 	}
 	return &n
 }
+
+// A watch on a server whose answers take more than half the lookup
+// timeout (but less than all of it) still replaces its consumer: each
+// request has the timeout to itself. When the creation and the stream
+// info that follows it shared one, no attempt could ever complete, and
+// the watch stayed blind for as long as the server stayed that slow.
+func TestLeaseWatchReplacesItsConsumerOnAServerSlowerThanHalfTheTimeout(t *testing.T) {
+	natstest.CheckLeaks(t)
+	srv, px, s := proxiedStore(t, time.Second)
+	w := startWatch(t, s)
+	u := next(t, w, watchWait)
+	if !u.Synced {
+		t.Fatalf("first update %+v, want Synced (no value yet)", u)
+	}
+	js, err := jetstream.New(srv.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	px.Delay(700 * time.Millisecond)
+	if err := js.DeleteConsumer(testCtx(t), wire.KVStream(s.Bucket()), u.Consumer); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(testCtx(t), s.Bucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := kv.Put(testCtx(t), wire.LeaseKey, []byte("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three answers, each 700ms late, then the delivery.
+	wantEntry(t, next(t, w, 2*watchWait), rev, election.Put, "b")
+}
