@@ -94,7 +94,7 @@ type LeaseWatch struct {
 	dropping  sync.WaitGroup // consumers being stopped
 	stream    string         // the bucket's stream
 	filter    string         // the lease key's subject
-	heartbeat time.Duration  // watchHeartbeat but in tests
+	heartbeat time.Duration  // the store's (PaceWatch), else watchHeartbeat
 
 	mu          sync.Mutex
 	cur         *followed // the consumer followed now

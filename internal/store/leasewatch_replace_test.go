@@ -110,14 +110,7 @@ func TestLeaseWatchLeavesNoConsumerBehindOnASlowServer(t *testing.T) {
 		}
 	}
 	px.Restore()
-	kv, err := js.KeyValue(testCtx(t), s.Bucket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, err := kv.Put(testCtx(t), wire.LeaseKey, []byte("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := putOn(t, js, s.Bucket(), "b")
 	wantEntry(t, next(t, w, watchSlowRetryMax+watchWait), rev, election.Put, "b")
 	info, err := js.Stream(testCtx(t), stream)
 	if err != nil {
@@ -239,14 +232,7 @@ func TestLeaseWatchReplacesItsConsumerOnAServerSlowerThanHalfTheTimeout(t *testi
 	if err := js.DeleteConsumer(testCtx(t), wire.KVStream(s.Bucket()), u.Consumer); err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(testCtx(t), s.Bucket())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, err := kv.Put(testCtx(t), wire.LeaseKey, []byte("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rev := putOn(t, js, s.Bucket(), "b")
 	// Three answers, each 700ms late, then the delivery.
 	wantEntry(t, next(t, w, 2*watchWait), rev, election.Put, "b")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/ozanturksever/go-cluster/internal/election"
 	"github.com/ozanturksever/go-cluster/internal/natstest"
@@ -59,7 +60,13 @@ func next(t *testing.T, w *LeaseWatch, wait time.Duration) LeaseUpdate {
 // put writes value under the lease key of s's bucket.
 func put(t *testing.T, s *Store, value string) uint64 {
 	t.Helper()
-	kv, err := s.JetStream().KeyValue(testCtx(t), s.Bucket())
+	return putOn(t, s.JetStream(), s.Bucket(), value)
+}
+
+// putOn writes value under the lease key of bucket, through js.
+func putOn(t *testing.T, js jetstream.JetStream, bucket, value string) uint64 {
+	t.Helper()
+	kv, err := js.KeyValue(testCtx(t), bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
