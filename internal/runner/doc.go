@@ -5,7 +5,10 @@
 // A Runner campaigns as a cluster.Node. While it leads it runs the command
 // in a process group of its own, with GO_CLUSTER_CLUSTER, GO_CLUSTER_NODE
 // and GO_CLUSTER_EPOCH (the tenure's fencing epoch) in its environment.
-// The command is gone before any other node can lead:
+// It starts the command only with more than Grace + KillLead left before
+// the tenure's deadline: a tenure seen late (its campaign answered slowly)
+// waits for a renewal to move the deadline away, and one that ends first
+// never runs it. The command is gone before any other node can lead:
 //
 //   - when renewals stop landing and less than Grace + KillLead is left
 //     before the tenure's deadline (cluster.Node.Tenure), the

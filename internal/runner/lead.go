@@ -16,15 +16,18 @@ type end int
 const (
 	endExited  end = iota // on its own, while leading
 	endLost               // stopped: leadership ended, or was about to
-	endSkipped            // never started: the tenure was over, or nearly
+	endSkipped            // never started: the tenure ended first
 )
 
 // lead runs the command for tenure t and returns its exit status and how
 // it ended. The command is dead when lead returns.
 func (r *Runner) lead(ctx context.Context, t *tenure) (int, end) {
 	w := watch{node: r.nodes[t.slot-1], ncfg: r.ncfg, grace: r.grace, signals: r.cfg.Signals, log: r.log, what: "the command"}
-	if !w.timeLeft(t.ctx) {
-		return 0, endSkipped // it would get SIGTERM at once
+	if ok, sig := w.waitTimeLeft(ctx, t.ctx); sig != 0 {
+		r.log.Info("signal while waiting to start the command: stopping", "signal", sig)
+		return 128 + int(sig), endExited
+	} else if !ok {
+		return 0, endSkipped
 	}
 	c, err := StartChild(r.cfg.Argv, r.env(t), r.cfg.Stdio)
 	if err != nil {
@@ -56,6 +59,34 @@ func (w *watch) timeLeft(tenure context.Context) bool {
 	t, ok := w.node.Tenure()
 	w.deadline = t.Deadline
 	return ok && tenure.Err() == nil && time.Until(t.Deadline) > w.grace+KillLead(w.ncfg)
+}
+
+// waitTimeLeft waits until timeLeft holds, reading the deadline again as
+// renewals move it: a tenure seen late (its campaign answered slowly) has
+// too little left at first, and is not given up while it lasts. It
+// reports false when the tenure or ctx ends first, or when a terminating
+// signal comes (returned; others are dropped: no command runs yet).
+func (w *watch) waitTimeLeft(ctx, tenure context.Context) (bool, syscall.Signal) {
+	if w.timeLeft(tenure) {
+		return true, 0
+	}
+	w.log.Info("the tenure's deadline is too close to start "+w.what+": waiting for a renewal to move it", "deadline_in", time.Until(w.deadline))
+	poll := time.NewTicker(max(w.ncfg.RenewInterval/4, time.Millisecond))
+	defer poll.Stop()
+	for !w.timeLeft(tenure) {
+		select {
+		case <-poll.C:
+		case sig := <-w.signals:
+			if s, ok := terminating(sig); ok {
+				return false, s
+			}
+		case <-tenure.Done():
+			return false, 0
+		case <-ctx.Done():
+			return false, 0
+		}
+	}
+	return true, 0
 }
 
 // run waits for the command to end, passing signals on, and stops it when

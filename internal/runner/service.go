@@ -117,7 +117,7 @@ func (s *Service) supervise(tenure context.Context, n *cluster.Node, ncfg cluste
 	backoff := s.cfg.BackoffMin
 	for {
 		w := watch{node: n, ncfg: ncfg, grace: grace, log: s.log, what: "the service"}
-		if !w.timeLeft(tenure) {
+		if ok, _ := w.waitTimeLeft(context.Background(), tenure); !ok {
 			return
 		}
 		c, err := StartChild(s.cfg.Argv, env, s.cfg.Stdio)
