@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/ozanturksever/go-cluster/internal/proof/arplab"
@@ -169,6 +170,41 @@ func (hs *kaHosts) close() {
 	}
 }
 
+// describe says what each host is doing, for a wait that timed out: whether
+// it holds the VIP, whether its daemon runs, the states in its state file
+// (keepalived's), and the daemon's state changes and last lines of output.
+func (hs *kaHosts) describe() string {
+	var out []string
+	for _, h := range hs.l.Hosts {
+		held, err := h.HoldsVIP()
+		d := fmt.Sprintf("host %s: VIP %v", h.ID, held)
+		if err != nil {
+			d += fmt.Sprintf(" (%v)", err)
+		}
+		p := hs.procs[h]
+		if p == nil {
+			out = append(out, d+", no daemon")
+			continue
+		}
+		d += fmt.Sprintf(", running %v", p.running())
+		if b, err := os.ReadFile(strings.TrimSuffix(p.log, ".log") + ".state"); err == nil {
+			d += fmt.Sprintf(", states %q", strings.Fields(string(b)))
+		}
+		b, _ := os.ReadFile(p.log)
+		var changes []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "Entering") || strings.Contains(line, "advert") {
+				changes = append(changes, line)
+			}
+		}
+		if len(changes) > 0 {
+			d += ", state changes: " + lastLines([]byte(strings.Join(changes, "\n")), 10)
+		}
+		out = append(out, d+", last output: "+lastLines(b, 5))
+	}
+	return strings.Join(out, "; ")
+}
+
 // runKind starts the kind's daemons on both hosts and stops the holder n
 // times with SIGTERM, then n times with a crash.
 func runKind(ctx context.Context, l *arplab.Lab, w *arplab.Watch, k haKind, n int, log *slog.Logger) ([]kaRun, error) {
@@ -209,7 +245,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arplab.Watch, stop kaStop) (kaRun
 		return hs.k.following(standby, hs.procs[standby]), nil
 	})
 	if err != nil {
-		return kaRun{}, err
+		return kaRun{}, fmt.Errorf("%w; %s", err, hs.describe())
 	}
 	since := time.Now()
 	err = waitUntil(ctx, 5*time.Second, time.Millisecond, "the holder answering ARP", func() (bool, error) {
@@ -264,7 +300,7 @@ func (hs *kaHosts) run(ctx context.Context, w *arplab.Watch, stop kaStop) (kaRun
 		return hs.k.following(holder, hs.procs[holder]), nil
 	})
 	if err != nil {
-		return kaRun{}, err
+		return kaRun{}, fmt.Errorf("%w; %s", err, hs.describe())
 	}
 	// The window stays open for as long as a standby that had missed the
 	// holder would take to claim the VIP.
