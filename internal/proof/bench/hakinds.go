@@ -36,7 +36,8 @@ type haKind struct {
 // vrrp_instance holding the VIP. Its defaults are kept (priority 100 on
 // both hosts, so neither preempts the other) except advert_int, and
 // version 3 when advert_int is under a second (VRRPv2 rounds it to whole
-// seconds). A notify script writes every state it enters to a file.
+// seconds). A script reads every state it enters from its notify FIFO
+// and writes it to a file.
 func keepalivedKind(dir string, advert time.Duration) haKind {
 	version := ""
 	if advert < time.Second {
@@ -54,13 +55,20 @@ func keepalivedKind(dir string, advert time.Duration) haKind {
 	}
 	k.start = func(h *arplab.Host, seq int) (*haProc, error) {
 		base := filepath.Join(dir, fmt.Sprintf("ka-%s-%d", h.ID, seq))
+		// States go through keepalived's notify FIFO, read by one script:
+		// a notify script is a process of its own per change, not waited
+		// for, and two changes close together (both hosts claiming the VIP
+		// at once, the lower address yielding at once) can land in the
+		// file out of order, MASTER last on a host that is BACKUP.
 		state := base + ".state"
-		script := "#!/bin/sh\necho \"$3\" >> " + state + "\n"
+		script := "#!/bin/sh\nwhile read -r kind name state prio; do\n  case $state in MASTER|BACKUP|FAULT|STOP) echo \"$state\" >> " + state + ";; esac\ndone < \"$1\"\n"
 		if err := os.WriteFile(base+".notify", []byte(script), 0o700); err != nil {
 			return nil, err
 		}
 		conf := fmt.Sprintf(`global_defs {
   router_id %s
+  vrrp_notify_fifo %s
+  vrrp_notify_fifo_script %s
 }
 vrrp_instance VI_1 {
 %s  interface %s
@@ -70,9 +78,8 @@ vrrp_instance VI_1 {
   virtual_ipaddress {
     %s/%d dev %s
   }
-  notify %s
 }
-`, h.NS, version, arplab.IfName, advert.Seconds(), arplab.VIP, arplab.VIPBits, arplab.IfName, base+".notify")
+`, h.NS, base+".fifo", base+".notify", version, arplab.IfName, advert.Seconds(), arplab.VIP, arplab.VIPBits, arplab.IfName)
 		if err := os.WriteFile(base+".conf", []byte(conf), 0o600); err != nil {
 			return nil, err
 		}
