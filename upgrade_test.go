@@ -173,10 +173,13 @@ func (c *rollingCluster) check() {
 		c.t.Errorf("leaderless for %v: a lease was waited out, not handed over", c.maxGap)
 	}
 	leader := waitOneLeader(c.t, c.current(), 15*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	for _, key := range c.acked {
-		if _, err := leader.State().Get(ctx, key); err != nil {
+		// A timeout per read: hundreds of them under one took more than
+		// 10s on a loaded machine (CI, -race).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := leader.State().Get(ctx, key)
+		cancel()
+		if err != nil {
 			c.t.Errorf("fenced write %s was acknowledged and is gone: %v", key, err)
 		}
 	}
