@@ -194,16 +194,7 @@ func TestServiceKillsBeforeTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 3 * time.Second}, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Bind(n)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := startNodeOf(t, cluster.Config{ClusterID: "svc-deadline", NodeID: "n1", NATSURLs: []string{px.URL()}, LeaseTTL: 3 * time.Second}, svc)
 	checkKilledBeforeDeadline(t, n, px, death)
 	stop(t, n)
 }

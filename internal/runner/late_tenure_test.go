@@ -46,18 +46,20 @@ func winLate(t *testing.T, px *faultproxy.Proxy, leader, candidate *cluster.Node
 	}
 }
 
+// lateCluster checks the test for leaks and starts a server, a proxy to
+// it, and cluster id's first node, leading on the server; the command's
+// node, behind the proxy, is the test's.
+func lateCluster(t *testing.T, id string) (*faultproxy.Proxy, *cluster.Node, *deathWatch) {
+	t.Helper()
+	natstest.CheckLeaks(t)
+	srv := natstest.RunServer(t)
+	return faultproxy.New(t, srv.Addr()), startLeader(t, srv, id), newDeathWatch(t)
+}
+
 // startLeader starts a node of cluster id on srv and waits until it leads.
 func startLeader(t *testing.T, srv *natstest.Server, id string) *cluster.Node {
 	t.Helper()
-	n, err := cluster.NewNode(lateTimings(cluster.Config{ClusterID: id, NodeID: "first", NATSURLs: []string{srv.URL()}}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := startNodeOf(t, lateTimings(cluster.Config{ClusterID: id, NodeID: "first", NATSURLs: []string{srv.URL()}}), nil)
 	natstest.WaitFor(t, 10*time.Second, n.IsLeader, "the first node does not lead")
 	t.Cleanup(func() { _ = n.Stop(context.Background()) })
 	return n
@@ -69,11 +71,7 @@ func startLeader(t *testing.T, srv *natstest.Server, id string) *cluster.Node {
 // has moved the deadline away.
 func TestRunStartsTheCommandOnceALateTenureIsRenewed(t *testing.T) {
 	// Runs alone: a race built from timings (a tenure seen 0.6s after its write).
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	px := faultproxy.New(t, srv.Addr())
-	leader := startLeader(t, srv, "late-run")
-	death := newDeathWatch(t)
+	px, leader, death := lateCluster(t, "late-run")
 	r, err := New(Config{
 		Node: lateTimings(cluster.Config{ClusterID: "late-run", NodeID: "second", NATSURLs: []string{px.URL()}}),
 		Argv: holdsFIFO, Once: true, Env: []string{death.env},
@@ -95,25 +93,12 @@ func TestRunStartsTheCommandOnceALateTenureIsRenewed(t *testing.T) {
 // service.
 func TestServiceStartsOnceALateTenureIsRenewed(t *testing.T) {
 	// Runs alone: a race built from timings (a tenure seen 0.6s after its write).
-	natstest.CheckLeaks(t)
-	srv := natstest.RunServer(t)
-	px := faultproxy.New(t, srv.Addr())
-	leader := startLeader(t, srv, "late-svc")
-	death := newDeathWatch(t)
+	px, leader, death := lateCluster(t, "late-svc")
 	svc, err := NewService(ServiceConfig{Argv: holdsFIFO, Env: []string{death.env}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := cluster.NewNode(lateTimings(cluster.Config{ClusterID: "late-svc", NodeID: "second", NATSURLs: []string{px.URL()}}), svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Bind(n)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := startNodeOf(t, lateTimings(cluster.Config{ClusterID: "late-svc", NodeID: "second", NATSURLs: []string{px.URL()}}), svc)
 	winLate(t, px, leader, n)
 	waitStarted(t, n, death)
 	stop(t, n)

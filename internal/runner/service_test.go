@@ -14,11 +14,24 @@ import (
 // startServiceNode starts a node of srv whose hooks are svc.
 func startServiceNode(t *testing.T, srv *natstest.Server, id string, svc *Service) *cluster.Node {
 	t.Helper()
-	n, err := cluster.NewNode(cluster.Config{ClusterID: "svc-" + id, NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: parallelTTL}, svc)
+	return startNodeOf(t, cluster.Config{ClusterID: "svc-" + id, NodeID: id, NATSURLs: []string{srv.URL()}, LeaseTTL: parallelTTL}, svc)
+}
+
+// startNodeOf starts a node of cfg whose hooks are svc, bound to it; nil:
+// none.
+func startNodeOf(t *testing.T, cfg cluster.Config, svc *Service) *cluster.Node {
+	t.Helper()
+	var hooks cluster.Hooks
+	if svc != nil {
+		hooks = svc
+	}
+	n, err := cluster.NewNode(cfg, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.Bind(n)
+	if svc != nil {
+		svc.Bind(n)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {
