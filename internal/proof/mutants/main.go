@@ -10,7 +10,7 @@
 //	go run ./internal/proof/mutants -list        list them
 //	go run ./internal/proof/mutants -run rule34  those whose name matches
 //	go run ./internal/proof/mutants -baseline    first check the tests pass unmutated
-//	go run ./internal/proof/mutants -fast -j 2   two at a time (CI)
+//	go run ./internal/proof/mutants -fast -j 4   four at a time (CI)
 //
 // docs/testing.md (Mutants) says how to add one.
 package main
