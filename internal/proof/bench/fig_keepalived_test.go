@@ -40,9 +40,9 @@ func TestKeepalivedComparison(t *testing.T) {
 	prefix := fmt.Sprintf("gckat-%d", os.Getpid())
 	// advert_int 1s, keepalived's default. The test asserts no timings;
 	// BENCHMARKS.md measures both. (CI saw "no one holder of the VIP and
-	// a standby" at 100ms and at 1s: read first as keepalived starved of
-	// adverts, it fits the notify scripts' race that hakinds.go now
-	// avoids better.)
+	// a standby" at 100ms and at 1s. It was read first as keepalived
+	// starved of adverts; the race of its notify scripts, which hakinds.go
+	// now avoids, fits it better.)
 	cfg := kaConfig{n: 1, adverts: []time.Duration{time.Second}, ttls: []time.Duration{time.Second},
 		probe: kaProbe, prefix: prefix}
 	log := slog.New(slog.NewTextHandler(t.Output(), nil))
